@@ -1,0 +1,173 @@
+/* devq: one small interface to drive accelerators.
+ *
+ * Timeline signals, command queues, stream-ordered device memory and
+ * automatic cross-stream ordering, over backends loaded at run time.
+ * Every function returns 0 or a negative errno unless its type says
+ * otherwise, and on failure sets the calling thread's devq_errmsg().
+ * See devq(7). */
+#ifndef DEVQ_H
+#define DEVQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__)
+#define DEVQ_API __attribute__((visibility("default")))
+#else
+#define DEVQ_API
+#endif
+
+#define DEVQ_VERSION_MAJOR 0
+#define DEVQ_VERSION_MINOR 1
+#define DEVQ_VERSION_PATCH 0
+
+#define DEVQ_TIMEOUT_INFINITE UINT64_MAX      /* 0 = poll */
+
+typedef struct devq_device  devq_device;
+typedef struct devq_queue   devq_queue;
+typedef struct devq_signal  devq_signal;
+typedef struct devq_buffer  devq_buffer;
+typedef struct devq_kernel  devq_kernel;
+typedef struct devq_notify  devq_notify;
+
+DEVQ_API const char *devq_errmsg(void);        /* thread's last failure detail, never NULL */
+DEVQ_API const char *devq_version(void);
+
+/* ---- devices ---- */
+
+/* Capability bits in devq_device_info.caps. */
+#define DEVQ_CAP_KERNELS        (1ull << 0)  /* devq_kernel_load / devq_queue_exec work */
+#define DEVQ_CAP_TIMING         (1ull << 1)  /* device timestamps (devq_queue_timestamp) */
+#define DEVQ_CAP_ASYNC_ALLOC    (1ull << 2)  /* native stream-ordered allocator */
+#define DEVQ_CAP_WAIT_VALUE     (1ull << 3)  /* device-side wait on a signal value */
+#define DEVQ_CAP_WRITE_VALUE    (1ull << 4)  /* device-side write of a signal value */
+#define DEVQ_CAP_HOST_VISIBLE   (1ull << 5)  /* buffers have host pointers */
+#define DEVQ_CAP_COPY_ENGINE    (1ull << 6)  /* COPY queues get their own engine/stream */
+#define DEVQ_CAP_PRIORITIES     (1ull << 7)  /* queue priorities are honoured */
+#define DEVQ_CAP_SKIP_ON_ERROR  (1ull << 8)  /* ops after a failed op in a batch do not run */
+
+typedef struct devq_device_info {
+    char     backend[16];        /* "cpu", "cuda", "hip" */
+    int      ordinal;
+    char     name[128];
+    uint64_t total_memory;
+    uint64_t caps;               /* DEVQ_CAP_* bits */
+    uint32_t compute_units;      /* cores / SMs / CUs; 0 if unknown */
+} devq_device_info;
+
+DEVQ_API int  devq_device_open(const char *spec, devq_device **out);   /* "cpu", "cuda:1", NULL = $DEVQ_BACKEND / first available */
+DEVQ_API void devq_device_close(devq_device *dev);                     /* drops one reference */
+DEVQ_API int  devq_device_info_get(devq_device *dev, devq_device_info *info);
+DEVQ_API int  devq_device_synchronize(devq_device *dev, uint64_t timeout_ns);
+
+/* ---- backends (introspection, as devq-info shows it) ---- */
+typedef struct devq_backend_report {
+    char     name[16];           /* backend name, or "" when the file was not loaded */
+    char     path[256];          /* file tried, or "(built in)" */
+    uint32_t abi_version;        /* ops table version the plugin declared, 0 if unknown */
+    int      status;             /* 0 loaded; negative errno: skipped */
+    uint32_t devices;            /* devices the backend reports (0 when skipped) */
+    char     reason[256];        /* why skipped, or why it has no device; "" otherwise */
+} devq_backend_report;
+/* Fills up to cap reports (every plugin file tried, in search order) and
+ * stores the total in *n. out may be NULL with cap 0 to count. */
+DEVQ_API int devq_backends_report(devq_backend_report *out, size_t cap, size_t *n);
+
+/* ---- timeline signals ---- */
+DEVQ_API int      devq_signal_create(uint64_t initial, devq_signal **out);
+DEVQ_API void     devq_signal_destroy(devq_signal *s);
+DEVQ_API uint64_t devq_signal_value(const devq_signal *s);
+DEVQ_API int      devq_signal_set(devq_signal *s, uint64_t value);      /* -EINVAL if value <= current */
+DEVQ_API int      devq_signal_fail(devq_signal *s, int error);          /* error < 0; waiters get it */
+DEVQ_API int      devq_signal_status(const devq_signal *s);             /* 0 or the failure */
+DEVQ_API int      devq_signal_wait(devq_signal *s, uint64_t value, uint64_t timeout_ns);
+enum devq_wait_mode { DEVQ_WAIT_ALL = 0, DEVQ_WAIT_ANY = 1 };
+DEVQ_API int      devq_signal_wait_many(devq_signal *const *s, const uint64_t *values, size_t n,
+                                        enum devq_wait_mode mode, uint64_t timeout_ns, size_t *first_ready);
+typedef void (*devq_notify_fn)(void *arg, int status);         /* status 0, failure, or -ECANCELED */
+DEVQ_API int      devq_signal_notify(devq_signal *s, uint64_t value, devq_notify_fn fn, void *arg,
+                                     devq_notify **handle);    /* handle may be NULL */
+DEVQ_API int      devq_notify_cancel(devq_notify *h);          /* 0: fn will run with -ECANCELED; -EALREADY: it ran/runs */
+DEVQ_API int      devq_signal_wait_fd(devq_signal *s, uint64_t value, int *fd); /* readable when reached or failed */
+DEVQ_API int      devq_signal_create_shared(uint64_t initial, devq_signal **out);
+DEVQ_API int      devq_signal_export_fd(devq_signal *s, int *fd);       /* shared signals only */
+DEVQ_API int      devq_signal_import_fd(int fd, devq_signal **out);
+
+/* ---- memory ---- */
+enum devq_access { DEVQ_READ = 1, DEVQ_WRITE = 2, DEVQ_READ_WRITE = 3 };
+DEVQ_API int    devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q /* NULL: synchronous */,
+                                  uint32_t tag, devq_buffer **out);
+DEVQ_API int    devq_buffer_free(devq_buffer *b, devq_queue *q /* NULL: the alloc queue, or synchronous */);
+DEVQ_API size_t devq_buffer_size(const devq_buffer *b);
+DEVQ_API void  *devq_buffer_device_ptr(const devq_buffer *b);
+DEVQ_API void  *devq_buffer_host_ptr(const devq_buffer *b);             /* NULL when not host-visible */
+
+typedef struct devq_mem_stats {
+    uint64_t bytes_outstanding, bytes_peak, bytes_reserved, allocations, frees, pending_frees;
+} devq_mem_stats;
+DEVQ_API int devq_mem_stats_get(devq_device *dev, devq_mem_stats *st);
+DEVQ_API int devq_mem_reap(devq_device *dev);                           /* process completed stream-ordered frees */
+
+/* ---- kernels ---- */
+DEVQ_API int  devq_kernel_load(devq_device *dev, const void *image, size_t size, const char *entry,
+                               devq_kernel **out);  /* cpu: image = path of a shared object or NULL (this process) */
+DEVQ_API void devq_kernel_destroy(devq_kernel *k);
+
+typedef struct devq_arg {
+    devq_buffer *buf;            /* NULL for a value argument */
+    enum devq_access access;     /* for buffers */
+    const void *value;           /* for values: pointer to the bytes */
+    size_t size;                 /* for values */
+} devq_arg;
+#define DEVQ_ARG_BUF(b, acc)  ((devq_arg){ .buf = (b), .access = (acc) })
+#define DEVQ_ARG_VAL(p)       ((devq_arg){ .value = (p), .size = sizeof *(p) })
+
+typedef struct devq_launch { uint32_t global[3]; uint32_t local[3]; uint32_t shared_bytes; } devq_launch;
+
+/* cpu kernels: called once per work-group; return 0 or a negative errno */
+typedef struct devq_cpu_group {
+    uint32_t group_id[3], local_size[3], global_size[3], num_groups[3];
+} devq_cpu_group;
+typedef int (*devq_cpu_kernel_fn)(void *const *args, const devq_cpu_group *g);
+/* args[i] is the buffer's device pointer for buffers, a pointer to the value for values */
+
+/* ---- queues ---- */
+enum devq_queue_kind { DEVQ_QUEUE_COMPUTE = 0, DEVQ_QUEUE_COPY = 1 };
+typedef struct devq_queue_desc { enum devq_queue_kind kind; int priority; /* higher runs first */ } devq_queue_desc;
+
+DEVQ_API int  devq_queue_create(devq_device *dev, const devq_queue_desc *desc /* NULL: compute, 0 */, devq_queue **out);
+DEVQ_API void devq_queue_destroy(devq_queue *q);     /* waits for submitted work, then frees */
+DEVQ_API int  devq_queue_wait(devq_queue *q, devq_signal *s, uint64_t value);
+DEVQ_API int  devq_queue_signal(devq_queue *q, devq_signal *s, uint64_t value);
+DEVQ_API int  devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args, size_t nargs, const devq_launch *l);
+DEVQ_API int  devq_queue_copy(devq_queue *q, devq_buffer *dst, size_t dst_off, devq_buffer *src, size_t src_off, size_t n);
+DEVQ_API int  devq_queue_fill(devq_queue *q, devq_buffer *dst, size_t off, size_t n, uint8_t byte);
+DEVQ_API int  devq_queue_write(devq_queue *q, devq_buffer *dst, size_t off, const void *src, size_t n); /* src read at execution */
+DEVQ_API int  devq_queue_read(devq_queue *q, void *dst, devq_buffer *src, size_t off, size_t n);
+DEVQ_API int  devq_queue_barrier(devq_queue *q);
+DEVQ_API int  devq_queue_host_fn(devq_queue *q, void (*fn)(void *arg), void *arg);
+DEVQ_API int  devq_queue_submit(devq_queue *q);      /* non-blocking; returns the batch's sticky error */
+DEVQ_API int  devq_queue_finish(devq_queue *q, uint64_t timeout_ns);
+DEVQ_API int  devq_barrier(devq_queue *const *queues, size_t n);        /* each waits for every other's tail */
+
+/* ---- observability ---- */
+typedef struct devq_stats {
+    uint64_t batches_submitted, batches_completed, batches_deferred;
+    uint64_t waits_inserted, waits_elided;
+    uint64_t events_in_use, events_pooled;
+    /* added after API.md v1: */
+    uint64_t batches_failed;
+    uint64_t wait_cycles;
+    uint64_t signal_waits_aligned;   /* queue waits turned into stream waits */
+    uint64_t signal_waits_dropped;   /* queue waits on values already reached */
+} devq_stats;
+DEVQ_API int devq_stats_get(devq_device *dev, devq_stats *st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEVQ_H */

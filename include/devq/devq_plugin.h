@@ -1,0 +1,182 @@
+/* devq backend plugin ABI.  See devq-plugin(7).
+ *
+ * A backend is a shared object exporting one symbol, devq_plugin_init.
+ * libdevq calls it once with its host table; the plugin answers with a
+ * pointer to a static ops table.  The table starts with abi_version, size
+ * and name so that libdevq can refuse tables it does not understand
+ * without touching anything else.
+ *
+ * Policy lives in libdevq, mechanism in the plugin: a plugin makes
+ * streams, records and waits events, runs host callbacks in stream order,
+ * allocates and copies memory and launches kernels.  It never decides
+ * when to wait, what to free or which stream depends on which.
+ *
+ * Rules every plugin keeps:
+ *  - Every op returns 0 or a negative errno; on failure it reports a
+ *    one-line detail through host->error() (which returns its err).
+ *  - Stream ops are asynchronous: they enqueue and return.
+ *  - libdevq serialises calls on one stream; different streams may be
+ *    driven from different threads at once.
+ *  - libdevq never calls an op from inside a host callback, so a plugin
+ *    may run callbacks on a driver thread where driver calls are banned.
+ *  - Pointers passed to an op (args, launch, value bytes) are valid only
+ *    during the call: copy what is needed later.
+ */
+#ifndef DEVQ_PLUGIN_H
+#define DEVQ_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <devq/devq.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Version of struct devq_backend_ops.  Bumped only when a field changes
+ * meaning; new ops are appended and found through `size`. */
+#define DEVQ_PLUGIN_ABI_VERSION 1
+/* Version of struct devq_host. */
+#define DEVQ_HOST_ABI_VERSION 1
+
+/* Levels for host->log. */
+enum devq_log_level { DEVQ_LOG_OFF = 0, DEVQ_LOG_BASIC = 1, DEVQ_LOG_FULL = 2 };
+
+/* Services libdevq gives plugins. */
+struct devq_host {
+    uint32_t abi_version;        /* DEVQ_HOST_ABI_VERSION */
+    uint32_t size;               /* sizeof(struct devq_host) */
+    /* Set the calling thread's devq_errmsg() and return err (negative). */
+    int  (*error)(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+    /* Write a log line when DEVQ_LOG is at least level. */
+    void (*log)(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+    /* The log level in force, to skip building costly messages. */
+    int  (*log_level)(void);
+    /* Futex helpers: wait while *word == expected, until an absolute
+     * CLOCK_MONOTONIC deadline in ns (UINT64_MAX: none).  Returns 0 when
+     * woken or the word changed, -ETIMEDOUT at the deadline. */
+    int  (*futex_wait)(const uint32_t *word, uint32_t expected, uint64_t deadline_ns);
+    void (*futex_wake)(const uint32_t *word, int nwaiters);
+    /* CLOCK_MONOTONIC now, ns. */
+    uint64_t (*now_ns)(void);
+    /* getenv that ignores the environment in setuid programs. */
+    const char *(*getenv)(const char *name);
+};
+
+/* Opaque plugin objects: each plugin defines its own structs. */
+typedef struct devq_pl_device devq_pl_device;
+typedef struct devq_pl_stream devq_pl_stream;
+typedef struct devq_pl_event  devq_pl_event;
+typedef struct devq_pl_kernel devq_pl_kernel;
+typedef struct devq_pl_value  devq_pl_value;
+
+enum devq_copy_dir { DEVQ_COPY_D2D = 0, DEVQ_COPY_H2D = 1, DEVQ_COPY_D2H = 2 };
+
+/* event_create flags */
+#define DEVQ_EVENT_TIMING 1u     /* the event can measure elapsed time */
+
+/* A kernel argument as libdevq hands it to launch. */
+struct devq_pl_arg {
+    uint32_t    is_buffer;       /* 1: device_ptr is set; 0: value/size are set */
+    void       *device_ptr;      /* buffer's device address */
+    const void *value;           /* value bytes (valid only during launch) */
+    size_t      size;            /* value size */
+};
+
+/* A host callback.  `status` is the first error of an op on this stream
+ * since the previous host callback ran (0 if none); the stream's error is
+ * then cleared.  A callback that returns a negative errno latches it as
+ * the stream's error: with DEVQ_CAP_SKIP_ON_ERROR, ops after a latched
+ * error are skipped (not run) until the next host callback, which
+ * receives that error as its status.  libdevq uses this to gate batches
+ * and to fail exactly the signals downstream of a failure. */
+typedef int (*devq_pl_host_fn)(void *arg, int status);
+
+struct devq_backend_ops {
+    uint32_t    abi_version;     /* DEVQ_PLUGIN_ABI_VERSION */
+    uint32_t    size;            /* sizeof(struct devq_backend_ops) the plugin was built with */
+    const char *name;            /* backend name: [a-z0-9_]{1,15} */
+
+    /* Optional: called once before unload/exit. */
+    void (*fini)(void);
+
+    /* ---- device (required) ---- */
+    /* Number of devices.  A backend whose driver is missing returns 0
+     * devices and reports why through host->error() before returning
+     * a negative errno (-ENODEV); libdevq shows that reason. */
+    int  (*device_count)(uint32_t *count);
+    int  (*device_open)(uint32_t ordinal, devq_pl_device **out);
+    void (*device_close)(devq_pl_device *dev);
+    /* Fill name, total_memory, caps, compute_units; libdevq fills backend
+     * and ordinal. */
+    int  (*device_info)(devq_pl_device *dev, devq_device_info *info);
+
+    /* ---- stream (required) ---- */
+    int  (*stream_create)(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out);
+    /* Called only when everything enqueued has completed. */
+    void (*stream_destroy)(devq_pl_stream *s);
+
+    /* ---- event (required) ---- */
+    int  (*event_create)(devq_pl_device *dev, uint32_t flags, devq_pl_event **out);
+    void (*event_destroy)(devq_pl_event *e);
+    /* Capture the stream's current tail; an event may be re-recorded. */
+    int  (*event_record)(devq_pl_event *e, devq_pl_stream *s);
+    /* 0: reached (or never recorded), -EAGAIN: not yet, other: error. */
+    int  (*event_query)(devq_pl_event *e);
+    /* Block the host until reached; -ETIMEDOUT after timeout_ns. */
+    int  (*event_wait)(devq_pl_event *e, uint64_t timeout_ns);
+    /* Later ops on s wait until e is reached, without blocking the host. */
+    int  (*stream_wait_event)(devq_pl_stream *s, devq_pl_event *e);
+    /* Optional (DEVQ_CAP_TIMING): device ns between two reached timing events. */
+    int  (*event_elapsed)(devq_pl_event *start, devq_pl_event *end, uint64_t *ns);
+
+    /* ---- host callback (required) ---- */
+    /* Run fn(arg, status) on some host thread once every earlier op on s
+     * has completed; later ops on s start only after fn returned. */
+    int  (*host_fn)(devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
+
+    /* ---- signal storage (optional: DEVQ_CAP_WAIT_VALUE / DEVQ_CAP_WRITE_VALUE) ----
+     * A lib signal's 64-bit value lives in host memory; a backend that can
+     * wait on or write host-mapped memory from the device attaches it. */
+    int  (*value_attach)(devq_pl_device *dev, uint64_t *host_word, devq_pl_value **out);
+    void (*value_detach)(devq_pl_value *v);
+    /* Later ops on s wait until *host_word >= value. */
+    int  (*stream_wait_value)(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
+    /* Write value to *host_word once earlier ops on s completed. */
+    int  (*stream_write_value)(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
+
+    /* ---- memory ---- */
+    /* Required: synchronous allocation; *host_ptr is set when the memory
+     * is host-visible (else NULL). */
+    int  (*mem_alloc)(devq_pl_device *dev, size_t bytes, void **device_ptr, void **host_ptr);
+    void (*mem_free)(devq_pl_device *dev, void *device_ptr);
+    /* Optional (DEVQ_CAP_ASYNC_ALLOC): stream-ordered native pool. */
+    int  (*mem_alloc_async)(devq_pl_stream *s, size_t bytes, void **device_ptr);
+    int  (*mem_free_async)(devq_pl_stream *s, void *device_ptr);
+    /* Required: stream-ordered copy and fill.  Host pointers stay valid
+     * until the op completes (libdevq guarantees it). */
+    int  (*copy)(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir);
+    int  (*fill)(devq_pl_stream *s, void *dst, uint8_t byte, size_t n);
+
+    /* ---- kernel (optional: DEVQ_CAP_KERNELS) ---- */
+    int  (*kernel_load)(devq_pl_device *dev, const void *image, size_t size, const char *entry,
+                        devq_pl_kernel **out);
+    void (*kernel_destroy)(devq_pl_kernel *k);
+    int  (*launch)(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
+                   const struct devq_pl_arg *args, size_t nargs);
+};
+
+/* The one symbol a plugin exports.  Return 0 and set *ops, or a negative
+ * errno (reported with host->error) when the plugin cannot work at all.
+ * host_abi is DEVQ_HOST_ABI_VERSION of the loading libdevq. */
+typedef int (*devq_plugin_init_fn)(const struct devq_host *host, uint32_t host_abi,
+                                   const struct devq_backend_ops **ops);
+#define DEVQ_PLUGIN_INIT_SYMBOL "devq_plugin_init"
+
+int devq_plugin_init(const struct devq_host *host, uint32_t host_abi,
+                     const struct devq_backend_ops **ops);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEVQ_PLUGIN_H */

@@ -1,0 +1,79 @@
+/* The device registry's objects.  One devq_device per (backend, ordinal),
+ * shared and refcounted; see device.c (registry) and plugin.c (loader). */
+#ifndef DEVQ_LIB_DEVICE_H
+#define DEVQ_LIB_DEVICE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <devq/devq_plugin.h>
+
+#define DEVQ_MAGIC_DEVICE 0x44455631u  /* "DEV1" */
+
+struct devq_tracker;
+struct devq_mem;
+
+/* A loaded backend (one plugin file, or the built-in cpu backend). */
+struct devq_backend {
+    const struct devq_backend_ops *ops;
+    char      name[16];
+    char      path[256];
+    void     *dl;                     /* dlopen handle; NULL for built-in */
+    uint32_t  ndevices;
+    int       count_status;           /* device_count's result */
+    char      count_reason[256];      /* why 0 devices */
+    pthread_mutex_t open_lock;        /* serialises first open of each slot */
+    struct devq_device **slots;       /* [ndevices], published with atomics */
+};
+
+struct devq_device_stats {
+    _Atomic uint64_t batches_submitted, batches_completed, batches_deferred, batches_failed;
+    _Atomic uint64_t waits_inserted, waits_elided, wait_cycles;
+    _Atomic uint64_t signal_waits_aligned, signal_waits_dropped;
+};
+
+struct devq_device {
+    uint32_t magic;
+    _Atomic int refs;
+    struct devq_backend *backend;
+    const struct devq_backend_ops *ops;   /* == backend->ops */
+    devq_pl_device *pl;
+    uint32_t ordinal;
+    devq_device_info info;
+
+    /* Subsystem state, set up by devq__device_attach(). */
+    pthread_mutex_t lock;                 /* queue list, tracker */
+    struct devq_queue *queues;            /* list of live queues */
+    struct devq_tracker *tracker;
+    struct devq_mem *mem;
+    struct devq_device_stats stats;
+
+    /* Device loss: once set, every call returns -ENODEV with lost_msg. */
+    _Atomic int lost;
+    char lost_msg[256];
+};
+
+/* Implemented by the subsystems (lib/device_state.c): called once after
+ * the plugin opened the device and before the device is published, and
+ * once when the last reference is dropped (before the plugin's close). */
+int  devq__device_attach(struct devq_device *dev);
+void devq__device_detach(struct devq_device *dev);
+
+/* Take another reference (queues and buffers hold one). */
+void devq__device_retain(struct devq_device *dev);
+
+/* Validate a public handle: NULL or a bad magic is -EINVAL naming `fn`. */
+int devq__device_check(const struct devq_device *dev, const char *fn);
+
+/* Mark the device lost with a cause (first cause wins). */
+void devq__device_set_lost(struct devq_device *dev, const char *cause);
+/* 0, or -ENODEV "device lost: <cause>" when the device was lost. */
+int devq__device_lost_check(struct devq_device *dev);
+
+/* Loader (plugin.c): load every plugin once; find a backend by name. */
+int devq__backends_load(void);
+struct devq_backend *devq__backend_find(const char *name);
+size_t devq__backend_count(void);
+struct devq_backend *devq__backend_at(size_t i);
+
+#endif

@@ -1,0 +1,18 @@
+/* Thread-local error detail behind devq_errmsg(). */
+#ifndef DEVQ_LIB_ERROR_H
+#define DEVQ_LIB_ERROR_H
+
+#include <stdarg.h>
+
+/* Record a one-line detail for the calling thread and return err.
+ * Usage: return devq__err(-EINVAL, "devq_queue_copy: offset %zu past end", off); */
+int devq__err(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int devq__verr(int err, const char *fmt, va_list ap);
+/* Replace the detail with a stored string (e.g. a signal's root cause). */
+int devq__err_str(int err, const char *msg);
+/* The current detail, to copy into a root-cause record. */
+const char *devq__errmsg_peek(void);
+
+#define DEVQ_ERRMSG_MAX 512
+
+#endif

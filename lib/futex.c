@@ -1,0 +1,60 @@
+#include "config.h"
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "futex.h"
+
+uint64_t devq__now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t devq__deadline(uint64_t timeout_ns)
+{
+    if (timeout_ns == UINT64_MAX)
+        return DEVQ_NO_DEADLINE;
+    uint64_t now = devq__now_ns();
+    return timeout_ns > DEVQ_NO_DEADLINE - 1 - now ? DEVQ_NO_DEADLINE - 1 : now + timeout_ns;
+}
+
+int devq__futex_wait_bits(const uint32_t *word, uint32_t expected, uint32_t bits,
+                          uint64_t deadline_ns, int shared)
+{
+    struct timespec ts, *tsp = NULL;
+    if (deadline_ns != DEVQ_NO_DEADLINE) {
+        if (devq__now_ns() >= deadline_ns)
+            return -ETIMEDOUT;
+        ts.tv_sec = (time_t)(deadline_ns / 1000000000ull);
+        ts.tv_nsec = (long)(deadline_ns % 1000000000ull);
+        tsp = &ts;
+    }
+    /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, so a
+     * wait that is woken spuriously and retried never stretches the timeout. */
+    int op = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG);
+    long r = syscall(SYS_futex, word, op, expected, tsp, NULL, bits);
+    if (r == -1 && errno == ETIMEDOUT)
+        return -ETIMEDOUT;
+    return 0;
+}
+
+int devq__futex_wait(const uint32_t *word, uint32_t expected, uint64_t deadline_ns, int shared)
+{
+    return devq__futex_wait_bits(word, expected, FUTEX_BITSET_MATCH_ANY, deadline_ns, shared);
+}
+
+void devq__futex_wake_bits(const uint32_t *word, uint32_t bits, int shared)
+{
+    int op = FUTEX_WAKE_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG);
+    syscall(SYS_futex, word, op, INT_MAX, NULL, NULL, bits);
+}
+
+void devq__futex_wake(const uint32_t *word, int n, int shared)
+{
+    int op = FUTEX_WAKE | (shared ? 0 : FUTEX_PRIVATE_FLAG);
+    syscall(SYS_futex, word, op, n, NULL, NULL, 0);
+}

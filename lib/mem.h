@@ -1,0 +1,31 @@
+/* Device memory as lib's queues and buffers see it: the resource stack
+ * (lib/mem_*.c).  See devq_resource(3) for the public resource interface. */
+#ifndef DEVQ_LIB_MEM_H
+#define DEVQ_LIB_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <devq/devq.h>
+
+struct devq_device;
+struct devq_stream;
+
+/* Build the default stack from the environment (DEVQ_MEM_BUDGET,
+ * DEVQ_MEM_LOG, DEVQ_MEM_GUARD) for a device being attached. */
+int  devq__mem_create(struct devq_device *dev);
+/* Release everything (all frees must have been reaped or be reapable). */
+void devq__mem_destroy(struct devq_device *dev);
+
+/* Allocate for use on stream st (NULL: synchronous, usable on any stream). */
+int  devq__mem_alloc(struct devq_device *dev, size_t bytes, struct devq_stream *st,
+                     uint32_t tag, void **device_ptr, void **host_ptr);
+/* Free in stream order on st: the caller (the tracker) has already made
+ * st wait for every other stream's last use, so the memory may be reused
+ * on st at once and elsewhere once st reaches this point.  st NULL:
+ * the memory is idle now (synchronous free). */
+int  devq__mem_free(struct devq_device *dev, void *device_ptr, size_t bytes,
+                    struct devq_stream *st, uint32_t tag);
+/* A stream is going away: its pending frees must stay safe. */
+void devq__mem_stream_gone(struct devq_device *dev, struct devq_stream *st);
+
+#endif

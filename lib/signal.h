@@ -1,0 +1,38 @@
+/* Internal side of timeline signals, used by queues and the tracker.
+ * The public side is in devq.h; the rules are in devq_signal(3). */
+#ifndef DEVQ_LIB_SIGNAL_H
+#define DEVQ_LIB_SIGNAL_H
+
+#include <stdint.h>
+#include <devq/devq.h>
+
+#define DEVQ_MAGIC_SIGNAL 0x5349474eu  /* "SIGN" */
+
+/* 0, or -EINVAL naming fn when s is NULL or not a live signal. */
+int devq__signal_check(const devq_signal *s, const char *fn);
+
+/* Queues keep signals they will wait on or signal alive until the batch
+ * completed: destroy drops the user's reference, memory goes with the last. */
+void devq__signal_retain(devq_signal *s);
+void devq__signal_release(devq_signal *s);
+
+/* Raise the value to v when v is higher; a lower or equal v is ignored
+ * (a queue signalling out of order must not fail anything).  Returns the
+ * signal's failure status (0 when not failed). */
+int devq__signal_advance(devq_signal *s, uint64_t v);
+
+/* Fail with a root-cause message kept for every waiter's devq_errmsg().
+ * First failure wins; later calls change nothing. */
+void devq__signal_fail_cause(devq_signal *s, int err, const char *cause);
+
+/* The stored root cause ("" when not failed). */
+const char *devq__signal_cause(const devq_signal *s);
+
+/* A short stable id for logs and traces ("s3"). */
+uint64_t devq__signal_id(const devq_signal *s);
+
+/* Address of the 64-bit value, for backends that attach device-visible
+ * storage (value_attach).  Stable for the signal's life. */
+uint64_t *devq__signal_value_word(devq_signal *s);
+
+#endif

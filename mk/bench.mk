@@ -1,0 +1,1 @@
+# bench area: see HACKING.md.

@@ -1,0 +1,1 @@
+# cpu area: see HACKING.md.

@@ -1,0 +1,1 @@
+# cuda area: see HACKING.md.

@@ -1,0 +1,1 @@
+# docs area: see HACKING.md.

@@ -1,0 +1,1 @@
+# examples area: see HACKING.md.

@@ -1,0 +1,1 @@
+# hip area: see HACKING.md.

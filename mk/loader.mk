@@ -1,0 +1,1 @@
+# loader area: see HACKING.md.

@@ -1,0 +1,1 @@
+# queue area: see HACKING.md.

@@ -1,0 +1,1 @@
+# signal area: see HACKING.md.

@@ -1,0 +1,1 @@
+# tests area: see HACKING.md.

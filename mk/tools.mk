@@ -1,0 +1,1 @@
+# tools area: see HACKING.md.
