@@ -12,6 +12,7 @@
 
 struct devq_tracker;
 struct devq_mem;
+struct devq_event_pool;
 
 /* A loaded backend (one plugin file, or the built-in cpu backend). */
 struct devq_backend {
@@ -46,6 +47,7 @@ struct devq_device {
     struct devq_queue *queues;            /* list of live queues */
     struct devq_tracker *tracker;
     struct devq_mem *mem;
+    struct devq_event_pool *event_pool;
     struct devq_device_stats stats;
 
     /* Device loss: once set, every call returns -ENODEV with lost_msg. */
