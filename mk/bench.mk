@@ -1,8 +1,8 @@
 # Benchmarks: each area adds its programs to noinst_PROGRAMS (so they
-# always build) and to BENCH_PROGRAMS; 'make bench'
+# always build) and to DEVQ_BENCHES; 'make bench'
 # builds and runs them all.  Results are recorded in bench/RESULTS.md.
-bench: $(BENCH_PROGRAMS)
-	@for b in $(BENCH_PROGRAMS); do \
+bench: $(DEVQ_BENCHES)
+	@for b in $(DEVQ_BENCHES); do \
 	  echo "== $$b"; \
 	  DEVQ_PLUGIN_PATH='$(abs_top_builddir)/plugins/cuda/.libs:$(abs_top_builddir)/plugins/hip/.libs' \
 	    ./$$b || exit 1; \
