@@ -45,6 +45,10 @@ struct devq_device {
     /* Subsystem state, set up by devq__device_attach(). */
     pthread_mutex_t lock;                 /* queue list, tracker */
     struct devq_queue *queues;            /* list of live queues */
+    uint32_t queue_numbers;               /* last queue number handed out */
+    struct devq_stream **streams;         /* by tracker stream id */
+    uint32_t streams_cap;
+    struct devq_buffer *pending_frees;    /* frees waiting for their last use to issue */
     struct devq_tracker *tracker;
     struct devq_mem *mem;
     struct devq_event_pool *event_pool;
@@ -60,6 +64,9 @@ struct devq_device {
  * once when the last reference is dropped (before the plugin's close). */
 int  devq__device_attach(struct devq_device *dev);
 void devq__device_detach(struct devq_device *dev);
+/* Make a stream reachable by its tracker id (device lock held). */
+struct devq_stream;
+int  devq__device_stream_register(struct devq_device *dev, struct devq_stream *st);
 
 /* Take another reference (queues and buffers hold one). */
 void devq__device_retain(struct devq_device *dev);

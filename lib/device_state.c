@@ -3,24 +3,82 @@
 #include "config.h"
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include "device.h"
+#include "error.h"
 #include "event_pool.h"
+#include "log.h"
+#include "mem.h"
+#include "queue.h"
+#include "tracker.h"
+
+static const struct devq_tracker_ops tracker_ops = { .align = devq__align_streams };
 
 int devq__device_attach(struct devq_device *dev)
 {
     pthread_mutex_init(&dev->lock, NULL);
     int r = devq__event_pool_create(dev, &dev->event_pool);
-    if (r < 0) {
-        pthread_mutex_destroy(&dev->lock);
-        return r;
-    }
+    if (r < 0)
+        goto fail_lock;
+    if ((r = devq__tracker_create(&tracker_ops, dev, &dev->tracker)) < 0)
+        goto fail_pool;
+    if ((r = devq__mem_create(dev)) < 0)
+        goto fail_tracker;
     return 0;
+fail_tracker:
+    devq__tracker_destroy(dev->tracker);
+fail_pool:
+    devq__event_pool_destroy(dev->event_pool);
+fail_lock:
+    pthread_mutex_destroy(&dev->lock);
+    return r;
+}
+
+static void log_summary(struct devq_device *dev)
+{
+    devq_stats st;
+    if (!DEVQ_LOG_ON(DEVQ_LOG_BASIC) || devq_stats_get(dev, &st) < 0)
+        return;
+    devq__log(DEVQ_LOG_BASIC,
+              "%s:%d: closed: batches %llu submitted, %llu completed, %llu failed, %llu deferred; "
+              "waits %llu inserted, %llu elided; signal waits %llu aligned, %llu dropped; "
+              "wait cycles %llu; events %llu in use, %llu pooled",
+              dev->info.backend, dev->info.ordinal, (unsigned long long)st.batches_submitted,
+              (unsigned long long)st.batches_completed, (unsigned long long)st.batches_failed,
+              (unsigned long long)st.batches_deferred, (unsigned long long)st.waits_inserted,
+              (unsigned long long)st.waits_elided, (unsigned long long)st.signal_waits_aligned,
+              (unsigned long long)st.signal_waits_dropped, (unsigned long long)st.wait_cycles,
+              (unsigned long long)st.events_in_use, (unsigned long long)st.events_pooled);
 }
 
 void devq__device_detach(struct devq_device *dev)
 {
+    log_summary(dev);
+    devq__mem_destroy(dev);
+    devq__tracker_destroy(dev->tracker);
+    dev->tracker = NULL;
     devq__event_pool_drain(dev, dev->event_pool);
     devq__event_pool_destroy(dev->event_pool);
     dev->event_pool = NULL;
+    free(dev->streams);
+    dev->streams = NULL;
     pthread_mutex_destroy(&dev->lock);
+}
+
+int devq__device_stream_register(struct devq_device *dev, struct devq_stream *st)
+{
+    if (st->id >= dev->streams_cap) {
+        uint32_t cap = dev->streams_cap ? dev->streams_cap : 8;
+        while (cap <= st->id)
+            cap *= 2;
+        struct devq_stream **s = realloc(dev->streams, cap * sizeof *s);
+        if (!s)
+            return devq__err(-ENOMEM, "out of memory for the stream table");
+        for (uint32_t i = dev->streams_cap; i < cap; i++)
+            s[i] = NULL;
+        dev->streams = s;
+        dev->streams_cap = cap;
+    }
+    dev->streams[st->id] = st;
+    return 0;
 }

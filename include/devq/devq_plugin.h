@@ -89,7 +89,10 @@ struct devq_pl_arg {
  * the stream's error: with DEVQ_CAP_SKIP_ON_ERROR, ops after a latched
  * error are skipped (not run) until the next host callback, which
  * receives that error as its status.  libdevq uses this to gate batches
- * and to fail exactly the signals downstream of a failure. */
+ * and to fail exactly the signals downstream of a failure.  When status is
+ * nonzero the plugin reports the failed op's detail with host->error() on
+ * the thread that runs the callback, just before calling it, so that
+ * devq_errmsg() there names the root cause (e.g. which kernel failed). */
 typedef int (*devq_pl_host_fn)(void *arg, int status);
 
 struct devq_backend_ops {
@@ -125,7 +128,9 @@ struct devq_backend_ops {
     int  (*event_query)(devq_pl_event *e);
     /* Block the host until reached; -ETIMEDOUT after timeout_ns. */
     int  (*event_wait)(devq_pl_event *e, uint64_t timeout_ns);
-    /* Later ops on s wait until e is reached, without blocking the host. */
+    /* Later ops on s wait until e is reached, without blocking the host.
+     * The event's recorded position is captured at call time (as in CUDA):
+     * e may be re-recorded or destroyed right after this returns. */
     int  (*stream_wait_event)(devq_pl_stream *s, devq_pl_event *e);
     /* Optional (DEVQ_CAP_TIMING): device ns between two reached timing events. */
     int  (*event_elapsed)(devq_pl_event *start, devq_pl_event *end, uint64_t *ns);

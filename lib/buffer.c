@@ -1,0 +1,220 @@
+/* Buffers: device memory plus the tracking state the tracker needs.
+ *
+ * A free is stream-ordered: it is issued on a stream after the tracker
+ * made that stream wait for every other stream's last use, so the memory
+ * returns to the pool only when nothing may still touch it.  A free of a
+ * buffer that recorded-but-unissued batches still use waits until those
+ * uses are issued (dev->pending_frees). */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include "error.h"
+#include "event_pool.h"
+#include "mem.h"
+#include "notifier.h"
+#include "queue.h"
+
+int devq__buffer_check(const devq_buffer *b, const char *fn)
+{
+    if (!b)
+        return devq__err(-EINVAL, "%s: buffer is NULL", fn);
+    if (b->magic != DEVQ_MAGIC_BUFFER)
+        return devq__err(-EINVAL, "%s: %p is not a live buffer", fn, (const void *)b);
+    if (b->freed)
+        return devq__err(-EINVAL, "%s: buffer %p was freed", fn, b->dptr);
+    return 0;
+}
+
+static void buffer_destroy(devq_buffer *b)
+{
+    struct devq_device *dev = b->dev;
+    b->magic = DEVQ_MAGIC_DEAD;
+    free(b);
+    devq_device_close(dev);
+}
+
+static void buffer_destroy_cb(void *arg)
+{
+    buffer_destroy(arg);
+}
+
+/* Drop a batch's reference; may run in a host callback, where the device
+ * must not be closed: the last reference hands the handle to the notifier. */
+void devq__buffer_release(devq_buffer *b)
+{
+    if (atomic_fetch_sub(&b->refs, 1) == 1 && devq__notifier_post(buffer_destroy_cb, b) < 0)
+        buffer_destroy(b);
+}
+
+void devq__buffer_issued(devq_buffer *b)
+{
+    b->unissued--;
+}
+
+DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, uint32_t tag, devq_buffer **out)
+{
+    const char *fn = "devq_buffer_alloc";
+    int r = devq__device_check(dev, fn);
+    if (r < 0)
+        return r;
+    if (!out)
+        return devq__err(-EINVAL, "%s: out is NULL", fn);
+    if (bytes == 0)
+        return devq__err(-EINVAL, "%s: size is 0", fn);
+    if (q && (r = devq__queue_check(q, fn)) < 0)
+        return r;
+    if (q && q->dev != dev)
+        return devq__err(-EINVAL, "%s: queue %u is on %s:%d, not on %s:%d", fn, q->number,
+                         q->dev->info.backend, q->dev->info.ordinal, dev->info.backend, dev->info.ordinal);
+    if ((r = devq__device_lost_check(dev)) < 0)
+        return r;
+    devq_buffer *b = calloc(1, sizeof *b);
+    if (!b)
+        return devq__err(-ENOMEM, "%s: out of memory for a buffer handle", fn);
+    b->magic = DEVQ_MAGIC_BUFFER;
+    atomic_init(&b->refs, 1);
+    b->dev = dev;
+    b->size = bytes;
+    b->tag = tag;
+    devq__tracker_buffer_init(&b->track);
+    pthread_mutex_lock(&dev->lock);
+    struct devq_stream *st = q ? &q->stream : NULL;
+    r = devq__mem_alloc(dev, bytes, st, tag, &b->dptr, &b->hptr);
+    if (r == 0 && st) {
+        /* Other streams must order after the stream-ordered alloc. */
+        devq__tracker_begin(dev->tracker, st->id);
+        b->alloc_use = devq__tracker_here(dev->tracker, st->id);
+        b->track.write = b->alloc_use;
+    }
+    pthread_mutex_unlock(&dev->lock);
+    if (r < 0) {
+        free(b);
+        return r;
+    }
+    devq__device_retain(dev);
+    *out = b;
+    return 0;
+}
+
+/* The queue owning a stream use, if that stream still exists. */
+static struct devq_queue *queue_of(struct devq_device *dev, const struct devq_use *u)
+{
+    if (!u->cursor)
+        return NULL;
+    for (struct devq_queue *q = dev->queues; q; q = q->next)
+        if (q->stream.id == u->stream && devq__tracker_stream_gen(dev->tracker, u->stream) == u->gen)
+            return q;
+    return NULL;
+}
+
+/* Wait on the host for every stream that may still use b. */
+static int wait_uses(struct devq_device *dev, devq_buffer *b)
+{
+    struct devq_use uses[64];
+    size_t n = devq__tracker_buffer_uses(dev->tracker, &b->track, uses, 64);
+    int r = 0;
+    for (size_t i = 0; i < n && r == 0; i++) {
+        devq_pl_event *e;
+        if ((r = devq__event_get(dev, 0, &e)) < 0)
+            break;
+        r = dev->ops->event_record(e, dev->streams[uses[i].stream]->pl);
+        if (r == 0)
+            r = dev->ops->event_wait(e, DEVQ_TIMEOUT_INFINITE);
+        devq__event_put(dev, e, 0);
+    }
+    return r;
+}
+
+/* Device lock held. */
+static int do_free(struct devq_device *dev, devq_buffer *b)
+{
+    int r;
+    struct devq_queue *fq = b->free_q;
+    if (fq) {
+        uint32_t sid = fq->stream.id;
+        devq__tracker_begin(dev->tracker, sid);
+        r = devq__tracker_bind(dev->tracker, sid, &b->track, DEVQ_WRITE);
+        if (r >= 0)
+            r = devq__mem_free(dev, b->dptr, b->size, &fq->stream, b->tag);
+    } else {
+        r = wait_uses(dev, b);
+        if (r == 0)
+            r = devq__mem_free(dev, b->dptr, b->size, NULL, b->tag);
+    }
+    devq__tracker_buffer_fini(&b->track);
+    return r < 0 ? r : 0;
+}
+
+void devq__process_pending_frees(struct devq_device *dev)
+{
+    for (devq_buffer **pp = &dev->pending_frees; *pp;) {
+        devq_buffer *b = *pp;
+        if (b->unissued) {
+            pp = &b->next_pending;
+            continue;
+        }
+        *pp = b->next_pending;
+        b->free_pending = 0;
+        do_free(dev, b);
+        devq__buffer_release(b);
+    }
+}
+
+/* A queue is going away: pending frees aimed at it become synchronous. */
+void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q)
+{
+    for (devq_buffer *b = dev->pending_frees; b; b = b->next_pending)
+        if (b->free_q == q)
+            b->free_q = NULL;
+}
+
+DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
+{
+    const char *fn = "devq_buffer_free";
+    if (!b)
+        return devq__err(-EINVAL, "%s: buffer is NULL", fn);
+    if (b->magic != DEVQ_MAGIC_BUFFER)
+        return devq__err(-EINVAL, "%s: %p is not a live buffer (freed twice?)", fn, (void *)b);
+    int r;
+    if (q && (r = devq__queue_check(q, fn)) < 0)
+        return r;
+    struct devq_device *dev = b->dev;
+    if (q && q->dev != dev)
+        return devq__err(-EINVAL, "%s: buffer belongs to %s:%d but queue %u is on %s:%d", fn,
+                         dev->info.backend, dev->info.ordinal, q->number, q->dev->info.backend,
+                         q->dev->info.ordinal);
+    pthread_mutex_lock(&dev->lock);
+    if (b->freed) {
+        pthread_mutex_unlock(&dev->lock);
+        return devq__err(-EINVAL, "%s: buffer %p was already freed", fn, b->dptr);
+    }
+    b->freed = 1;
+    b->free_q = q ? q : queue_of(dev, &b->alloc_use);
+    if (b->unissued) {
+        b->free_pending = 1;
+        b->next_pending = dev->pending_frees;
+        dev->pending_frees = b;
+        pthread_mutex_unlock(&dev->lock);
+        return 0;              /* the last issued use triggers the free */
+    }
+    r = do_free(dev, b);
+    pthread_mutex_unlock(&dev->lock);
+    if (atomic_fetch_sub(&b->refs, 1) == 1)
+        buffer_destroy(b);
+    return r;
+}
+
+DEVQ_API size_t devq_buffer_size(const devq_buffer *b)
+{
+    return b && b->magic == DEVQ_MAGIC_BUFFER ? b->size : 0;
+}
+
+DEVQ_API void *devq_buffer_device_ptr(const devq_buffer *b)
+{
+    return b && b->magic == DEVQ_MAGIC_BUFFER ? b->dptr : NULL;
+}
+
+DEVQ_API void *devq_buffer_host_ptr(const devq_buffer *b)
+{
+    return b && b->magic == DEVQ_MAGIC_BUFFER ? b->hptr : NULL;
+}

@@ -1,0 +1,117 @@
+/* Host callbacks, run by the backend in stream order on one of its
+ * threads.  They never take the device lock and never call the backend
+ * (plugins may run them where driver calls are banned): they only move
+ * signals, counters and references. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "error.h"
+#include "log.h"
+#include "queue.h"
+#include "signal.h"
+
+/* Keep the first cause a batch sees: the plugin reported the failed op's
+ * detail on this thread just before calling us. */
+static void note_cause(struct batch *b, int status)
+{
+    if (b->cause[0])
+        return;
+    struct devq_queue *q = b->q;
+    const char *detail = devq__errmsg_peek();
+    snprintf(b->cause, sizeof b->cause, "queue %u batch %llu on %s:%d failed: %s", q->number,
+             (unsigned long long)b->seq, q->dev->info.backend, q->dev->info.ordinal,
+             detail && *detail ? detail : strerror(-status));
+}
+
+int devq__gate_cb(void *arg, int status)
+{
+    struct batch *b = arg;
+    if (status) {
+        note_cause(b, status);
+        return status;
+    }
+    /* Work this batch was aligned after may have failed: then the batch
+     * must not run, and fails with the same root cause. */
+    for (uint32_t i = 0; i < b->ngate; i++) {
+        int st = devq_signal_status(b->gate[i]);
+        if (st) {
+            struct devq_queue *q = b->q;
+            snprintf(b->cause, sizeof b->cause, "queue %u batch %llu waits s%llu, which failed: %s",
+                     q->number, (unsigned long long)b->seq,
+                     (unsigned long long)devq__signal_id(b->gate[i]), devq__signal_cause(b->gate[i]));
+            return st;
+        }
+    }
+    return 0;
+}
+
+int devq__signal_cb(void *arg, int status)
+{
+    struct op *o = arg;
+    struct batch *b = o->u.sig.owner;
+    if (status) {
+        note_cause(b, status);
+        devq__signal_fail_cause(o->u.sig.s, status, b->cause);
+        return status;            /* keep the rest of the batch from running */
+    }
+    devq__signal_advance(o->u.sig.s, o->u.sig.v);
+    return 0;
+}
+
+int devq__user_fn_cb(void *arg, int status)
+{
+    struct op *o = arg;
+    if (status) {
+        note_cause(o->u.host.owner, status);
+        return status;
+    }
+    o->u.host.fn(o->u.host.arg);
+    return 0;
+}
+
+int devq__end_cb(void *arg, int status)
+{
+    struct batch *b = arg;
+    struct devq_queue *q = b->q;
+    struct devq_device *dev = q->dev;
+    int err = status ? status : b->forced_error;
+    if (err) {
+        if (status)
+            note_cause(b, status);
+        for (uint32_t i = 0; i < b->nops; i++)
+            if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
+                devq__signal_fail_cause(b->ops[i].u.sig.s, err, b->cause);
+        /* Signals delivered mid-batch already failed through the latch;
+         * those never reached because a sync error stopped issuing: */
+        for (uint32_t i = b->forced_error ? b->fail_from : b->nops; i < b->nops; i++)
+            if (b->ops[i].kind == OP_SIGNAL && !b->ops[i].at_end)
+                devq__signal_fail_cause(b->ops[i].u.sig.s, err, b->cause);
+        atomic_fetch_add(&dev->stats.batches_failed, 1);
+        devq__queue_record_failure(q, err, b->cause);
+        if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+            devq__log(DEVQ_LOG_BASIC, "%s", b->cause);
+    } else {
+        for (uint32_t i = 0; i < b->nops; i++)
+            if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
+                devq__signal_advance(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
+    }
+    devq__batch_release_refs(b, 0);
+    uint64_t seq = b->seq;
+    devq_signal *timeline = q->timeline;
+    devq__batch_put(q, b);
+    atomic_fetch_add(&dev->stats.batches_completed, 1);
+    /* Last: once the timeline moves, a finishing thread may destroy q. */
+    devq__signal_advance(timeline, seq);
+    return 0;
+}
+
+void devq__complete_inline(struct batch *b, int err)
+{
+    if (!b->cause[0])
+        snprintf(b->cause, sizeof b->cause, "queue %u batch %llu: %s", b->q->number,
+                 (unsigned long long)b->seq, devq_errmsg());
+    if (!b->forced_error)
+        b->forced_error = err;
+    devq__end_cb(b, 0);
+}

@@ -1,0 +1,299 @@
+/* Queue life cycle: create, finish, destroy, and the batch free list. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "error.h"
+#include "event_pool.h"
+#include "futex.h"
+#include "log.h"
+#include "mem.h"
+#include "queue.h"
+#include "signal.h"
+
+int devq__queue_check(const devq_queue *q, const char *fn)
+{
+    if (!q)
+        return devq__err(-EINVAL, "%s: queue is NULL", fn);
+    if (q->magic != DEVQ_MAGIC_QUEUE)
+        return devq__err(-EINVAL, "%s: %p is not a live queue (destroyed?)", fn, (const void *)q);
+    return 0;
+}
+
+struct batch *devq__batch_get(struct devq_queue *q)
+{
+    pthread_mutex_lock(&q->free_lock);
+    struct batch *b = q->free_batches;
+    if (b)
+        q->free_batches = b->next;
+    pthread_mutex_unlock(&q->free_lock);
+    if (!b) {
+        b = calloc(1, sizeof *b);
+        if (!b)
+            return NULL;
+    }
+    b->q = q;
+    b->nops = b->nargs = b->ngate = 0;
+    b->nbytes = 0;
+    b->next_op = 0;
+    b->forced_error = 0;
+    b->cause[0] = 0;
+    b->blocked_on = NULL;
+    b->notify = NULL;
+    b->next = NULL;
+    return b;
+}
+
+void devq__batch_put(struct devq_queue *q, struct batch *b)
+{
+    pthread_mutex_lock(&q->free_lock);
+    b->next = q->free_batches;
+    q->free_batches = b;
+    pthread_mutex_unlock(&q->free_lock);
+}
+
+static void batch_free(struct batch *b)
+{
+    free(b->ops);
+    free(b->args);
+    free(b->bytes);
+    free(b->gate);
+    free(b);
+}
+
+/* Drop the references a batch holds for ops from `from_op` on. */
+void devq__batch_release_refs(struct batch *b, uint32_t from_op)
+{
+    for (uint32_t i = from_op; i < b->nops; i++) {
+        struct op *o = &b->ops[i];
+        switch (o->kind) {
+        case OP_WAIT:
+        case OP_SIGNAL:
+            devq__signal_release(o->u.sig.s);
+            break;
+        case OP_EXEC:
+            for (uint32_t a = 0; a < o->u.exec.nargs; a++)
+                if (b->args[o->u.exec.first_arg + a].buf)
+                    devq__buffer_release(b->args[o->u.exec.first_arg + a].buf);
+            devq__kernel_release(o->u.exec.k);
+            break;
+        case OP_COPY:
+            devq__buffer_release(o->u.copy.dst);
+            devq__buffer_release(o->u.copy.src);
+            break;
+        case OP_FILL:
+            devq__buffer_release(o->u.fill.dst);
+            break;
+        case OP_WRITE:
+        case OP_READ:
+            devq__buffer_release(o->u.xfer.buf);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+void devq__batch_unissue(struct batch *b, uint32_t from)
+{
+    for (uint32_t i = from; i < b->nops; i++)
+        devq__op_issued(b, &b->ops[i]);
+}
+
+void devq__op_issued(struct batch *b, struct op *o)
+{
+    {
+        switch (o->kind) {
+        case OP_EXEC:
+            for (uint32_t a = 0; a < o->u.exec.nargs; a++)
+                if (b->args[o->u.exec.first_arg + a].buf)
+                    devq__buffer_issued(b->args[o->u.exec.first_arg + a].buf);
+            break;
+        case OP_COPY:
+            devq__buffer_issued(o->u.copy.dst);
+            devq__buffer_issued(o->u.copy.src);
+            break;
+        case OP_FILL:
+            devq__buffer_issued(o->u.fill.dst);
+            break;
+        case OP_WRITE:
+        case OP_READ:
+            devq__buffer_issued(o->u.xfer.buf);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+void devq__batch_discard(struct batch *b)
+{
+    struct devq_queue *q = b->q;
+    pthread_mutex_lock(&q->dev->lock);
+    devq__batch_unissue(b, 0);
+    pthread_mutex_unlock(&q->dev->lock);
+    devq__batch_release_refs(b, 0);
+    devq__batch_put(q, b);
+}
+
+void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause)
+{
+    int expected = 0;
+    /* The cause is written before the error is published; finish reads
+     * the error first, so it never sees a half-written cause. */
+    if (atomic_load(&q->first_error) == 0) {
+        snprintf(q->first_cause, sizeof q->first_cause, "%s", cause);
+        atomic_compare_exchange_strong(&q->first_error, &expected, err);
+    }
+}
+
+DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, devq_queue **out)
+{
+    int r = devq__device_check(dev, "devq_queue_create");
+    if (r < 0)
+        return r;
+    if (!out)
+        return devq__err(-EINVAL, "devq_queue_create: out is NULL");
+    if ((r = devq__device_lost_check(dev)) < 0)
+        return r;
+    devq_queue_desc d = desc ? *desc : (devq_queue_desc){ DEVQ_QUEUE_COMPUTE, 0 };
+    if (d.kind != DEVQ_QUEUE_COMPUTE && d.kind != DEVQ_QUEUE_COPY)
+        return devq__err(-EINVAL, "devq_queue_create: unknown queue kind %d; use DEVQ_QUEUE_COMPUTE or DEVQ_QUEUE_COPY",
+                         (int)d.kind);
+    struct devq_queue *q = calloc(1, sizeof *q);
+    if (!q)
+        return devq__err(-ENOMEM, "devq_queue_create: out of memory");
+    q->magic = DEVQ_MAGIC_QUEUE;
+    q->dev = dev;
+    q->desc = d;
+    pthread_mutex_init(&q->free_lock, NULL);
+    if ((r = devq_signal_create(0, &q->timeline)) < 0)
+        goto fail_sig;
+    pthread_mutex_lock(&dev->lock);
+    r = dev->ops->stream_create(dev->pl, &d, &q->stream.pl);
+    if (r < 0) {
+        pthread_mutex_unlock(&dev->lock);
+        goto fail_stream;
+    }
+    if ((r = devq__tracker_stream_add(dev->tracker, &q->stream.id)) < 0 ||
+        (r = devq__device_stream_register(dev, &q->stream)) < 0) {
+        dev->ops->stream_destroy(q->stream.pl);
+        pthread_mutex_unlock(&dev->lock);
+        goto fail_stream;
+    }
+    q->stream.dev = dev;
+    q->number = ++dev->queue_numbers;
+    q->next = dev->queues;
+    dev->queues = q;
+    pthread_mutex_unlock(&dev->lock);
+    devq__device_retain(dev);
+    devq__log(DEVQ_LOG_FULL, "%s:%d: queue %u created (%s, priority %d, stream %u)",
+              dev->info.backend, dev->info.ordinal, q->number,
+              d.kind == DEVQ_QUEUE_COPY ? "copy" : "compute", d.priority, q->stream.id);
+    *out = q;
+    return 0;
+fail_stream:
+    devq_signal_destroy(q->timeline);
+fail_sig:
+    pthread_mutex_destroy(&q->free_lock);
+    free(q);
+    return r;
+}
+
+/* Describe what a queue still has pending, for timeout messages. */
+static void describe_pending(struct devq_queue *q, char *msg, size_t cap)
+{
+    struct devq_device *dev = q->dev;
+    uint64_t done = devq_signal_value(q->timeline);
+    uint64_t sub = atomic_load(&q->submitted);
+    int n = snprintf(msg, cap, "queue %u on %s:%d: %llu of %llu batches unfinished",
+                     q->number, dev->info.backend, dev->info.ordinal,
+                     (unsigned long long)(sub - done), (unsigned long long)sub);
+    pthread_mutex_lock(&dev->lock);
+    struct batch *b = q->deferred;
+    if (b && b->blocked_on && n > 0 && (size_t)n < cap)
+        n += snprintf(msg + n, cap - (size_t)n, "; batch %llu waits s%llu>=%llu (value %llu)",
+                      (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
+                      (unsigned long long)b->blocked_value,
+                      (unsigned long long)devq_signal_value(b->blocked_on));
+    if (n > 0 && (size_t)n < cap - 16) {
+        char cyc[DEVQ_ERRMSG_MAX];
+        if (devq__cycle_check(q, cyc, sizeof cyc) > 0)
+            snprintf(msg + n, cap - (size_t)n, "; %s", cyc);
+    }
+    pthread_mutex_unlock(&dev->lock);
+}
+
+int devq__queue_finish_until(struct devq_queue *q, uint64_t deadline)
+{
+    uint64_t target = atomic_load(&q->submitted);
+    uint64_t now = devq__now_ns();
+    uint64_t timeout = deadline == DEVQ_NO_DEADLINE ? DEVQ_TIMEOUT_INFINITE
+                     : deadline > now ? deadline - now : 0;
+    int r = devq_signal_wait(q->timeline, target, timeout);
+    if (r == -ETIMEDOUT) {
+        char msg[DEVQ_ERRMSG_MAX];
+        describe_pending(q, msg, sizeof msg);
+        return devq__err(-ETIMEDOUT, "timed out: %s", msg);
+    }
+    if (r < 0)
+        return r;
+    int err = atomic_exchange(&q->first_error, 0);
+    if (err)
+        return devq__err(err, "%s", q->first_cause);
+    return 0;
+}
+
+DEVQ_API int devq_queue_finish(devq_queue *q, uint64_t timeout_ns)
+{
+    int r = devq__queue_check(q, "devq_queue_finish");
+    if (r < 0)
+        return r;
+    return devq__queue_finish_until(q, devq__deadline(timeout_ns));
+}
+
+DEVQ_API void devq_queue_destroy(devq_queue *q)
+{
+    if (devq__queue_check(q, "devq_queue_destroy") < 0)
+        return;
+    struct devq_device *dev = q->dev;
+    /* An open batch was never submitted: nothing of it runs. */
+    if (q->open) {
+        devq__batch_discard(q->open);
+        q->open = NULL;
+    }
+    pthread_mutex_lock(&dev->lock);
+    q->destroying = 1;
+    struct batch *head = q->deferred;
+    devq_notify *h = head ? head->notify : NULL;
+    pthread_mutex_unlock(&dev->lock);
+    /* Deferred batches would wait forever for values nobody may set:
+     * cancel the head's wait; its callback fails the FIFO in order. */
+    if (h)
+        devq_notify_cancel(h);
+    devq__queue_finish_until(q, DEVQ_NO_DEADLINE);
+
+    pthread_mutex_lock(&dev->lock);
+    for (struct devq_queue **pp = &dev->queues; *pp; pp = &(*pp)->next)
+        if (*pp == q) {
+            *pp = q->next;
+            break;
+        }
+    devq__buffer_queue_gone(dev, q);
+    devq__mem_stream_gone(dev, &q->stream);
+    devq__tracker_stream_remove(dev->tracker, q->stream.id);
+    dev->streams[q->stream.id] = NULL;
+    dev->ops->stream_destroy(q->stream.pl);
+    pthread_mutex_unlock(&dev->lock);
+
+    q->magic = DEVQ_MAGIC_DEAD;
+    devq_signal_destroy(q->timeline);
+    for (struct batch *b = q->free_batches, *n; b; b = n) {
+        n = b->next;
+        batch_free(b);
+    }
+    pthread_mutex_destroy(&q->free_lock);
+    free(q);
+    devq_device_close(dev);
+}

@@ -1,0 +1,170 @@
+/* Queues, batches, buffers and kernels as lib keeps them.
+ *
+ * A queue records ops into an open batch; submit hands the batch to the
+ * issuer (submit.c), which asks the tracker for cross-stream waits and
+ * calls the backend.  A batch whose wait cannot be resolved on the device
+ * (value produced by the host, another device, or not yet submitted) is
+ * parked on the queue's deferred FIFO and resumed from the notifier
+ * thread; later batches of that queue queue up behind it so order holds.
+ *
+ * Locking: every backend stream call and all tracker state are under the
+ * device lock.  Host callbacks (completion.c) never take it and never call
+ * the backend. */
+#ifndef DEVQ_LIB_QUEUE_H
+#define DEVQ_LIB_QUEUE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <devq/devq_plugin.h>
+#include "device.h"
+#include "stream.h"
+#include "tracker.h"
+
+#define DEVQ_MAGIC_QUEUE  0x51554555u  /* "QUEU" */
+#define DEVQ_MAGIC_BUFFER 0x42554646u  /* "BUFF" */
+#define DEVQ_MAGIC_KERNEL 0x4b45524eu  /* "KERN" */
+#define DEVQ_MAGIC_DEAD   0xdeadbeefu
+
+#define DEVQ_CAUSE_MAX 384
+
+struct devq_kernel {
+    uint32_t magic;
+    _Atomic int refs;              /* user + batches in flight */
+    struct devq_device *dev;
+    devq_pl_kernel *pl;
+    char name[64];
+};
+
+struct devq_buffer {
+    uint32_t magic;
+    _Atomic int refs;              /* user + batches in flight */
+    struct devq_device *dev;
+    size_t size;
+    void *dptr, *hptr;
+    uint32_t tag;
+    struct devq_use alloc_use;     /* stream-ordered alloc point (cursor 0: sync) */
+    /* Under the device lock: */
+    struct devq_buffer_track track;
+    uint32_t unissued;             /* uses recorded but not yet issued */
+    int freed;                     /* devq_buffer_free called */
+    int free_pending;              /* free waits for unissued uses */
+    struct devq_queue *free_q;     /* where the pending free goes (NULL: sync) */
+    struct devq_buffer *next_pending;
+};
+
+enum op_kind {
+    OP_WAIT, OP_SIGNAL, OP_EXEC, OP_COPY, OP_FILL, OP_WRITE, OP_READ,
+    OP_BARRIER, OP_HOST_FN,
+};
+
+struct batch;
+
+struct op {
+    uint8_t kind;
+    uint8_t at_end;                /* OP_SIGNAL delivered by the end callback */
+    union {
+        struct { devq_signal *s; uint64_t v; struct batch *owner; } sig;
+        struct { devq_kernel *k; devq_launch l; uint32_t first_arg, nargs; } exec;
+        struct { devq_buffer *dst, *src; size_t dst_off, src_off, n; } copy;
+        struct { devq_buffer *dst; size_t off, n; uint8_t byte; } fill;
+        struct { devq_buffer *buf; size_t off, n; void *host; } xfer;   /* write: host is the source */
+        struct { void (*fn)(void *); void *arg; struct batch *owner; } host;
+    } u;
+};
+
+struct batch_arg {
+    devq_buffer *buf;
+    enum devq_access access;
+    size_t value_off, size;        /* value bytes live in batch->bytes */
+};
+
+struct batch {
+    struct devq_queue *q;
+    uint64_t seq;                  /* 1-based number on its queue */
+    struct op *ops;
+    uint32_t nops, capops;
+    struct batch_arg *args;
+    uint32_t nargs, capargs;
+    unsigned char *bytes;
+    size_t nbytes, capbytes;
+    devq_signal **gate;            /* aligned signal waits to re-check on the device */
+    uint32_t ngate, capgate;
+    /* Issue state (device lock). */
+    uint32_t next_op;              /* first op not yet issued */
+    int forced_error;              /* fail without running the rest */
+    uint32_t fail_from;            /* first op that did not run when forced */
+    char cause[DEVQ_CAUSE_MAX];
+    devq_signal *blocked_on;       /* deferred: waiting for this value */
+    uint64_t blocked_value;
+    devq_notify *notify;
+    struct batch *next;            /* deferred FIFO / free list */
+};
+
+struct devq_queue {
+    uint32_t magic;
+    struct devq_device *dev;
+    devq_queue_desc desc;
+    uint32_t number;               /* per-device, for messages: "queue 2" */
+    struct devq_stream stream;
+    _Atomic int recording;         /* one recorder at a time: else -EBUSY */
+    struct batch *open;
+    int sticky;                    /* first recording error of the open batch */
+    char sticky_msg[DEVQ_CAUSE_MAX];
+
+    devq_signal *timeline;         /* advanced to batch seq at completion */
+    _Atomic uint64_t submitted;    /* batches submitted (issued or deferred) */
+    uint64_t issued_seq;           /* last batch fully issued (device lock) */
+    struct batch *deferred, *deferred_tail;   /* device lock */
+    int destroying;                /* device lock */
+
+    _Atomic int first_error;       /* first batch failure since the last finish */
+    char first_cause[DEVQ_CAUSE_MAX];
+    pthread_mutex_t free_lock;     /* batch free list: submit vs callbacks */
+    struct batch *free_batches;
+    struct devq_queue *next;       /* device's queue list */
+};
+
+/* queue.c */
+int  devq__queue_check(const devq_queue *q, const char *fn);
+struct batch *devq__batch_get(struct devq_queue *q);
+void devq__batch_put(struct devq_queue *q, struct batch *b);
+void devq__batch_release_refs(struct batch *b, uint32_t from_op);
+/* Drop a batch that never ran (takes the device lock). */
+void devq__batch_discard(struct batch *b);
+/* Buffer uses of ops from `from` on were not issued and never will be (device lock). */
+void devq__batch_unissue(struct batch *b, uint32_t from);
+void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause);
+/* Wait until every submitted batch completed, or an absolute deadline. */
+int  devq__queue_finish_until(struct devq_queue *q, uint64_t deadline);
+
+/* submit.c: issue a submitted batch (device lock held). */
+int  devq__issue(struct devq_queue *q, struct batch *b);      /* 1: deferred */
+int  devq__submit_locked(struct devq_queue *q, struct batch *b);
+void devq__drain_deferred(struct devq_queue *q);
+int  devq__align_streams(void *ctx, uint32_t dst, uint32_t src);
+
+/* completion.c: host callbacks. */
+int  devq__end_cb(void *arg, int status);
+int  devq__gate_cb(void *arg, int status);
+int  devq__signal_cb(void *arg, int status);
+int  devq__user_fn_cb(void *arg, int status);
+void devq__complete_inline(struct batch *b, int err);
+
+/* cycle.c: wait-cycle detection among deferred batches (device lock). */
+int  devq__cycle_check(struct devq_queue *q, char *msg, size_t cap);
+/* A head was just deferred: detect, count and log a cycle it closes. */
+void devq__note_cycle(struct devq_queue *q);
+
+/* buffer.c / kernel.c */
+int  devq__buffer_check(const devq_buffer *b, const char *fn);
+void devq__buffer_release(devq_buffer *b);
+void devq__buffer_issued(devq_buffer *b);      /* one unissued use went out (device lock) */
+/* Run frees that waited for their buffer's last use to be issued (device lock). */
+void devq__process_pending_frees(struct devq_device *dev);
+void devq__op_issued(struct batch *b, struct op *o);
+void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q);
+int  devq__kernel_check(const devq_kernel *k, const char *fn);
+void devq__kernel_release(devq_kernel *k);
+
+#endif

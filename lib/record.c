@@ -1,0 +1,377 @@
+/* Recording: each call appends one op to the queue's open batch.
+ *
+ * Errors are sticky: the first failing call's error is kept, later calls
+ * return it without recording, and submit returns it and discards the
+ * whole batch, so a caller may check once.  A queue records from one
+ * thread at a time; a concurrent recorder gets -EBUSY and changes nothing. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "error.h"
+#include "queue.h"
+#include "signal.h"
+
+/* Enter/leave the recorder role. */
+static int enter(devq_queue *q, const char *fn)
+{
+    int r = devq__queue_check(q, fn);
+    if (r < 0)
+        return r;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&q->recording, &expected, 1,
+                                                 memory_order_acquire, memory_order_relaxed))
+        return devq__err(-EBUSY, "%s: queue %u is being recorded by another thread; "
+                         "record each queue from one thread at a time", fn, q->number);
+    if (q->sticky) {
+        atomic_store_explicit(&q->recording, 0, memory_order_release);
+        return devq__err_str(q->sticky, q->sticky_msg);
+    }
+    if ((r = devq__device_lost_check(q->dev)) < 0) {
+        atomic_store_explicit(&q->recording, 0, memory_order_release);
+        return r;
+    }
+    if (!q->open && !(q->open = devq__batch_get(q))) {
+        atomic_store_explicit(&q->recording, 0, memory_order_release);
+        return devq__err(-ENOMEM, "%s: out of memory for a batch", fn);
+    }
+    return 0;
+}
+
+static int leave(devq_queue *q, int r)
+{
+    if (r < 0 && !q->sticky) {
+        q->sticky = r;
+        snprintf(q->sticky_msg, sizeof q->sticky_msg, "%s", devq_errmsg());
+    }
+    atomic_store_explicit(&q->recording, 0, memory_order_release);
+    return r;
+}
+
+static struct op *push_op(struct batch *b)
+{
+    if (b->nops == b->capops) {
+        uint32_t cap = b->capops ? b->capops * 2 : 8;
+        struct op *o = realloc(b->ops, cap * sizeof *o);
+        if (!o)
+            return NULL;
+        b->ops = o;
+        b->capops = cap;
+    }
+    struct op *o = &b->ops[b->nops++];
+    memset(o, 0, sizeof *o);
+    return o;
+}
+
+static int check_range(const char *fn, const char *what, const devq_buffer *b, size_t off, size_t n)
+{
+    if (n == 0)
+        return devq__err(-EINVAL, "%s: %s size is 0", fn, what);
+    if (off > b->size || n > b->size - off)
+        return devq__err(-EINVAL, "%s: %s range [%zu, +%zu) is outside the buffer of %zu bytes",
+                         fn, what, off, n, b->size);
+    return 0;
+}
+
+static int check_buffer(devq_queue *q, const devq_buffer *b, const char *fn, const char *what)
+{
+    int r = devq__buffer_check(b, fn);
+    if (r < 0)
+        return r;
+    if (b->dev != q->dev)
+        return devq__err(-EINVAL, "%s: %s buffer belongs to %s:%d but queue %u is on %s:%d",
+                         fn, what, b->dev->info.backend, b->dev->info.ordinal, q->number,
+                         q->dev->info.backend, q->dev->info.ordinal);
+    return 0;
+}
+
+/* A buffer used by a recorded op: keep it alive and make a free wait. */
+static void use_buffer(struct devq_device *dev, devq_buffer *b)
+{
+    atomic_fetch_add(&b->refs, 1);
+    pthread_mutex_lock(&dev->lock);
+    b->unissued++;
+    pthread_mutex_unlock(&dev->lock);
+}
+
+static int record_signal_op(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
+{
+    int r = enter(q, fn);
+    if (r < 0)
+        return r;
+    if ((r = devq__signal_check(s, fn)) < 0)
+        return leave(q, r);
+    struct op *o = push_op(q->open);
+    if (!o)
+        return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
+    o->kind = (uint8_t)kind;
+    o->u.sig.s = s;
+    o->u.sig.v = v;
+    o->u.sig.owner = q->open;
+    devq__signal_retain(s);
+    return leave(q, 0);
+}
+
+DEVQ_API int devq_queue_wait(devq_queue *q, devq_signal *s, uint64_t value)
+{
+    return record_signal_op(q, s, value, OP_WAIT, "devq_queue_wait");
+}
+
+DEVQ_API int devq_queue_signal(devq_queue *q, devq_signal *s, uint64_t value)
+{
+    return record_signal_op(q, s, value, OP_SIGNAL, "devq_queue_signal");
+}
+
+static int normalize_launch(const devq_launch *l, devq_launch *out, const char *fn)
+{
+    if (!l)
+        return devq__err(-EINVAL, "%s: launch is NULL", fn);
+    *out = *l;
+    if (l->global[0] == 0)
+        return devq__err(-EINVAL, "%s: launch.global[0] is 0; give the number of work-items", fn);
+    for (int d = 0; d < 3; d++) {
+        if (d && out->global[d] == 0)
+            out->global[d] = 1;       /* 1-D and 2-D launches leave the rest 0 */
+        if (out->local[d] == 0)
+            out->local[d] = 1;
+    }
+    return 0;
+}
+
+DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args, size_t nargs,
+                             const devq_launch *l)
+{
+    const char *fn = "devq_queue_exec";
+    int r = enter(q, fn);
+    if (r < 0)
+        return r;
+    struct batch *b = q->open;
+    if ((r = devq__kernel_check(k, fn)) < 0)
+        return leave(q, r);
+    if (k->dev != q->dev)
+        return leave(q, devq__err(-EINVAL, "%s: kernel '%s' was loaded on %s:%d, not on queue %u's device",
+                                  fn, k->name, k->dev->info.backend, k->dev->info.ordinal, q->number));
+    if (nargs && !args)
+        return leave(q, devq__err(-EINVAL, "%s: args is NULL with nargs %zu", fn, nargs));
+    if (nargs > 4096)
+        return leave(q, devq__err(-EINVAL, "%s: %zu arguments; at most 4096", fn, nargs));
+    devq_launch launch;
+    if ((r = normalize_launch(l, &launch, fn)) < 0)
+        return leave(q, r);
+    size_t bytes = 0;
+    for (size_t i = 0; i < nargs; i++) {
+        const devq_arg *a = &args[i];
+        if (a->buf) {
+            if ((r = check_buffer(q, a->buf, fn, "argument")) < 0)
+                return leave(q, r);
+            if (a->access < DEVQ_READ || a->access > DEVQ_READ_WRITE)
+                return leave(q, devq__err(-EINVAL, "%s: argument %zu: access %d is not DEVQ_READ, DEVQ_WRITE or DEVQ_READ_WRITE",
+                                          fn, i, (int)a->access));
+        } else {
+            if (!a->value || a->size == 0 || a->size > 4096)
+                return leave(q, devq__err(-EINVAL, "%s: argument %zu: a value argument needs a pointer and 1..4096 bytes (got %p, %zu)",
+                                          fn, i, a->value, a->size));
+            bytes += (a->size + 15) & ~(size_t)15;
+        }
+    }
+    /* Reserve everything first so a failure leaves the batch unchanged. */
+    if (b->nargs + nargs > b->capargs) {
+        uint32_t cap = b->capargs ? b->capargs : 8;
+        while (cap < b->nargs + nargs)
+            cap *= 2;
+        struct batch_arg *na = realloc(b->args, cap * sizeof *na);
+        if (!na)
+            return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
+        b->args = na;
+        b->capargs = cap;
+    }
+    if (b->nbytes + bytes > b->capbytes) {
+        size_t cap = b->capbytes ? b->capbytes : 256;
+        while (cap < b->nbytes + bytes)
+            cap *= 2;
+        unsigned char *nb = realloc(b->bytes, cap);
+        if (!nb)
+            return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
+        b->bytes = nb;
+        b->capbytes = cap;
+    }
+    struct op *o = push_op(b);
+    if (!o)
+        return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
+    o->kind = OP_EXEC;
+    o->u.exec.k = k;
+    o->u.exec.l = launch;
+    o->u.exec.first_arg = b->nargs;
+    o->u.exec.nargs = (uint32_t)nargs;
+    atomic_fetch_add(&k->refs, 1);
+    for (size_t i = 0; i < nargs; i++) {
+        struct batch_arg *ba = &b->args[b->nargs++];
+        memset(ba, 0, sizeof *ba);
+        if (args[i].buf) {
+            ba->buf = args[i].buf;
+            ba->access = args[i].access;
+            use_buffer(q->dev, ba->buf);
+        } else {
+            /* Values are copied now: the caller's bytes may be gone by submit. */
+            ba->value_off = b->nbytes;
+            ba->size = args[i].size;
+            memcpy(b->bytes + b->nbytes, args[i].value, args[i].size);
+            b->nbytes += (args[i].size + 15) & ~(size_t)15;
+        }
+    }
+    return leave(q, 0);
+}
+
+DEVQ_API int devq_queue_copy(devq_queue *q, devq_buffer *dst, size_t dst_off, devq_buffer *src,
+                             size_t src_off, size_t n)
+{
+    const char *fn = "devq_queue_copy";
+    int r = enter(q, fn);
+    if (r < 0)
+        return r;
+    if ((r = check_buffer(q, dst, fn, "destination")) < 0 || (r = check_buffer(q, src, fn, "source")) < 0 ||
+        (r = check_range(fn, "destination", dst, dst_off, n)) < 0 ||
+        (r = check_range(fn, "source", src, src_off, n)) < 0)
+        return leave(q, r);
+    if (dst == src && dst_off < src_off + n && src_off < dst_off + n)
+        return leave(q, devq__err(-EINVAL, "%s: source and destination ranges overlap in one buffer", fn));
+    struct op *o = push_op(q->open);
+    if (!o)
+        return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
+    o->kind = OP_COPY;
+    o->u.copy.dst = dst;
+    o->u.copy.src = src;
+    o->u.copy.dst_off = dst_off;
+    o->u.copy.src_off = src_off;
+    o->u.copy.n = n;
+    use_buffer(q->dev, dst);
+    use_buffer(q->dev, src);
+    return leave(q, 0);
+}
+
+DEVQ_API int devq_queue_fill(devq_queue *q, devq_buffer *dst, size_t off, size_t n, uint8_t byte)
+{
+    const char *fn = "devq_queue_fill";
+    int r = enter(q, fn);
+    if (r < 0)
+        return r;
+    if ((r = check_buffer(q, dst, fn, "destination")) < 0 || (r = check_range(fn, "fill", dst, off, n)) < 0)
+        return leave(q, r);
+    struct op *o = push_op(q->open);
+    if (!o)
+        return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
+    o->kind = OP_FILL;
+    o->u.fill.dst = dst;
+    o->u.fill.off = off;
+    o->u.fill.n = n;
+    o->u.fill.byte = byte;
+    use_buffer(q->dev, dst);
+    return leave(q, 0);
+}
+
+static int record_xfer(devq_queue *q, enum op_kind kind, devq_buffer *buf, size_t off, void *host,
+                       size_t n, const char *fn)
+{
+    int r = enter(q, fn);
+    if (r < 0)
+        return r;
+    if ((r = check_buffer(q, buf, fn, "device")) < 0 || (r = check_range(fn, "transfer", buf, off, n)) < 0)
+        return leave(q, r);
+    if (!host)
+        return leave(q, devq__err(-EINVAL, "%s: host pointer is NULL", fn));
+    struct op *o = push_op(q->open);
+    if (!o)
+        return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
+    o->kind = (uint8_t)kind;
+    o->u.xfer.buf = buf;
+    o->u.xfer.off = off;
+    o->u.xfer.n = n;
+    o->u.xfer.host = host;
+    use_buffer(q->dev, buf);
+    return leave(q, 0);
+}
+
+DEVQ_API int devq_queue_write(devq_queue *q, devq_buffer *dst, size_t off, const void *src, size_t n)
+{
+    return record_xfer(q, OP_WRITE, dst, off, (void *)src, n, "devq_queue_write");
+}
+
+DEVQ_API int devq_queue_read(devq_queue *q, void *dst, devq_buffer *src, size_t off, size_t n)
+{
+    return record_xfer(q, OP_READ, src, off, dst, n, "devq_queue_read");
+}
+
+DEVQ_API int devq_queue_barrier(devq_queue *q)
+{
+    int r = enter(q, "devq_queue_barrier");
+    if (r < 0)
+        return r;
+    /* A stream runs its ops in order, so a barrier inside one queue only
+     * marks the point (for traces); it is kept so code written for
+     * hardware queues that overlap ops stays correct here. */
+    struct op *o = push_op(q->open);
+    if (!o)
+        return leave(q, devq__err(-ENOMEM, "devq_queue_barrier: out of memory"));
+    o->kind = OP_BARRIER;
+    return leave(q, 0);
+}
+
+DEVQ_API int devq_queue_host_fn(devq_queue *q, void (*fn)(void *arg), void *arg)
+{
+    int r = enter(q, "devq_queue_host_fn");
+    if (r < 0)
+        return r;
+    if (!fn)
+        return leave(q, devq__err(-EINVAL, "devq_queue_host_fn: fn is NULL"));
+    struct op *o = push_op(q->open);
+    if (!o)
+        return leave(q, devq__err(-ENOMEM, "devq_queue_host_fn: out of memory"));
+    o->kind = OP_HOST_FN;
+    o->u.host.fn = fn;
+    o->u.host.arg = arg;
+    o->u.host.owner = q->open;
+    return leave(q, 0);
+}
+
+/* Take the open batch out for submission; a sticky error discards it. */
+DEVQ_API int devq_queue_submit(devq_queue *q)
+{
+    int r = devq__queue_check(q, "devq_queue_submit");
+    if (r < 0)
+        return r;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&q->recording, &expected, 1))
+        return devq__err(-EBUSY, "devq_queue_submit: queue %u is being recorded by another thread", q->number);
+    struct batch *b = q->open;
+    q->open = NULL;
+    int sticky = q->sticky;
+    q->sticky = 0;
+    if (sticky) {
+        char msg[DEVQ_CAUSE_MAX];
+        snprintf(msg, sizeof msg, "%s", q->sticky_msg);
+        if (b)
+            devq__batch_discard(b);
+        atomic_store(&q->recording, 0);
+        return devq__err(sticky, "devq_queue_submit: batch discarded: %s", msg);
+    }
+    if (!b) {
+        /* An empty submit still gets a batch: its completion orders
+         * everything before it, which finish and barriers rely on. */
+        if (!(b = devq__batch_get(q))) {
+            atomic_store(&q->recording, 0);
+            return devq__err(-ENOMEM, "devq_queue_submit: out of memory");
+        }
+    }
+    atomic_store(&q->recording, 0);
+    if ((r = devq__device_lost_check(q->dev)) < 0) {
+        devq__batch_discard(b);
+        return r;
+    }
+    b->seq = atomic_fetch_add(&q->submitted, 1) + 1;
+    atomic_fetch_add(&q->dev->stats.batches_submitted, 1);
+    pthread_mutex_lock(&q->dev->lock);
+    r = devq__submit_locked(q, b);
+    pthread_mutex_unlock(&q->dev->lock);
+    return r;
+}

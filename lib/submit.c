@@ -1,0 +1,372 @@
+/* Issuing submitted batches to the backend stream, with the tracker
+ * deciding cross-stream waits, and deferral of waits that cannot be
+ * resolved on the device (bridging through the notifier thread).
+ * Everything here runs under the device lock. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "error.h"
+#include "event_pool.h"
+#include "log.h"
+#include "queue.h"
+#include "signal.h"
+
+#define ISSUE_DEFERRED 1
+
+static const char *dev_name(const struct devq_device *dev, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s:%d", dev->info.backend, dev->info.ordinal);
+    return buf;
+}
+
+/* Fail the rest of b without running it; the end callback reports it. */
+static void force(struct batch *b, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void force(struct batch *b, int err, const char *fmt, ...)
+{
+    if (b->forced_error)
+        return;
+    b->forced_error = err;
+    b->fail_from = b->next_op;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(b->cause, sizeof b->cause, fmt, ap);
+    va_end(ap);
+}
+
+static int gate_push(struct batch *b, devq_signal *s)
+{
+    if (b->ngate == b->capgate) {
+        uint32_t cap = b->capgate ? b->capgate * 2 : 4;
+        devq_signal **g = realloc(b->gate, cap * sizeof *g);
+        if (!g)
+            return devq__err(-ENOMEM, "out of memory");
+        b->gate = g;
+        b->capgate = cap;
+    }
+    b->gate[b->ngate++] = s;
+    return 0;
+}
+
+/* The tracker's way to order streams: an event at src's tail, waited on
+ * by dst.  The event goes back to the pool at once: stream_wait_event
+ * captures its position at call time. */
+int devq__align_streams(void *ctx, uint32_t dst, uint32_t src)
+{
+    struct devq_device *dev = ctx;
+    struct devq_stream *d = dev->streams[dst], *s = dev->streams[src];
+    devq_pl_event *e;
+    int r = devq__event_get(dev, 0, &e);
+    if (r < 0)
+        return r;
+    if ((r = dev->ops->event_record(e, s->pl)) == 0)
+        r = dev->ops->stream_wait_event(d->pl, e);
+    devq__event_put(dev, e, 0);
+    if (r == 0 && DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+        devq__log(DEVQ_LOG_BASIC, "%s:%d: stream %u waits on stream %u @%llu",
+                  dev->info.backend, dev->info.ordinal, dst, src,
+                  (unsigned long long)devq__tracker_cursor(dev->tracker, src));
+    return r;
+}
+
+static int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, enum devq_access acc)
+{
+    int r = devq__tracker_bind(dev->tracker, sid, &b->track, acc);
+    if (r >= 0 && DEVQ_LOG_ON(DEVQ_LOG_FULL))
+        devq__log(DEVQ_LOG_FULL, "%s:%d: stream %u binds buffer %p %s: %d wait(s)",
+                  dev->info.backend, dev->info.ordinal, sid, b->dptr,
+                  acc == DEVQ_READ ? "read" : acc == DEVQ_WRITE ? "write" : "read-write", r);
+    return r;
+}
+
+static int bind_op(struct devq_device *dev, uint32_t sid, struct batch *b, const struct op *o)
+{
+    int r = 0;
+    switch (o->kind) {
+    case OP_EXEC:
+        for (uint32_t a = 0; a < o->u.exec.nargs && r >= 0; a++) {
+            const struct batch_arg *ba = &b->args[o->u.exec.first_arg + a];
+            if (ba->buf)
+                r = bind(dev, sid, ba->buf, ba->access);
+        }
+        break;
+    case OP_COPY:
+        if ((r = bind(dev, sid, o->u.copy.src, DEVQ_READ)) >= 0)
+            r = bind(dev, sid, o->u.copy.dst, DEVQ_WRITE);
+        break;
+    case OP_FILL:
+        r = bind(dev, sid, o->u.fill.dst, DEVQ_WRITE);
+        break;
+    case OP_WRITE:
+        r = bind(dev, sid, o->u.xfer.buf, DEVQ_WRITE);
+        break;
+    case OP_READ:
+        r = bind(dev, sid, o->u.xfer.buf, DEVQ_READ);
+        break;
+    default:
+        break;
+    }
+    return r < 0 ? r : 0;
+}
+
+static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)
+{
+    struct devq_pl_arg stack_args[16], *pa = stack_args;
+    uint32_t n = o->u.exec.nargs;
+    if (n > 16 && !(pa = malloc(n * sizeof *pa)))
+        return devq__err(-ENOMEM, "devq_queue_submit: out of memory for %u kernel arguments", n);
+    for (uint32_t a = 0; a < n; a++) {
+        const struct batch_arg *ba = &b->args[o->u.exec.first_arg + a];
+        pa[a] = ba->buf ? (struct devq_pl_arg){ .is_buffer = 1, .device_ptr = ba->buf->dptr }
+                        : (struct devq_pl_arg){ .value = b->bytes + ba->value_off, .size = ba->size };
+    }
+    int r = dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, pa, n);
+    if (pa != stack_args)
+        free(pa);
+    return r;
+}
+
+static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batch *b, struct op *o)
+{
+    const struct devq_backend_ops *ops = dev->ops;
+    switch (o->kind) {
+    case OP_SIGNAL: {
+        int r = devq__tracker_producer_add(dev->tracker, o->u.sig.s, o->u.sig.v, st->id);
+        if (r < 0 || o->at_end)
+            return r;
+        return ops->host_fn(st->pl, devq__signal_cb, o);
+    }
+    case OP_EXEC:
+        return launch(dev, st, b, o);
+    case OP_COPY:
+        return ops->copy(st->pl, (char *)o->u.copy.dst->dptr + o->u.copy.dst_off,
+                         (const char *)o->u.copy.src->dptr + o->u.copy.src_off, o->u.copy.n, DEVQ_COPY_D2D);
+    case OP_FILL:
+        return ops->fill(st->pl, (char *)o->u.fill.dst->dptr + o->u.fill.off, o->u.fill.byte, o->u.fill.n);
+    case OP_WRITE:
+        return ops->copy(st->pl, (char *)o->u.xfer.buf->dptr + o->u.xfer.off, o->u.xfer.host,
+                         o->u.xfer.n, DEVQ_COPY_H2D);
+    case OP_READ:
+        return ops->copy(st->pl, o->u.xfer.host, (const char *)o->u.xfer.buf->dptr + o->u.xfer.off,
+                         o->u.xfer.n, DEVQ_COPY_D2H);
+    case OP_HOST_FN:
+        return ops->host_fn(st->pl, devq__user_fn_cb, o);
+    default:
+        return 0;     /* OP_WAIT was resolved before; OP_BARRIER marks a point */
+    }
+}
+
+/* Signals after the last op that does work are delivered by the end
+ * callback (the common case: one host callback per batch). */
+static void mark_end_signals(struct batch *b)
+{
+    int32_t last_work = -1;
+    for (uint32_t i = 0; i < b->nops; i++) {
+        uint8_t k = b->ops[i].kind;
+        if (k != OP_WAIT && k != OP_SIGNAL && k != OP_BARRIER)
+            last_work = (int32_t)i;
+    }
+    for (uint32_t i = 0; i < b->nops; i++)
+        if (b->ops[i].kind == OP_SIGNAL)
+            b->ops[i].at_end = (int32_t)i > last_work;
+}
+
+static void resume_cb(void *arg, int status);
+
+static int defer(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t v)
+{
+    b->blocked_on = s;
+    b->blocked_value = v;
+    atomic_fetch_add(&q->dev->stats.batches_deferred, 1);
+    int r = devq_signal_notify(s, v, resume_cb, b, &b->notify);
+    if (r < 0)
+        return r;
+    if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+        devq__log(DEVQ_LOG_BASIC, "%s:%d: queue %u batch %llu deferred: waits s%llu>=%llu (value %llu)",
+                  q->dev->info.backend, q->dev->info.ordinal, q->number, (unsigned long long)b->seq,
+                  (unsigned long long)devq__signal_id(s), (unsigned long long)v,
+                  (unsigned long long)devq_signal_value(s));
+    return ISSUE_DEFERRED;
+}
+
+/* Resolve the waits of the portion starting at next_op.  Returns the end
+ * of the portion that can be issued now; *defer_at is set to the index of
+ * a wait that must be bridged (== returned end), or UINT32_MAX. */
+static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began, uint32_t *defer_at)
+{
+    struct devq_device *dev = q->dev;
+    uint32_t sid = q->stream.id;
+    char dn[48];
+    *defer_at = UINT32_MAX;
+    for (uint32_t i = b->next_op; i < b->nops && !b->forced_error; i++) {
+        struct op *o = &b->ops[i];
+        if (o->kind != OP_WAIT)
+            continue;
+        devq_signal *s = o->u.sig.s;
+        uint64_t v = o->u.sig.v;
+        int st = devq_signal_status(s);
+        if (st) {
+            force(b, st, "queue %u batch %llu on %s waits s%llu>=%llu, which failed: %s", q->number,
+                  (unsigned long long)b->seq, dev_name(dev, dn, sizeof dn),
+                  (unsigned long long)devq__signal_id(s), (unsigned long long)v, devq__signal_cause(s));
+            break;
+        }
+        if (devq_signal_value(s) >= v) {
+            atomic_fetch_add(&dev->stats.signal_waits_dropped, 1);
+            continue;
+        }
+        struct devq_use u;
+        if (devq__tracker_producer_find(dev->tracker, s, v, &u)) {
+            if (!*began) {
+                devq__tracker_begin(dev->tracker, sid);
+                *began = 1;
+            }
+            int r = devq__tracker_require(dev->tracker, sid, &u);
+            if (r < 0 || (r = gate_push(b, s)) < 0) {
+                force(b, r, "queue %u batch %llu: ordering after s%llu>=%llu failed: %s", q->number,
+                      (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
+                      (unsigned long long)v, devq_errmsg());
+                break;
+            }
+            atomic_fetch_add(&dev->stats.signal_waits_aligned, 1);
+            continue;
+        }
+        if (q->destroying) {
+            force(b, -ECANCELED, "queue %u destroyed while batch %llu waited for s%llu>=%llu",
+                  q->number, (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
+                  (unsigned long long)v);
+            break;
+        }
+        *defer_at = i;
+        return i;
+    }
+    return b->nops;
+}
+
+int devq__issue(struct devq_queue *q, struct batch *b)
+{
+    struct devq_device *dev = q->dev;
+    struct devq_stream *st = &q->stream;
+    const struct devq_backend_ops *ops = dev->ops;
+    int began = 0, r = 0, sync_err = 0;
+    if (b->next_op == 0)
+        mark_end_signals(b);
+    b->ngate = 0;
+
+    uint32_t defer_at;
+    uint32_t stop = resolve_waits(q, b, &began, &defer_at);
+    if (!b->forced_error && stop > b->next_op) {
+        if (!began) {
+            devq__tracker_begin(dev->tracker, st->id);
+            began = 1;
+        }
+        for (uint32_t i = b->next_op; i < stop && r >= 0; i++)
+            r = bind_op(dev, st->id, b, &b->ops[i]);
+        if (r < 0)
+            force(b, r, "queue %u batch %llu: ordering failed: %s", q->number,
+                  (unsigned long long)b->seq, devq_errmsg());
+    }
+    if (!b->forced_error && b->ngate && (r = ops->host_fn(st->pl, devq__gate_cb, b)) < 0) {
+        sync_err = r;
+        force(b, r, "queue %u batch %llu: %s", q->number, (unsigned long long)b->seq, devq_errmsg());
+    }
+    for (uint32_t i = b->next_op; i < stop; i++) {
+        struct op *o = &b->ops[i];
+        b->next_op = i;
+        if (!b->forced_error && (r = issue_op(dev, st, b, o)) < 0) {
+            if (r == -ENODEV)
+                devq__device_set_lost(dev, devq_errmsg());
+            sync_err = r;
+            char dn[48];
+            force(b, r, "queue %u batch %llu on %s: %s", q->number, (unsigned long long)b->seq,
+                  dev_name(dev, dn, sizeof dn), devq_errmsg());
+        }
+        devq__op_issued(b, o);      /* its buffer uses are settled either way */
+    }
+    b->next_op = stop;
+    if (defer_at != UINT32_MAX && !b->forced_error) {
+        struct op *w = &b->ops[defer_at];
+        r = defer(q, b, w->u.sig.s, w->u.sig.v);
+        if (r == ISSUE_DEFERRED)
+            return ISSUE_DEFERRED;
+        force(b, r, "queue %u batch %llu: cannot wait for s%llu>=%llu: %s", q->number,
+              (unsigned long long)b->seq, (unsigned long long)devq__signal_id(w->u.sig.s),
+              (unsigned long long)w->u.sig.v, devq_errmsg());
+    }
+    if (b->next_op < b->nops) {
+        devq__batch_unissue(b, b->next_op);
+        b->next_op = b->nops;
+    }
+    q->issued_seq = b->seq;
+    /* After this call the batch belongs to the end callback. */
+    if ((r = ops->host_fn(st->pl, devq__end_cb, b)) < 0) {
+        if (!sync_err)
+            sync_err = r;
+        devq__complete_inline(b, r);
+    }
+    return sync_err;
+}
+
+/* Issue deferred batches from the head of the FIFO until one blocks. */
+void devq__drain_deferred(struct devq_queue *q)
+{
+    struct batch *b;
+    while ((b = q->deferred)) {
+        q->deferred = b->next;
+        if (!q->deferred)
+            q->deferred_tail = NULL;
+        b->next = NULL;
+        if (devq__issue(q, b) == ISSUE_DEFERRED) {
+            b->next = q->deferred;
+            q->deferred = b;
+            if (!q->deferred_tail)
+                q->deferred_tail = b;
+            devq__note_cycle(q);
+            break;
+        }
+    }
+    devq__process_pending_frees(q->dev);
+}
+
+int devq__submit_locked(struct devq_queue *q, struct batch *b)
+{
+    if (q->deferred) {
+        /* Order holds: wait behind the deferred head. */
+        q->deferred_tail->next = b;
+        q->deferred_tail = b;
+        return 0;
+    }
+    int r = devq__issue(q, b);
+    if (r == ISSUE_DEFERRED) {
+        q->deferred = q->deferred_tail = b;
+        devq__note_cycle(q);
+        r = 0;
+    }
+    devq__process_pending_frees(q->dev);
+    return r;
+}
+
+/* The notifier thread: the value a deferred head waited for was reached
+ * (or failed, or the wait was cancelled because its queue is going). */
+static void resume_cb(void *arg, int status)
+{
+    struct batch *b = arg;
+    struct devq_queue *q = b->q;
+    struct devq_device *dev = q->dev;
+    pthread_mutex_lock(&dev->lock);
+    b->notify = NULL;
+    if (status < 0) {
+        if (status == -ECANCELED)
+            force(b, status, "queue %u destroyed while batch %llu waited for s%llu>=%llu", q->number,
+                  (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
+                  (unsigned long long)b->blocked_value);
+        else
+            force(b, status, "queue %u batch %llu waits s%llu>=%llu, which failed: %s", q->number,
+                  (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
+                  (unsigned long long)b->blocked_value, devq__signal_cause(b->blocked_on));
+    }
+    b->blocked_on = NULL;
+    devq__drain_deferred(q);
+    pthread_mutex_unlock(&dev->lock);
+}

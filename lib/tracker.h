@@ -1,0 +1,87 @@
+/* The tracker: the one place cross-stream ordering is decided.
+ *
+ * Per device it keeps, for every stream, a `cursor` (units of work issued:
+ * batches, stream-ordered allocs and frees) and `last_synced[other]` (the
+ * cursor of `other` that this stream is already ordered after).  Every
+ * buffer remembers the (stream, cursor) of its last write and of the reads
+ * since.  Binding a buffer use on a stream checks the hazards
+ * (read-after-write, write-after-read, write-after-write) against other
+ * streams; a hazard not already covered by last_synced is resolved by
+ * `align` (record an event at the other stream's tail, make this stream
+ * wait on it), and covered ones are counted as elided.  Alignment is
+ * transitive: a stream ordered after B's tail inherits B's last_synced.
+ *
+ * It is pure bookkeeping: `align` is the only way it touches streams, so
+ * it can be unit-tested without a backend.  Callers hold the device lock. */
+#ifndef DEVQ_LIB_TRACKER_H
+#define DEVQ_LIB_TRACKER_H
+
+#include <stdint.h>
+#include <devq/devq.h>
+
+struct devq_tracker;
+
+struct devq_tracker_ops {
+    /* Make stream `dst` wait for everything issued so far on `src`. */
+    int (*align)(void *ctx, uint32_t dst, uint32_t src);
+};
+
+/* A point in one stream's history.  `gen` tells a reused stream id from
+ * the stream that had it before (whose work has all completed). */
+struct devq_use {
+    uint32_t stream, gen;
+    uint64_t cursor;      /* 0: no use */
+};
+
+/* Tracking state embedded in every buffer. */
+struct devq_buffer_track {
+    struct devq_use write;
+    struct devq_use *reads;   /* at most one (the latest) per stream */
+    uint32_t nreads, capreads;
+};
+
+struct devq_tracker_counts {
+    uint64_t waits_inserted, waits_elided;
+};
+
+int  devq__tracker_create(const struct devq_tracker_ops *ops, void *ctx, struct devq_tracker **out);
+void devq__tracker_destroy(struct devq_tracker *t);
+
+int  devq__tracker_stream_add(struct devq_tracker *t, uint32_t *id);
+void devq__tracker_stream_remove(struct devq_tracker *t, uint32_t id);
+uint32_t devq__tracker_stream_gen(const struct devq_tracker *t, uint32_t id);
+uint64_t devq__tracker_cursor(const struct devq_tracker *t, uint32_t id);
+uint64_t devq__tracker_last_synced(const struct devq_tracker *t, uint32_t dst, uint32_t src);
+
+/* Start a unit of work on a stream; returns its cursor. */
+uint64_t devq__tracker_begin(struct devq_tracker *t, uint32_t stream);
+/* The use a stream's current unit stands for. */
+struct devq_use devq__tracker_here(const struct devq_tracker *t, uint32_t stream);
+
+/* Order the current unit on `stream` after use `u`; 1 if a wait was
+ * inserted, 0 if elided or not needed, negative errno from align. */
+int devq__tracker_require(struct devq_tracker *t, uint32_t stream, const struct devq_use *u);
+
+/* Bind a buffer use in the current unit on `stream`: resolve hazards,
+ * then record the use.  Returns the waits inserted (>= 0) or an error. */
+int devq__tracker_bind(struct devq_tracker *t, uint32_t stream, struct devq_buffer_track *b,
+                       enum devq_access access);
+
+/* Streams whose uses of b may still be running, for a synchronous free:
+ * fills up to cap uses (one per stream, latest) and returns the count. */
+size_t devq__tracker_buffer_uses(const struct devq_tracker *t, const struct devq_buffer_track *b,
+                                 struct devq_use *out, size_t cap);
+
+void devq__tracker_buffer_init(struct devq_buffer_track *b);
+void devq__tracker_buffer_fini(struct devq_buffer_track *b);
+
+/* Signal producers: value v of s is produced by the current unit on
+ * `stream`.  find returns 1 and the use of the earliest known producer of
+ * a value >= v, or 0 when none is known (host, another device, or not yet
+ * submitted).  Entries are dropped once the signal reaches their value. */
+int devq__tracker_producer_add(struct devq_tracker *t, devq_signal *s, uint64_t v, uint32_t stream);
+int devq__tracker_producer_find(struct devq_tracker *t, devq_signal *s, uint64_t v, struct devq_use *out);
+
+void devq__tracker_counts(const struct devq_tracker *t, struct devq_tracker_counts *out);
+
+#endif
