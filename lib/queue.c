@@ -207,7 +207,7 @@ static void describe_pending(struct devq_queue *q, char *msg, size_t cap)
     struct devq_device *dev = q->dev;
     uint64_t done = devq_signal_value(q->timeline);
     uint64_t sub = atomic_load(&q->submitted);
-    int n = snprintf(msg, cap, "queue %u on %s:%d: %llu of %llu batches unfinished",
+    int n = snprintf(msg, cap, "queue %u on %s:%d: %llu of %llu batch(es) unfinished",
                      q->number, dev->info.backend, dev->info.ordinal,
                      (unsigned long long)(sub - done), (unsigned long long)sub);
     pthread_mutex_lock(&dev->lock);
@@ -218,7 +218,7 @@ static void describe_pending(struct devq_queue *q, char *msg, size_t cap)
                       (unsigned long long)b->blocked_value,
                       (unsigned long long)devq_signal_value(b->blocked_on));
     if (n > 0 && (size_t)n < cap - 16) {
-        char cyc[DEVQ_ERRMSG_MAX];
+        char cyc[256];
         if (devq__cycle_check(q, cyc, sizeof cyc) > 0)
             snprintf(msg + n, cap - (size_t)n, "; %s", cyc);
     }
@@ -233,7 +233,7 @@ int devq__queue_finish_until(struct devq_queue *q, uint64_t deadline)
                      : deadline > now ? deadline - now : 0;
     int r = devq_signal_wait(q->timeline, target, timeout);
     if (r == -ETIMEDOUT) {
-        char msg[DEVQ_ERRMSG_MAX];
+        char msg[DEVQ_ERRMSG_MAX - 16];
         describe_pending(q, msg, sizeof msg);
         return devq__err(-ETIMEDOUT, "timed out: %s", msg);
     }

@@ -56,6 +56,7 @@ struct devq_buffer {
 enum op_kind {
     OP_WAIT, OP_SIGNAL, OP_EXEC, OP_COPY, OP_FILL, OP_WRITE, OP_READ,
     OP_BARRIER, OP_HOST_FN,
+    OP_ALIGN,                      /* order after another stream's point (devq_barrier) */
 };
 
 struct batch;
@@ -70,6 +71,7 @@ struct op {
         struct { devq_buffer *dst; size_t off, n; uint8_t byte; } fill;
         struct { devq_buffer *buf; size_t off, n; void *host; } xfer;   /* write: host is the source */
         struct { void (*fn)(void *); void *arg; struct batch *owner; } host;
+        struct devq_use align;
     } u;
 };
 

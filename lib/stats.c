@@ -58,8 +58,9 @@ DEVQ_API int devq_device_synchronize(devq_device *dev, uint64_t timeout_ns)
     for (size_t i = 0; i < n; i++) {
         r = devq__queue_finish_until(qs[i], deadline);
         if (r == -ETIMEDOUT) {
-            r = devq__err(-ETIMEDOUT, "devq_device_synchronize: %s:%d: %s", dev->info.backend,
-                          dev->info.ordinal, devq_errmsg());
+            char why[DEVQ_ERRMSG_MAX];
+            snprintf(why, sizeof why, "%s", devq_errmsg());   /* devq__err writes the same buffer */
+            r = devq__err(-ETIMEDOUT, "devq_device_synchronize: %s", why);
             free(qs);
             return r;
         }

@@ -164,7 +164,7 @@ static void mark_end_signals(struct batch *b)
     int32_t last_work = -1;
     for (uint32_t i = 0; i < b->nops; i++) {
         uint8_t k = b->ops[i].kind;
-        if (k != OP_WAIT && k != OP_SIGNAL && k != OP_BARRIER)
+        if (k != OP_WAIT && k != OP_SIGNAL && k != OP_BARRIER && k != OP_ALIGN)
             last_work = (int32_t)i;
     }
     for (uint32_t i = 0; i < b->nops; i++)
@@ -201,6 +201,19 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
     *defer_at = UINT32_MAX;
     for (uint32_t i = b->next_op; i < b->nops && !b->forced_error; i++) {
         struct op *o = &b->ops[i];
+        if (o->kind == OP_ALIGN) {
+            if (!*began) {
+                devq__tracker_begin(dev->tracker, sid);
+                *began = 1;
+            }
+            int r = devq__tracker_require(dev->tracker, sid, &o->u.align);
+            if (r < 0) {
+                force(b, r, "queue %u batch %llu: barrier: %s", q->number,
+                      (unsigned long long)b->seq, devq_errmsg());
+                break;
+            }
+            continue;
+        }
         if (o->kind != OP_WAIT)
             continue;
         devq_signal *s = o->u.sig.s;

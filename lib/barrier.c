@@ -1,0 +1,58 @@
+/* devq_barrier: every queue waits for every other queue's tail.
+ *
+ * Each queue's open batch gets, for every other queue, a dependency on
+ * that queue's submitted work: on the same device and with nothing
+ * deferred, a tracker alignment with the other stream's current point
+ * (no host round trip); otherwise a wait on the other queue's completion
+ * timeline, which the tracker bridges like any signal wait. */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "error.h"
+#include "queue.h"
+#include "signal.h"
+
+static int push_dep(struct devq_queue *qi, struct devq_queue *qj)
+{
+    struct devq_device *dev = qi->dev;
+    pthread_mutex_lock(&dev->lock);
+    int aligned = qj->dev == dev && !qj->deferred;
+    struct devq_use here = aligned ? devq__tracker_here(dev->tracker, qj->stream.id) : (struct devq_use){ 0 };
+    pthread_mutex_unlock(&dev->lock);
+    if (!aligned)
+        return devq_queue_wait(qi, qj->timeline, atomic_load(&qj->submitted));
+    if (!here.cursor)
+        return 0;               /* nothing submitted there yet */
+    /* Record through the public path for its checks, then retarget. */
+    int r = devq_queue_barrier(qi);
+    if (r == 0) {
+        struct op *o = &qi->open->ops[qi->open->nops - 1];
+        o->kind = OP_ALIGN;
+        o->u.align = here;
+    }
+    return r;
+}
+
+DEVQ_API int devq_barrier(devq_queue *const *queues, size_t n)
+{
+    if (!queues && n)
+        return devq__err(-EINVAL, "devq_barrier: queues is NULL with n %zu", n);
+    for (size_t i = 0; i < n; i++) {
+        int r = devq__queue_check(queues[i], "devq_barrier");
+        if (r < 0)
+            return r;
+        for (size_t j = 0; j < i; j++)
+            if (queues[j] == queues[i])
+                return devq__err(-EINVAL, "devq_barrier: queue %u is listed twice", queues[i]->number);
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < n; j++) {
+            if (i == j)
+                continue;
+            int r = push_dep(queues[i], queues[j]);
+            if (r < 0)
+                return r;
+        }
+    return 0;
+}

@@ -1,0 +1,22 @@
+/* The conformance runner: every suite, against DEVQ_TEST_DEVICE. */
+#include "conf.h"
+
+int main(void)
+{
+    devq_device *dev = NULL;
+    int r = devq_device_open(conf_backend(), &dev);
+    if (r < 0) {
+        printf("SKIP: cannot open device '%s': %s\n", conf_backend(), devq_errmsg());
+        return 77;
+    }
+    devq_device_close(dev);
+    SRunner *sr = srunner_create(conf_queue_suite());
+    srunner_add_suite(sr, conf_failure_suite());
+    srunner_add_suite(sr, conf_deferral_suite());
+    srunner_add_suite(sr, conf_memory_suite());
+    srunner_add_suite(sr, conf_tracker_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,134 @@
+/* Stream-ordered memory: a freed buffer's memory is never handed out
+ * while another stream may still touch it. */
+#include "conf.h"
+
+enum { SZ = 1 << 20 };
+
+static void slow_read(devq_queue *q, devq_kernel *k, devq_buffer *src, devq_buffer *dst, uint32_t ms)
+{
+    uint32_t n = SZ;
+    devq_arg a[4] = { DEVQ_ARG_BUF(src, DEVQ_READ), DEVQ_ARG_BUF(dst, DEVQ_WRITE), DEVQ_ARG_VAL(&ms),
+                      DEVQ_ARG_VAL(&n) };
+    devq_launch l = conf_launch1(1, 1);
+    ck_assert_int_eq(devq_queue_exec(q, k, a, 4, &l), 0);
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+}
+
+static void check_all(devq_queue *q, devq_buffer *b, unsigned char want)
+{
+    unsigned char *out = malloc(SZ);
+    conf_download(q, out, b, SZ);
+    for (size_t i = 0; i < SZ; i++)
+        if (out[i] != want)
+            ck_abort_msg("byte %zu is 0x%02x, want 0x%02x: memory reused while read", i, out[i], want);
+    free(out);
+}
+
+static void reuse_case(int steal_queue)
+{
+    devq_device *dev = conf_open();
+    devq_queue *a = conf_queue(dev), *b = conf_queue(dev), *c = conf_queue(dev);
+    devq_kernel *k = conf_kernel(dev, "slow_copy");
+    devq_buffer *src, *dst = conf_buffer(dev, SZ);
+    ck_assert_int_eq(devq_buffer_alloc(dev, SZ, a, 1, &src), 0);
+    ck_assert_int_eq(devq_queue_fill(a, src, 0, SZ, 0xab), 0);
+    ck_assert_int_eq(devq_queue_submit(a), 0);
+    /* B reads src slowly; A frees it at once. */
+    slow_read(b, k, src, dst, 60);
+    ck_assert_int_eq(devq_buffer_free(src, a), 0);
+    /* New allocations scribble over whatever they get. */
+    devq_queue *user = steal_queue ? c : a;
+    devq_buffer *fresh[4];
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(devq_buffer_alloc(dev, SZ, user, 2, &fresh[i]), 0);
+        ck_assert_int_eq(devq_queue_fill(user, fresh[i], 0, SZ, 0x00), 0);
+        ck_assert_int_eq(devq_queue_submit(user), 0);
+    }
+    check_all(b, dst, 0xab);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(devq_buffer_free(fresh[i], NULL), 0);
+    ck_assert_int_eq(devq_buffer_free(dst, NULL), 0);
+    devq_kernel_destroy(k);
+    devq_queue_destroy(a);
+    devq_queue_destroy(b);
+    devq_queue_destroy(c);
+    devq_device_close(dev);
+}
+
+START_TEST(free_while_other_stream_reads)
+{
+    reuse_case(0);
+}
+END_TEST
+
+START_TEST(three_stream_steal)
+{
+    reuse_case(1);
+}
+END_TEST
+
+START_TEST(free_after_alloc_queue_destroyed)
+{
+    devq_device *dev = conf_open();
+    devq_queue *a = conf_queue(dev);
+    devq_buffer *buf;
+    ck_assert_int_eq(devq_buffer_alloc(dev, 4096, a, 0, &buf), 0);
+    ck_assert_int_eq(devq_queue_fill(a, buf, 0, 4096, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(a), 0);
+    devq_queue_destroy(a);
+    ck_assert_int_eq(devq_buffer_free(buf, NULL), 0);
+    devq_device_close(dev);
+}
+END_TEST
+
+START_TEST(free_with_unsubmitted_use_waits_for_it)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q = conf_queue(dev);
+    devq_buffer *buf = conf_buffer(dev, 64), *dst = conf_buffer(dev, 64);
+    unsigned char pattern[64], out[64];
+    memset(pattern, 0x5a, sizeof pattern);
+    conf_upload(q, buf, pattern, sizeof pattern);
+    ck_assert_int_eq(devq_queue_copy(q, dst, 0, buf, 0, 64), 0);
+    ck_assert_int_eq(devq_buffer_free(buf, q), 0);     /* recorded use not yet submitted */
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+    conf_download(q, out, dst, 64);
+    ck_assert_mem_eq(out, pattern, 64);
+    ck_assert_int_eq(devq_buffer_free(dst, NULL), 0);
+    devq_queue_destroy(q);
+    devq_device_close(dev);
+}
+END_TEST
+
+START_TEST(buffer_queries)
+{
+    devq_device *dev = conf_open();
+    devq_device_info info;
+    ck_assert_int_eq(devq_device_info_get(dev, &info), 0);
+    devq_buffer *b = conf_buffer(dev, 1000);
+    ck_assert_uint_eq(devq_buffer_size(b), 1000);
+    ck_assert_ptr_nonnull(devq_buffer_device_ptr(b));
+    if (info.caps & DEVQ_CAP_HOST_VISIBLE)
+        ck_assert_ptr_nonnull(devq_buffer_host_ptr(b));
+    else
+        ck_assert_ptr_null(devq_buffer_host_ptr(b));
+    ck_assert_uint_eq(devq_buffer_size(NULL), 0);
+    ck_assert_int_eq(devq_buffer_free(b, NULL), 0);
+    ck_assert_int_eq(devq_buffer_free(NULL, NULL), -EINVAL);
+    devq_device_close(dev);
+}
+END_TEST
+
+Suite *conf_memory_suite(void)
+{
+    Suite *s = suite_create("memory");
+    TCase *tc = tcase_create("memory");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, free_while_other_stream_reads);
+    tcase_add_test(tc, three_stream_steal);
+    tcase_add_test(tc, free_after_alloc_queue_destroyed);
+    tcase_add_test(tc, free_with_unsubmitted_use_waits_for_it);
+    tcase_add_test(tc, buffer_queries);
+    suite_add_tcase(s, tc);
+    return s;
+}
