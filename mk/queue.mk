@@ -21,3 +21,12 @@ tests_conformance_conformance_LDADD = libdevq.la $(CHECK_LIBS)
 TESTS += tests/conformance-cpu
 dist_noinst_SCRIPTS += tests/conformance-cpu
 endif
+
+# Tracker bookkeeping without a backend (internal API).
+if HAVE_CHECK
+check_PROGRAMS += tests/test_tracker
+TESTS += tests/test_tracker
+tests_test_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_tracker_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_tracker_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+endif
