@@ -30,3 +30,14 @@ tests_test_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 tests_test_tracker_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_tracker_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
 endif
+
+# Benchmarks (make bench).
+noinst_PROGRAMS += bench/bench_queue bench/bench_tracker
+DEVQ_BENCHES += bench/bench_queue bench/bench_tracker
+bench_bench_queue_SOURCES = bench/bench_queue.c bench/bench_util.h
+bench_bench_queue_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+bench_bench_queue_LDADD = libdevq.la
+bench_bench_tracker_SOURCES = bench/bench_tracker.c bench/bench_util.h
+bench_bench_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+bench_bench_tracker_CFLAGS = $(AM_CFLAGS) -O2
+bench_bench_tracker_LDADD = $(DEVQ_INTERNAL_LIBS)
