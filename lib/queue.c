@@ -89,6 +89,9 @@ void devq__batch_release_refs(struct batch *b, uint32_t from_op)
         case OP_READ:
             devq__buffer_release(o->u.xfer.buf);
             break;
+        case OP_TIMESTAMP:
+            devq__timestamp_release(o->u.ts);
+            break;
         default:
             break;
         }

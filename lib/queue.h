@@ -24,7 +24,17 @@
 #define DEVQ_MAGIC_QUEUE  0x51554555u  /* "QUEU" */
 #define DEVQ_MAGIC_BUFFER 0x42554646u  /* "BUFF" */
 #define DEVQ_MAGIC_KERNEL 0x4b45524eu  /* "KERN" */
+#define DEVQ_MAGIC_TIMESTAMP 0x54494d45u  /* "TIME" */
 #define DEVQ_MAGIC_DEAD   0xdeadbeefu
+
+struct devq_timestamp {
+    uint32_t magic;
+    _Atomic int refs;              /* user + the batch until issued */
+    struct devq_device *dev;
+    devq_pl_event *ev;
+    _Atomic int recorded;          /* the event was recorded on the stream */
+};
+void devq__timestamp_release(struct devq_timestamp *ts);
 
 #define DEVQ_CAUSE_MAX 384
 
@@ -57,6 +67,7 @@ enum op_kind {
     OP_WAIT, OP_SIGNAL, OP_EXEC, OP_COPY, OP_FILL, OP_WRITE, OP_READ,
     OP_BARRIER, OP_HOST_FN,
     OP_ALIGN,                      /* order after another stream's point (devq_barrier) */
+    OP_TIMESTAMP,                  /* record a timing event */
 };
 
 struct batch;
@@ -72,6 +83,7 @@ struct op {
         struct { devq_buffer *buf; size_t off, n; void *host; } xfer;   /* write: host is the source */
         struct { void (*fn)(void *); void *arg; struct batch *owner; } host;
         struct devq_use align;
+        struct devq_timestamp *ts;
     } u;
 };
 

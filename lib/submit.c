@@ -152,6 +152,12 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
                          o->u.xfer.n, DEVQ_COPY_D2H);
     case OP_HOST_FN:
         return ops->host_fn(st->pl, devq__user_fn_cb, o);
+    case OP_TIMESTAMP: {
+        int r = ops->event_record(o->u.ts->ev, st->pl);
+        if (r == 0)
+            atomic_store(&o->u.ts->recorded, 1);
+        return r;
+    }
     default:
         return 0;     /* OP_WAIT was resolved before; OP_BARRIER marks a point */
     }
@@ -164,7 +170,7 @@ static void mark_end_signals(struct batch *b)
     int32_t last_work = -1;
     for (uint32_t i = 0; i < b->nops; i++) {
         uint8_t k = b->ops[i].kind;
-        if (k != OP_WAIT && k != OP_SIGNAL && k != OP_BARRIER && k != OP_ALIGN)
+        if (k != OP_WAIT && k != OP_SIGNAL && k != OP_BARRIER && k != OP_ALIGN && k != OP_TIMESTAMP)
             last_work = (int32_t)i;
     }
     for (uint32_t i = 0; i < b->nops; i++)

@@ -92,6 +92,10 @@ typedef void (*devq_notify_fn)(void *arg, int status);         /* status 0, fail
 DEVQ_API int      devq_signal_notify(devq_signal *s, uint64_t value, devq_notify_fn fn, void *arg,
                                      devq_notify **handle);    /* handle may be NULL */
 DEVQ_API int      devq_notify_cancel(devq_notify *h);          /* 0: fn will run with -ECANCELED; -EALREADY: it ran/runs */
+/* Added after API.md v1 (signal area): a handle taken with
+ * devq_signal_notify(..., &h) is given back exactly once, by
+ * devq_notify_cancel(h) or, to keep the callback, devq_notify_release(h). */
+DEVQ_API int      devq_notify_release(devq_notify *h);
 DEVQ_API int      devq_signal_wait_fd(devq_signal *s, uint64_t value, int *fd); /* readable when reached or failed */
 DEVQ_API int      devq_signal_create_shared(uint64_t initial, devq_signal **out);
 DEVQ_API int      devq_signal_export_fd(devq_signal *s, int *fd);       /* shared signals only */
@@ -153,6 +157,14 @@ DEVQ_API int  devq_queue_host_fn(devq_queue *q, void (*fn)(void *arg), void *arg
 DEVQ_API int  devq_queue_submit(devq_queue *q);      /* non-blocking; returns the batch's sticky error */
 DEVQ_API int  devq_queue_finish(devq_queue *q, uint64_t timeout_ns);
 DEVQ_API int  devq_barrier(devq_queue *const *queues, size_t n);        /* each waits for every other's tail */
+
+/* ---- timing ---- */
+typedef struct devq_timestamp devq_timestamp;
+/* Record a device timing point in q's open batch (needs DEVQ_CAP_TIMING). */
+DEVQ_API int  devq_queue_timestamp(devq_queue *q, devq_timestamp **out);
+/* Device time from a to b in ns once both were reached; -EAGAIN before. */
+DEVQ_API int  devq_timestamp_elapsed(const devq_timestamp *a, const devq_timestamp *b, uint64_t *ns);
+DEVQ_API void devq_timestamp_destroy(devq_timestamp *ts);
 
 /* ---- observability ---- */
 typedef struct devq_stats {

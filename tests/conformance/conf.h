@@ -55,5 +55,6 @@ Suite *conf_failure_suite(void);
 Suite *conf_deferral_suite(void);
 Suite *conf_memory_suite(void);
 Suite *conf_tracker_suite(void);
+Suite *conf_timing_suite(void);
 
 #endif

@@ -100,3 +100,11 @@ CONF_KERNEL(oracle_op, "bbbv")
     }
     return 0;
 }
+
+/* Sleep for the given number of milliseconds (group 0 only). */
+CONF_KERNEL(sleep_ms, "v")
+{
+    if (g->group_id[0] == 0)
+        conf_sleep_ms(*(const uint32_t *)a[0]);
+    return 0;
+}

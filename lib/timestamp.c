@@ -1,0 +1,102 @@
+/* Device timestamps: a timing event recorded in stream order.  The event
+ * comes from the device's pool and goes back when the last reference (the
+ * user's, or the batch's) is dropped. */
+#include "config.h"
+#include <errno.h>
+#include <stdlib.h>
+#include "error.h"
+#include "event_pool.h"
+#include "notifier.h"
+#include "queue.h"
+
+static void timestamp_free(struct devq_timestamp *ts)
+{
+    struct devq_device *dev = ts->dev;
+    devq__event_put(dev, ts->ev, DEVQ_EVENT_TIMING);
+    ts->magic = DEVQ_MAGIC_DEAD;
+    free(ts);
+    devq_device_close(dev);
+}
+
+static void timestamp_free_cb(void *arg)
+{
+    timestamp_free(arg);
+}
+
+/* From a batch (possibly a host callback): hand the last reference to the
+ * notifier, since returning the event may destroy it in the backend. */
+void devq__timestamp_release(struct devq_timestamp *ts)
+{
+    if (atomic_fetch_sub(&ts->refs, 1) == 1 && devq__notifier_post(timestamp_free_cb, ts) < 0)
+        timestamp_free(ts);
+}
+
+DEVQ_API int devq_queue_timestamp(devq_queue *q, devq_timestamp **out)
+{
+    const char *fn = "devq_queue_timestamp";
+    int r = devq__queue_check(q, fn);
+    if (r < 0)
+        return r;
+    if (!out)
+        return devq__err(-EINVAL, "%s: out is NULL", fn);
+    struct devq_device *dev = q->dev;
+    if (!(dev->info.caps & DEVQ_CAP_TIMING) || !dev->ops->event_elapsed)
+        return devq__err(-ENOTSUP, "%s: the %s backend has no device timing (no DEVQ_CAP_TIMING)", fn,
+                         dev->info.backend);
+    struct devq_timestamp *ts = calloc(1, sizeof *ts);
+    if (!ts)
+        return devq__err(-ENOMEM, "%s: out of memory", fn);
+    if ((r = devq__event_get(dev, DEVQ_EVENT_TIMING, &ts->ev)) < 0) {
+        free(ts);
+        return r;
+    }
+    ts->magic = DEVQ_MAGIC_TIMESTAMP;
+    ts->dev = dev;
+    atomic_init(&ts->refs, 2);          /* the user's and the batch's */
+    devq__device_retain(dev);
+    /* Record through the barrier op for the recording checks, then retype. */
+    if ((r = devq_queue_barrier(q)) < 0) {
+        atomic_store(&ts->refs, 1);
+        timestamp_free(ts);
+        return r;
+    }
+    struct op *o = &q->open->ops[q->open->nops - 1];
+    o->kind = OP_TIMESTAMP;
+    o->u.ts = ts;
+    *out = ts;
+    return 0;
+}
+
+static int ts_check(const devq_timestamp *ts, const char *fn)
+{
+    if (!ts || ts->magic != DEVQ_MAGIC_TIMESTAMP)
+        return devq__err(-EINVAL, "%s: %p is not a live timestamp", fn, (const void *)ts);
+    return 0;
+}
+
+DEVQ_API int devq_timestamp_elapsed(const devq_timestamp *a, const devq_timestamp *b, uint64_t *ns)
+{
+    const char *fn = "devq_timestamp_elapsed";
+    int r;
+    if ((r = ts_check(a, fn)) < 0 || (r = ts_check(b, fn)) < 0)
+        return r;
+    if (!ns)
+        return devq__err(-EINVAL, "%s: ns is NULL", fn);
+    if (a->dev != b->dev)
+        return devq__err(-EINVAL, "%s: the timestamps come from different devices", fn);
+    struct devq_device *dev = a->dev;
+    if (!atomic_load(&a->recorded) || !atomic_load(&b->recorded))
+        return devq__err(-EAGAIN, "%s: a timestamp was not submitted yet", fn);
+    if ((r = dev->ops->event_query(a->ev)) != 0 || (r = dev->ops->event_query(b->ev)) != 0)
+        return r == -EAGAIN ? devq__err(-EAGAIN, "%s: not reached yet; finish the queue or wait on a signal first", fn)
+                            : r;
+    return dev->ops->event_elapsed(a->ev, b->ev, ns);
+}
+
+DEVQ_API void devq_timestamp_destroy(devq_timestamp *ts)
+{
+    if (ts_check(ts, "devq_timestamp_destroy") < 0)
+        return;
+    if (atomic_fetch_sub(&ts->refs, 1) == 1)
+        timestamp_free(ts);
+}

@@ -1,0 +1,76 @@
+/* Device timestamps and the event pool. */
+#include "conf.h"
+
+START_TEST(timestamps_measure_a_sleeping_kernel)
+{
+    devq_device *dev = conf_open();
+    devq_device_info info;
+    ck_assert_int_eq(devq_device_info_get(dev, &info), 0);
+    devq_queue *q = conf_queue(dev);
+    devq_timestamp *a, *b, *c;
+    if (!(info.caps & DEVQ_CAP_TIMING)) {
+        ck_assert_int_eq(devq_queue_timestamp(q, &a), -ENOTSUP);
+        goto out;
+    }
+    devq_kernel *k = conf_kernel(dev, "sleep_ms");
+    uint32_t ms = 20;
+    devq_arg arg = DEVQ_ARG_VAL(&ms);
+    devq_launch l = conf_launch1(1, 1);
+    ck_assert_int_eq(devq_queue_timestamp(q, &a), 0);
+    ck_assert_int_eq(devq_queue_exec(q, k, &arg, 1, &l), 0);
+    ck_assert_int_eq(devq_queue_timestamp(q, &b), 0);
+    ck_assert_int_eq(devq_queue_timestamp(q, &c), 0);
+    uint64_t ns = 0;
+    ck_assert_int_eq(devq_timestamp_elapsed(a, b, &ns), -EAGAIN);      /* not submitted */
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    ck_assert_int_eq(devq_timestamp_elapsed(a, b, &ns), 0);
+    ck_assert_msg(ns >= 15 * MS && ns <= 200 * MS, "a 20 ms kernel measured %llu ns", (unsigned long long)ns);
+    uint64_t ns2 = 0;
+    ck_assert_int_eq(devq_timestamp_elapsed(b, c, &ns2), 0);
+    ck_assert_uint_lt(ns2, ns);                                          /* monotonic, nothing between */
+    devq_timestamp_destroy(a);
+    devq_timestamp_destroy(b);
+    devq_timestamp_destroy(c);
+    devq_kernel_destroy(k);
+out:
+    devq_queue_destroy(q);
+    devq_device_close(dev);
+}
+END_TEST
+
+START_TEST(event_pool_does_not_grow_past_in_flight_depth)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
+    devq_buffer *buf = conf_buffer(dev, 64);
+    devq_stats st;
+    /* 10^5 batches that each need a cross-stream wait (an event). */
+    for (int i = 0; i < 50000; i++) {
+        ck_assert_int_eq(devq_queue_fill(i % 2 ? q1 : q2, buf, 0, 64, (uint8_t)i), 0);
+        ck_assert_int_eq(devq_queue_submit(i % 2 ? q1 : q2), 0);
+        ck_assert_int_eq(devq_queue_submit(i % 2 ? q2 : q1), 0);
+    }
+    ck_assert_int_eq(devq_queue_finish(q1, 30 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(q2, 30 * SEC), 0);
+    ck_assert_int_eq(devq_stats_get(dev, &st), 0);
+    ck_assert_uint_ge(st.waits_inserted, 40000);
+    ck_assert_uint_eq(st.events_in_use, 0);
+    ck_assert_uint_le(st.events_pooled, 64);
+    devq_buffer_free(buf, NULL);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_device_close(dev);
+}
+END_TEST
+
+Suite *conf_timing_suite(void)
+{
+    Suite *s = suite_create("timing");
+    TCase *tc = tcase_create("timing");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, timestamps_measure_a_sleeping_kernel);
+    tcase_add_test(tc, event_pool_does_not_grow_past_in_flight_depth);
+    suite_add_tcase(s, tc);
+    return s;
+}
