@@ -1,1 +1,102 @@
-# loader area: see HACKING.md.
+# loader area: plugin loader, device registry, backend report, their tests
+# (with purpose-built broken plugins) and the out-of-tree plugin proof.
+libdevq_core_la_SOURCES += \
+	lib/plugin.c lib/plugin.h \
+	lib/plugin_validate.c lib/plugin_validate.h \
+	lib/device.c lib/device_spec.c lib/device_spec.h \
+	lib/backend_report.c
+
+# ---- purpose-built test plugins (tests/plugins), loaded from temporary
+# folders that each test points DEVQ_PLUGIN_PATH at.  -rpath makes libtool
+# build them shared although they are never installed.
+DEVQ_TEST_PLUGIN_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath /nowhere
+check_LTLIBRARIES += tests/plugins/devq-fake.la
+tests_plugins_devq_fake_la_SOURCES = tests/plugins/fake.c
+tests_plugins_devq_fake_la_LDFLAGS = $(DEVQ_TEST_PLUGIN_LDFLAGS)
+
+DEVQ_BROKEN_SOURCES = tests/plugins/broken.c tests/plugins/stub_ops.h
+check_LTLIBRARIES += tests/plugins/devq-noentry.la tests/plugins/devq-initfail.la \
+	tests/plugins/devq-nulltable.la tests/plugins/devq-future.la \
+	tests/plugins/devq-small.la tests/plugins/devq-nullop.la \
+	tests/plugins/devq-badname.la tests/plugins/devq-halfkernel.la \
+	tests/plugins/devq-old.la
+tests_plugins_devq_noentry_la_SOURCES = $(DEVQ_BROKEN_SOURCES)
+tests_plugins_devq_noentry_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_NOENTRY
+tests_plugins_devq_noentry_la_LDFLAGS = $(DEVQ_TEST_PLUGIN_LDFLAGS)
+tests_plugins_devq_initfail_la_SOURCES = $(DEVQ_BROKEN_SOURCES)
+tests_plugins_devq_initfail_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_INITFAIL
+tests_plugins_devq_initfail_la_LDFLAGS = $(DEVQ_TEST_PLUGIN_LDFLAGS)
+tests_plugins_devq_nulltable_la_SOURCES = $(DEVQ_BROKEN_SOURCES)
+tests_plugins_devq_nulltable_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_NULLTABLE
+tests_plugins_devq_nulltable_la_LDFLAGS = $(DEVQ_TEST_PLUGIN_LDFLAGS)
+tests_plugins_devq_future_la_SOURCES = $(DEVQ_BROKEN_SOURCES)
+tests_plugins_devq_future_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_FUTURE
+tests_plugins_devq_future_la_LDFLAGS = $(DEVQ_TEST_PLUGIN_LDFLAGS)
+tests_plugins_devq_small_la_SOURCES = $(DEVQ_BROKEN_SOURCES)
+tests_plugins_devq_small_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_SMALL
+tests_plugins_devq_small_la_LDFLAGS = $(DEVQ_TEST_PLUGIN_LDFLAGS)
+tests_plugins_devq_nullop_la_SOURCES = $(DEVQ_BROKEN_SOURCES)
+tests_plugins_devq_nullop_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_NULLOP
+tests_plugins_devq_nullop_la_LDFLAGS = $(DEVQ_TEST_PLUGIN_LDFLAGS)
+tests_plugins_devq_badname_la_SOURCES = $(DEVQ_BROKEN_SOURCES)
+tests_plugins_devq_badname_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_BADNAME
+tests_plugins_devq_badname_la_LDFLAGS = $(DEVQ_TEST_PLUGIN_LDFLAGS)
+tests_plugins_devq_halfkernel_la_SOURCES = $(DEVQ_BROKEN_SOURCES)
+tests_plugins_devq_halfkernel_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_HALFKERNEL
+tests_plugins_devq_halfkernel_la_LDFLAGS = $(DEVQ_TEST_PLUGIN_LDFLAGS)
+tests_plugins_devq_old_la_SOURCES = $(DEVQ_BROKEN_SOURCES)
+tests_plugins_devq_old_la_CPPFLAGS = $(AM_CPPFLAGS) -DBROKEN_OLD
+tests_plugins_devq_old_la_LDFLAGS = $(DEVQ_TEST_PLUGIN_LDFLAGS)
+
+DEVQ_LOADER_TEST_PLUGINS = tests/plugins/devq-fake.la tests/plugins/devq-noentry.la \
+	tests/plugins/devq-initfail.la tests/plugins/devq-nulltable.la \
+	tests/plugins/devq-future.la tests/plugins/devq-small.la tests/plugins/devq-nullop.la \
+	tests/plugins/devq-badname.la tests/plugins/devq-halfkernel.la tests/plugins/devq-old.la
+DEVQ_TEST_PLUGIN_CPPFLAGS = -DTEST_PLUGIN_BUILD_DIR='"$(abs_top_builddir)/tests/plugins/.libs"'
+EXTRA_DIST += tests/plugins/testdir.h
+
+if HAVE_CHECK
+# Loader internals: table validation, spec parsing, the report, logging.
+check_PROGRAMS += tests/test_loader
+TESTS += tests/test_loader
+tests_test_loader_SOURCES = tests/test_loader.c
+tests_test_loader_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS) $(DEVQ_TEST_PLUGIN_CPPFLAGS)
+tests_test_loader_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_loader_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+tests_test_loader_DEPENDENCIES = libdevq_core.la $(DEVQ_LOADER_TEST_PLUGINS)
+
+# The registry through the public API: sharing, races, specs, DEVQ_BACKEND.
+check_PROGRAMS += tests/test_device
+TESTS += tests/test_device
+tests_test_device_SOURCES = tests/test_device.c
+tests_test_device_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_TEST_PLUGIN_CPPFLAGS)
+tests_test_device_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_device_LDADD = libdevq.la $(CHECK_LIBS) $(PTHREAD_LIBS)
+tests_test_device_DEPENDENCIES = libdevq.la $(DEVQ_LOADER_TEST_PLUGINS)
+endif
+
+# ---- the out-of-tree plugin proof: build examples/plugin-null against the
+# installed header alone (no -I into this tree) and check that the
+# installed devq-info finds it.  Run by 'make installcheck' and distcheck.
+EXTRA_DIST += examples/plugin-null/null.c examples/plugin-null/README
+installcheck-local: installcheck-plugin-null
+installcheck-plugin-null:
+	@set -e; d=`mktemp -d "$${TMPDIR:-/tmp}/devq-null-XXXXXX"`; \
+	trap 'rm -rf "$$d"' EXIT; \
+	echo "  CC       devq-null.so (against $(DESTDIR)$(includedir))"; \
+	$(CC) -std=gnu11 -Wall -Werror -shared -fPIC -I'$(DESTDIR)$(includedir)' \
+	  -o "$$d/devq-null.so" '$(srcdir)/examples/plugin-null/null.c'; \
+	DEVQ_PLUGIN_PATH="$$d" LD_LIBRARY_PATH='$(DESTDIR)$(libdir)' \
+	  '$(DESTDIR)$(bindir)/devq-info' > "$$d/out"; \
+	cat "$$d/out"; \
+	grep -q 'backend null, ABI 1, 1 device$$' "$$d/out" || \
+	  { echo "FAIL: installed devq-info does not list the null backend"; exit 1; }; \
+	grep -q '^  null:0 ' "$$d/out" || \
+	  { echo "FAIL: installed devq-info cannot open null:0"; exit 1; }; \
+	echo "PASS: out-of-tree plugin built against the installed header is loaded"
+.PHONY: installcheck-plugin-null
+
+man3_MANS += man/man3/devq_device_open.3 man/man3/devq_device_close.3 \
+	man/man3/devq_device_info_get.3 man/man3/devq_backends_report.3 \
+	man/man3/devq_errmsg.3 man/man3/devq_version.3
+man7_MANS += man/man7/devq-plugin.7

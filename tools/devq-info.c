@@ -1,0 +1,352 @@
+/* devq-info: what devq sees on this machine — the plugins it tried (and
+ * why any was skipped), the devices of each backend, and the environment
+ * that steers it.  Like fi_info or vulkaninfo: the first thing to run
+ * when a program says "no device".  Uses only the public API. */
+#include "config.h"
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <devq/devq.h>
+#include <devq/devq_plugin.h>
+
+#ifndef DEVQ_PLUGIN_DIR
+#define DEVQ_PLUGIN_DIR "/usr/local/lib/devq"
+#endif
+
+static const char *const env_vars[] = {
+    "DEVQ_BACKEND", "DEVQ_PLUGIN_PATH", "DEVQ_LOG", "DEVQ_LOG_FILE", "DEVQ_TRACE",
+    "DEVQ_TRACE_MAX", "DEVQ_MEM_BUDGET", "DEVQ_MEM_LOG", "DEVQ_MEM_GUARD", "DEVQ_CPU_DEVICES",
+    "DEVQ_CPU_THREADS", "DEVQ_CUDA_LIBRARY", "DEVQ_HIP_LIBRARY",
+};
+#define NVARS (sizeof env_vars / sizeof env_vars[0])
+
+static const struct { uint64_t bit; const char *name; } cap_names[] = {
+    { DEVQ_CAP_KERNELS, "kernels" },         { DEVQ_CAP_TIMING, "timing" },
+    { DEVQ_CAP_ASYNC_ALLOC, "async_alloc" }, { DEVQ_CAP_WAIT_VALUE, "wait_value" },
+    { DEVQ_CAP_WRITE_VALUE, "write_value" }, { DEVQ_CAP_HOST_VISIBLE, "host_visible" },
+    { DEVQ_CAP_COPY_ENGINE, "copy_engine" }, { DEVQ_CAP_PRIORITIES, "priorities" },
+    { DEVQ_CAP_SKIP_ON_ERROR, "skip_on_error" },
+};
+#define NCAPS (sizeof cap_names / sizeof cap_names[0])
+
+/* One device, or why it could not be opened. */
+struct device_entry {
+    char spec[32];
+    int status;
+    char error[512];
+    devq_device_info info;
+};
+
+struct snapshot {
+    devq_backend_report *reports;
+    size_t nreports;
+    struct device_entry *devices;
+    size_t ndevices;
+    int accelerators;       /* devices opened on a backend other than cpu */
+};
+
+static const char *errno_name(int err)
+{
+    switch (-err) {
+    case 0: return "0";
+    case EINVAL: return "EINVAL";
+    case ENOEXEC: return "ENOEXEC";
+    case ENOTSUP: return "ENOTSUP";
+    case EEXIST: return "EEXIST";
+    case EIO: return "EIO";
+    case ENODEV: return "ENODEV";
+    case ENOMEM: return "ENOMEM";
+    case ENOENT: return "ENOENT";
+    case EACCES: return "EACCES";
+    default: return "error";
+    }
+}
+
+static int take_snapshot(struct snapshot *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t n = 0;
+    int r = devq_backends_report(NULL, 0, &n);
+    if (r < 0)
+        return r;
+    s->reports = calloc(n ? n : 1, sizeof *s->reports);
+    if (!s->reports)
+        return -ENOMEM;
+    r = devq_backends_report(s->reports, n, &s->nreports);
+    if (r < 0)
+        return r;
+    if (s->nreports > n)
+        s->nreports = n;
+
+    size_t total = 0;
+    for (size_t i = 0; i < s->nreports; i++)
+        if (s->reports[i].status == 0)
+            total += s->reports[i].devices;
+    s->devices = calloc(total ? total : 1, sizeof *s->devices);
+    if (!s->devices)
+        return -ENOMEM;
+    for (size_t i = 0; i < s->nreports; i++) {
+        const devq_backend_report *rep = &s->reports[i];
+        if (rep->status != 0)
+            continue;
+        for (uint32_t d = 0; d < rep->devices; d++) {
+            struct device_entry *e = &s->devices[s->ndevices++];
+            snprintf(e->spec, sizeof e->spec, "%s:%u", rep->name, d);
+            devq_device *dev = NULL;
+            e->status = devq_device_open(e->spec, &dev);
+            if (e->status == 0)
+                e->status = devq_device_info_get(dev, &e->info);
+            if (e->status < 0)
+                snprintf(e->error, sizeof e->error, "%s", devq_errmsg());
+            else if (strcmp(rep->name, "cpu") != 0)
+                s->accelerators++;
+            devq_device_close(dev);    /* NULL when the open failed */
+        }
+    }
+    return 0;
+}
+
+static void caps_text(uint64_t caps, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < NCAPS; i++) {
+        if (caps & cap_names[i].bit) {
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", cap_names[i].name);
+            caps &= ~cap_names[i].bit;
+        }
+        if (used >= len)
+            return;
+    }
+    if (caps)
+        snprintf(buf + used, len - used, "%s0x%" PRIx64, used ? " " : "", caps);
+    else if (!used)
+        snprintf(buf, len, "(none)");
+}
+
+static void human_bytes(uint64_t b, char *buf, size_t len)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    double v = (double)b;
+    int u = 0;
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%" PRIu64 " B", b);
+    else
+        snprintf(buf, len, "%.1f %s", v, unit[u]);
+}
+
+static void print_env_text(void)
+{
+    printf("environment:\n");
+    for (size_t i = 0; i < NVARS; i++) {
+        const char *v = getenv(env_vars[i]);
+        printf("  %-18s %s\n", env_vars[i], v ? v : "(unset)");
+    }
+}
+
+static void print_text(const struct snapshot *s, int show_env)
+{
+    const char *path = getenv("DEVQ_PLUGIN_PATH");
+    printf("devq %s (plugin ABI %u)\n", devq_version(), DEVQ_PLUGIN_ABI_VERSION);
+    printf("plugin folders: %s%s%s\n", path && *path ? path : "", path && *path ? ":" : "",
+           DEVQ_PLUGIN_DIR);
+    printf("\nplugins, in search order:\n");
+    for (size_t i = 0; i < s->nreports; i++) {
+        const devq_backend_report *r = &s->reports[i];
+        printf("  %s\n", r->path);
+        if (r->status == 0) {
+            printf("      backend %s, ABI %u, %u device%s%s%s\n", r->name, r->abi_version,
+                   r->devices, r->devices == 1 ? "" : "s", r->reason[0] ? ": " : "", r->reason);
+        } else {
+            if (r->abi_version)
+                printf("      skipped (%s, ABI %u): %s\n", errno_name(r->status), r->abi_version,
+                       r->reason);
+            else
+                printf("      skipped (%s): %s\n", errno_name(r->status), r->reason);
+        }
+    }
+    printf("\ndevices:\n");
+    if (!s->ndevices)
+        printf("  (none)\n");
+    for (size_t i = 0; i < s->ndevices; i++) {
+        const struct device_entry *e = &s->devices[i];
+        if (e->status < 0) {
+            printf("  %-8s cannot open (%s): %s\n", e->spec, errno_name(e->status), e->error);
+            continue;
+        }
+        char mem[32], caps[256];
+        if (e->info.total_memory)
+            human_bytes(e->info.total_memory, mem, sizeof mem);
+        else
+            snprintf(mem, sizeof mem, "unknown");
+        caps_text(e->info.caps, caps, sizeof caps);
+        printf("  %-8s %s\n", e->spec, e->info.name);
+        printf("           memory %s, ", mem);
+        if (e->info.compute_units)
+            printf("%u compute unit%s\n", e->info.compute_units, e->info.compute_units == 1 ? "" : "s");
+        else
+            printf("compute units unknown\n");
+        printf("           caps: %s\n", caps);
+    }
+    printf("\n");
+    if (!s->accelerators) {
+        int cpu = 0;
+        for (size_t i = 0; i < s->ndevices; i++)
+            cpu |= s->devices[i].status == 0 && !strcmp(s->devices[i].info.backend, "cpu");
+        printf("%s\n", cpu ? "no accelerator found; the cpu backend is available"
+                           : "no accelerator found, and the cpu backend could not be opened");
+    } else {
+        printf("%d accelerator%s found\n", s->accelerators, s->accelerators == 1 ? "" : "s");
+    }
+    if (show_env) {
+        printf("\n");
+        print_env_text();
+    }
+}
+
+static void json_str(const char *v)
+{
+    putchar('"');
+    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            printf("\\%c", *p);
+        else if (*p == '\n')
+            printf("\\n");
+        else if (*p == '\t')
+            printf("\\t");
+        else if (*p < 0x20 || *p == 0x7f)
+            printf("\\u%04x", *p);
+        else
+            putchar(*p);
+    }
+    putchar('"');
+}
+
+static void print_json(const struct snapshot *s, int show_env)
+{
+    printf("{\n  \"version\": ");
+    json_str(devq_version());
+    printf(",\n  \"plugin_abi\": %u,\n  \"plugin_path\": ", DEVQ_PLUGIN_ABI_VERSION);
+    const char *path = getenv("DEVQ_PLUGIN_PATH");
+    json_str(path ? path : "");
+    printf(",\n  \"plugin_dir\": ");
+    json_str(DEVQ_PLUGIN_DIR);
+    printf(",\n  \"plugins\": [");
+    for (size_t i = 0; i < s->nreports; i++) {
+        const devq_backend_report *r = &s->reports[i];
+        printf("%s\n    {\"path\": ", i ? "," : "");
+        json_str(r->path);
+        printf(", \"name\": ");
+        json_str(r->name);
+        printf(", \"abi_version\": %u, \"loaded\": %s, \"status\": %d, \"error\": ", r->abi_version,
+               r->status == 0 ? "true" : "false", r->status);
+        json_str(r->status ? errno_name(r->status) : "");
+        printf(", \"devices\": %u, \"reason\": ", r->devices);
+        json_str(r->reason);
+        printf("}");
+    }
+    printf("\n  ],\n  \"devices\": [");
+    for (size_t i = 0; i < s->ndevices; i++) {
+        const struct device_entry *e = &s->devices[i];
+        printf("%s\n    {\"spec\": ", i ? "," : "");
+        json_str(e->spec);
+        if (e->status < 0) {
+            printf(", \"opened\": false, \"status\": %d, \"error\": ", e->status);
+            json_str(e->error);
+            printf("}");
+            continue;
+        }
+        printf(", \"opened\": true, \"backend\": ");
+        json_str(e->info.backend);
+        printf(", \"ordinal\": %d, \"name\": ", e->info.ordinal);
+        json_str(e->info.name);
+        printf(", \"total_memory\": %" PRIu64 ", \"compute_units\": %u, \"caps_mask\": %" PRIu64
+               ", \"caps\": [", e->info.total_memory, e->info.compute_units, e->info.caps);
+        int first = 1;
+        for (size_t c = 0; c < NCAPS; c++) {
+            if (e->info.caps & cap_names[c].bit) {
+                printf("%s", first ? "" : ", ");
+                json_str(cap_names[c].name);
+                first = 0;
+            }
+        }
+        printf("]}");
+    }
+    printf("\n  ],\n  \"accelerators\": %d", s->accelerators);
+    if (show_env) {
+        printf(",\n  \"environment\": {");
+        for (size_t i = 0; i < NVARS; i++) {
+            const char *v = getenv(env_vars[i]);
+            printf("%s\n    ", i ? "," : "");
+            json_str(env_vars[i]);
+            printf(": ");
+            if (v)
+                json_str(v);
+            else
+                printf("null");
+        }
+        printf("\n  }");
+    }
+    printf("\n}\n");
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "Usage: devq-info [-e] [--json]\n"
+            "Show the devq plugins found (and why any was skipped), the devices of each\n"
+            "backend, and with -e the environment variables devq reads.\n"
+            "\n"
+            "  -e, --env      also print devq's environment variables and their values\n"
+            "  -j, --json     print JSON for scripts instead of text\n"
+            "  -V, --version  print the devq version\n"
+            "  -h, --help     print this help\n"
+            "\n"
+            "Plugins are searched in DEVQ_PLUGIN_PATH, then %s.\n"
+            "DEVQ_LOG=full shows every file tried on stderr.  See devq-info(1).\n",
+            DEVQ_PLUGIN_DIR);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        { "env", no_argument, NULL, 'e' },     { "json", no_argument, NULL, 'j' },
+        { "version", no_argument, NULL, 'V' }, { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    int show_env = 0, json = 0, c;
+    while ((c = getopt_long(argc, argv, "ejVh", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'e': show_env = 1; break;
+        case 'j': json = 1; break;
+        case 'V': printf("devq-info %s\n", devq_version()); return 0;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "devq-info: unexpected argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    struct snapshot s;
+    int r = take_snapshot(&s);
+    if (r < 0) {
+        fprintf(stderr, "devq-info: %s\n", devq_errmsg());
+        return 1;
+    }
+    if (json)
+        print_json(&s, show_env);
+    else
+        print_text(&s, show_env);
+    free(s.reports);
+    free(s.devices);
+    return 0;
+}
