@@ -10,6 +10,7 @@
 #include "log.h"
 #include "queue.h"
 #include "signal.h"
+#include "trace.h"
 
 /* Keep the first cause a batch sees: the plugin reported the failed op's
  * detail on this thread just before calling us. */
@@ -70,11 +71,60 @@ int devq__user_fn_cb(void *arg, int status)
     return 0;
 }
 
+int devq__trace_mark_cb(void *arg, int status)
+{
+    *(uint64_t *)arg = devq__trace_now();
+    return status;            /* transparent: the latch passes through */
+}
+
+/* Slices for the ops of a traced batch: op i runs from its mark to the
+ * next op's mark (or the batch end). */
+void devq__trace_batch(struct batch *b)
+{
+    b->marks[b->nops] = devq__trace_now();
+    for (uint32_t i = 0; i < b->nops; i++) {
+        if (!b->marks[i])
+            continue;
+        uint64_t end = b->marks[b->nops];
+        for (uint32_t j = i + 1; j < b->nops; j++)
+            if (b->marks[j]) {
+                end = b->marks[j];
+                break;
+            }
+        const struct op *o = &b->ops[i];
+        switch (o->kind) {
+        case OP_EXEC:
+            devq__trace_slice(b->q, o->u.exec.k->name, "batch", b->seq, b->marks[i], end);
+            break;
+        case OP_COPY:
+            devq__trace_slice(b->q, "copy", "bytes", o->u.copy.n, b->marks[i], end);
+            break;
+        case OP_FILL:
+            devq__trace_slice(b->q, "fill", "bytes", o->u.fill.n, b->marks[i], end);
+            break;
+        case OP_WRITE:
+            devq__trace_slice(b->q, "write (host to device)", "bytes", o->u.xfer.n, b->marks[i], end);
+            break;
+        case OP_READ:
+            devq__trace_slice(b->q, "read (device to host)", "bytes", o->u.xfer.n, b->marks[i], end);
+            break;
+        case OP_HOST_FN:
+            devq__trace_slice(b->q, "host fn", "batch", b->seq, b->marks[i], end);
+            break;
+        default:
+            break;
+        }
+    }
+    b->traced = 0;
+}
+
 int devq__end_cb(void *arg, int status)
 {
     struct batch *b = arg;
     struct devq_queue *q = b->q;
     struct devq_device *dev = q->dev;
+    if (b->traced)
+        devq__trace_batch(b);
     int err = status ? status : b->forced_error;
     if (err) {
         if (status)

@@ -11,19 +11,24 @@
 #include "mem.h"
 #include "queue.h"
 #include "tracker.h"
+#include "trace.h"
 
 static const struct devq_tracker_ops tracker_ops = { .align = devq__align_streams };
 
 int devq__device_attach(struct devq_device *dev)
 {
+    int r = devq__trace_config_error();
+    if (r < 0)
+        return r;
     pthread_mutex_init(&dev->lock, NULL);
-    int r = devq__event_pool_create(dev, &dev->event_pool);
+    r = devq__event_pool_create(dev, &dev->event_pool);
     if (r < 0)
         goto fail_lock;
     if ((r = devq__tracker_create(&tracker_ops, dev, &dev->tracker)) < 0)
         goto fail_pool;
     if ((r = devq__mem_create(dev)) < 0)
         goto fail_tracker;
+    devq__trace_device(dev);
     return 0;
 fail_tracker:
     devq__tracker_destroy(dev->tracker);
@@ -63,6 +68,7 @@ void devq__device_detach(struct devq_device *dev)
     free(dev->streams);
     dev->streams = NULL;
     pthread_mutex_destroy(&dev->lock);
+    devq__trace_flush();
 }
 
 int devq__device_stream_register(struct devq_device *dev, struct devq_stream *st)

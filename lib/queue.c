@@ -11,6 +11,7 @@
 #include "mem.h"
 #include "queue.h"
 #include "signal.h"
+#include "trace.h"
 
 int devq__queue_check(const devq_queue *q, const char *fn)
 {
@@ -41,6 +42,7 @@ struct batch *devq__batch_get(struct devq_queue *q)
     b->cause[0] = 0;
     b->blocked_on = NULL;
     b->notify = NULL;
+    b->traced = 0;
     b->next = NULL;
     return b;
 }
@@ -59,6 +61,7 @@ static void batch_free(struct batch *b)
     free(b->args);
     free(b->bytes);
     free(b->gate);
+    free(b->marks);
     free(b);
 }
 
@@ -191,6 +194,7 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
     dev->queues = q;
     pthread_mutex_unlock(&dev->lock);
     devq__device_retain(dev);
+    devq__trace_queue(q);
     devq__log(DEVQ_LOG_FULL, "%s:%d: queue %u created (%s, priority %d, stream %u)",
               dev->info.backend, dev->info.ordinal, q->number,
               d.kind == DEVQ_QUEUE_COPY ? "copy" : "compute", d.priority, q->stream.id);

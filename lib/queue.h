@@ -112,6 +112,9 @@ struct batch {
     devq_signal *blocked_on;       /* deferred: waiting for this value */
     uint64_t blocked_value;
     devq_notify *notify;
+    uint64_t *marks;               /* DEVQ_TRACE: op start times, [nops] = end */
+    uint32_t capmarks;
+    int traced;
     struct batch *next;            /* deferred FIFO / free list */
 };
 
@@ -163,6 +166,8 @@ int  devq__end_cb(void *arg, int status);
 int  devq__gate_cb(void *arg, int status);
 int  devq__signal_cb(void *arg, int status);
 int  devq__user_fn_cb(void *arg, int status);
+int  devq__trace_mark_cb(void *arg, int status);
+void devq__trace_batch(struct batch *b);
 void devq__complete_inline(struct batch *b, int err);
 
 /* cycle.c: wait-cycle detection among deferred batches (device lock). */

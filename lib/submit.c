@@ -4,6 +4,7 @@
  * Everything here runs under the device lock. */
 #include "config.h"
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 #include "log.h"
 #include "queue.h"
 #include "signal.h"
+#include "trace.h"
 
 #define ISSUE_DEFERRED 1
 
@@ -49,6 +51,34 @@ static int gate_push(struct batch *b, devq_signal *s)
     return 0;
 }
 
+/* DEVQ_TRACE: the two ends of a flow arrow, stamped by host callbacks
+ * where the source stream reaches the event and where the waiting stream
+ * passes the wait.  They hand the stream's latched error straight on. */
+struct flow {
+    struct devq_device *dev;
+    uint32_t track;
+    int start;
+    uint64_t id;
+};
+
+static int flow_cb(void *arg, int status)
+{
+    struct flow *f = arg;
+    devq__trace_flow(f->dev, f->track, f->id, f->start, devq__trace_now());
+    free(f);
+    return status;
+}
+
+static struct flow *flow_new(struct devq_device *dev, struct devq_stream *st)
+{
+    struct flow *f = malloc(sizeof *f);
+    if (!f)
+        return NULL;
+    const struct devq_queue *q = (const struct devq_queue *)((const char *)st - offsetof(struct devq_queue, stream));
+    *f = (struct flow){ .dev = dev, .track = q->number, .start = 1, .id = devq__trace_flow_id() };
+    return f;
+}
+
 /* The tracker's way to order streams: an event at src's tail, waited on
  * by dst.  The event goes back to the pool at once: stream_wait_event
  * captures its position at call time. */
@@ -60,8 +90,17 @@ int devq__align_streams(void *ctx, uint32_t dst, uint32_t src)
     int r = devq__event_get(dev, 0, &e);
     if (r < 0)
         return r;
+    struct flow *fs = devq__trace_on() ? flow_new(dev, s) : NULL, *fe = fs ? flow_new(dev, d) : NULL;
+    if (fs && fe) {
+        fe->id = fs->id;
+        fe->start = 0;
+        if (dev->ops->host_fn(s->pl, flow_cb, fs) < 0)
+            free(fs);
+    }
     if ((r = dev->ops->event_record(e, s->pl)) == 0)
         r = dev->ops->stream_wait_event(d->pl, e);
+    if (fe && (r < 0 || dev->ops->host_fn(d->pl, flow_cb, fe) < 0))
+        free(fe);
     devq__event_put(dev, e, 0);
     if (r == 0 && DEVQ_LOG_ON(DEVQ_LOG_BASIC))
         devq__log(DEVQ_LOG_BASIC, "%s:%d: stream %u waits on stream %u @%llu",
@@ -178,6 +217,25 @@ static void mark_end_signals(struct batch *b)
             b->ops[i].at_end = (int32_t)i > last_work;
 }
 
+static int is_work(uint8_t k)
+{
+    return k == OP_EXEC || k == OP_COPY || k == OP_FILL || k == OP_WRITE || k == OP_READ || k == OP_HOST_FN;
+}
+
+static int trace_prepare(struct batch *b)
+{
+    if (b->capmarks < b->nops + 1) {
+        uint64_t *m = realloc(b->marks, (b->nops + 1) * sizeof *m);
+        if (!m)
+            return -ENOMEM;
+        b->marks = m;
+        b->capmarks = b->nops + 1;
+    }
+    if (b->next_op == 0 || !b->traced)
+        memset(b->marks, 0, (b->nops + 1) * sizeof *b->marks);
+    return 0;
+}
+
 static void resume_cb(void *arg, int status);
 
 static int defer(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t v)
@@ -290,9 +348,13 @@ int devq__issue(struct devq_queue *q, struct batch *b)
         sync_err = r;
         force(b, r, "queue %u batch %llu: %s", q->number, (unsigned long long)b->seq, devq_errmsg());
     }
+    if (devq__trace_on() && !b->forced_error && stop > b->next_op && trace_prepare(b) == 0)
+        b->traced = 1;
     for (uint32_t i = b->next_op; i < stop; i++) {
         struct op *o = &b->ops[i];
         b->next_op = i;
+        if (b->traced && !b->forced_error && is_work(o->kind))
+            ops->host_fn(st->pl, devq__trace_mark_cb, &b->marks[i]);
         if (!b->forced_error && (r = issue_op(dev, st, b, o)) < 0) {
             if (r == -ENODEV)
                 devq__device_set_lost(dev, devq_errmsg());
