@@ -1,0 +1,33 @@
+/* cpu backend: host callbacks and the stream's error latch.
+ *
+ * The latch implements the devq_pl_host_fn contract: a failed op latches
+ * its error, ops that would touch data are skipped while it is set, and
+ * the next host callback receives it as `status` and clears it.  A
+ * callback returning a negative errno latches that instead.  Callbacks
+ * run on the worker thread, in stream order. */
+#include "config.h"
+#include <errno.h>
+#include "cpu.h"
+
+int cpu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
+{
+    if (!fn)
+        return cpu_host->error(-EINVAL, "cpu: host_fn: NULL callback");
+    struct cpu_op *op = cpu_stream_reserve(s);
+    if (!op)
+        return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a host callback");
+    op->kind = CPU_OP_HOST_FN;
+    op->u.host.fn = fn;
+    op->u.host.arg = arg;
+    cpu_stream_publish(s);
+    return 0;
+}
+
+void cpu_host_fn_run(devq_pl_stream *s, struct cpu_op *op)
+{
+    int status = s->error;
+    s->error = 0;
+    int r = op->u.host.fn(op->u.host.arg, status);
+    if (r < 0)
+        s->error = r;
+}

@@ -1,0 +1,224 @@
+/* cpu backend: kernels are C functions found with dlopen/dlsym, run once
+ * per work-group (devq_cpu_kernel_fn), groups spread over the pool. */
+#include "config.h"
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cpu.h"
+
+struct devq_pl_kernel {
+    struct cpu_link link;
+    devq_pl_device *dev;
+    devq_cpu_kernel_fn fn;
+    void *dl;
+    _Atomic uint32_t refs;          /* 1 until destroyed + queued launches */
+    char entry[64];                 /* for messages */
+};
+
+/* A launch as queued: dimensions and a private copy of the arguments. */
+struct cpu_launch {
+    devq_pl_kernel *k;
+    uint32_t global[3], local[3], groups[3];
+    uint64_t total;                 /* groups[0] * groups[1] * groups[2] */
+    size_t nargs;
+    void *args[];                   /* then the copied value bytes */
+};
+
+#define CPU_VALUE_ALIGN 16u
+
+int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
+                    devq_pl_kernel **out)
+{
+    const char *path = image;
+    /* image is a path; size is not needed, but when given it must cover
+     * the terminating NUL (a binary image passed by mistake is refused
+     * instead of read past its end). */
+    if (path && size && !memchr(path, '\0', size))
+        return cpu_host->error(-EINVAL, "cpu: kernel_load: image is not a file path (no NUL "
+                               "in its %zu bytes); the cpu backend loads shared objects by path",
+                               size);
+    const char *shown = path ? path : "(this process)";
+    if (!entry || !*entry)
+        return cpu_host->error(-EINVAL, "cpu: kernel_load: no entry symbol given for '%s'", shown);
+    /* image is a path: "k.so" means the file in the current folder, not
+     * a library searched along LD_LIBRARY_PATH as dlopen would take it. */
+    char local[4096];
+    if (path && !strchr(path, '/')) {
+        if (snprintf(local, sizeof local, "./%s", path) >= (int)sizeof local)
+            return cpu_host->error(-ENAMETOOLONG, "cpu: kernel_load: path '%.64s...' is too long",
+                                   path);
+        path = local;
+    }
+    void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!dl) {
+        const char *why = dlerror();
+        return cpu_host->error(-ENOENT, "cpu: kernel_load: cannot open '%s': %s", shown,
+                               why ? why : "unknown dlopen error");
+    }
+    dlerror();
+    void *sym = dlsym(dl, entry);
+    const char *why = dlerror();
+    if (why || !sym) {
+        int err = cpu_host->error(-ENOENT, "cpu: kernel_load: no symbol '%s' in '%s': %s "
+                                  "(is it exported? build with -fvisibility=default, and "
+                                  "link the program with -rdynamic for this process)",
+                                  entry, shown, why ? why : "symbol is NULL");
+        dlclose(dl);
+        return err;
+    }
+    devq_pl_kernel *k = calloc(1, sizeof *k);
+    if (!k) {
+        dlclose(dl);
+        return cpu_host->error(-ENOMEM, "cpu: out of memory loading kernel '%s'", entry);
+    }
+    k->dev = dev;
+    k->dl = dl;
+    /* POSIX guarantees that a function pointer round-trips through the
+     * void * dlsym returns. */
+    memcpy(&k->fn, &sym, sizeof k->fn);
+    atomic_init(&k->refs, 1);
+    size_t len = strlen(entry);
+    if (len >= sizeof k->entry)
+        len = sizeof k->entry - 1;
+    memcpy(k->entry, entry, len);
+    cpu_list_add(dev, &dev->kernels, &k->link);
+    *out = k;
+    return 0;
+}
+
+static void cpu_kernel_unref(devq_pl_kernel *k)
+{
+    if (atomic_fetch_sub_explicit(&k->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    dlclose(k->dl);
+    free(k);
+}
+
+void cpu_kernel_destroy(devq_pl_kernel *k)
+{
+    if (!k)
+        return;
+    cpu_list_del(k->dev, &k->link);
+    cpu_kernel_unref(k);       /* queued launches keep it loaded */
+}
+
+void cpu_kernel_free_all(devq_pl_device *dev)
+{
+    while (dev->kernels.next != &dev->kernels)
+        cpu_kernel_destroy((devq_pl_kernel *)((char *)dev->kernels.next -
+                                              offsetof(devq_pl_kernel, link)));
+}
+
+static int cpu_launch_dims(struct cpu_launch *cl, const devq_launch *l, const char *entry)
+{
+    uint64_t total = 1;
+    for (int d = 0; d < 3; d++) {
+        if (l->global[d] == 0)
+            return cpu_host->error(-EINVAL, "cpu: launch of '%s': global size %u x %u x %u has "
+                                   "a zero dimension (use 1 for unused dimensions)", entry,
+                                   l->global[0], l->global[1], l->global[2]);
+        cl->global[d] = l->global[d];
+        cl->local[d] = l->local[d] ? l->local[d] : 1;
+        cl->groups[d] = (uint32_t)(((uint64_t)cl->global[d] + cl->local[d] - 1) / cl->local[d]);
+        if (__builtin_mul_overflow(total, cl->groups[d], &total))
+            return cpu_host->error(-EINVAL, "cpu: launch of '%s': %u x %u x %u groups is more "
+                                   "than 2^64; use larger local sizes", entry,
+                                   cl->groups[0], cl->groups[1], cl->groups[2]);
+    }
+    cl->total = total;
+    return 0;
+}
+
+int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
+               const struct devq_pl_arg *args, size_t nargs)
+{
+    if (!k || !l || (nargs && !args))
+        return cpu_host->error(-EINVAL, "cpu: launch: NULL kernel, launch or arguments");
+    size_t bytes = sizeof(struct cpu_launch) + nargs * sizeof(void *);
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].is_buffer)
+            continue;
+        if (args[i].size && !args[i].value)
+            return cpu_host->error(-EINVAL, "cpu: launch of '%s': argument %zu has %zu value "
+                                   "bytes at NULL", k->entry, i, args[i].size);
+        bytes = (bytes + CPU_VALUE_ALIGN - 1) & ~(size_t)(CPU_VALUE_ALIGN - 1);
+        bytes += args[i].size;
+    }
+    struct cpu_launch *cl = cpu_aligned_alloc(CPU_VALUE_ALIGN, (bytes + CPU_VALUE_ALIGN - 1) &
+                                          ~(size_t)(CPU_VALUE_ALIGN - 1));
+    if (!cl)
+        return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a launch of '%s'", k->entry);
+    int err = cpu_launch_dims(cl, l, k->entry);
+    if (err) {
+        free(cl);
+        return err;
+    }
+    /* Value bytes are only valid during this call: keep a copy. */
+    size_t off = sizeof(struct cpu_launch) + nargs * sizeof(void *);
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].is_buffer) {
+            cl->args[i] = args[i].device_ptr;
+            continue;
+        }
+        off = (off + CPU_VALUE_ALIGN - 1) & ~(size_t)(CPU_VALUE_ALIGN - 1);
+        cl->args[i] = (char *)cl + off;
+        if (args[i].size)
+            memcpy(cl->args[i], args[i].value, args[i].size);
+        off += args[i].size;
+    }
+    cl->nargs = nargs;
+    cl->k = k;
+    struct cpu_op *op = cpu_stream_reserve(s);
+    if (!op) {
+        free(cl);
+        return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a launch of '%s'", k->entry);
+    }
+    atomic_fetch_add_explicit(&k->refs, 1, memory_order_relaxed);
+    op->kind = CPU_OP_LAUNCH;
+    op->u.launch.l = cl;
+    cpu_stream_publish(s);
+    return 0;
+}
+
+static int cpu_launch_group(struct cpu_job *job, uint64_t index)
+{
+    const struct cpu_launch *cl = job->ctx;
+    devq_cpu_group g;
+    g.group_id[0] = (uint32_t)(index % cl->groups[0]);
+    g.group_id[1] = (uint32_t)(index / cl->groups[0] % cl->groups[1]);
+    g.group_id[2] = (uint32_t)(index / ((uint64_t)cl->groups[0] * cl->groups[1]));
+    for (int d = 0; d < 3; d++) {
+        g.local_size[d] = cl->local[d];
+        g.global_size[d] = cl->global[d];
+        g.num_groups[d] = cl->groups[d];
+    }
+    int r = cl->k->fn(cl->args, &g);
+    if (r) {
+        if (cpu_host->log_level() >= DEVQ_LOG_BASIC)
+            cpu_host->log(DEVQ_LOG_BASIC, "cpu: kernel '%s' failed in group (%u,%u,%u): %d",
+                          cl->k->entry, g.group_id[0], g.group_id[1], g.group_id[2], r);
+        return r < 0 ? r : -EIO;   /* a positive return is a failure too */
+    }
+    return 0;
+}
+
+void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
+{
+    struct cpu_launch *cl = op->u.launch.l;
+    if (!s->error) {   /* else skipped: an earlier op in this batch failed */
+        struct cpu_job job = {
+            .priority = s->priority,
+            .total = cl->total,
+            .run = cpu_launch_group,
+            .ctx = cl,
+        };
+        int err = cpu_pool_run(&job);
+        if (err)
+            s->error = err;
+    }
+    cpu_kernel_unref(cl->k);
+    free(cl);
+}
