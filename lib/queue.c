@@ -232,6 +232,28 @@ static void describe_pending(struct devq_queue *q, char *msg, size_t cap)
     pthread_mutex_unlock(&dev->lock);
 }
 
+static int wait_stream_tail(struct devq_queue *q, uint64_t deadline)
+{
+    struct devq_device *dev = q->dev;
+    devq_pl_event *e;
+    int r = devq__event_get(dev, 0, &e);
+    if (r < 0)
+        return r;
+    pthread_mutex_lock(&dev->lock);
+    r = dev->ops->event_record(e, q->stream.pl);
+    pthread_mutex_unlock(&dev->lock);
+    if (r == 0) {
+        uint64_t now = devq__now_ns();
+        uint64_t timeout = deadline == DEVQ_NO_DEADLINE ? DEVQ_TIMEOUT_INFINITE
+                         : deadline > now ? deadline - now : 0;
+        r = dev->ops->event_wait(e, timeout);
+        if (r == -ETIMEDOUT)
+            r = devq__err(-ETIMEDOUT, "timed out: queue %u: the stream did not reach its tail", q->number);
+    }
+    devq__event_put(dev, e, 0);
+    return r;
+}
+
 int devq__queue_finish_until(struct devq_queue *q, uint64_t deadline)
 {
     uint64_t target = atomic_load(&q->submitted);
@@ -245,6 +267,10 @@ int devq__queue_finish_until(struct devq_queue *q, uint64_t deadline)
         return devq__err(-ETIMEDOUT, "timed out: %s", msg);
     }
     if (r < 0)
+        return r;
+    /* Stream-ordered work issued after the last batch (a free's fence)
+     * completes after that batch's callback returned: wait for the tail. */
+    if ((r = wait_stream_tail(q, deadline)) < 0)
         return r;
     int err = atomic_exchange(&q->first_error, 0);
     if (err)
@@ -274,6 +300,8 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
     q->destroying = 1;
     struct batch *head = q->deferred;
     devq_notify *h = head ? head->notify : NULL;
+    if (head)
+        head->notify = NULL;          /* ours to give back, through cancel */
     pthread_mutex_unlock(&dev->lock);
     /* Deferred batches would wait forever for values nobody may set:
      * cancel the head's wait; its callback fails the FIFO in order. */

@@ -436,6 +436,9 @@ static void resume_cb(void *arg, int status)
     struct devq_queue *q = b->q;
     struct devq_device *dev = q->dev;
     pthread_mutex_lock(&dev->lock);
+    /* Give the handle back, unless queue destroy took it to cancel. */
+    if (b->notify)
+        devq_notify_release(b->notify);
     b->notify = NULL;
     if (status < 0) {
         if (status == -ECANCELED)

@@ -11,6 +11,15 @@ static void mark(void *arg)
     atomic_fetch_add(&ran, 1);
 }
 
+/* Kernel failures are recoverable (only the batch fails) on backends with
+ * DEVQ_CAP_SKIP_ON_ERROR; on GPUs a failed launch loses the device. */
+static int recoverable_kernel_failures(devq_device *dev)
+{
+    devq_device_info info;
+    ck_assert_int_eq(devq_device_info_get(dev, &info), 0);
+    return (info.caps & DEVQ_CAP_SKIP_ON_ERROR) != 0;
+}
+
 static void exec_fail(devq_queue *q, devq_kernel *k, int32_t code)
 {
     devq_arg a = DEVQ_ARG_VAL(&code);
@@ -21,6 +30,10 @@ static void exec_fail(devq_queue *q, devq_kernel *k, int32_t code)
 START_TEST(failed_kernel_fails_its_signals)
 {
     devq_device *dev = conf_open();
+    if (!recoverable_kernel_failures(dev)) {
+        devq_device_close(dev);
+        return;
+    }
     devq_queue *q = conf_queue(dev);
     devq_kernel *fail = conf_kernel(dev, "fail");
     devq_signal *s = conf_signal(0);
@@ -50,6 +63,10 @@ END_TEST
 START_TEST(failure_crosses_two_hops_and_spares_independent_work)
 {
     devq_device *dev = conf_open();
+    if (!recoverable_kernel_failures(dev)) {
+        devq_device_close(dev);
+        return;
+    }
     devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev), *q3 = conf_queue(dev);
     devq_kernel *fail = conf_kernel(dev, "fail");
     devq_signal *s1 = conf_signal(0), *s2 = conf_signal(0), *s3 = conf_signal(0), *ok = conf_signal(0);
@@ -86,6 +103,50 @@ START_TEST(failure_crosses_two_hops_and_spares_independent_work)
     for (int i = 0; i < 4; i++)
         devq_signal_destroy(all[i]);
     devq_kernel_destroy(fail);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_queue_destroy(q3);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* The same propagation with a root failure every backend can recover
+ * from: a host signal the first queue waits on fails. */
+START_TEST(host_failure_crosses_two_hops)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev), *q3 = conf_queue(dev);
+    devq_signal *root = conf_signal(0), *s1 = conf_signal(0), *s2 = conf_signal(0), *s3 = conf_signal(0);
+    devq_signal *ok = conf_signal(0);
+    atomic_store(&ran, 0);
+    ck_assert_int_eq(devq_queue_wait(q3, s2, 1), 0);
+    ck_assert_int_eq(devq_queue_host_fn(q3, mark, NULL), 0);
+    ck_assert_int_eq(devq_queue_signal(q3, s3, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q3), 0);
+    ck_assert_int_eq(devq_queue_wait(q2, s1, 1), 0);
+    ck_assert_int_eq(devq_queue_host_fn(q2, mark, NULL), 0);
+    ck_assert_int_eq(devq_queue_signal(q2, s2, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_wait(q1, root, 1), 0);
+    ck_assert_int_eq(devq_queue_host_fn(q1, mark, NULL), 0);
+    ck_assert_int_eq(devq_queue_signal(q1, s1, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_signal(q1, ok, 1), 0);      /* independent, behind it */
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    conf_sleep_ms(5);
+    ck_assert_int_eq(devq_signal_fail(root, -ENOTCONN), 0);
+    ck_assert_int_eq(devq_signal_wait(s3, 1, 10 * SEC), -ENOTCONN);
+    ck_assert_msg(strstr(devq_errmsg(), "devq_signal_fail"), "root cause kept: %s", devq_errmsg());
+    ck_assert_int_eq(devq_signal_status(s1), -ENOTCONN);
+    ck_assert_int_eq(devq_signal_status(s2), -ENOTCONN);
+    ck_assert_int_eq(devq_signal_wait(ok, 1, 10 * SEC), 0);
+    ck_assert_int_eq(atomic_load(&ran), 0);
+    devq_queue_finish(q1, 10 * SEC);
+    devq_queue_finish(q2, 10 * SEC);
+    devq_queue_finish(q3, 10 * SEC);
+    devq_signal *all[] = { root, s1, s2, s3, ok };
+    for (int i = 0; i < 5; i++)
+        devq_signal_destroy(all[i]);
     devq_queue_destroy(q1);
     devq_queue_destroy(q2);
     devq_queue_destroy(q3);
@@ -143,6 +204,7 @@ Suite *conf_failure_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, failed_kernel_fails_its_signals);
     tcase_add_test(tc, failure_crosses_two_hops_and_spares_independent_work);
+    tcase_add_test(tc, host_failure_crosses_two_hops);
     tcase_add_test(tc, wait_on_failed_signal_fails_batch);
     tcase_add_test(tc, host_failure_of_waited_value_fails_deferred_batch);
     suite_add_tcase(s, tc);

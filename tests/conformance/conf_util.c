@@ -26,10 +26,22 @@ devq_kernel *conf_kernel(devq_device *dev, const char *name)
         snprintf(entry, sizeof entry, "conf_cpu_%s", name);
         r = devq_kernel_load(dev, NULL, 0, entry, &k);
     } else {
-        /* The emulated drivers resolve entry points in this process. */
-        static const char image[] = "devq-emu-module\n";
+        /* The emulated drivers resolve entry points in this process; the
+         * module text names each kernel with its parameter sizes. */
+        static const struct { const char *name, *sizes; } params[] = {
+            { "scale", "8 4" },     { "add", "8 8" },           { "step", "8 4" },
+            { "fail", "4" },        { "slow_copy", "8 8 4 4" }, { "add_u32", "8 4" },
+            { "oracle_op", "8 8 8 32" }, { "sleep_ms", "4" },
+        };
+        const char *sizes = NULL;
+        for (size_t i = 0; i < sizeof params / sizeof params[0]; i++)
+            if (!strcmp(params[i].name, name))
+                sizes = params[i].sizes;
+        ck_assert_msg(sizes, "no emulator signature for kernel %s", name);
+        char image[256];
         snprintf(entry, sizeof entry, "conf_emu_%s", name);
-        r = devq_kernel_load(dev, image, sizeof image, entry, &k);
+        snprintf(image, sizeof image, "devq-emu-module\n%s %s\n", entry, sizes);
+        r = devq_kernel_load(dev, image, strlen(image) + 1, entry, &k);
     }
     ck_assert_msg(r == 0, "devq_kernel_load(%s): %d %s", entry, r, devq_errmsg());
     return k;
