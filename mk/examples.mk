@@ -9,3 +9,20 @@ examples_demo_LDADD = libdevq.la
 demo: examples/demo$(EXEEXT)
 	./examples/demo
 .PHONY: demo
+
+noinst_PROGRAMS += examples/hello examples/epoll
+examples_hello_SOURCES = examples/hello.c
+examples_hello_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+examples_hello_LDADD = libdevq.la
+examples_epoll_SOURCES = examples/epoll.c
+examples_epoll_LDADD = libdevq.la
+
+# The examples are tests too: they check their own results.
+TESTS += examples/hello examples/epoll
+
+# Real output in the README, regenerated from a run (needs python3).
+readme: tools/devq-info$(EXEEXT) tools/devq-trace-svg$(EXEEXT) examples/demo$(EXEEXT)
+	$(SHELL) $(top_srcdir)/tools/update-readme.sh $(top_srcdir)
+.PHONY: readme
+dist_noinst_SCRIPTS += tools/update-readme.sh
+EXTRA_DIST += docs/demo-trace.svg
