@@ -133,12 +133,19 @@ void devq__op_issued(struct batch *b, struct op *o)
     }
 }
 
-void devq__batch_discard(struct batch *b)
+void devq__batch_discard(struct batch *b, int err, const char *cause)
 {
     struct devq_queue *q = b->q;
     pthread_mutex_lock(&q->dev->lock);
     devq__batch_unissue(b, 0);
+    /* A free that waited for this batch's uses can go now. */
+    devq__process_pending_frees(q->dev);
     pthread_mutex_unlock(&q->dev->lock);
+    /* Waiters of what the batch would have signalled must not wait forever. */
+    if (err)
+        for (uint32_t i = 0; i < b->nops; i++)
+            if (b->ops[i].kind == OP_SIGNAL)
+                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
     devq__batch_release_refs(b, 0);
     devq__batch_put(q, b);
 }
@@ -293,7 +300,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
     struct devq_device *dev = q->dev;
     /* An open batch was never submitted: nothing of it runs. */
     if (q->open) {
-        devq__batch_discard(q->open);
+        devq__batch_discard(q->open, 0, NULL);    /* never submitted: nothing promised */
         q->open = NULL;
     }
     pthread_mutex_lock(&dev->lock);

@@ -147,8 +147,9 @@ int  devq__queue_check(const devq_queue *q, const char *fn);
 struct batch *devq__batch_get(struct devq_queue *q);
 void devq__batch_put(struct devq_queue *q, struct batch *b);
 void devq__batch_release_refs(struct batch *b, uint32_t from_op);
-/* Drop a batch that never ran (takes the device lock). */
-void devq__batch_discard(struct batch *b);
+/* Drop a batch that never ran (takes the device lock); err != 0 fails the
+ * signals it would have signalled with that cause. */
+void devq__batch_discard(struct batch *b, int err, const char *cause);
 /* Buffer uses of ops from `from` on were not issued and never will be (device lock). */
 void devq__batch_unissue(struct batch *b, uint32_t from);
 void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause);

@@ -348,12 +348,12 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
     int sticky = q->sticky;
     q->sticky = 0;
     if (sticky) {
-        char msg[DEVQ_CAUSE_MAX];
-        snprintf(msg, sizeof msg, "%s", q->sticky_msg);
+        char msg[DEVQ_CAUSE_MAX + 48];
+        snprintf(msg, sizeof msg, "queue %u: batch discarded at submit: %s", q->number, q->sticky_msg);
         if (b)
-            devq__batch_discard(b);
+            devq__batch_discard(b, sticky, msg);
         atomic_store(&q->recording, 0);
-        return devq__err(sticky, "devq_queue_submit: batch discarded: %s", msg);
+        return devq__err(sticky, "devq_queue_submit: %s", msg);
     }
     if (!b) {
         /* An empty submit still gets a batch: its completion orders
@@ -365,7 +365,7 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
     }
     atomic_store(&q->recording, 0);
     if ((r = devq__device_lost_check(q->dev)) < 0) {
-        devq__batch_discard(b);
+        devq__batch_discard(b, r, devq_errmsg());
         return r;
     }
     b->seq = atomic_fetch_add(&q->submitted, 1) + 1;

@@ -54,18 +54,23 @@ DEVQ_API int devq_device_synchronize(devq_device *dev, uint64_t timeout_ns)
         qs[n++] = q;
     pthread_mutex_unlock(&dev->lock);
     int first = 0;
+    size_t first_q = 0;
     char cause[DEVQ_ERRMSG_MAX] = "";
     for (size_t i = 0; i < n; i++) {
         r = devq__queue_finish_until(qs[i], deadline);
         if (r == -ETIMEDOUT) {
             char why[DEVQ_ERRMSG_MAX];
             snprintf(why, sizeof why, "%s", devq_errmsg());   /* devq__err writes the same buffer */
+            /* A failure already collected stays reported for the next call. */
+            if (first)
+                devq__queue_record_failure(qs[first_q], first, cause);
             r = devq__err(-ETIMEDOUT, "devq_device_synchronize: %s", why);
             free(qs);
             return r;
         }
         if (r < 0 && !first) {
             first = r;
+            first_q = i;
             snprintf(cause, sizeof cause, "%s", devq_errmsg());
         }
     }

@@ -105,6 +105,7 @@ struct devq_pl_stream {
     /* Consumer side (worker). */
     _Alignas(CPU_CACHELINE) struct cpu_chunk *head_chunk;
     int error;                      /* latched error, worker-only */
+    char error_msg[192];            /* its detail, reported to the next host callback */
     _Atomic uint64_t completed;     /* ops finished (= last completed sequence) */
     _Atomic uint32_t done_word;     /* futex for waiters of `completed` */
 

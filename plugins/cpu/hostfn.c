@@ -27,6 +27,11 @@ void cpu_host_fn_run(devq_pl_stream *s, struct cpu_op *op)
 {
     int status = s->error;
     s->error = 0;
+    /* The contract: the failed op's detail is this thread's errmsg when
+     * the callback sees the error. */
+    if (status && s->error_msg[0])
+        cpu_host->error(status, "%s", s->error_msg);
+    s->error_msg[0] = 0;
     int r = op->u.host.fn(op->u.host.arg, status);
     if (r < 0)
         s->error = r;

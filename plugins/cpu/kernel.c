@@ -216,8 +216,11 @@ void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
             .ctx = cl,
         };
         int err = cpu_pool_run(&job);
-        if (err)
+        if (err) {
             s->error = err;
+            snprintf(s->error_msg, sizeof s->error_msg, "cpu: kernel '%s' returned %d (%s)",
+                     cl->k->entry, err, strerror(-err));
+        }
     }
     cpu_kernel_unref(cl->k);
     free(cl);

@@ -46,6 +46,7 @@ START_TEST(failed_kernel_fails_its_signals)
     ck_assert_int_lt(r, 0);
     ck_assert_int_eq(devq_signal_status(s), r);
     ck_assert_msg(strstr(devq_errmsg(), "queue"), "root cause names the queue: %s", devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), "conf_"), "root cause names the kernel: %s", devq_errmsg());
     r = devq_queue_finish(q, 10 * SEC);
     ck_assert_int_lt(r, 0);                     /* finish reports the failure once */
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);

@@ -160,7 +160,9 @@ START_TEST(sticky_error_discards_batch)
     devq_queue *q = conf_queue(dev);
     devq_buffer *b = conf_buffer(dev, 64);
     atomic_store(&ran_count, 0);
+    devq_signal *promised = conf_signal(0);
     ck_assert_int_eq(devq_queue_host_fn(q, count_fn, NULL), 0);
+    ck_assert_int_eq(devq_queue_signal(q, promised, 1), 0);
     int r = devq_queue_fill(q, b, 60, 8, 0);          /* past the end */
     ck_assert_int_eq(r, -EINVAL);
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "outside"));
@@ -169,6 +171,10 @@ START_TEST(sticky_error_discards_batch)
     r = devq_queue_submit(q);
     ck_assert_int_eq(r, -EINVAL);
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "discarded"));
+    /* What the discarded batch would have signalled fails, naming why. */
+    ck_assert_int_eq(devq_signal_wait(promised, 1, 0), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "discarded"));
+    devq_signal_destroy(promised);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     ck_assert_int_eq(atomic_load(&ran_count), 0);      /* nothing of it ran */
     /* The next batch records and runs normally. */
