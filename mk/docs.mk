@@ -1,1 +1,28 @@
-# docs area: see HACKING.md.
+# docs area: man pages of the queue engine (queues, buffers, kernels,
+# barriers, stats), the devq(7) overview, and the test that keeps every
+# public function documented and every page clean under groff.
+man3_MANS += \
+	man/man3/devq_queue.3 \
+	man/man3/devq_queue_create.3 man/man3/devq_queue_destroy.3 \
+	man/man3/devq_queue_wait.3 man/man3/devq_queue_signal.3 \
+	man/man3/devq_queue_exec.3 \
+	man/man3/devq_queue_copy.3 man/man3/devq_queue_fill.3 \
+	man/man3/devq_queue_write.3 man/man3/devq_queue_read.3 \
+	man/man3/devq_queue_barrier.3 man/man3/devq_queue_host_fn.3 \
+	man/man3/devq_queue_submit.3 man/man3/devq_queue_finish.3 \
+	man/man3/devq_barrier.3 man/man3/devq_device_synchronize.3 \
+	man/man3/devq_kernel_load.3 man/man3/devq_kernel_destroy.3 \
+	man/man3/devq_buffer_alloc.3 man/man3/devq_buffer_free.3 \
+	man/man3/devq_buffer_size.3 man/man3/devq_buffer_device_ptr.3 \
+	man/man3/devq_buffer_host_ptr.3 \
+	man/man3/devq_queue_timestamp.3 man/man3/devq_timestamp_elapsed.3 \
+	man/man3/devq_timestamp_destroy.3 \
+	man/man3/devq_stats_get.3
+man7_MANS += man/man7/devq.7
+
+# Every function of include/devq/devq.h has a page (or is documented on
+# one); every page under man/ is clean under groff -man -ww; every
+# example that includes a devq header compiles.  Skips (77)
+# without groff.
+TESTS += tests/man-pages.sh
+dist_noinst_SCRIPTS += tests/man-pages.sh
