@@ -41,3 +41,11 @@ bench_bench_tracker_SOURCES = bench/bench_tracker.c bench/bench_util.h
 bench_bench_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 bench_bench_tracker_CFLAGS = $(AM_CFLAGS) -O2
 bench_bench_tracker_LDADD = $(DEVQ_INTERNAL_LIBS)
+
+# No polling: an idle process with pending notifies and idle queues.
+if HAVE_CHECK
+check_PROGRAMS += tests/test_idle
+TESTS += tests/test_idle
+tests_test_idle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_idle_LDADD = libdevq.la $(CHECK_LIBS)
+endif
