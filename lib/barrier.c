@@ -11,7 +11,7 @@
 #include <string.h>
 #include "error.h"
 #include "queue.h"
-#include "signal.h"
+#include "signal_int.h"
 
 static int push_dep(struct devq_queue *qi, struct devq_queue *qj)
 {

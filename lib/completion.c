@@ -9,7 +9,7 @@
 #include "error.h"
 #include "log.h"
 #include "queue.h"
-#include "signal.h"
+#include "signal_int.h"
 #include "trace.h"
 
 /* Keep the first cause a batch sees: the plugin reported the failed op's

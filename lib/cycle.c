@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include "log.h"
 #include "queue.h"
-#include "signal.h"
+#include "signal_int.h"
 
 #define MAX_DEPTH 16
 

@@ -10,7 +10,7 @@
 #include "log.h"
 #include "mem.h"
 #include "queue.h"
-#include "signal.h"
+#include "signal_int.h"
 #include "trace.h"
 
 int devq__queue_check(const devq_queue *q, const char *fn)

@@ -11,7 +11,7 @@
 #include <string.h>
 #include "error.h"
 #include "queue.h"
-#include "signal.h"
+#include "signal_int.h"
 
 /* Enter/leave the recorder role. */
 static int enter(devq_queue *q, const char *fn)

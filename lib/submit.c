@@ -12,7 +12,7 @@
 #include "event_pool.h"
 #include "log.h"
 #include "queue.h"
-#include "signal.h"
+#include "signal_int.h"
 #include "trace.h"
 
 #define ISSUE_DEFERRED 1

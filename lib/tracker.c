@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "error.h"
-#include "signal.h"
+#include "signal_int.h"
 #include "tracker.h"
 
 struct stream_slot {

@@ -15,7 +15,7 @@ libdevq_core_la_SOURCES = \
 	lib/futex.c lib/futex.h \
 	lib/host.c lib/host.h \
 	lib/event_pool.c lib/device_state.c \
-	lib/device.h lib/signal.h lib/notifier.h lib/stream.h \
+	lib/device.h lib/signal_int.h lib/notifier.h lib/stream.h \
 	lib/event_pool.h lib/mem.h lib/builtin.h
 
 lib_LTLIBRARIES += libdevq.la

@@ -1,1 +1,42 @@
-# signal area: see HACKING.md.
+# signal area: timeline signals and the notifier thread (issue 3).
+libdevq_core_la_SOURCES += \
+	lib/signal.c lib/signal_wait.c lib/signal_many.c lib/signal_notify.c \
+	lib/signal_shared.c lib/signal_impl.h lib/notifier.c
+
+# Tests.  test_signal, test_signal_notify and test_signal_many reach
+# internals (the early-wake counter, devq__notifier_is_current, the
+# futex_waitv fallback switch), so they link the static core;
+# test_signal_shared uses the public library and execs tests/signal_helper
+# in another process.
+if HAVE_CHECK
+check_PROGRAMS += tests/test_signal tests/test_signal_notify tests/test_signal_many \
+	tests/test_signal_shared tests/signal_helper
+TESTS += tests/test_signal tests/test_signal_notify tests/test_signal_many \
+	tests/test_signal_shared
+tests_test_signal_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_signal_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_signal_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+tests_test_signal_notify_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_signal_notify_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_signal_notify_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+tests_test_signal_many_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_signal_many_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_signal_many_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+tests_test_signal_shared_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_signal_shared_LDADD = libdevq.la $(CHECK_LIBS)
+tests_signal_helper_LDADD = libdevq.la
+endif
+
+# Benchmark: signal ping-pong vs condvar and raw futex, notify, wait_many.
+noinst_PROGRAMS += bench/bench_signal
+DEVQ_BENCHES += bench/bench_signal
+bench_bench_signal_LDADD = libdevq.la
+
+man3_MANS += man/man3/devq_signal.3 man/man3/devq_signal_create.3 \
+	man/man3/devq_signal_destroy.3 man/man3/devq_signal_set.3 \
+	man/man3/devq_signal_value.3 man/man3/devq_signal_fail.3 \
+	man/man3/devq_signal_status.3 man/man3/devq_signal_wait.3 \
+	man/man3/devq_signal_wait_many.3 man/man3/devq_signal_notify.3 \
+	man/man3/devq_notify_cancel.3 man/man3/devq_notify_release.3 \
+	man/man3/devq_signal_wait_fd.3 man/man3/devq_signal_create_shared.3 \
+	man/man3/devq_signal_export_fd.3 man/man3/devq_signal_import_fd.3

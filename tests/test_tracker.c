@@ -5,7 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <stdlib.h>
-#include "signal.h"
+#include "signal_int.h"
 #include "tracker.h"
 
 struct align_log {

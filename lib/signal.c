@@ -1,0 +1,415 @@
+/* Timeline signals: lifetime, value, failure, and the pending heap.
+ *
+ * The hot path is `set` (called on every batch completion from backend
+ * callback threads): one CAS on the value, one atomic add on the futex
+ * word, one load of the waiter count (no syscall when nobody sleeps) and
+ * one load of the smallest pending registration value.  Everything else
+ * (waits, notifies, fds) is arranged so that `set` never scans. */
+#include "config.h"
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "error.h"
+#include "futex.h"
+#include "signal_impl.h"
+
+#define SPIN_DEFAULT_NS 2000   /* first waits spin 2 us; see signal_wait.c */
+
+static _Atomic uint64_t next_signal_id = 1;
+
+int devq__signal_alloc(struct devq_signal **out)
+{
+    struct devq_signal *s = aligned_alloc(64, sizeof *s);
+    if (s)
+        memset(s, 0, sizeof *s);
+    if (!s)
+        return devq__err(-ENOMEM, "devq_signal_create: out of memory");
+    s->magic = DEVQ_MAGIC_SIGNAL;
+    atomic_init(&s->refs, 1);
+    s->id = atomic_fetch_add(&next_signal_id, 1);
+    s->tl = &s->local;
+    s->local.magic = DEVQ_TIMELINE_MAGIC;
+    s->local.version = DEVQ_TIMELINE_VERSION;
+    s->memfd = -1;
+    atomic_init(&s->spin_budget, SPIN_DEFAULT_NS);
+    atomic_init(&s->pending_min, UINT64_MAX);
+    pthread_mutex_init(&s->lock, NULL);
+    *out = s;
+    return 0;
+}
+
+int devq__signal_check_user(const devq_signal *s, const char *fn)
+{
+    if (!s)
+        return devq__err(-EINVAL, "%s: signal is NULL", fn);
+    if (s->magic != DEVQ_MAGIC_SIGNAL)
+        return devq__err(-EINVAL, "%s: %p is not a live devq_signal (garbage or freed pointer)",
+                         fn, (const void *)s);
+    if (atomic_load_explicit(&s->user_dead, memory_order_relaxed))
+        return devq__err(-EINVAL, "%s: signal s%" PRIu64 " was destroyed", fn, s->id);
+    return 0;
+}
+
+int devq__signal_check(const devq_signal *s, const char *fn)
+{
+    return devq__signal_check_user(s, fn);
+}
+
+void devq__signal_retain(devq_signal *s)
+{
+    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+}
+
+void devq__signal_release(devq_signal *s)
+{
+    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (s->shared)
+        devq__signal_shared_unmap(s);
+    pthread_mutex_destroy(&s->lock);
+    free(s->heap);
+    s->magic = 0;
+    free(s);
+}
+
+uint64_t devq__signal_id(const devq_signal *s)
+{
+    return s->id;
+}
+
+uint64_t *devq__signal_value_word(devq_signal *s)
+{
+    /* _Atomic uint64_t has the size and alignment of uint64_t here; the
+     * backend writes it with its own atomics (device memory ops). */
+    return (uint64_t *)&s->tl->value;
+}
+
+const char *devq__signal_cause(const devq_signal *s)
+{
+    if (!atomic_load_explicit(&s->tl->status, memory_order_acquire))
+        return "";
+    return s->tl->cause;
+}
+
+int devq__signal_fail_err(const struct devq_signal *s, int status)
+{
+    return devq__err_str(status, s->tl->cause);
+}
+
+int devq__signal_timeout_err(const struct devq_signal *s, uint64_t want)
+{
+    return devq__err(-ETIMEDOUT, "signal s%" PRIu64 ": timed out waiting for %" PRIu64
+                     ", value is %" PRIu64, s->id, want,
+                     atomic_load_explicit(&s->tl->value, memory_order_relaxed));
+}
+
+/* ---- the pending heap (min-heap on value; caller holds s->lock) ---- */
+
+static void heap_place(struct devq_signal *s, size_t i, struct devq_pending *p)
+{
+    s->heap[i] = p;
+    p->heap_index = i;
+}
+
+static void sift_up(struct devq_signal *s, size_t i)
+{
+    struct devq_pending *p = s->heap[i];
+    while (i > 0) {
+        size_t parent = (i - 1) / 2;
+        if (s->heap[parent]->value <= p->value)
+            break;
+        heap_place(s, i, s->heap[parent]);
+        i = parent;
+    }
+    heap_place(s, i, p);
+}
+
+static void sift_down(struct devq_signal *s, size_t i)
+{
+    struct devq_pending *p = s->heap[i];
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= s->nheap)
+            break;
+        if (c + 1 < s->nheap && s->heap[c + 1]->value < s->heap[c]->value)
+            c++;
+        if (p->value <= s->heap[c]->value)
+            break;
+        heap_place(s, i, s->heap[c]);
+        i = c;
+    }
+    heap_place(s, i, p);
+}
+
+static void update_min(struct devq_signal *s)
+{
+    atomic_store(&s->pending_min, s->nheap ? s->heap[0]->value : UINT64_MAX);
+}
+
+int devq__pending_push(struct devq_signal *s, struct devq_pending *p)
+{
+    if (s->nheap == s->capheap) {
+        size_t cap = s->capheap ? 2 * s->capheap : 8;
+        struct devq_pending **h = realloc(s->heap, cap * sizeof *h);
+        if (!h)
+            return -ENOMEM;
+        s->heap = h;
+        s->capheap = cap;
+    }
+    heap_place(s, s->nheap++, p);
+    sift_up(s, p->heap_index);
+    update_min(s);
+    return 0;
+}
+
+void devq__pending_remove(struct devq_signal *s, struct devq_pending *p)
+{
+    size_t i = p->heap_index;
+    if (i == SIZE_MAX)
+        return;
+    p->heap_index = SIZE_MAX;
+    struct devq_pending *last = s->heap[--s->nheap];
+    if (last != p) {
+        heap_place(s, i, last);
+        if (i > 0 && s->heap[(i - 1) / 2]->value > last->value)
+            sift_up(s, i);
+        else
+            sift_down(s, i);
+    }
+    update_min(s);
+}
+
+/* ---- delivery ---- */
+
+static void deliver_inline(struct devq_pending *p)
+{
+    /* A waker lives on the waiting thread's stack: bump and wake it while
+     * the signal lock is still held, so its owner (which removes it under
+     * the same lock) cannot return in between. */
+    atomic_fetch_add(p->u.waker.word, 1);
+    devq__futex_wake((const uint32_t *)p->u.waker.word, 1, 0);
+}
+
+static void deliver_list(struct devq_pending *list)
+{
+    while (list) {
+        struct devq_pending *p = list;
+        list = p->fire_next;
+        if (p->kind == PENDING_NOTIFY)
+            devq__notify_deliver(p, p->status);
+        else
+            devq__fd_deliver(p, p->status);
+    }
+}
+
+/* Pop (under s->lock) every registration that is due; `force` pops all
+ * (destroy), with status `force`. */
+static struct devq_pending *pop_due(struct devq_signal *s, int force)
+{
+    int st = atomic_load(&s->tl->status);
+    uint64_t v = atomic_load(&s->tl->value);
+    struct devq_pending *list = NULL, **tail = &list;
+    while (s->nheap && (force || st || s->heap[0]->value <= v)) {
+        struct devq_pending *p = s->heap[0];
+        devq__pending_remove(s, p);
+        p->status = force ? force : st;
+        if (p->kind == PENDING_WAKER) {
+            deliver_inline(p);
+            continue;
+        }
+        p->fire_next = NULL;
+        *tail = p;
+        tail = &p->fire_next;
+    }
+    update_min(s);
+    return list;
+}
+
+void devq__signal_fire_ready(struct devq_signal *s)
+{
+    pthread_mutex_lock(&s->lock);
+    struct devq_pending *list = pop_due(s, 0);
+    pthread_mutex_unlock(&s->lock);
+    deliver_list(list);
+}
+
+void devq__signal_recheck(struct devq_signal *s)
+{
+    /* UINT64_MAX also means "empty": a registration for UINT64_MAX itself
+     * is then found by the locked look, which is rare and cheap. */
+    uint64_t min = atomic_load(&s->pending_min);
+    if (atomic_load(&s->tl->value) >= min || atomic_load(&s->tl->status))
+        devq__signal_fire_ready(s);
+}
+
+/* ---- value and failure ---- */
+
+/* Buckets of the values in (old, new]: a waiter for w sleeps with bit
+ * w % 32, so a `set` wakes only waiters whose wanted value it may have
+ * reached (and the rare waiter 32*k away that shares the bucket). */
+static uint32_t wake_mask(uint64_t old, uint64_t new)
+{
+    uint64_t span = new - old;
+    if (span >= 32)
+        return UINT32_MAX;
+    uint32_t mask = 0;
+    for (uint64_t i = 1; i <= span; i++)
+        mask |= devq__signal_bucket(old + i);
+    return mask;
+}
+
+/* Called with a temporary reference held (see raise_value): once the new
+ * value is visible a waiter may return and destroy the signal, while this
+ * thread still has to bump the word, wake and deliver. */
+static void publish(struct devq_signal *s, uint64_t old, uint64_t new)
+{
+    struct devq_timeline *tl = s->tl;
+    atomic_fetch_add(&tl->seq, 1);
+    if (atomic_load(&tl->waiters))
+        devq__futex_wake_bits((const uint32_t *)&tl->seq, wake_mask(old, new), s->shared);
+    if (new >= atomic_load(&s->pending_min))
+        devq__signal_fire_ready(s);
+}
+
+/* Raise to v if above the current value: 1 raised, 0 not (cur set). */
+static int raise_value(struct devq_signal *s, uint64_t v, uint64_t *cur)
+{
+    struct devq_timeline *tl = s->tl;
+    *cur = atomic_load_explicit(&tl->value, memory_order_relaxed);
+    if (v <= *cur)
+        return 0;
+    devq__signal_retain(s);
+    uint64_t old = *cur;
+    while (!atomic_compare_exchange_weak(&tl->value, &old, v)) {
+        if (v <= old) {
+            *cur = old;
+            devq__signal_release(s);
+            return 0;
+        }
+    }
+    publish(s, old, v);
+    devq__signal_release(s);
+    return 1;
+}
+
+int devq__signal_advance(devq_signal *s, uint64_t v)
+{
+    struct devq_timeline *tl = s->tl;
+    int st = atomic_load_explicit(&tl->status, memory_order_acquire);
+    if (st)
+        return st;
+    uint64_t cur;
+    raise_value(s, v, &cur);
+    return 0;
+}
+
+void devq__signal_fail_cause(devq_signal *s, int err, const char *cause)
+{
+    struct devq_timeline *tl = s->tl;
+    uint32_t expect = FAIL_NONE;
+    if (!atomic_compare_exchange_strong(&tl->fail_state, &expect, FAIL_WRITING))
+        return;
+    devq__signal_retain(s);   /* waiters may destroy it once they see it */
+    if (err >= 0)
+        err = -EIO;
+    snprintf(tl->cause, sizeof tl->cause, "%s", cause && *cause ? cause : "signal failed");
+    atomic_store(&tl->status, err);   /* after the cause: readers see both */
+    atomic_store(&tl->fail_state, FAIL_DONE);
+    atomic_fetch_add(&tl->seq, 1);
+    if (atomic_load(&tl->waiters))
+        devq__futex_wake_bits((const uint32_t *)&tl->seq, UINT32_MAX, s->shared);
+    devq__signal_fire_ready(s);
+    devq__signal_release(s);
+}
+
+/* ---- public ---- */
+
+DEVQ_API int devq_signal_create(uint64_t initial, devq_signal **out)
+{
+    if (!out)
+        return devq__err(-EINVAL, "devq_signal_create: out is NULL");
+    *out = NULL;
+    struct devq_signal *s;
+    int r = devq__signal_alloc(&s);
+    if (r)
+        return r;
+    atomic_init(&s->local.value, initial);
+    *out = s;
+    return 0;
+}
+
+DEVQ_API void devq_signal_destroy(devq_signal *s)
+{
+    if (devq__signal_check_user(s, "devq_signal_destroy"))
+        return;
+    if (atomic_exchange(&s->user_dead, 1))
+        return;
+    /* Pending notifies and fds are delivered -ECANCELED, never leaked. */
+    pthread_mutex_lock(&s->lock);
+    struct devq_pending *list = pop_due(s, -ECANCELED);
+    int watched = s->watched;
+    pthread_mutex_unlock(&s->lock);
+    deliver_list(list);
+    if (watched)
+        devq__notifier_poke();
+    devq__signal_release(s);
+}
+
+DEVQ_API uint64_t devq_signal_value(const devq_signal *s)
+{
+    if (!s || s->magic != DEVQ_MAGIC_SIGNAL)
+        return 0;
+    return atomic_load_explicit(&s->tl->value, memory_order_acquire);
+}
+
+DEVQ_API int devq_signal_status(const devq_signal *s)
+{
+    int r = devq__signal_check_user(s, "devq_signal_status");
+    if (r)
+        return r;
+    return atomic_load_explicit(&s->tl->status, memory_order_acquire);
+}
+
+DEVQ_API int devq_signal_set(devq_signal *s, uint64_t value)
+{
+    int r = devq__signal_check_user(s, "devq_signal_set");
+    if (r)
+        return r;
+    struct devq_timeline *tl = s->tl;
+    int st = atomic_load_explicit(&tl->status, memory_order_acquire);
+    if (st)
+        return devq__signal_fail_err(s, st);
+    uint64_t cur;
+    if (!raise_value(s, value, &cur))
+        return devq__err(-EINVAL, "devq_signal_set: signal s%" PRIu64 ": value %" PRIu64
+                         " is not above the current value %" PRIu64 " (values only rise)",
+                         s->id, value, cur);
+    return 0;
+}
+
+static const char *errno_name(int err, char *buf, size_t n)
+{
+    const char *name = strerrorname_np(-err);
+    if (name)
+        return name;
+    snprintf(buf, n, "%d", -err);
+    return buf;
+}
+
+DEVQ_API int devq_signal_fail(devq_signal *s, int error)
+{
+    int r = devq__signal_check_user(s, "devq_signal_fail");
+    if (r)
+        return r;
+    if (error >= 0)
+        return devq__err(-EINVAL, "devq_signal_fail: signal s%" PRIu64
+                         ": error must be a negative errno such as -EIO (got %d)", s->id, error);
+    char cause[DEVQ_SIGNAL_CAUSE_MAX], num[16];
+    snprintf(cause, sizeof cause, "devq_signal_fail(-%s) called on signal s%" PRIu64,
+             errno_name(error, num, sizeof num), s->id);
+    devq__signal_fail_cause(s, error, cause);
+    return 0;
+}

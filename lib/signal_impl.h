@@ -1,0 +1,150 @@
+/* Private layout of timeline signals, shared by lib/signal*.c and
+ * lib/notifier.c.  Nothing outside the signal area includes this.
+ *
+ * A signal is two parts:
+ *  - the timeline (struct devq_timeline): the 64-bit value, the 32-bit
+ *    futex word, the failure status and a fixed root-cause text.  It is
+ *    embedded in the handle for a private signal and lives in a memfd
+ *    mapped MAP_SHARED for a process-shared one, so it holds no pointers
+ *    and no process-local locks;
+ *  - the process-local handle (struct devq_signal): refcount, id, lock and
+ *    the min-heap of pending registrations (notifies, wait_fd eventfds,
+ *    wait_many fallback wakers) keyed by value, so that `set` only compares
+ *    against the smallest pending value. */
+#ifndef DEVQ_LIB_SIGNAL_IMPL_H
+#define DEVQ_LIB_SIGNAL_IMPL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <devq/devq.h>
+#include "signal_int.h"
+
+#define DEVQ_TIMELINE_MAGIC   0x53515644u   /* "DVQS" in memory */
+#define DEVQ_TIMELINE_VERSION 1u
+#define DEVQ_SIGNAL_CAUSE_MAX 232           /* keeps the timeline at 256 bytes */
+#define DEVQ_SHARED_MAP_SIZE  4096u
+
+enum { FAIL_NONE = 0, FAIL_WRITING = 1, FAIL_DONE = 2 };
+
+struct devq_timeline {
+    uint32_t magic;              /* DEVQ_TIMELINE_MAGIC (checked by import) */
+    uint32_t version;            /* DEVQ_TIMELINE_VERSION */
+    _Atomic uint64_t value;
+    /* Bumped on every change (value raised, failure published).  Waiters
+     * sleep on it with a bitset naming their wanted value's bucket. */
+    _Atomic uint32_t seq;
+    /* Threads (of any process) that may sleep on `seq`: `set` skips the
+     * wake syscall when it is zero. */
+    _Atomic uint32_t waiters;
+    _Atomic int32_t status;      /* 0, or the failure (published last) */
+    _Atomic uint32_t fail_state; /* FAIL_*: first failure wins the CAS */
+    char cause[DEVQ_SIGNAL_CAUSE_MAX];
+};
+
+/* A registration in a signal's pending heap. */
+enum pending_kind {
+    PENDING_NOTIFY,   /* devq_signal_notify: callback posted to the notifier */
+    PENDING_FD,       /* devq_signal_wait_fd: write to lib's eventfd dup */
+    PENDING_WAKER,    /* wait_many fallback: bump a futex word, inline */
+};
+
+struct devq_pending {
+    uint64_t value;
+    enum pending_kind kind;
+    size_t heap_index;           /* position in the heap; SIZE_MAX when out */
+    int status;                  /* delivered status, set when fired */
+    struct devq_pending *fire_next;  /* local list while being delivered */
+    union {
+        struct { _Atomic uint32_t *word; } waker;
+        int fd;                  /* lib's own dup of the eventfd */
+    } u;
+};
+
+/* Notifier posts (lib/notifier.c) are intrusive list nodes so that a
+ * notify fires without a second allocation. */
+struct devq_notifier_node {
+    struct devq_notifier_node *next;
+    void (*fn)(void *arg);
+    void *arg;
+    int owned;                   /* freed by the notifier after fn ran */
+};
+
+/* Laid out by who writes what, so that a setter and a waiter on two
+ * cores share only the timeline's line: read-mostly identity first, then
+ * the refcount (setters hold a reference while they publish), then the
+ * waiters' spin state, the registration state, and the timeline. */
+struct devq_signal {
+    uint32_t magic;              /* DEVQ_MAGIC_SIGNAL while alive */
+    _Atomic int user_dead;       /* devq_signal_destroy was called */
+    uint64_t id;
+    struct devq_timeline *tl;    /* &local, or the shared mapping */
+    int shared;                  /* futex ops without FUTEX_PRIVATE_FLAG */
+    int memfd;                   /* shared only */
+    /* Smallest pending value, UINT64_MAX when the heap is empty: the one
+     * load `set` pays for registrations. */
+    _Atomic uint64_t pending_min;
+
+    _Alignas(64) _Atomic int refs;   /* user's + queues' + notify handles' */
+
+    _Alignas(64) _Atomic int spin_budget;  /* ns to spin before sleeping (adaptive) */
+    _Atomic int spin_fails;      /* spins in a row that ended in sleep */
+
+    _Alignas(64) pthread_mutex_t lock;     /* heap, watched */
+    struct devq_pending **heap;
+    size_t nheap, capheap;
+    int watched;                 /* shared: the notifier watches tl->seq */
+    struct devq_signal *watch_next;
+
+    _Alignas(64) struct devq_timeline local;
+};
+
+/* signal.c */
+int  devq__signal_alloc(struct devq_signal **out);
+int  devq__signal_check_user(const devq_signal *s, const char *fn);
+/* Pop every pending registration that is reached (or all of them when the
+ * signal failed) and deliver it.  Cheap when nothing is due. */
+void devq__signal_fire_ready(struct devq_signal *s);
+/* Heap operations (caller holds s->lock). */
+int  devq__pending_push(struct devq_signal *s, struct devq_pending *p);
+void devq__pending_remove(struct devq_signal *s, struct devq_pending *p);
+/* After a registration was added: catch a value or failure published
+ * while it was being added (Dekker pairing with `set`). */
+void devq__signal_recheck(struct devq_signal *s);
+/* The failure message for a waiter (root cause) and return status. */
+int  devq__signal_fail_err(const struct devq_signal *s, int status);
+/* The bucket bit used with FUTEX_WAIT_BITSET for a wanted value. */
+static inline uint32_t devq__signal_bucket(uint64_t v) { return 1u << (v & 31); }
+int  devq__signal_timeout_err(const struct devq_signal *s, uint64_t want);
+
+/* signal_wait.c: futex returns that found their value not reached. */
+extern _Atomic uint64_t devq__signal_early_wakes;
+
+/* signal_notify.c: the notify handle and its delivery. */
+void devq__notify_deliver(struct devq_pending *p, int status);
+void devq__fd_deliver(struct devq_pending *p, int status);
+
+/* signal_shared.c */
+void devq__signal_shared_unmap(struct devq_signal *s);
+
+/* signal_many.c: futex_waitv (Linux 5.16).  Index of a woken word,
+ * -EAGAIN (a word differed), -ETIMEDOUT, -EINTR or -ENOSYS. */
+struct futex_waitv;
+int  devq__futex_waitv(struct futex_waitv *w, unsigned n, uint64_t deadline_ns);
+/* signal_many.c: test switch to force the futex_waitv fallback. */
+void devq__signal_force_no_waitv(int on);
+int  devq__signal_have_waitv(void);          /* kernel has it and not forced off */
+int  devq__signal_have_waitv_kernel(void);   /* kernel has it (probed once) */
+
+/* notifier.c */
+void devq__notifier_post_node(struct devq_notifier_node *n);
+/* Shared signals with pending registrations are watched by the notifier
+ * (it sleeps on their futex words too, so another process's `set` wakes
+ * it).  Caller holds s->lock; 0 or -ENOTSUP when it cannot watch. */
+int  devq__notifier_watch(struct devq_signal *s);
+/* Make the notifier look at its watch list again (a watched signal was
+ * destroyed: it drops the watch and the mapping promptly). */
+void devq__notifier_poke(void);
+
+#endif
