@@ -32,11 +32,8 @@ tests_test_tracker_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
 endif
 
 # Benchmarks (make bench).
-noinst_PROGRAMS += bench/bench_queue bench/bench_tracker
-DEVQ_BENCHES += bench/bench_queue bench/bench_tracker
-bench_bench_queue_SOURCES = bench/bench_queue.c bench/bench_util.h
-bench_bench_queue_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-bench_bench_queue_LDADD = libdevq.la
+noinst_PROGRAMS += bench/bench_tracker
+DEVQ_BENCHES += tools/devq-bench bench/bench_tracker
 bench_bench_tracker_SOURCES = bench/bench_tracker.c bench/bench_util.h
 bench_bench_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 bench_bench_tracker_CFLAGS = $(AM_CFLAGS) -O2
@@ -49,3 +46,10 @@ TESTS += tests/test_idle
 tests_test_idle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_idle_LDADD = libdevq.la $(CHECK_LIBS)
 endif
+
+# devq-bench: the installed benchmark tool (public API, baselines in the same run).
+bin_PROGRAMS += tools/devq-bench
+tools_devq_bench_SOURCES = tools/devq-bench.c
+tools_devq_bench_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tools_devq_bench_LDADD = libdevq.la
+man1_MANS += man/man1/devq-bench.1

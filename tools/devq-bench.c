@@ -1,0 +1,516 @@
+/* devq-bench: devq's benchmark suite through the public API, each case side
+ * by side with the obvious baseline measured in the same run (a mutex +
+ * condvar signal, a raw futex, a mutex+condvar work queue, a pthread loop,
+ * malloc).  Prints medians and ratios; --json for scripts; --plot draws the
+ * ratios as an SVG bar chart.  See devq-bench(1). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <devq/devq.h>
+
+#define REPS 7
+
+struct result {
+    const char *name, *unit, *baseline, *target;
+    double devq, base;
+    int higher_is_better;
+};
+
+static struct result results[16];
+static int nresults;
+static int quick;
+static const char *backend = "cpu";
+
+#define CHECK(x) do { int r_ = (x); if (r_ < 0) { fprintf(stderr, "devq-bench: %s: %d %s\n", #x, r_, devq_errmsg()); exit(1); } } while (0)
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static void add(const char *name, double devq, double base, const char *unit, int higher,
+                const char *baseline, const char *target)
+{
+    results[nresults++] = (struct result){ name, unit, baseline, target, devq, base, higher };
+}
+
+/* ---- 1. signal ping-pong: devq vs mutex+condvar vs raw futex ---- */
+
+struct cv_signal {
+    pthread_mutex_t m;
+    pthread_cond_t c;
+    _Atomic uint64_t v;
+};
+
+static void cv_set(struct cv_signal *s, uint64_t v)
+{
+    pthread_mutex_lock(&s->m);
+    uint64_t cur = atomic_load(&s->v);
+    if (v > cur)
+        atomic_store(&s->v, v);
+    pthread_cond_broadcast(&s->c);
+    pthread_mutex_unlock(&s->m);
+}
+
+static void cv_wait(struct cv_signal *s, uint64_t v)
+{
+    pthread_mutex_lock(&s->m);
+    while (atomic_load(&s->v) < v)
+        pthread_cond_wait(&s->c, &s->m);
+    pthread_mutex_unlock(&s->m);
+}
+
+static _Atomic uint32_t fx[2];
+
+static void fx_set(int i, uint32_t v)
+{
+    atomic_store(&fx[i], v);
+    syscall(SYS_futex, &fx[i], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void fx_wait(int i, uint32_t v)
+{
+    uint32_t cur;
+    while ((cur = atomic_load(&fx[i])) < v)
+        syscall(SYS_futex, &fx[i], FUTEX_WAIT_PRIVATE, cur, NULL, NULL, 0);
+}
+
+enum pp_kind { PP_DEVQ, PP_CV, PP_FUTEX };
+struct pp {
+    enum pp_kind kind;
+    int rounds;
+    devq_signal *ds[2];
+    struct cv_signal cs[2];
+};
+
+static void pp_set(struct pp *p, int i, uint64_t v)
+{
+    if (p->kind == PP_DEVQ)
+        devq_signal_set(p->ds[i], v);
+    else if (p->kind == PP_CV)
+        cv_set(&p->cs[i], v);
+    else
+        fx_set(i, (uint32_t)v);
+}
+
+static void pp_wait(struct pp *p, int i, uint64_t v)
+{
+    if (p->kind == PP_DEVQ)
+        devq_signal_wait(p->ds[i], v, DEVQ_TIMEOUT_INFINITE);
+    else if (p->kind == PP_CV)
+        cv_wait(&p->cs[i], v);
+    else
+        fx_wait(i, (uint32_t)v);
+}
+
+static void *pp_echo(void *arg)
+{
+    struct pp *p = arg;
+    for (int r = 1; r <= p->rounds; r++) {
+        pp_wait(p, 0, (uint64_t)r);
+        pp_set(p, 1, (uint64_t)r);
+    }
+    return NULL;
+}
+
+static double pingpong_ns(enum pp_kind kind, int rounds)
+{
+    struct pp p = { .kind = kind, .rounds = rounds };
+    for (int i = 0; i < 2; i++) {
+        CHECK(devq_signal_create(0, &p.ds[i]));
+        pthread_mutex_init(&p.cs[i].m, NULL);
+        pthread_cond_init(&p.cs[i].c, NULL);
+        atomic_store(&p.cs[i].v, 0);
+        atomic_store(&fx[i], 0);
+    }
+    pthread_t t;
+    pthread_create(&t, NULL, pp_echo, &p);
+    uint64_t t0 = now_ns();
+    for (int r = 1; r <= rounds; r++) {
+        pp_set(&p, 0, (uint64_t)r);
+        pp_wait(&p, 1, (uint64_t)r);
+    }
+    double ns = (double)(now_ns() - t0) / rounds;
+    pthread_join(t, NULL);
+    for (int i = 0; i < 2; i++) {
+        devq_signal_destroy(p.ds[i]);
+        pthread_mutex_destroy(&p.cs[i].m);
+        pthread_cond_destroy(&p.cs[i].c);
+    }
+    return ns;
+}
+
+static void bench_signals(void)
+{
+    int rounds = quick ? 5000 : 50000;
+    double d[REPS], c[REPS], f[REPS];
+    for (int r = 0; r < REPS; r++) {
+        d[r] = pingpong_ns(PP_DEVQ, rounds);
+        c[r] = pingpong_ns(PP_CV, rounds);
+        f[r] = pingpong_ns(PP_FUTEX, rounds);
+    }
+    double dm = median(d, REPS);
+    add("signal ping-pong round trip", dm, median(c, REPS), "ns", 0, "atomic u64 + mutex/condvar signal", "<= 0.5x");
+    add("signal ping-pong round trip", dm, median(f, REPS), "ns", 0, "raw futex ping-pong", "<= 1.3x");
+}
+
+/* ---- 2. queues: latency vs a mutex+condvar work queue; empty batches ---- */
+
+struct wq {
+    pthread_mutex_t m;
+    pthread_cond_t job, done;
+    uint64_t posted, finished;
+    int stop;
+};
+
+static void *wq_worker(void *arg)
+{
+    struct wq *w = arg;
+    pthread_mutex_lock(&w->m);
+    for (;;) {
+        while (w->finished == w->posted && !w->stop)
+            pthread_cond_wait(&w->job, &w->m);
+        if (w->stop)
+            break;
+        w->finished++;
+        pthread_cond_broadcast(&w->done);
+    }
+    pthread_mutex_unlock(&w->m);
+    return NULL;
+}
+
+static double wq_latency_ns(int rounds)
+{
+    struct wq w = { .m = PTHREAD_MUTEX_INITIALIZER, .job = PTHREAD_COND_INITIALIZER,
+                    .done = PTHREAD_COND_INITIALIZER };
+    pthread_t t;
+    pthread_create(&t, NULL, wq_worker, &w);
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < rounds; i++) {
+        pthread_mutex_lock(&w.m);
+        uint64_t want = ++w.posted;
+        pthread_cond_signal(&w.job);
+        while (w.finished < want)
+            pthread_cond_wait(&w.done, &w.m);
+        pthread_mutex_unlock(&w.m);
+    }
+    double ns = (double)(now_ns() - t0) / rounds;
+    pthread_mutex_lock(&w.m);
+    w.stop = 1;
+    pthread_cond_signal(&w.job);
+    pthread_mutex_unlock(&w.m);
+    pthread_join(t, NULL);
+    return ns;
+}
+
+static double devq_latency_ns(devq_queue *q, int rounds)
+{
+    devq_signal *s;
+    CHECK(devq_signal_create(0, &s));
+    uint64_t t0 = now_ns();
+    for (int i = 1; i <= rounds; i++) {
+        CHECK(devq_queue_signal(q, s, (uint64_t)i));
+        CHECK(devq_queue_submit(q));
+        CHECK(devq_signal_wait(s, (uint64_t)i, DEVQ_TIMEOUT_INFINITE));
+    }
+    double ns = (double)(now_ns() - t0) / rounds;
+    devq_signal_destroy(s);
+    return ns;
+}
+
+static double empty_batches_per_s(devq_queue *q, int n)
+{
+    devq_signal *s;
+    CHECK(devq_signal_create(0, &s));
+    uint64_t t0 = now_ns();
+    for (int i = 1; i <= n; i++) {
+        CHECK(devq_queue_signal(q, s, (uint64_t)i));
+        CHECK(devq_queue_submit(q));
+    }
+    CHECK(devq_signal_wait(s, (uint64_t)n, DEVQ_TIMEOUT_INFINITE));
+    double secs = (double)(now_ns() - t0) / 1e9;
+    devq_signal_destroy(s);
+    return n / secs;
+}
+
+static void bench_queues(devq_device *dev)
+{
+    devq_queue *q;
+    CHECK(devq_queue_create(dev, NULL, &q));
+    double d[REPS], b[REPS];
+    int rounds = quick ? 2000 : 20000;
+    for (int r = 0; r < REPS; r++) {
+        d[r] = devq_latency_ns(q, rounds);
+        b[r] = wq_latency_ns(rounds);
+    }
+    add("batch submit -> completion latency", median(d, REPS), median(b, REPS), "ns", 0,
+        "mutex+condvar work queue", "<= 1.5x");
+    int n = quick ? 100000 : 1000000;
+    for (int r = 0; r < REPS; r++)
+        d[r] = empty_batches_per_s(q, n);
+    add("empty batches per second", median(d, REPS), 1e6, "batch/s", 1, "the target: 1,000,000/s", ">= 1.0x");
+    devq_queue_destroy(q);
+}
+
+/* ---- 3. SAXPY: a devq kernel vs a hand-written pthread loop (cpu) ---- */
+
+int devq_bench_saxpy(void *const *args, const devq_cpu_group *g);
+int devq_bench_saxpy(void *const *args, const devq_cpu_group *g)
+{
+    const float *x = args[0];
+    float *y = args[1];
+    float a = *(const float *)args[2];
+    size_t n = *(const uint64_t *)args[3];
+    size_t lo = (size_t)g->group_id[0] * g->local_size[0];
+    size_t hi = lo + g->local_size[0] < n ? lo + g->local_size[0] : n;
+    for (size_t i = lo; i < hi; i++)
+        y[i] = a * x[i] + y[i];
+    return 0;
+}
+
+struct slice {
+    const float *x;
+    float *y;
+    size_t lo, hi;
+};
+
+static void *saxpy_slice(void *arg)
+{
+    struct slice *s = arg;
+    for (size_t i = s->lo; i < s->hi; i++)
+        s->y[i] = 2.0f * s->x[i] + s->y[i];
+    return NULL;
+}
+
+static void bench_saxpy(devq_device *dev)
+{
+    size_t n = (quick ? 32u : 256u) << 20 >> 2;
+    devq_queue *q;
+    devq_buffer *x, *y;
+    devq_kernel *k;
+    CHECK(devq_queue_create(dev, NULL, &q));
+    CHECK(devq_buffer_alloc(dev, n * 4, NULL, 0, &x));
+    CHECK(devq_buffer_alloc(dev, n * 4, NULL, 0, &y));
+    CHECK(devq_kernel_load(dev, NULL, 0, "devq_bench_saxpy", &k));
+    float *hx = devq_buffer_host_ptr(x), *hy = devq_buffer_host_ptr(y);
+    float *px = malloc(n * 4), *py = malloc(n * 4);
+    for (size_t i = 0; i < n; i++) {
+        hx[i] = px[i] = (float)(i & 1023);
+        hy[i] = py[i] = 1.0f;
+    }
+    int threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    threads = threads < 2 ? 2 : threads > 16 ? 16 : threads;
+    float a = 2.0f;
+    uint64_t nn = n;
+    devq_arg args[4] = { DEVQ_ARG_BUF(x, DEVQ_READ), DEVQ_ARG_BUF(y, DEVQ_READ_WRITE), DEVQ_ARG_VAL(&a),
+                         DEVQ_ARG_VAL(&nn) };
+    devq_launch l = { { (uint32_t)n, 1, 1 }, { 1 << 16, 1, 1 }, 0 };
+    double d[5], b[5];
+    for (int r = 0; r < 5; r++) {
+        uint64_t t0 = now_ns();
+        CHECK(devq_queue_exec(q, k, args, 4, &l));
+        CHECK(devq_queue_submit(q));
+        CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
+        d[r] = 12.0 * n / (double)(now_ns() - t0);
+        pthread_t t[16];
+        struct slice s[16];
+        t0 = now_ns();
+        for (int i = 0; i < threads; i++) {
+            s[i] = (struct slice){ px, py, n * (size_t)i / (size_t)threads, n * (size_t)(i + 1) / (size_t)threads };
+            pthread_create(&t[i], NULL, saxpy_slice, &s[i]);
+        }
+        for (int i = 0; i < threads; i++)
+            pthread_join(t[i], NULL);
+        b[r] = 12.0 * n / (double)(now_ns() - t0);
+    }
+    for (size_t i = 0; i < n; i += 4099)
+        if (hy[i] != py[i]) {
+            fprintf(stderr, "devq-bench: SAXPY result differs from the pthread loop at %zu\n", i);
+            exit(1);
+        }
+    add(quick ? "SAXPY 32 MiB bandwidth" : "SAXPY 256 MiB bandwidth", median(d, 5), median(b, 5), "GB/s", 1,
+        "hand-written pthread loop", ">= 0.8x");
+    free(px);
+    free(py);
+    devq_kernel_destroy(k);
+    devq_buffer_free(x, NULL);
+    devq_buffer_free(y, NULL);
+    devq_queue_destroy(q);
+}
+
+/* ---- 4. buffers: stream-ordered alloc/free pairs vs malloc/free ---- */
+
+static void bench_buffers(devq_device *dev)
+{
+    static const size_t sizes[] = { 256, 64 << 10, 4 << 20 };
+    static const char *names[] = { "alloc/free pairs, 256 B", "alloc/free pairs, 64 KiB", "alloc/free pairs, 4 MiB" };
+    devq_queue *q;
+    CHECK(devq_queue_create(dev, NULL, &q));
+    int pairs = quick ? 20000 : 200000;
+    for (int s = 0; s < 3; s++) {
+        double d[REPS], b[REPS];
+        for (int r = 0; r < REPS; r++) {
+            uint64_t t0 = now_ns();
+            for (int i = 0; i < pairs; i++) {
+                devq_buffer *buf;
+                CHECK(devq_buffer_alloc(dev, sizes[s], q, 0, &buf));
+                CHECK(devq_buffer_free(buf, q));
+            }
+            d[r] = pairs / ((double)(now_ns() - t0) / 1e9);
+            t0 = now_ns();
+            for (int i = 0; i < pairs; i++) {
+                void *volatile p = malloc(sizes[s]);
+                free(p);
+            }
+            b[r] = pairs / ((double)(now_ns() - t0) / 1e9);
+        }
+        add(names[s], median(d, REPS), median(b, REPS), "pairs/s", 1, "glibc malloc/free", "(see RESULTS.md)");
+    }
+    CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
+    devq_queue_destroy(q);
+}
+
+/* ---- output ---- */
+
+static double better_ratio(const struct result *r)
+{
+    if (r->base <= 0 || r->devq <= 0)
+        return 0;
+    return r->higher_is_better ? r->devq / r->base : r->base / r->devq;
+}
+
+static void print_table(const devq_device_info *info)
+{
+    printf("devq-bench: devq %s on %s:%d (%s), %ld cpus%s\n", devq_version(), info->backend, info->ordinal,
+           info->name, sysconf(_SC_NPROCESSORS_ONLN), quick ? ", --quick" : "");
+    printf("%-36s %14s %14s %-8s %8s  %-8s  %s\n", "benchmark", "devq", "baseline", "unit", "devq/base", "target",
+           "baseline is");
+    for (int i = 0; i < nresults; i++) {
+        const struct result *r = &results[i];
+        printf("%-36s %14.1f %14.1f %-8s %8.2fx  %-8s  %s\n", r->name, r->devq, r->base, r->unit,
+               r->base ? r->devq / r->base : 0.0, r->target, r->baseline);
+    }
+    printf("(medians of %d runs; devq/base is the raw ratio of the two values in the unit shown)\n", REPS);
+}
+
+static void print_json(const devq_device_info *info)
+{
+    printf("{\"devq\":\"%s\",\"backend\":\"%s\",\"device\":\"%s\",\"quick\":%s,\"results\":[", devq_version(),
+           info->backend, info->name, quick ? "true" : "false");
+    for (int i = 0; i < nresults; i++) {
+        const struct result *r = &results[i];
+        printf("%s{\"name\":\"%s\",\"unit\":\"%s\",\"devq\":%.3f,\"baseline\":%.3f,\"baseline_is\":\"%s\","
+               "\"ratio\":%.4f,\"speedup\":%.4f,\"higher_is_better\":%s,\"target\":\"%s\"}",
+               i ? "," : "", r->name, r->unit, r->devq, r->base, r->baseline, r->base ? r->devq / r->base : 0.0,
+               better_ratio(r), r->higher_is_better ? "true" : "false", r->target);
+    }
+    printf("]}\n");
+}
+
+/* Bars of "how many times better than the baseline" (>1: devq wins). */
+static int write_plot(const char *path, const devq_device_info *info)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "devq-bench: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    double maxr = 1;
+    for (int i = 0; i < nresults; i++)
+        if (better_ratio(&results[i]) > maxr)
+            maxr = better_ratio(&results[i]);
+    maxr = maxr > 8 ? 8 : maxr * 1.1;
+    const double left = 300, width = 900, bar = 26, top = 60;
+    double h = top + nresults * (bar + 10) + 50;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+               "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+            width, h);
+    fprintf(f, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">devq-bench: devq vs baseline (x better; right of 1.0 = devq faster)</text>\n");
+    fprintf(f, "<text x=\"10\" y=\"42\" fill=\"#555\">devq %s, %s:%d %s, medians of %d runs</text>\n", devq_version(),
+            info->backend, info->ordinal, info->name, REPS);
+    double scale = (width - left - 60) / maxr;
+    for (int i = 0; i < nresults; i++) {
+        const struct result *r = &results[i];
+        double y = top + i * (bar + 10), ratio = better_ratio(r);
+        double w = (ratio > maxr ? maxr : ratio) * scale;
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left - 8, y + 11, r->name);
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\" fill=\"#666\">vs %s</text>\n",
+                left - 8, y + 24, r->baseline);
+        fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\"/>\n", left, y, w, bar,
+                ratio >= 1 ? "#59a14f" : "#e15759");
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%.2fx</text>\n", left + w + 5, y + bar * 0.7, ratio);
+    }
+    double x1 = left + scale;
+    fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"4,3\"/>\n"
+               "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#333\">1.0 (baseline)</text>\n</svg>\n",
+            x1, top - 8, x1, h - 30, x1, h - 14);
+    return fclose(f) ? -1 : 0;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "usage: devq-bench [-b BACKEND] [--quick] [--json] [--plot OUT.svg]\n"
+                 "Run devq's benchmarks side by side with their baselines; see devq-bench(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = { { "backend", required_argument, 0, 'b' }, { "quick", no_argument, 0, 'q' },
+                                          { "json", no_argument, 0, 'j' },       { "plot", required_argument, 0, 'p' },
+                                          { "help", no_argument, 0, 'h' },       { 0, 0, 0, 0 } };
+    int json = 0, c;
+    const char *plot = NULL;
+    while ((c = getopt_long(argc, argv, "b:qjp:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'b': backend = optarg; break;
+        case 'q': quick = 1; break;
+        case 'j': json = 1; break;
+        case 'p': plot = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default: usage(stderr); return 2;
+        }
+    }
+    devq_device *dev;
+    if (devq_device_open(backend, &dev) < 0) {
+        fprintf(stderr, "devq-bench: cannot open '%s': %s\n", backend, devq_errmsg());
+        return 1;
+    }
+    devq_device_info info;
+    CHECK(devq_device_info_get(dev, &info));
+    bench_signals();
+    bench_queues(dev);
+    if (!strcmp(info.backend, "cpu"))
+        bench_saxpy(dev);    /* its kernel is a C function: cpu only */
+    bench_buffers(dev);
+    if (json)
+        print_json(&info);
+    else
+        print_table(&info);
+    int r = plot ? write_plot(plot, &info) : 0;
+    devq_device_close(dev);
+    return r < 0 ? 1 : 0;
+}
