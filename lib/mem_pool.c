@@ -8,36 +8,20 @@
  * The ordering rule.  A block freed on stream A may still be in use by
  * work queued on A before the free.  So it goes on A's free list for its
  * class, and a later request on A takes it at once (stream order makes
- * that safe): the common alloc/free pair on one stream records nothing.
- * Every other stream (and synchronous requests) may take it only once a
- * fence recorded on A after the free is reached.
- *
- * Lazy, batched fences.  A free records no fence.  Only when a block is
- * about to cross to another stream (a request elsewhere that missed its
- * own lists), or the pool reaps, trims or settles for the backend, does
- * the pool "seal" A: it records ONE event at A's tail, covering every
- * block freed on A since the last seal.  Recording later in A than the
- * free is conservative, so this is safe.  Each seal is its own batch with
- * its own fence, so one slow fence never holds back the others: a request
- * that misses its lists looks at a bounded number of the oldest blocks of
- * its class on each other stream and asks each batch it meets once.
- *
- * Sealing records on a stream other than the one the call names.  That is
- * safe because lib makes every backend call on a stream, and every call
- * into the device's resource stack, under the device lock; a stream is
- * recorded on only until its stream_gone, after which nothing of it stays.
- *
+ * that safe).  Every other stream (and synchronous requests) may take it
+ * only once the fence recorded on A at the free is reached.  Each block
+ * has its own fence, so one slow fence never holds back the others: a
+ * request that misses its free lists queries a bounded number of fenced
+ * blocks of its class, oldest first, rotating the ones not reached yet.
  * A synchronous free makes the block idle (usable anywhere) at once.
  *
- * Running out.  When the backend refuses a chunk, the pool seals every
- * stream, reaps every reached fence and retries, then releases every
- * unused chunk (trim) and retries, and only then fails with -ENOMEM and a
- * report of what it holds.
+ * Running out.  When the backend refuses a chunk, the pool reaps every
+ * reached fence and retries, then releases every unused chunk (trim) and
+ * retries, and only then fails with -ENOMEM and a report of what it holds.
  *
- * Everything is under one lock, a small futex lock (mem_lock below) whose
- * uncontended round trip is one atomic exchange and one store: the
- * expensive part of an allocator on a device is the backend call, which
- * this avoids; the fast path is a list pop or push and a hash lookup. */
+ * Everything is under one mutex: the expensive part of an allocator on
+ * a device is the backend call, which this avoids; the fast path is a
+ * list pop or push and a hash lookup. */
 #include "config.h"
 #include <errno.h>
 #include <pthread.h>
@@ -55,36 +39,32 @@
 #define LARGE_BYTES     (32ull << 20)    /* above: straight to the backend */
 #define CHUNK_MIN       (64ull << 10)
 #define CHUNK_MAX       (2ull << 20)
-#define SCAN_ON_MISS    32u              /* blocks looked at per stream per missed request */
+#define SCAN_ON_MISS    32u              /* fences queried per missed request */
 
 enum block_state { B_IDLE, B_LIVE, B_FREED, B_STUCK };
 
 struct block;
-struct list {                    /* newest at head, oldest at tail */
-    struct block *head, *tail;
+struct list {                    /* LIFO of blocks, doubly linked for removal */
+    struct block *head;
     size_t n;
 };
-
-/* One seal: the fence recorded at a stream's tail for the blocks freed
- * there before it.  Lives while a block points at it. */
-struct batch {
-    devq_pl_event *ev;                   /* NULL once reached (given back) */
-    uint32_t refs;
-    uint8_t reached, settle_failed;
+struct fifo {                    /* fenced blocks of one class, oldest first */
+    struct block *head, *tail;
+    size_t n;
 };
 
 struct chunk;
 struct block {
     void *ptr, *host;
     struct block *hnext;                 /* hash chain */
-    struct block *prev, *next;           /* on `on` (a stream list, idle, large, stuck) */
-    struct block *uprev, *unext;         /* on its stream's unfenced list */
+    struct block *prev, *next;           /* on `on` (a stream list or idle) */
+    struct block *fprev, *fnext;         /* on the class's fenced fifo */
     struct list *on;
     struct chunk *chunk;                 /* NULL: a large block */
-    struct batch *batch;                 /* the seal covering the last free, or NULL */
     size_t bytes;                        /* class size, or the large size */
+    devq_pl_event *fence;                /* kept for re-recording while it lives */
     uint32_t sid;                        /* stream of the last stream-ordered free */
-    uint8_t cls, state, unfenced;
+    uint8_t cls, state, fenced;
 };
 
 struct chunk {
@@ -98,25 +78,21 @@ struct chunk {
 
 struct stream_lists {
     struct list free[NCLASSES];
-    struct block *unfenced;              /* freed here since the last seal */
-    size_t nunfenced;
-    size_t nfree;                        /* blocks on free[] */
-    struct devq_stream *st;              /* to seal on; NULL after stream_gone */
 };
 
 struct pool {
     struct devq_device *dev;
     pthread_mutex_t lock;
     struct list idle[NCLASSES];
+    struct fifo fenced[NCLASSES];
     struct chunk *chunks[NCLASSES];      /* newest first; only the head may have room */
     struct stream_lists **streams;
     uint32_t nstreams;
-    struct list large_pending;           /* large blocks waiting for their fence */
-    struct list stuck;                   /* fences that did not settle in time */
+    struct fifo large_pending;           /* large blocks waiting for their fence */
+    struct fifo stuck;                   /* fences that did not settle in time */
     struct block **buckets;
     size_t nbuckets, nhashed;
     uint64_t reserved, outstanding, pending_bytes, pending_n, stuck_bytes;
-    uint64_t seals;                      /* fences recorded (for tests and tuning) */
 };
 
 /* ---- size classes ---- */
@@ -157,8 +133,6 @@ static void list_push(struct list *l, struct block *b)
     b->next = l->head;
     if (l->head)
         l->head->prev = b;
-    else
-        l->tail = b;
     l->head = b;
     b->on = l;
     l->n++;
@@ -175,11 +149,44 @@ static void list_remove(struct block *b)
         l->head = b->next;
     if (b->next)
         b->next->prev = b->prev;
-    else
-        l->tail = b->prev;
     b->prev = b->next = NULL;
     b->on = NULL;
     l->n--;
+}
+
+static void fifo_append(struct fifo *f, struct block *b)
+{
+    b->fnext = NULL;
+    b->fprev = f->tail;
+    if (f->tail)
+        f->tail->fnext = b;
+    else
+        f->head = b;
+    f->tail = b;
+    f->n++;
+    b->fenced = 1;
+}
+
+static void fifo_remove(struct fifo *f, struct block *b)
+{
+    if (!b->fenced)
+        return;
+    if (b->fprev)
+        b->fprev->fnext = b->fnext;
+    else
+        f->head = b->fnext;
+    if (b->fnext)
+        b->fnext->fprev = b->fprev;
+    else
+        f->tail = b->fprev;
+    b->fprev = b->fnext = NULL;
+    b->fenced = 0;
+    f->n--;
+}
+
+static struct fifo *fifo_of(struct pool *p, struct block *b)
+{
+    return b->chunk ? &p->fenced[b->cls] : &p->large_pending;
 }
 
 static void large_release(struct pool *p, struct block *b);
@@ -246,7 +253,7 @@ static void hash_remove(struct pool *p, struct block *b)
     }
 }
 
-/* ---- streams and their seals ---- */
+/* ---- state changes ---- */
 
 static struct stream_lists *stream_lists(struct pool *p, uint32_t sid)
 {
@@ -266,106 +273,21 @@ static struct stream_lists *stream_lists(struct pool *p, uint32_t sid)
     return p->streams[sid];
 }
 
-static struct stream_lists *lists_of(struct pool *p, uint32_t sid)
+/* A fenced block leaves the pending accounting (reused, idle or stuck). */
+static void unfence(struct pool *p, struct block *b)
 {
-    return sid < p->nstreams ? p->streams[sid] : NULL;
-}
-
-static void unfenced_push(struct stream_lists *sl, struct block *b)
-{
-    b->uprev = NULL;
-    b->unext = sl->unfenced;
-    if (sl->unfenced)
-        sl->unfenced->uprev = b;
-    sl->unfenced = b;
-    sl->nunfenced++;
-    b->unfenced = 1;
-}
-
-static void unfenced_remove(struct pool *p, struct block *b)
-{
-    if (!b->unfenced)
+    if (!b->fenced)
         return;
-    struct stream_lists *sl = lists_of(p, b->sid);
-    if (b->uprev)
-        b->uprev->unext = b->unext;
-    else
-        sl->unfenced = b->unext;
-    if (b->unext)
-        b->unext->uprev = b->uprev;
-    b->uprev = b->unext = NULL;
-    b->unfenced = 0;
-    sl->nunfenced--;
-}
-
-static void batch_drop(struct pool *p, struct block *b)
-{
-    struct batch *bt = b->batch;
-    b->batch = NULL;
-    if (bt && --bt->refs == 0) {
-        devq__fence_put(p->dev, &bt->ev);
-        free(bt);
-    }
-}
-
-/* Reached fences stay reached: ask the backend once, then remember (and
- * give the event back to the device's pool at once). */
-static bool batch_reached(struct pool *p, struct batch *bt)
-{
-    if (!bt->reached && devq__fence_reached(p->dev, bt->ev)) {
-        bt->reached = 1;
-        devq__fence_put(p->dev, &bt->ev);
-    }
-    return bt->reached;
-}
-
-/* Record one fence at the stream's tail for every block freed there since
- * the last seal.  On failure the blocks stay unfenced (asked again later). */
-static int seal(struct pool *p, struct stream_lists *sl)
-{
-    if (!sl || !sl->nunfenced || !sl->st)
-        return 0;
-    struct batch *bt = calloc(1, sizeof *bt);
-    if (!bt)
-        return devq__err(-ENOMEM, "pool: out of host memory for a fence");
-    int r = devq__fence_record(p->dev, sl->st, &bt->ev);
-    if (r < 0) {
-        free(bt);
-        return r;
-    }
-    p->seals++;
-    for (struct block *b = sl->unfenced, *nx; b; b = nx) {
-        nx = b->unext;
-        b->uprev = b->unext = NULL;
-        b->unfenced = 0;
-        b->batch = bt;
-        bt->refs++;
-    }
-    sl->unfenced = NULL;
-    sl->nunfenced = 0;
-    return 0;
-}
-
-/* ---- state changes ---- */
-
-/* A freed block leaves the pending accounting (reused, idle or stuck). */
-static void unpend(struct pool *p, struct block *b)
-{
-    if (b->state != B_FREED)
-        return;
-    unfenced_remove(p, b);
-    if (b->chunk)                        /* on its stream's free list */
-        lists_of(p, b->sid)->nfree--;
-    list_remove(b);
+    fifo_remove(fifo_of(p, b), b);
     p->pending_bytes -= b->bytes;
     p->pending_n--;
 }
 
 static void make_idle(struct pool *p, struct block *b)
 {
-    unpend(p, b);
+    unfence(p, b);
     list_remove(b);
-    batch_drop(p, b);
+    devq__fence_put(p->dev, &b->fence);
     b->state = B_IDLE;
     b->chunk->busy--;
     list_push(&p->idle[b->cls], b);
@@ -376,24 +298,25 @@ static void make_idle(struct pool *p, struct block *b)
  * asked again by every full reap: the block comes back once reached. */
 static void make_stuck(struct pool *p, struct block *b)
 {
-    unpend(p, b);
+    unfence(p, b);
     list_remove(b);
     b->state = B_STUCK;
     p->stuck_bytes += b->bytes;
-    list_push(&p->stuck, b);
+    if (b->fence)
+        fifo_append(&p->stuck, b);
     devq__log(DEVQ_LOG_BASIC, "pool: free of %p (%zu bytes) on stream %u has not completed; "
               "the block stays out of use until it does", b->ptr, b->bytes, b->sid);
 }
 
 static void unstick(struct pool *p, struct block *b)
 {
-    list_remove(b);
+    fifo_remove(&p->stuck, b);
     p->stuck_bytes -= b->bytes;
     if (!b->chunk) {
         large_release(p, b);
         return;
     }
-    batch_drop(p, b);
+    devq__fence_put(p->dev, &b->fence);
     b->state = B_IDLE;
     b->chunk->busy--;
     list_push(&p->idle[b->cls], b);
@@ -401,9 +324,8 @@ static void unstick(struct pool *p, struct block *b)
 
 static void large_release(struct pool *p, struct block *b)
 {
-    unpend(p, b);
-    list_remove(b);
-    batch_drop(p, b);
+    unfence(p, b);
+    devq__fence_put(p->dev, &b->fence);
     hash_remove(p, b);
     p->dev->ops->mem_free(p->dev->pl, b->ptr);
     p->reserved -= b->bytes;
@@ -412,69 +334,51 @@ static void large_release(struct pool *p, struct block *b)
 
 /* ---- reaping ---- */
 
-/* Seal every stream, then complete every reached fence.  Returns how many
- * frees completed. */
+/* Complete every reached fence.  Returns how many frees completed. */
 static size_t reap_all(struct pool *p)
 {
     size_t done = 0;
-    for (uint32_t s = 0; s < p->nstreams; s++) {
-        struct stream_lists *sl = p->streams[s];
-        if (!sl)
-            continue;
-        seal(p, sl);
-        if (!sl->nfree)
-            continue;
-        for (unsigned c = 0; c < NCLASSES; c++) {
-            for (struct block *b = sl->free[c].head, *nx; b; b = nx) {
-                nx = b->next;
-                if (b->batch && batch_reached(p, b->batch)) {
-                    make_idle(p, b);
-                    done++;
-                }
+    for (unsigned c = 0; c < NCLASSES; c++) {
+        for (struct block *b = p->fenced[c].head, *nx; b; b = nx) {
+            nx = b->fnext;
+            if (devq__fence_reached(p->dev, b->fence)) {
+                make_idle(p, b);
+                done++;
             }
         }
     }
     for (struct block *b = p->large_pending.head, *nx; b; b = nx) {
-        nx = b->next;
-        if (b->batch && batch_reached(p, b->batch)) {
+        nx = b->fnext;
+        if (devq__fence_reached(p->dev, b->fence)) {
             large_release(p, b);
             done++;
         }
     }
     for (struct block *b = p->stuck.head, *nx; b; b = nx) {
-        nx = b->next;
-        if (b->batch && batch_reached(p, b->batch))
+        nx = b->fnext;
+        if (devq__fence_reached(p->dev, b->fence))
             unstick(p, b);
     }
     return done;
 }
 
-/* A request for class c on stream `sid` missed its own list and the idle
- * list: look at the oldest few blocks of class c that other streams freed.
- * A block nobody sealed yet gets its stream sealed now (one fence for all
- * that stream's unfenced frees), so it can cross once that is reached;
- * each batch met is asked once. */
-static struct block *steal(struct pool *p, unsigned c, uint32_t sid)
+/* A request missed its lists: look at a few fenced blocks of the class,
+ * oldest first; the ones not reached go to the back so that a stuck fence
+ * is not asked again before the others. */
+static struct block *reap_one(struct pool *p, unsigned c)
 {
-    for (uint32_t s = 0; s < p->nstreams; s++) {
-        struct stream_lists *sl = p->streams[s];
-        if (s == sid || !sl || !sl->free[c].n)
-            continue;
-        struct batch *not_yet = NULL;
-        size_t scanned = 0;
-        for (struct block *b = sl->free[c].tail; b && scanned < SCAN_ON_MISS;
-             b = b->prev, scanned++) {
-            if (b->unfenced && (seal(p, sl) < 0 || !b->batch))
-                break;                   /* newer blocks are unfenced too */
-            if (b->batch == not_yet)
-                continue;
-            if (batch_reached(p, b->batch)) {
-                unpend(p, b);
-                batch_drop(p, b);
-                return b;                /* still counted busy in its chunk */
-            }
-            not_yet = b->batch;
+    struct fifo *f = &p->fenced[c];
+    size_t scan = f->n < SCAN_ON_MISS ? f->n : SCAN_ON_MISS;
+    for (size_t i = 0; i < scan; i++) {
+        struct block *b = f->head;
+        if (devq__fence_reached(p->dev, b->fence)) {
+            unfence(p, b);
+            list_remove(b);
+            devq__fence_put(p->dev, &b->fence);
+            return b;                   /* still counted busy in its chunk */
         }
+        fifo_remove(f, b);
+        fifo_append(f, b);
     }
     return NULL;
 }
@@ -486,7 +390,7 @@ static void chunk_release(struct pool *p, struct chunk *ch)
     for (size_t i = 0; i < ch->ncarved; i++) {
         struct block *b = &ch->blocks[i];
         list_remove(b);
-        batch_drop(p, b);
+        devq__fence_put(p->dev, &b->fence);
         hash_remove(p, b);
     }
     if (ch->prev)
@@ -593,12 +497,11 @@ static int oom_report(struct pool *p, size_t bytes, const char *why)
 
 static struct block *take(struct pool *p, unsigned c, uint32_t sid)
 {
-    struct stream_lists *sl = lists_of(p, sid);
     struct block *b;
-    if (sl && (b = sl->free[c].head)) {
+    if (sid < p->nstreams && p->streams[sid] && (b = p->streams[sid]->free[c].head)) {
         /* Freed on this very stream: stream order makes reuse safe now. */
-        unpend(p, b);
-        batch_drop(p, b);
+        unfence(p, b);
+        list_remove(b);
         return b;
     }
     if ((b = p->idle[c].head)) {
@@ -614,7 +517,7 @@ static int pool_alloc_binned(struct pool *p, size_t bytes, uint32_t sid, struct 
     unsigned c = size_class(bytes);
     struct block *b = take(p, c, sid);
     if (!b)
-        b = steal(p, c, sid);
+        b = reap_one(p, c);
     if (b) {
         *out = b;
         return 0;
@@ -717,35 +620,26 @@ static int pool_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref
         pthread_mutex_unlock(&p->lock);
         return 0;
     }
-    struct stream_lists *sl = stream_lists(p, st->id);
-    if (!sl) {
-        /* Without lists the free cannot be ordered: never reuse it. */
+    struct stream_lists *sl = b->chunk ? stream_lists(p, st->id) : NULL;
+    int r = b->chunk && !sl ? -ENOMEM : devq__fence_record(p->dev, st, &b->fence);
+    if (r < 0) {
+        /* Unknown when the stream is done with it: never reuse it (a fence
+         * left from an earlier free predates this use, so it goes too). */
+        devq__fence_put(p->dev, &b->fence);
         b->sid = st->id;
         make_stuck(p, b);
         pthread_mutex_unlock(&p->lock);
-        return devq__err(-ENOMEM, "pool: out of host memory ordering the free of %p on "
-                         "stream %u; the block stays out of use", ptr, st->id);
+        return devq__err(r, "pool: could not order the free of %p on stream %u; the block "
+                         "stays out of use", ptr, st->id);
     }
-    sl->st = st;
     b->state = B_FREED;
     b->sid = st->id;
+    if (sl)
+        list_push(&sl->free[b->cls], b);
+    fifo_append(fifo_of(p, b), b);
     p->pending_bytes += b->bytes;
     p->pending_n++;
-    unfenced_push(sl, b);
-    if (b->chunk) {
-        list_push(&sl->free[b->cls], b);
-        sl->nfree++;
-        pthread_mutex_unlock(&p->lock);
-        return 0;
-    }
-    /* A large block is never reused, only given back: fence it now (one
-     * event is nothing next to a backend free of this size). */
-    list_push(&p->large_pending, b);
-    int r = seal(p, sl);
     pthread_mutex_unlock(&p->lock);
-    if (r < 0)
-        return devq__err(r, "pool: could not order the free of %p on stream %u; the block "
-                         "waits for a later fence: %s", ptr, st->id, devq__errmsg_peek());
     return 0;
 }
 
@@ -780,20 +674,10 @@ static int pool_trim(void *state)
     return 0;
 }
 
-/* Settle one freed block: wait for its fence (bounded, once per batch),
- * else keep it out. */
+/* Settle one fenced block: wait for its fence (bounded), else keep it out. */
 static void settle(struct pool *p, struct block *b)
 {
-    struct batch *bt = b->batch;
-    bool ok = false;
-    if (bt && !bt->settle_failed) {
-        ok = bt->reached || devq__fence_settle(p->dev, bt->ev, DEVQ_FENCE_SETTLE_NS);
-        if (ok && !bt->reached) {
-            bt->reached = 1;
-            devq__fence_put(p->dev, &bt->ev);
-        }
-        bt->settle_failed = !ok;
-    }
+    bool ok = devq__fence_settle(p->dev, b->fence, DEVQ_FENCE_SETTLE_NS);
     if (!b->chunk) {
         if (ok)
             large_release(p, b);
@@ -811,21 +695,17 @@ static void pool_stream_gone(void *state, devq_stream_ref *st)
     struct pool *p = state;
     pthread_mutex_lock(&p->lock);
     /* The id will name another stream: nothing may stay on its lists. */
-    struct stream_lists *sl = lists_of(p, st->id);
-    if (sl) {
-        sl->st = st;
-        seal(p, sl);                     /* a failure leaves blocks unfenced: stuck below */
+    if (st->id < p->nstreams && p->streams[st->id]) {
+        struct stream_lists *sl = p->streams[st->id];
         for (unsigned c = 0; c < NCLASSES; c++)
             while (sl->free[c].head)
                 settle(p, sl->free[c].head);
     }
     for (struct block *b = p->large_pending.head, *nx; b; b = nx) {
-        nx = b->next;
+        nx = b->fnext;
         if (b->sid == st->id)
             settle(p, b);
     }
-    if (sl)
-        sl->st = NULL;
     pthread_mutex_unlock(&p->lock);
 }
 
@@ -843,13 +723,10 @@ static int pool_stats(void *state, devq_mem_stats *st)
 static void pool_destroy(void *state)
 {
     struct pool *p = state;
-    reap_all(p);                         /* seals, and stuck blocks whose fence got there */
-    for (uint32_t s = 0; s < p->nstreams; s++) {
-        struct stream_lists *sl = p->streams[s];
-        for (unsigned c = 0; sl && c < NCLASSES; c++)
-            while (sl->free[c].head)
-                settle(p, sl->free[c].head);
-    }
+    reap_all(p);                         /* stuck blocks whose fence got there since */
+    for (unsigned c = 0; c < NCLASSES; c++)
+        while (p->fenced[c].head)
+            settle(p, p->fenced[c].head);
     while (p->large_pending.head)
         settle(p, p->large_pending.head);
     trim_locked(p);
@@ -860,7 +737,7 @@ static void pool_destroy(void *state)
         for (struct block *b = p->buckets[i], *nx; b; b = nx) {
             nx = b->hnext;
             if (!b->chunk) {
-                batch_drop(p, b);
+                devq__fence_put(p->dev, &b->fence);
                 kept += b->bytes;
                 free(b);
             }
@@ -870,7 +747,7 @@ static void pool_destroy(void *state)
         for (struct chunk *ch = p->chunks[c], *nx; ch; ch = nx) {
             nx = ch->next;
             for (size_t i = 0; i < ch->ncarved; i++)
-                batch_drop(p, &ch->blocks[i]);
+                devq__fence_put(p->dev, &ch->blocks[i].fence);
             kept += ch->bytes;
             free(ch);
         }
