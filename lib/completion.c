@@ -11,6 +11,7 @@
 #include "queue.h"
 #include "signal_int.h"
 #include "trace.h"
+#include "value_wait.h"
 
 /* Keep the first cause a batch sees: the plugin reported the failed op's
  * detail on this thread just before calling us. */
@@ -31,6 +32,13 @@ int devq__gate_cb(void *arg, int status)
     if (status) {
         note_cause(b, status);
         return status;
+    }
+    /* Its device-side waits may have been released by a queue destroy. */
+    int cancelled = devq__value_wait_gate(b);
+    if (cancelled) {
+        snprintf(b->cause, sizeof b->cause, "queue %u destroyed while batch %llu waited on the device",
+                 b->q->number, (unsigned long long)b->seq);
+        return cancelled;
     }
     /* Work this batch was aligned after may have failed: then the batch
      * must not run, and fails with the same root cause. */
@@ -146,6 +154,7 @@ int devq__end_cb(void *arg, int status)
             if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
                 devq__signal_advance(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
     }
+    devq__value_wait_batch_done(b);
     devq__batch_release_refs(b, 0);
     uint64_t seq = b->seq;
     devq_signal *timeline = q->timeline;

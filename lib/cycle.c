@@ -1,42 +1,92 @@
-/* Wait cycles among deferred batches: batch A waits for a value that only
- * batch B will signal, and B (or something B waits behind) waits for A.
- * Such a cycle is legal (the host may still signal one of the values, as
- * Vulkan allows), so it is not refused; it is detected as it forms, counted,
- * logged, and named when a finish or synchronize times out. */
+/* Wait cycles: queue A is blocked on a value that only queue B will
+ * signal, and B (or something B waits behind) waits for A.  A queue is
+ * blocked by its deferred head (bridged through the host) or by its
+ * earliest device-side value wait still pending.  Such a cycle is legal
+ * (the host may still signal one of the values, as Vulkan allows), so it
+ * is not refused; it is detected as it forms, counted, logged, and named
+ * when a finish or synchronize times out. */
 #include "config.h"
 #include <stdio.h>
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
+#include "value_wait.h"
 
 #define MAX_DEPTH 16
 
-struct step {
-    struct devq_queue *q;       /* queue whose deferred head is blocked */
-    struct batch *producer;     /* batch (on the next step's queue) that would signal it */
+struct blocker {
+    devq_signal *s;              /* NULL: ordered behind another queue's blocked unit */
+    uint64_t v, seq, cursor;
+    int on_device;
+    struct devq_queue *behind;
 };
 
-/* The first batch in x's deferred FIFO that would signal s >= v. */
-static struct batch *producer_in(struct devq_queue *x, devq_signal *s, uint64_t v)
+struct step {
+    struct devq_queue *q;
+    struct blocker why;
+    uint64_t producer_seq;      /* 0: an issued batch (known by stream position) */
+};
+
+static int own_blocker(struct devq_queue *q, struct blocker *out)
+{
+    struct batch *h = q->deferred;
+    if (h && h->blocked_on) {
+        *out = (struct blocker){ .s = h->blocked_on, .v = h->blocked_value, .seq = h->seq };
+        return 1;
+    }
+    devq_signal *s;
+    uint64_t v, seq, cursor;
+    if (devq__value_wait_blocker(q, &s, &v, &seq, &cursor)) {
+        *out = (struct blocker){ .s = s, .v = v, .seq = seq, .cursor = cursor, .on_device = 1 };
+        return 1;
+    }
+    return 0;
+}
+
+/* Blocked by its own wait, or because the tracker ordered its stream
+ * after a unit of another stream that waits on the device. */
+static int blocked(struct devq_queue *q, struct blocker *out)
+{
+    if (own_blocker(q, out))
+        return 1;
+    struct devq_tracker *t = q->dev->tracker;
+    for (struct devq_queue *y = q->dev->queues; y; y = y->next) {
+        struct blocker yb;
+        if (y != q && own_blocker(y, &yb) && yb.on_device &&
+            devq__tracker_last_synced(t, q->stream.id, y->stream.id) >= yb.cursor) {
+            *out = (struct blocker){ .behind = y };
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Would queue x signal s >= v, with work not yet done?  Deferred batches
+ * first (their number is known), then issued batches (via the tracker). */
+static int produces(struct devq_queue *x, devq_signal *s, uint64_t v, uint64_t *seq)
 {
     for (struct batch *d = x->deferred; d; d = d->next)
         for (uint32_t i = d->next_op; i < d->nops; i++)
-            if (d->ops[i].kind == OP_SIGNAL && d->ops[i].u.sig.s == s && d->ops[i].u.sig.v >= v)
-                return d;
-    return NULL;
+            if (d->ops[i].kind == OP_SIGNAL && d->ops[i].u.sig.s == s && d->ops[i].u.sig.v >= v) {
+                *seq = d->seq;
+                return 1;
+            }
+    *seq = 0;
+    return devq__tracker_producer_on(x->dev->tracker, s, v, x->stream.id);
 }
 
 static int search(struct devq_queue *start, struct step *path, int depth)
 {
     struct devq_queue *c = path[depth].q;
-    struct batch *h = c->deferred;
-    if (!h || !h->blocked_on || depth + 1 >= MAX_DEPTH)
+    if (depth + 1 >= MAX_DEPTH || !blocked(c, &path[depth].why))
         return 0;
     for (struct devq_queue *x = c->dev->queues; x; x = x->next) {
-        struct batch *d = producer_in(x, h->blocked_on, h->blocked_value);
-        if (!d)
+        if (x == c)
             continue;
-        path[depth].producer = d;
+        if (path[depth].why.behind ? x != path[depth].why.behind
+                                   : !produces(x, path[depth].why.s, path[depth].why.v, &path[depth].producer_seq))
+            continue;
+        path[depth + 1].q = x;
         if (x == start)
             return depth + 1;
         int seen = 0;
@@ -44,7 +94,6 @@ static int search(struct devq_queue *start, struct step *path, int depth)
             seen |= path[i].q == x;
         if (seen)
             continue;
-        path[depth + 1].q = x;
         int n = search(start, path, depth + 1);
         if (n)
             return n;
@@ -60,13 +109,22 @@ int devq__cycle_check(struct devq_queue *q, char *msg, size_t cap)
         return 0;
     size_t off = (size_t)snprintf(msg, cap, "wait cycle:");
     for (int i = 0; i < n && off < cap; i++) {
-        struct batch *h = path[i].q->deferred;
-        struct batch *p = path[i].producer;
-        off += (size_t)snprintf(msg + off, cap - off, "%s queue %u batch %llu waits s%llu>=%llu, signalled by queue %u batch %llu",
-                                i ? ", which" : "", path[i].q->number, (unsigned long long)h->seq,
-                                (unsigned long long)devq__signal_id(h->blocked_on),
-                                (unsigned long long)h->blocked_value, p->q->number,
-                                (unsigned long long)p->seq);
+        const struct step *st = &path[i];
+        char by[64];
+        if (st->why.behind) {
+            off += (size_t)snprintf(msg + off, cap - off, "%s queue %u is ordered after queue %u",
+                                    i ? ", which" : "", st->q->number, st->why.behind->number);
+            continue;
+        }
+        if (st->producer_seq)
+            snprintf(by, sizeof by, "queue %u batch %llu", path[i + 1].q->number,
+                     (unsigned long long)st->producer_seq);
+        else
+            snprintf(by, sizeof by, "queue %u", path[i + 1].q->number);
+        off += (size_t)snprintf(msg + off, cap - off, "%s queue %u batch %llu waits s%llu>=%llu%s, signalled by %s",
+                                i ? ", which" : "", st->q->number, (unsigned long long)st->why.seq,
+                                (unsigned long long)devq__signal_id(st->why.s), (unsigned long long)st->why.v,
+                                st->why.on_device ? " (on the device)" : "", by);
     }
     return n;
 }

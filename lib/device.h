@@ -13,6 +13,7 @@
 struct devq_tracker;
 struct devq_mem;
 struct devq_event_pool;
+struct devq_value_slot;
 
 /* A loaded backend (one plugin file, or the built-in cpu backend). */
 struct devq_backend {
@@ -30,7 +31,7 @@ struct devq_backend {
 struct devq_device_stats {
     _Atomic uint64_t batches_submitted, batches_completed, batches_deferred, batches_failed;
     _Atomic uint64_t waits_inserted, waits_elided, wait_cycles;
-    _Atomic uint64_t signal_waits_aligned, signal_waits_dropped;
+    _Atomic uint64_t signal_waits_aligned, signal_waits_dropped, signal_waits_native;
 };
 
 struct devq_device {
@@ -49,6 +50,7 @@ struct devq_device {
     struct devq_stream **streams;         /* by tracker stream id */
     uint32_t streams_cap;
     struct devq_buffer *pending_frees;    /* frees waiting for their last use to issue */
+    struct devq_value_slot *value_slots_free, *value_slots_active;  /* value_wait.c */
     struct devq_tracker *tracker;
     struct devq_mem *mem;
     struct devq_event_pool *event_pool;

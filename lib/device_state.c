@@ -12,6 +12,7 @@
 #include "queue.h"
 #include "tracker.h"
 #include "trace.h"
+#include "value_wait.h"
 
 static const struct devq_tracker_ops tracker_ops = { .align = devq__align_streams };
 
@@ -59,6 +60,7 @@ static void log_summary(struct devq_device *dev)
 void devq__device_detach(struct devq_device *dev)
 {
     log_summary(dev);
+    devq__value_wait_fini(dev);
     devq__mem_destroy(dev);
     devq__tracker_destroy(dev->tracker);
     dev->tracker = NULL;

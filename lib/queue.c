@@ -12,6 +12,7 @@
 #include "queue.h"
 #include "signal_int.h"
 #include "trace.h"
+#include "value_wait.h"
 
 int devq__queue_check(const devq_queue *q, const char *fn)
 {
@@ -35,7 +36,7 @@ struct batch *devq__batch_get(struct devq_queue *q)
             return NULL;
     }
     b->q = q;
-    b->nops = b->nargs = b->ngate = 0;
+    b->nops = b->nargs = b->ngate = b->nslots = 0;
     b->nbytes = 0;
     b->next_op = 0;
     b->forced_error = 0;
@@ -61,6 +62,7 @@ static void batch_free(struct batch *b)
     free(b->args);
     free(b->bytes);
     free(b->gate);
+    free(b->slots);
     free(b->marks);
     free(b);
 }
@@ -226,11 +228,17 @@ static void describe_pending(struct devq_queue *q, char *msg, size_t cap)
                      (unsigned long long)(sub - done), (unsigned long long)sub);
     pthread_mutex_lock(&dev->lock);
     struct batch *b = q->deferred;
+    devq_signal *ws;
+    uint64_t wv, wseq, wcur;
     if (b && b->blocked_on && n > 0 && (size_t)n < cap)
         n += snprintf(msg + n, cap - (size_t)n, "; batch %llu waits s%llu>=%llu (value %llu)",
                       (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
                       (unsigned long long)b->blocked_value,
                       (unsigned long long)devq_signal_value(b->blocked_on));
+    else if (n > 0 && (size_t)n < cap && devq__value_wait_blocker(q, &ws, &wv, &wseq, &wcur))
+        n += snprintf(msg + n, cap - (size_t)n, "; batch %llu waits s%llu>=%llu on the device (value %llu)",
+                      (unsigned long long)wseq, (unsigned long long)devq__signal_id(ws),
+                      (unsigned long long)wv, (unsigned long long)devq_signal_value(ws));
     if (n > 0 && (size_t)n < cap - 16) {
         char cyc[256];
         if (devq__cycle_check(q, cyc, sizeof cyc) > 0)
@@ -314,6 +322,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
      * cancel the head's wait; its callback fails the FIFO in order. */
     if (h)
         devq_notify_cancel(h);
+    devq__value_wait_cancel_queue(q);     /* and device-side waits */
     devq__queue_finish_until(q, DEVQ_NO_DEADLINE);
 
     pthread_mutex_lock(&dev->lock);

@@ -104,6 +104,8 @@ struct batch {
     size_t nbytes, capbytes;
     devq_signal **gate;            /* aligned signal waits to re-check on the device */
     uint32_t ngate, capgate;
+    struct devq_value_slot **slots;   /* device-side waits (value_wait.c) */
+    uint32_t nslots, capslots;
     /* Issue state (device lock). */
     uint32_t next_op;              /* first op not yet issued */
     int forced_error;              /* fail without running the rest */
@@ -134,6 +136,7 @@ struct devq_queue {
     uint64_t issued_seq;           /* last batch fully issued (device lock) */
     struct batch *deferred, *deferred_tail;   /* device lock */
     int destroying;                /* device lock */
+    int check_cycle;               /* a wait was bridged during this submit */
 
     _Atomic int first_error;       /* first batch failure since the last finish */
     char first_cause[DEVQ_CAUSE_MAX];

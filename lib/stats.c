@@ -23,6 +23,7 @@ DEVQ_API int devq_stats_get(devq_device *dev, devq_stats *st)
     st->wait_cycles = atomic_load(&s->wait_cycles);
     st->signal_waits_aligned = atomic_load(&s->signal_waits_aligned);
     st->signal_waits_dropped = atomic_load(&s->signal_waits_dropped);
+    st->signal_waits_native = atomic_load(&s->signal_waits_native);
     struct devq_tracker_counts c;
     pthread_mutex_lock(&dev->lock);
     devq__tracker_counts(dev->tracker, &c);

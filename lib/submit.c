@@ -14,6 +14,7 @@
 #include "queue.h"
 #include "signal_int.h"
 #include "trace.h"
+#include "value_wait.h"
 
 #define ISSUE_DEFERRED 1
 
@@ -254,15 +255,27 @@ static int defer(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t
     return ISSUE_DEFERRED;
 }
 
+/* Ops in [from, to) that must run before a wait at `to` is placed. */
+static int work_between(const struct batch *b, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++)
+        if (b->ops[i].kind != OP_WAIT && b->ops[i].kind != OP_ALIGN)
+            return 1;
+    return 0;
+}
+
 /* Resolve the waits of the portion starting at next_op.  Returns the end
  * of the portion that can be issued now; *defer_at is set to the index of
- * a wait that must be bridged (== returned end), or UINT32_MAX. */
-static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began, uint32_t *defer_at)
+ * a wait that must be bridged through the host (== returned end), and
+ * *split_at to a device-side wait that must come after the ops before it
+ * (== returned end), or UINT32_MAX. */
+static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began, uint32_t *defer_at,
+                              uint32_t *split_at)
 {
     struct devq_device *dev = q->dev;
     uint32_t sid = q->stream.id;
     char dn[48];
-    *defer_at = UINT32_MAX;
+    *defer_at = *split_at = UINT32_MAX;
     for (uint32_t i = b->next_op; i < b->nops && !b->forced_error; i++) {
         struct op *o = &b->ops[i];
         if (o->kind == OP_ALIGN) {
@@ -307,6 +320,9 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                 break;
             }
             atomic_fetch_add(&dev->stats.signal_waits_aligned, 1);
+            /* Ordering behind a stream that waits on the device can close a cycle. */
+            if (devq__value_wait_any(dev))
+                q->check_cycle = 1;
             continue;
         }
         if (q->destroying) {
@@ -314,6 +330,30 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                   q->number, (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
                   (unsigned long long)v);
             break;
+        }
+        if (dev->info.caps & DEVQ_CAP_WAIT_VALUE) {
+            /* A device-side wait sits where the wait was recorded: the
+             * host may set the value only after seeing earlier ops. */
+            if (work_between(b, b->next_op, i)) {
+                *split_at = i;
+                return i;
+            }
+            if (!*began) {
+                devq__tracker_begin(dev->tracker, sid);   /* the wait belongs to this unit */
+                *began = 1;
+            }
+            int nr = devq__value_wait_issue(q, b, s, v);
+            if (nr > 0 && gate_push(b, s) == 0) {
+                atomic_fetch_add(&dev->stats.signal_waits_native, 1);
+                q->check_cycle = 1;
+                continue;
+            }
+            if (nr != 0) {
+                force(b, nr < 0 ? nr : -ENOMEM, "queue %u batch %llu: device wait for s%llu>=%llu failed: %s",
+                      q->number, (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
+                      (unsigned long long)v, devq_errmsg());
+                break;
+            }
         }
         *defer_at = i;
         return i;
@@ -326,13 +366,14 @@ int devq__issue(struct devq_queue *q, struct batch *b)
     struct devq_device *dev = q->dev;
     struct devq_stream *st = &q->stream;
     const struct devq_backend_ops *ops = dev->ops;
-    int began = 0, r = 0, sync_err = 0;
+    int began, r = 0, sync_err = 0;
     if (b->next_op == 0)
         mark_end_signals(b);
+    uint32_t defer_at, split_at, stop;
+again:
+    began = 0;
     b->ngate = 0;
-
-    uint32_t defer_at;
-    uint32_t stop = resolve_waits(q, b, &began, &defer_at);
+    stop = resolve_waits(q, b, &began, &defer_at, &split_at);
     if (!b->forced_error && stop > b->next_op) {
         if (!began) {
             devq__tracker_begin(dev->tracker, st->id);
@@ -366,6 +407,8 @@ int devq__issue(struct devq_queue *q, struct batch *b)
         devq__op_issued(b, o);      /* its buffer uses are settled either way */
     }
     b->next_op = stop;
+    if (split_at != UINT32_MAX && !b->forced_error)
+        goto again;          /* the ops before the device wait are out: place it */
     if (defer_at != UINT32_MAX && !b->forced_error) {
         struct op *w = &b->ops[defer_at];
         r = defer(q, b, w->u.sig.s, w->u.sig.v);
@@ -418,12 +461,15 @@ int devq__submit_locked(struct devq_queue *q, struct batch *b)
         q->deferred_tail = b;
         return 0;
     }
+    q->check_cycle = 0;
     int r = devq__issue(q, b);
     if (r == ISSUE_DEFERRED) {
         q->deferred = q->deferred_tail = b;
-        devq__note_cycle(q);
+        q->check_cycle = 1;
         r = 0;
     }
+    if (q->check_cycle)
+        devq__note_cycle(q);
     devq__process_pending_frees(q->dev);
     return r;
 }

@@ -2,7 +2,7 @@
 libdevq_core_la_SOURCES += \
 	lib/tracker.c lib/tracker.h \
 	lib/queue.c lib/queue.h lib/record.c lib/submit.c lib/completion.c \
-	lib/cycle.c lib/buffer.c lib/kernel.c lib/stats.c lib/barrier.c lib/timestamp.c lib/trace.c lib/trace.h
+	lib/cycle.c lib/buffer.c lib/kernel.c lib/stats.c lib/barrier.c lib/timestamp.c lib/trace.c lib/trace.h lib/value_wait.c lib/value_wait.h
 
 # The backend-agnostic conformance suites: one binary, run once per backend
 # by the tests/conformance-<backend> wrappers (DEVQ_TEST_DEVICE picks it).
