@@ -1,0 +1,162 @@
+/* devq-cuda.so internals: the driver table, devices and the helpers every
+ * op uses.  See devq-cuda(7). */
+#ifndef DEVQ_CUDA_PLUGIN_H
+#define DEVQ_CUDA_PLUGIN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <cuda.h>
+#include <cudaTypedefs.h>
+#include <devq/devq_plugin.h>
+
+#define CU_HIDDEN __attribute__((visibility("hidden")))
+
+/* Entry points, resolved with cuGetProcAddress at the ABI version whose
+ * signature is used here (the typedef names say which). */
+struct cu_driver {
+    int version;                               /* cuDriverGetVersion */
+    bool memops_v2;                            /* stream memops from CUDA 11.7 */
+    PFN_cuGetErrorName_v6000 GetErrorName;
+    PFN_cuGetErrorString_v6000 GetErrorString;
+    PFN_cuDeviceGetCount_v2000 DeviceGetCount;
+    PFN_cuDeviceGet_v2000 DeviceGet;
+    PFN_cuDeviceGetName_v2000 DeviceGetName;
+    PFN_cuDeviceTotalMem_v3020 DeviceTotalMem;
+    PFN_cuDeviceGetAttribute_v2000 DeviceGetAttribute;
+    PFN_cuDevicePrimaryCtxRetain_v7000 DevicePrimaryCtxRetain;
+    PFN_cuDevicePrimaryCtxRelease_v11000 DevicePrimaryCtxRelease;
+    PFN_cuCtxSetCurrent_v4000 CtxSetCurrent;
+    PFN_cuCtxGetStreamPriorityRange_v5050 CtxGetStreamPriorityRange;
+    PFN_cuStreamCreateWithPriority_v5050 StreamCreateWithPriority;
+    PFN_cuStreamDestroy_v4000 StreamDestroy;
+    PFN_cuStreamWaitEvent_v3020 StreamWaitEvent;
+    PFN_cuStreamAddCallback_v5000 StreamAddCallback;
+    PFN_cuEventCreate_v2000 EventCreate;
+    PFN_cuEventDestroy_v4000 EventDestroy;
+    PFN_cuEventRecord_v2000 EventRecord;
+    PFN_cuEventQuery_v2000 EventQuery;
+    PFN_cuEventElapsedTime_v2000 EventElapsedTime;
+    PFN_cuMemAlloc_v3020 MemAlloc;
+    PFN_cuMemFree_v3020 MemFree;
+    PFN_cuMemcpyHtoDAsync_v3020 MemcpyHtoDAsync;
+    PFN_cuMemcpyDtoHAsync_v3020 MemcpyDtoHAsync;
+    PFN_cuMemcpyDtoDAsync_v3020 MemcpyDtoDAsync;
+    PFN_cuMemsetD8Async_v3020 MemsetD8Async;
+    PFN_cuModuleLoadData_v2000 ModuleLoadData;
+    PFN_cuModuleUnload_v2000 ModuleUnload;
+    PFN_cuModuleGetFunction_v2000 ModuleGetFunction;
+    PFN_cuLaunchKernel_v4000 LaunchKernel;
+    /* optional */
+    PFN_cuMemAllocAsync_v11020 MemAllocAsync;
+    PFN_cuMemFreeAsync_v11020 MemFreeAsync;
+    PFN_cuMemHostRegister_v6050 MemHostRegister;
+    PFN_cuMemHostUnregister_v4000 MemHostUnregister;
+    PFN_cuMemHostGetDevicePointer_v3020 MemHostGetDevicePointer;
+    PFN_cuStreamWaitValue64_v9000 StreamWaitValue64;     /* same signature as _v11070 */
+    PFN_cuStreamWriteValue64_v9000 StreamWriteValue64;
+    char missing_async[256];                   /* why ASYNC_ALLOC is off, "" if not off by a missing entry */
+    char missing_memops[256];                  /* same for WAIT/WRITE_VALUE */
+};
+
+extern struct cu_driver cu_drv CU_HIDDEN;
+extern const struct devq_host *cu_host CU_HIDDEN;
+
+/* A pooled helper stream for event_wait (see stream.c). */
+struct cu_waiter_stream {
+    struct cu_waiter_stream *next;
+    CUstream stream;
+};
+
+struct devq_pl_device {
+    uint32_t        ordinal;
+    CUdevice        dev;
+    pthread_mutex_t mu;            /* refs, waiter pool */
+    int             refs;
+    CUcontext       ctx;           /* primary context while refs > 0 */
+    char            name[128];
+    uint64_t        total_memory;
+    uint32_t        compute_units;
+    uint64_t        caps;
+    int             prio_least, prio_greatest;
+    struct cu_waiter_stream *idle_waiters;
+    /* Device loss: set once, read without the lock. */
+    atomic_bool     lost;
+    pthread_mutex_t lost_mu;
+    char            lost_cause[256];
+};
+
+struct devq_pl_stream {
+    struct devq_pl_device *dev;
+    CUstream   stream;
+    atomic_int cb_latch;           /* the previous callback's error (driver thread) */
+    /* lib's handle plus each queued callback: a callback may still be
+     * returning when lib, told of its completion, destroys the stream. */
+    atomic_int refs;
+};
+
+struct devq_pl_event {
+    struct devq_pl_device *dev;
+    CUevent event;
+    bool    timing;
+};
+
+/* driver.c */
+int  cu_driver_load(void);                     /* 0 or -ENODEV with the reason reported */
+uint32_t cu_device_total(void);
+struct devq_pl_device *cu_device_get(uint32_t ordinal);
+void cu_driver_fini(void);
+const char *cu_err_name(CUresult r);
+const char *cu_err_text(CUresult r);
+int  cu_errno(CUresult r);
+bool cu_sticky(CUresult r);
+
+/* device.c */
+/* Report a failed driver call on dev: sticky errors mark the device lost
+ * and give -EIO; others give their errno.  Returns the negative errno. */
+int  cu_fail(struct devq_pl_device *dev, const char *call, CUresult r);
+void cu_mark_lost(struct devq_pl_device *dev, const char *call, CUresult r);
+/* At the top of each op: -ENODEV if lost, else make dev's context current. */
+int  cu_enter(struct devq_pl_device *dev);
+int  cu_device_count(uint32_t *count);
+int  cu_device_open(uint32_t ordinal, devq_pl_device **out);
+void cu_device_close(devq_pl_device *dev);
+int  cu_device_info(devq_pl_device *dev, devq_device_info *info);
+
+/* stream.c */
+int  cu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out);
+void cu_stream_destroy(devq_pl_stream *s);
+int  cu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
+void cu_waiters_release(struct devq_pl_device *dev);
+
+/* event.c */
+int  cu_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out);
+void cu_event_destroy(devq_pl_event *e);
+int  cu_event_record(devq_pl_event *e, devq_pl_stream *s);
+int  cu_event_query(devq_pl_event *e);
+int  cu_event_wait(devq_pl_event *e, uint64_t timeout_ns);
+int  cu_stream_wait_event(devq_pl_stream *s, devq_pl_event *e);
+int  cu_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns);
+
+/* mem.c */
+int  cu_mem_alloc(devq_pl_device *dev, size_t bytes, void **device_ptr, void **host_ptr);
+void cu_mem_free(devq_pl_device *dev, void *device_ptr);
+int  cu_mem_alloc_async(devq_pl_stream *s, size_t bytes, void **device_ptr);
+int  cu_mem_free_async(devq_pl_stream *s, void *device_ptr);
+int  cu_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir);
+int  cu_fill(devq_pl_stream *s, void *dst, uint8_t byte, size_t n);
+
+/* value.c */
+int  cu_value_attach(devq_pl_device *dev, uint64_t *host_word, devq_pl_value **out);
+void cu_value_detach(devq_pl_value *v);
+int  cu_stream_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
+int  cu_stream_write_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
+
+/* kernel.c */
+int  cu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
+                    devq_pl_kernel **out);
+void cu_kernel_destroy(devq_pl_kernel *k);
+int  cu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
+               const struct devq_pl_arg *args, size_t nargs);
+
+#endif

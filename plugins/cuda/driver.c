@@ -1,0 +1,350 @@
+/* Loading the CUDA driver: dlopen, cuInit, every entry point through
+ * cuGetProcAddress at the ABI version this plugin calls it with, and the
+ * CUresult -> errno table. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cuda_plugin.h"
+
+struct cu_driver cu_drv;
+
+static struct {
+    pthread_once_t once;
+    int err;                        /* 0 or negative errno */
+    char reason[512];
+    void *lib;
+    uint32_t ndevices;
+    struct devq_pl_device *devices;
+} drv = { .once = PTHREAD_ONCE_INIT };
+
+/* ---- errors ---- */
+
+/* Names of the errors a host callback may be handed.  Callbacks must not
+ * call the driver (CUDA_ERROR_NOT_PERMITTED), cuGetErrorName included,
+ * so these are looked up here first. */
+static const struct { CUresult code; const char *name, *text; } known[] = {
+    { CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered" },
+    { CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure" },
+    { CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated" },
+    { CUDA_ERROR_HARDWARE_STACK_ERROR, "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error" },
+    { CUDA_ERROR_ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction was encountered" },
+    { CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address" },
+    { CUDA_ERROR_INVALID_ADDRESS_SPACE, "CUDA_ERROR_INVALID_ADDRESS_SPACE", "operation not supported on global/shared address space" },
+    { CUDA_ERROR_INVALID_PC, "CUDA_ERROR_INVALID_PC", "invalid program counter" },
+    { CUDA_ERROR_ASSERT, "CUDA_ERROR_ASSERT", "device-side assert triggered" },
+    { CUDA_ERROR_ECC_UNCORRECTABLE, "CUDA_ERROR_ECC_UNCORRECTABLE", "uncorrectable ECC error encountered" },
+    { CUDA_ERROR_CONTEXT_IS_DESTROYED, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "context is destroyed" },
+};
+
+static int known_index(CUresult r)
+{
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (known[i].code == r)
+            return (int)i;
+    return -1;
+}
+
+const char *cu_err_name(CUresult r)
+{
+    int i = known_index(r);
+    if (i >= 0)
+        return known[i].name;
+    const char *s = NULL;
+    if (cu_drv.GetErrorName && cu_drv.GetErrorName(r, &s) == CUDA_SUCCESS && s)
+        return s;
+    return "CUDA_ERROR_?";
+}
+
+const char *cu_err_text(CUresult r)
+{
+    int i = known_index(r);
+    if (i >= 0)
+        return known[i].text;
+    const char *s = NULL;
+    if (cu_drv.GetErrorString && cu_drv.GetErrorString(r, &s) == CUDA_SUCCESS && s)
+        return s;
+    return "unknown error code";
+}
+
+/* Errors after which the context is unusable until it is destroyed. */
+bool cu_sticky(CUresult r)
+{
+    switch (r) {
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int cu_errno(CUresult r)
+{
+    if (cu_sticky(r))
+        return -EIO;
+    switch (r) {
+    case CUDA_SUCCESS: return 0;
+    case CUDA_ERROR_OUT_OF_MEMORY: return -ENOMEM;
+    case CUDA_ERROR_INVALID_VALUE:
+    case CUDA_ERROR_INVALID_HANDLE:
+    case CUDA_ERROR_INVALID_CONTEXT:
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return -EINVAL;
+    case CUDA_ERROR_NOT_READY: return -EAGAIN;
+    case CUDA_ERROR_NOT_FOUND: return -ENOENT;
+    case CUDA_ERROR_INVALID_IMAGE:
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_NO_BINARY_FOR_GPU:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND: return -ENOEXEC;
+    case CUDA_ERROR_NOT_SUPPORTED: return -ENOTSUP;
+    case CUDA_ERROR_NOT_PERMITTED: return -EPERM;
+    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: return -EEXIST;
+    case CUDA_ERROR_TIMEOUT: return -ETIMEDOUT;
+    case CUDA_ERROR_NOT_INITIALIZED:
+    case CUDA_ERROR_DEINITIALIZED:
+    case CUDA_ERROR_NO_DEVICE:
+    case CUDA_ERROR_INVALID_DEVICE:
+    case CUDA_ERROR_STUB_LIBRARY: return -ENODEV;
+    default: return -EIO;
+    }
+}
+
+/* ---- entry points ---- */
+
+typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t,
+                                   CUdriverProcAddressQueryResult *);
+typedef CUresult (*get_proc_v1_fn)(const char *, void **, int, cuuint64_t);
+
+static get_proc_v2_fn get_proc_v2;
+static get_proc_v1_fn get_proc_v1;
+
+struct entry {
+    const char *name;
+    int         version;            /* cudaVersion of the ABI we call */
+    void      **slot;
+    int         group;              /* 0 required, else an optional group */
+    int         newer;              /* same signature, newer ABI: used when the driver has it */
+};
+
+enum { REQUIRED = 0, OPT_ASYNC = 1, OPT_MEMOPS = 2 };
+
+#define ENTRY(field, name, ver, group) { name, ver, (void **)&cu_drv.field, group, 0 }
+#define ENTRY2(field, name, ver, group, newer) { name, ver, (void **)&cu_drv.field, group, newer }
+static struct entry entries[] = {
+    ENTRY(DeviceGetCount, "cuDeviceGetCount", 2000, REQUIRED),
+    ENTRY(DeviceGet, "cuDeviceGet", 2000, REQUIRED),
+    ENTRY(DeviceGetName, "cuDeviceGetName", 2000, REQUIRED),
+    ENTRY(DeviceTotalMem, "cuDeviceTotalMem", 3020, REQUIRED),
+    ENTRY(DeviceGetAttribute, "cuDeviceGetAttribute", 2000, REQUIRED),
+    ENTRY(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000, REQUIRED),
+    ENTRY(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 11000, REQUIRED),
+    ENTRY(CtxSetCurrent, "cuCtxSetCurrent", 4000, REQUIRED),
+    ENTRY(CtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange", 5050, REQUIRED),
+    ENTRY(StreamCreateWithPriority, "cuStreamCreateWithPriority", 5050, REQUIRED),
+    ENTRY(StreamDestroy, "cuStreamDestroy", 4000, REQUIRED),
+    ENTRY(StreamWaitEvent, "cuStreamWaitEvent", 3020, REQUIRED),
+    ENTRY(StreamAddCallback, "cuStreamAddCallback", 5000, REQUIRED),
+    ENTRY(EventCreate, "cuEventCreate", 2000, REQUIRED),
+    ENTRY(EventDestroy, "cuEventDestroy", 4000, REQUIRED),
+    ENTRY(EventRecord, "cuEventRecord", 2000, REQUIRED),
+    ENTRY(EventQuery, "cuEventQuery", 2000, REQUIRED),
+    ENTRY2(EventElapsedTime, "cuEventElapsedTime", 2000, REQUIRED, 12080),
+    ENTRY(MemAlloc, "cuMemAlloc", 3020, REQUIRED),
+    ENTRY(MemFree, "cuMemFree", 3020, REQUIRED),
+    ENTRY(MemcpyHtoDAsync, "cuMemcpyHtoDAsync", 3020, REQUIRED),
+    ENTRY(MemcpyDtoHAsync, "cuMemcpyDtoHAsync", 3020, REQUIRED),
+    ENTRY(MemcpyDtoDAsync, "cuMemcpyDtoDAsync", 3020, REQUIRED),
+    ENTRY(MemsetD8Async, "cuMemsetD8Async", 3020, REQUIRED),
+    ENTRY(ModuleLoadData, "cuModuleLoadData", 2000, REQUIRED),
+    ENTRY(ModuleUnload, "cuModuleUnload", 2000, REQUIRED),
+    ENTRY(ModuleGetFunction, "cuModuleGetFunction", 2000, REQUIRED),
+    ENTRY(LaunchKernel, "cuLaunchKernel", 4000, REQUIRED),
+    ENTRY(MemAllocAsync, "cuMemAllocAsync", 11020, OPT_ASYNC),
+    ENTRY(MemFreeAsync, "cuMemFreeAsync", 11020, OPT_ASYNC),
+    ENTRY(MemHostRegister, "cuMemHostRegister", 6050, OPT_MEMOPS),
+    ENTRY(MemHostUnregister, "cuMemHostUnregister", 4000, OPT_MEMOPS),
+    ENTRY(MemHostGetDevicePointer, "cuMemHostGetDevicePointer", 3020, OPT_MEMOPS),
+    /* the core "_v2" memory operations from CUDA 11.7 */
+    ENTRY2(StreamWaitValue64, "cuStreamWaitValue64", 9000, OPT_MEMOPS, 11070),
+    ENTRY2(StreamWriteValue64, "cuStreamWriteValue64", 9000, OPT_MEMOPS, 11070),
+};
+#undef ENTRY
+#undef ENTRY2
+
+static void version_str(int v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d.%d (%d)", v / 1000, v % 1000 / 10, v);
+}
+
+/* Resolve one entry; on failure write why into why[]. */
+static bool resolve(const struct entry *e, char *why, size_t n)
+{
+    CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    CUresult r;
+    *e->slot = NULL;
+    if (e->version > cu_drv.version) {
+        snprintf(why, n, "%s needs CUDA %d.%d", e->name, e->version / 1000, e->version % 1000 / 10);
+        return false;
+    }
+    if (get_proc_v2) {
+        r = get_proc_v2(e->name, e->slot, e->version, CU_GET_PROC_ADDRESS_LEGACY_STREAM, &status);
+    } else {
+        r = get_proc_v1(e->name, e->slot, e->version, CU_GET_PROC_ADDRESS_LEGACY_STREAM);
+        status = *e->slot ? CU_GET_PROC_ADDRESS_SUCCESS : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    }
+    if (r != CUDA_SUCCESS || !*e->slot) {
+        *e->slot = NULL;
+        snprintf(why, n, "%s %s", e->name,
+                 r != CUDA_SUCCESS ? cu_err_name(r)
+                 : status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? "(version not sufficient)"
+                 : "(not found)");
+        return false;
+    }
+    return true;
+}
+
+static void clear_group(int group)
+{
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+        if (entries[i].group == group)
+            *entries[i].slot = NULL;
+}
+
+static int fail(int err, const char *fmt, const char *a, const char *b)
+{
+    snprintf(drv.reason, sizeof drv.reason, fmt, a, b);
+    drv.err = err;
+    return err;
+}
+
+static int load(void)
+{
+    const char *path = cu_host->getenv("DEVQ_CUDA_LIBRARY");
+    if (!path || !*path)
+        path = "libcuda.so.1";
+    /* Never unloaded: the driver keeps threads of its own. */
+    drv.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!drv.lib) {
+        const char *e = dlerror();
+        return fail(-ENODEV, "cuda: %s not found (%s); install the NVIDIA driver or set DEVQ_CUDA_LIBRARY",
+                    path, e ? e : "dlopen failed");
+    }
+    PFN_cuInit_v2000 init = (PFN_cuInit_v2000)dlsym(drv.lib, "cuInit");
+    PFN_cuDriverGetVersion_v2020 getver =
+        (PFN_cuDriverGetVersion_v2020)dlsym(drv.lib, "cuDriverGetVersion");
+    cu_drv.GetErrorName = (PFN_cuGetErrorName_v6000)dlsym(drv.lib, "cuGetErrorName");
+    cu_drv.GetErrorString = (PFN_cuGetErrorString_v6000)dlsym(drv.lib, "cuGetErrorString");
+    get_proc_v2 = (get_proc_v2_fn)dlsym(drv.lib, "cuGetProcAddress_v2");
+    if (!get_proc_v2)
+        get_proc_v1 = (get_proc_v1_fn)dlsym(drv.lib, "cuGetProcAddress");
+    if (!init || !getver)
+        return fail(-ENODEV, "cuda: %s is not a CUDA driver (no cuInit/cuDriverGetVersion)%s", path, "");
+    if (getver(&cu_drv.version) != CUDA_SUCCESS)
+        cu_drv.version = 0;
+    char ver[32];
+    version_str(cu_drv.version, ver, sizeof ver);
+    if (!get_proc_v2 && !get_proc_v1)
+        return fail(-ENODEV, "cuda: driver %s has no cuGetProcAddress; devq needs a CUDA 11.3 or newer driver%s",
+                    ver, "");
+    CUresult r = init(0);
+    if (r != CUDA_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "%s (%s)", cu_err_name(r), cu_err_text(r));
+        return fail(cu_errno(r) == -ENODEV ? -ENODEV : -EIO, "cuda: cuInit: %s; driver %s", what, ver);
+    }
+    /* Stream memory operations became core ("_v2") in CUDA 11.7. */
+    cu_drv.memops_v2 = cu_drv.version >= 11070;
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++)
+        if (entries[i].newer && cu_drv.version >= entries[i].newer)
+            entries[i].version = entries[i].newer;
+
+    char missing[384] = "", why[128];
+    for (size_t i = 0; i < sizeof entries / sizeof entries[0]; i++) {
+        struct entry *e = &entries[i];
+        if (resolve(e, why, sizeof why))
+            continue;
+        if (e->group == REQUIRED) {
+            size_t len = strlen(missing);
+            snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", why);
+        } else {
+            char *dst = e->group == OPT_ASYNC ? cu_drv.missing_async : cu_drv.missing_memops;
+            if (!*dst)
+                snprintf(dst, sizeof cu_drv.missing_async, "driver %s lacks %s", ver, why);
+            cu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: feature off", ver, why);
+        }
+    }
+    if (*missing)
+        return fail(-ENODEV, "cuda: driver %s lacks required entry points: %s; update the NVIDIA driver",
+                    ver, missing);
+    if (*cu_drv.missing_async)
+        clear_group(OPT_ASYNC);
+    if (*cu_drv.missing_memops)
+        clear_group(OPT_MEMOPS);
+
+    int count = 0;
+    r = cu_drv.DeviceGetCount(&count);
+    if (r != CUDA_SUCCESS || count <= 0) {
+        char what[160];
+        snprintf(what, sizeof what, "%s (%s)", r ? cu_err_name(r) : "no devices", r ? cu_err_text(r) : "");
+        return fail(-ENODEV, "cuda: cuDeviceGetCount: %s; driver %s", what, ver);
+    }
+    drv.devices = calloc((size_t)count, sizeof *drv.devices);
+    if (!drv.devices)
+        return fail(-ENOMEM, "cuda: out of memory for %s devices%s", "the", "");
+    for (int i = 0; i < count; i++) {
+        struct devq_pl_device *d = &drv.devices[i];
+        d->ordinal = (uint32_t)i;
+        pthread_mutex_init(&d->mu, NULL);
+        pthread_mutex_init(&d->lost_mu, NULL);
+        atomic_init(&d->lost, false);
+        r = cu_drv.DeviceGet(&d->dev, i);
+        if (r != CUDA_SUCCESS) {
+            char what[160];
+            snprintf(what, sizeof what, "%s (%s)", cu_err_name(r), cu_err_text(r));
+            free(drv.devices);
+            drv.devices = NULL;
+            return fail(cu_errno(r), "cuda: cuDeviceGet: %s; driver %s", what, ver);
+        }
+    }
+    drv.ndevices = (uint32_t)count;
+    cu_host->log(DEVQ_LOG_BASIC, "cuda: %s: driver %s, %d device(s)", path, ver, count);
+    return 0;
+}
+
+static void load_once(void)
+{
+    load();
+}
+
+int cu_driver_load(void)
+{
+    pthread_once(&drv.once, load_once);
+    if (drv.err)
+        return cu_host->error(drv.err, "%s", drv.reason);
+    return 0;
+}
+
+uint32_t cu_device_total(void) { return drv.ndevices; }
+
+struct devq_pl_device *cu_device_get(uint32_t ordinal)
+{
+    return ordinal < drv.ndevices ? &drv.devices[ordinal] : NULL;
+}
+
+void cu_driver_fini(void)
+{
+    /* Devices stay allocated: lib closed them all before fini, and
+     * driver threads may still deliver a late callback into them. */
+}

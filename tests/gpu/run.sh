@@ -1,0 +1,81 @@
+#!/bin/sh
+# devq on a real NVIDIA GPU: build with the cuda backend, run the plugin's
+# own tests (over the emulated driver, as CI does), the backend-agnostic
+# conformance suites against the real driver, and the PTX SAXPY example
+# checked against the host.  Not run by `make check`: CI has no GPU.
+#
+#   tests/gpu/run.sh [BUILD_DIR]        (default: ./build-gpu)
+#
+# Environment: CUDA_HOME (default /usr/local/cuda) holds include/cuda.h;
+# DEVQ_CUDA_LIBRARY may name the driver (default libcuda.so.1);
+# JOBS (default: nproc) for make.
+set -eu
+
+srcdir=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$PWD/build-gpu}
+cuda_home=${CUDA_HOME:-/usr/local/cuda}
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+failed=0
+passed=0
+
+step() { printf '\n== %s\n' "$*"; }
+ok() { passed=$((passed + 1)); printf 'PASS: %s\n' "$*"; }
+bad() { failed=$((failed + 1)); printf 'FAIL: %s\n' "$*"; }
+
+step "driver"
+if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader || true
+else
+    echo "nvidia-smi not found: is the NVIDIA driver installed?"
+fi
+
+step "configure and build in $build"
+[ -x "$srcdir/configure" ] || (cd "$srcdir" && ./autogen.sh)
+mkdir -p "$build"
+cd "$build"
+"$srcdir/configure" -q --enable-cuda=yes --with-cuda="$cuda_home"
+make -j"$jobs"
+# every check program, without running any yet
+make -j"$jobs" check TESTS=
+
+step "cuda plugin over the emulated driver"
+if make check TESTS="tests/test_cuda_emu tests/test_cuda_plugin tests/test_cuda_faults"; then
+    ok "plugin tests (emulated driver)"
+else
+    bad "plugin tests (emulated driver)"
+fi
+
+# From here on: the real driver, found by the plugin in this build tree.
+unset DEVQ_EMU_FAIL DEVQ_EMU_DELAY DEVQ_EMU_MISSING 2>/dev/null || true
+DEVQ_PLUGIN_PATH="$build/plugins/cuda/.libs"
+DEVQ_BACKEND=cuda
+DEVQ_TEST_DEVICE=cuda
+export DEVQ_PLUGIN_PATH DEVQ_BACKEND DEVQ_TEST_DEVICE
+
+step "devices"
+if [ -x tools/devq-info ]; then
+    tools/devq-info || bad "devq-info"
+fi
+
+step "conformance suites on cuda"
+# The backend-agnostic runner; DEVQ_TEST_DEVICE=cuda points it at the GPU
+# (the tests/conformance-<backend> wrappers would force their backend).
+if [ -x tests/conformance/conformance ]; then
+    if tests/conformance/conformance; then
+        ok "tests/conformance/conformance (cuda)"
+    else
+        bad "tests/conformance/conformance (cuda)"
+    fi
+else
+    bad "tests/conformance/conformance not built"
+fi
+
+step "PTX SAXPY example"
+if make examples/cuda-saxpy && ./examples/cuda-saxpy cuda:0; then
+    ok "examples/cuda-saxpy"
+else
+    bad "examples/cuda-saxpy"
+fi
+
+printf '\n%d passed, %d failed\n' "$passed" "$failed"
+[ "$failed" -eq 0 ]
