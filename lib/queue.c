@@ -287,6 +287,9 @@ int devq__queue_finish_until(struct devq_queue *q, uint64_t deadline)
      * completes after that batch's callback returned: wait for the tail. */
     if ((r = wait_stream_tail(q, deadline)) < 0)
         return r;
+    /* A finished queue is a quiet moment: give back events a burst left
+     * pooled beyond a small reserve. */
+    devq__event_pool_trim(q->dev);
     int err = atomic_exchange(&q->first_error, 0);
     if (err)
         return devq__err(err, "%s", q->first_cause);

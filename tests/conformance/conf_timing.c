@@ -57,6 +57,28 @@ START_TEST(event_pool_does_not_grow_past_in_flight_depth)
     ck_assert_uint_ge(st.waits_inserted, 40000);
     ck_assert_uint_eq(st.events_in_use, 0);
     ck_assert_uint_le(st.events_pooled, 64);
+    /* The pool grows under load and shrinks back when idle. */
+    devq_buffer *many[64];
+    devq_queue *qs[16];
+    for (int i = 0; i < 16; i++)
+        qs[i] = conf_queue(dev);
+    for (int i = 0; i < 64; i++) {
+        many[i] = conf_buffer(dev, 64);
+        ck_assert_int_eq(devq_queue_fill(qs[i % 16], many[i], 0, 64, 1), 0);
+        ck_assert_int_eq(devq_queue_submit(qs[i % 16]), 0);
+    }
+    devq_buffer *sink = conf_buffer(dev, 64 * 64);
+    for (int i = 0; i < 64; i++)
+        ck_assert_int_eq(devq_queue_copy(q1, sink, (size_t)i * 64, many[i], 0, 64), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_finish(q1, 30 * SEC), 0);
+    ck_assert_int_eq(devq_stats_get(dev, &st), 0);
+    ck_assert_uint_le(st.events_pooled, 8);
+    for (int i = 0; i < 64; i++)
+        devq_buffer_free(many[i], NULL);
+    devq_buffer_free(sink, NULL);
+    for (int i = 0; i < 16; i++)
+        devq_queue_destroy(qs[i]);
     devq_buffer_free(buf, NULL);
     devq_queue_destroy(q1);
     devq_queue_destroy(q2);
