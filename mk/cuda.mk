@@ -72,3 +72,14 @@ TESTS += tests/conformance-cuda-emu
 endif
 endif
 dist_noinst_SCRIPTS += tests/conformance-cuda-emu
+
+# Device loss seen through lib (fault injected into the emulated driver).
+if BUILD_CUDA
+if HAVE_CHECK
+check_PROGRAMS += tests/test_device_loss
+TESTS += tests/test_device_loss
+tests_test_device_loss_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_device_loss_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_test_device_loss_LDADD = libdevq.la $(CHECK_LIBS)
+endif
+endif
