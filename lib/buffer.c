@@ -7,6 +7,7 @@
  * uses are issued (dev->pending_frees). */
 #include "config.h"
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "error.h"
 #include "event_pool.h"
@@ -133,7 +134,9 @@ static int do_free(struct devq_device *dev, devq_buffer *b)
     if (fq) {
         uint32_t sid = fq->stream.id;
         devq__tracker_begin(dev->tracker, sid);
+        snprintf(dev->align_why, sizeof dev->align_why, "the free of buffer %p", b->dptr);
         r = devq__tracker_bind(dev->tracker, sid, &b->track, DEVQ_WRITE);
+        dev->align_why[0] = 0;
         if (r >= 0)
             r = devq__mem_free(dev, b->dptr, b->size, &fq->stream, b->tag);
     } else {

@@ -50,6 +50,7 @@ struct devq_device {
     struct devq_stream **streams;         /* by tracker stream id */
     uint32_t streams_cap;
     struct devq_buffer *pending_frees;    /* frees waiting for their last use to issue */
+    char align_why[64];                   /* what the next tracker wait is for (logs) */
     struct devq_value_slot *value_slots_free, *value_slots_active;  /* value_wait.c */
     struct devq_tracker *tracker;
     struct devq_mem *mem;

@@ -104,15 +104,19 @@ int devq__align_streams(void *ctx, uint32_t dst, uint32_t src)
         free(fe);
     devq__event_put(dev, e, 0);
     if (r == 0 && DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-        devq__log(DEVQ_LOG_BASIC, "%s:%d: stream %u waits on stream %u @%llu",
+        devq__log(DEVQ_LOG_BASIC, "%s:%d: stream %u waits on stream %u @%llu for %s",
                   dev->info.backend, dev->info.ordinal, dst, src,
-                  (unsigned long long)devq__tracker_cursor(dev->tracker, src));
+                  (unsigned long long)devq__tracker_cursor(dev->tracker, src),
+                  dev->align_why[0] ? dev->align_why : "a barrier");
     return r;
 }
 
 static int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, enum devq_access acc)
 {
+    if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+        snprintf(dev->align_why, sizeof dev->align_why, "buffer %p", b->dptr);
     int r = devq__tracker_bind(dev->tracker, sid, &b->track, acc);
+    dev->align_why[0] = 0;
     if (r >= 0 && DEVQ_LOG_ON(DEVQ_LOG_FULL))
         devq__log(DEVQ_LOG_FULL, "%s:%d: stream %u binds buffer %p %s: %d wait(s)",
                   dev->info.backend, dev->info.ordinal, sid, b->dptr,
@@ -312,7 +316,11 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                 devq__tracker_begin(dev->tracker, sid);
                 *began = 1;
             }
+            if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+                snprintf(dev->align_why, sizeof dev->align_why, "s%llu>=%llu",
+                         (unsigned long long)devq__signal_id(s), (unsigned long long)v);
             int r = devq__tracker_require(dev->tracker, sid, &u);
+            dev->align_why[0] = 0;
             if (r < 0 || (r = gate_push(b, s)) < 0) {
                 force(b, r, "queue %u batch %llu: ordering after s%llu>=%llu failed: %s", q->number,
                       (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),

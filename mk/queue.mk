@@ -53,3 +53,6 @@ tools_devq_bench_SOURCES = tools/devq-bench.c
 tools_devq_bench_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tools_devq_bench_LDADD = libdevq.la
 man1_MANS += man/man1/devq-bench.1
+
+TESTS += tests/test_logging.sh
+dist_noinst_SCRIPTS += tests/test_logging.sh
