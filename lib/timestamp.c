@@ -97,6 +97,9 @@ DEVQ_API void devq_timestamp_destroy(devq_timestamp *ts)
 {
     if (ts_check(ts, "devq_timestamp_destroy") < 0)
         return;
+    /* Dead to the user now (a second destroy is refused); a batch that
+     * still records it keeps its own reference. */
+    ts->magic = DEVQ_MAGIC_DEAD;
     if (atomic_fetch_sub(&ts->refs, 1) == 1)
         timestamp_free(ts);
 }

@@ -1,6 +1,7 @@
 /* cpu backend: devices.  Each device is the whole host; DEVQ_CPU_DEVICES
  * makes several (useful to test multi-device code on one machine). */
 #include "config.h"
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -46,7 +47,7 @@ int cpu_device_count(uint32_t *count)
     char *end;
     errno = 0;
     unsigned long n = strtoul(v, &end, 10);
-    if (errno || *end || end == v || v[0] == '-' || n > CPU_MAX_DEVICES)
+    if (errno || *end || end == v || !isdigit((unsigned char)v[0]) || n > CPU_MAX_DEVICES)
         return cpu_host->error(-EINVAL, "DEVQ_CPU_DEVICES: '%s' is not a device count "
                                "(want 0..%d)", v, CPU_MAX_DEVICES);
     *count = (uint32_t)n;

@@ -9,6 +9,7 @@
  * arrives, so a high-priority stream's queued items go first when the
  * pool is contended. */
 #include "config.h"
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -65,7 +66,7 @@ static int cpu_pool_config_locked(void)
         char *end;
         errno = 0;
         n = strtoul(v, &end, 10);
-        if (errno || *end || end == v || v[0] == '-' || n < 1 || n > CPU_POOL_MAX_THREADS)
+        if (errno || *end || end == v || !isdigit((unsigned char)v[0]) || n < 1 || n > CPU_POOL_MAX_THREADS)
             return cpu_host->error(-EINVAL, "DEVQ_CPU_THREADS: '%s' is not a thread count "
                                    "(want 1..%d)", v, CPU_POOL_MAX_THREADS);
     }
