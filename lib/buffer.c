@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include "error.h"
 #include "event_pool.h"
+#include "log.h"
 #include "mem.h"
 #include "notifier.h"
 #include "queue.h"
@@ -134,7 +135,8 @@ static int do_free(struct devq_device *dev, devq_buffer *b)
     if (fq) {
         uint32_t sid = fq->stream.id;
         devq__tracker_begin(dev->tracker, sid);
-        snprintf(dev->align_why, sizeof dev->align_why, "the free of buffer %p", b->dptr);
+        if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+            snprintf(dev->align_why, sizeof dev->align_why, "the free of buffer %p", b->dptr);
         r = devq__tracker_bind(dev->tracker, sid, &b->track, DEVQ_WRITE);
         dev->align_why[0] = 0;
         if (r >= 0)

@@ -387,6 +387,14 @@ DEVQ_API void devq_device_close(devq_device *dev)
         devq__log(DEVQ_LOG_BASIC, "%s", devq__errmsg_peek());
         return;
     }
+    /* Dropping a reference that is not the last needs no lock: only the
+     * 1 -> 0 step races with an opener, and that one takes the lock.
+     * Buffers, kernels and queues each hold a reference, so this is hot. */
+    int refs = atomic_load_explicit(&dev->refs, memory_order_relaxed);
+    while (refs > 1)
+        if (atomic_compare_exchange_weak_explicit(&dev->refs, &refs, refs - 1, memory_order_release,
+                                                  memory_order_relaxed))
+            return;
     pthread_mutex_lock(&registry_lock);
     if (atomic_fetch_sub(&dev->refs, 1) != 1) {
         pthread_mutex_unlock(&registry_lock);
