@@ -25,11 +25,11 @@ int devq__queue_check(const devq_queue *q, const char *fn)
 
 struct batch *devq__batch_get(struct devq_queue *q)
 {
-    pthread_mutex_lock(&q->free_lock);
-    struct batch *b = q->free_batches;
+    if (!q->free_private)
+        q->free_private = atomic_exchange_explicit(&q->free_shared, NULL, memory_order_acquire);
+    struct batch *b = q->free_private;
     if (b)
-        q->free_batches = b->next;
-    pthread_mutex_unlock(&q->free_lock);
+        q->free_private = b->next;
     if (!b) {
         b = calloc(1, sizeof *b);
         if (!b)
@@ -50,10 +50,11 @@ struct batch *devq__batch_get(struct devq_queue *q)
 
 void devq__batch_put(struct devq_queue *q, struct batch *b)
 {
-    pthread_mutex_lock(&q->free_lock);
-    b->next = q->free_batches;
-    q->free_batches = b;
-    pthread_mutex_unlock(&q->free_lock);
+    struct batch *head = atomic_load_explicit(&q->free_shared, memory_order_relaxed);
+    do
+        b->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&q->free_shared, &head, b, memory_order_release,
+                                                  memory_order_relaxed));
 }
 
 static void batch_free(struct batch *b)
@@ -182,7 +183,6 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
     q->magic = DEVQ_MAGIC_QUEUE;
     q->dev = dev;
     q->desc = d;
-    pthread_mutex_init(&q->free_lock, NULL);
     if ((r = devq_signal_create(0, &q->timeline)) < 0)
         goto fail_sig;
     pthread_mutex_lock(&dev->lock);
@@ -212,7 +212,6 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
 fail_stream:
     devq_signal_destroy(q->timeline);
 fail_sig:
-    pthread_mutex_destroy(&q->free_lock);
     free(q);
     return r;
 }
@@ -343,11 +342,12 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
 
     q->magic = DEVQ_MAGIC_DEAD;
     devq_signal_destroy(q->timeline);
-    for (struct batch *b = q->free_batches, *n; b; b = n) {
-        n = b->next;
-        batch_free(b);
-    }
-    pthread_mutex_destroy(&q->free_lock);
+    struct batch *lists[2] = { q->free_private, atomic_exchange(&q->free_shared, NULL) };
+    for (int l = 0; l < 2; l++)
+        for (struct batch *b = lists[l], *n; b; b = n) {
+            n = b->next;
+            batch_free(b);
+        }
     free(q);
     devq_device_close(dev);
 }

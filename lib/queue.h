@@ -140,8 +140,12 @@ struct devq_queue {
 
     _Atomic int first_error;       /* first batch failure since the last finish */
     char first_cause[DEVQ_CAUSE_MAX];
-    pthread_mutex_t free_lock;     /* batch free list: submit vs callbacks */
-    struct batch *free_batches;
+    /* Recycled batches: completion callbacks push onto free_shared (a
+     * lock-free stack); the recorder (one thread at a time, by the
+     * recording flag) takes the whole stack at once into free_private, so
+     * the two sides never share a lock or suffer ABA. */
+    _Atomic(struct batch *) free_shared;
+    struct batch *free_private;
     struct devq_queue *next;       /* device's queue list */
 };
 
