@@ -8,4 +8,4 @@ bench: $(DEVQ_BENCHES)
 	    ./$$b || exit 1; \
 	done
 .PHONY: bench
-EXTRA_DIST += bench/RESULTS.md
+EXTRA_DIST += bench/RESULTS.md bench/ratios.svg
