@@ -1,1 +1,85 @@
-# hip area: see HACKING.md.
+# hip area: the hip backend (plugins/hip -> devq-hip.so), the HIP face of
+# the emulator it is tested on (tests/emu, never installed), the plugin
+# tests and devq-hip(7).  Built when configure finds hip/hip_runtime_api.h
+# (BUILD_HIP); nothing here needs a GPU or ROCm at run time.
+man7_MANS += man/man7/devq-hip.7
+
+if BUILD_HIP
+plugin_LTLIBRARIES += plugins/hip/devq-hip.la
+plugins_hip_devq_hip_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS)
+plugins_hip_devq_hip_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+plugins_hip_devq_hip_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -no-undefined
+plugins_hip_devq_hip_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
+plugins_hip_devq_hip_la_SOURCES = \
+	plugins/hip/hip_plugin.h plugins/hip/plugin.c plugins/hip/runtime.c \
+	plugins/hip/device.c plugins/hip/stream.c plugins/hip/event.c \
+	plugins/hip/mem.c plugins/hip/value.c plugins/hip/kernel.c
+
+# The emulated runtime: tests/emu/.libs/libamdhip64-emu.so, the same
+# API-neutral engine as libcuda-emu.so with emu_hip.c as its face.  Two
+# variants leave functions out (the plugin finds entry points
+# with dlsym, so only a library that lacks them can test that path):
+# -old has no hipMallocAsync/hipFreeAsync/hipStreamWaitValue64/
+# hipStreamWriteValue64, -broken no hipModuleLaunchKernel/hipStreamAddCallback.
+HIP_EMU_SOURCES = \
+	tests/emu/emu_engine.h tests/emu/emu_engine.c tests/emu/emu_stream.c \
+	tests/emu/emu_mem.c tests/emu/emu_module.c tests/emu/emu_hip.c
+HIP_EMU_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath /nowhere -no-undefined
+check_LTLIBRARIES += tests/emu/libamdhip64-emu.la tests/emu/libamdhip64-emu-old.la \
+	tests/emu/libamdhip64-emu-broken.la
+tests_emu_libamdhip64_emu_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS)
+tests_emu_libamdhip64_emu_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+tests_emu_libamdhip64_emu_la_LDFLAGS = $(HIP_EMU_LDFLAGS)
+tests_emu_libamdhip64_emu_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
+tests_emu_libamdhip64_emu_la_SOURCES = $(HIP_EMU_SOURCES)
+tests_emu_libamdhip64_emu_old_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS) -DEMU_HIP_NO_OPTIONAL
+tests_emu_libamdhip64_emu_old_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+tests_emu_libamdhip64_emu_old_la_LDFLAGS = $(HIP_EMU_LDFLAGS)
+tests_emu_libamdhip64_emu_old_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
+tests_emu_libamdhip64_emu_old_la_SOURCES = $(HIP_EMU_SOURCES)
+tests_emu_libamdhip64_emu_broken_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS) -DEMU_HIP_NO_REQUIRED
+tests_emu_libamdhip64_emu_broken_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+tests_emu_libamdhip64_emu_broken_la_LDFLAGS = $(HIP_EMU_LDFLAGS)
+tests_emu_libamdhip64_emu_broken_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
+tests_emu_libamdhip64_emu_broken_la_SOURCES = $(HIP_EMU_SOURCES)
+
+# Plugin-level tests: they dlopen devq-hip.so with a host table of their
+# own (no libdevq) and point DEVQ_HIP_LIBRARY at the emulator.
+# -export-dynamic: emulated kernels are functions of the test, found with
+# dlsym(RTLD_DEFAULT).
+HIP_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/emu \
+	-DTEST_BUILD_DIR='"$(abs_top_builddir)"'
+HIP_TEST_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
+if HAVE_CHECK
+check_PROGRAMS += tests/test_hip_emu tests/test_hip_plugin tests/test_hip_faults
+TESTS += tests/test_hip_emu tests/test_hip_plugin tests/test_hip_faults
+# The emulator alone, called like the real runtime.
+tests_test_hip_emu_SOURCES = tests/test_hip_emu.c
+tests_test_hip_emu_CPPFLAGS = $(HIP_TEST_CPPFLAGS) $(HIP_CPPFLAGS)
+tests_test_hip_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_hip_emu_LDADD = $(HIP_TEST_LDADD)
+tests_test_hip_plugin_SOURCES = tests/test_hip_plugin.c tests/emu/test_host.c tests/emu/test_host.h \
+	tests/emu/hip_test.h
+tests_test_hip_plugin_CPPFLAGS = $(HIP_TEST_CPPFLAGS)
+tests_test_hip_plugin_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_hip_plugin_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_test_hip_plugin_LDADD = $(HIP_TEST_LDADD)
+tests_test_hip_faults_SOURCES = tests/test_hip_faults.c tests/emu/test_host.c tests/emu/test_host.h \
+	tests/emu/hip_test.h
+tests_test_hip_faults_CPPFLAGS = $(HIP_TEST_CPPFLAGS)
+tests_test_hip_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_hip_faults_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_test_hip_faults_LDADD = $(HIP_TEST_LDADD)
+# The backend-agnostic suites against hip on the emulated runtime.
+TESTS += tests/conformance-hip-emu
+endif
+
+# The real ROCm runtime, when installed: on a machine without an AMD GPU
+# (CI) devq_device_open("hip") must fail with the runtime's reason; it
+# skips (77) when libamdhip64.so.5 is absent.
+check_PROGRAMS += tests/test_hip_real
+TESTS += tests/test_hip_real
+tests_test_hip_real_SOURCES = tests/test_hip_real.c
+tests_test_hip_real_LDADD = libdevq.la $(PTHREAD_LIBS) $(LIBS)
+endif
+dist_noinst_SCRIPTS += tests/conformance-hip-emu

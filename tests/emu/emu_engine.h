@@ -143,6 +143,23 @@ int  emu_host_register(void *p, size_t bytes);
 int  emu_host_unregister(void *p);
 int  emu_host_device_pointer(void *p, void **out);
 
+/* ---- modules: "devq-emu-module" text images (emu_module.c) ---- */
+#define EMU_MAX_PARAMS 32
+struct emu_kfunc {
+    char          name[128];
+    size_t        nparams;
+    size_t        sizes[EMU_MAX_PARAMS];
+    bool          deref[EMU_MAX_PARAMS];   /* cpu-args: pass the pointer itself */
+    emu_kernel_fn fn;                      /* set by emu_module_function */
+};
+typedef struct emu_kmodule emu_kmodule;
+int  emu_module_parse(const char *text, emu_kmodule **out);   /* EMU_E_INVALID_IMAGE if malformed */
+bool emu_module_valid(const emu_kmodule *m);
+int  emu_module_unload(emu_kmodule *m);
+/* Find name in m and resolve it with dlsym(RTLD_DEFAULT): EMU_E_NOT_FOUND
+ * when either fails. */
+int  emu_module_function(emu_kmodule *m, const char *name, struct emu_kfunc **out);
+
 /* internal, shared by the engine's files */
 uint64_t emu__now_ns(void);
 unsigned emu__delay_max_us(void);

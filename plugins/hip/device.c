@@ -1,0 +1,165 @@
+/* Devices: selection with hipSetDevice, capabilities, and device loss. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "hip_plugin.h"
+
+void hip_mark_lost(struct devq_pl_device *dev, const char *call, hipError_t r)
+{
+    char d[160];
+    pthread_mutex_lock(&dev->lost_mu);
+    if (!atomic_load(&dev->lost)) {
+        snprintf(dev->lost_cause, sizeof dev->lost_cause, "%s: %s", call, hip_err_desc(r, d, sizeof d));
+        atomic_store_explicit(&dev->lost, true, memory_order_release);
+        hip_host->log(DEVQ_LOG_BASIC, "hip:%u: device lost: %s", dev->ordinal, dev->lost_cause);
+    }
+    pthread_mutex_unlock(&dev->lost_mu);
+}
+
+int hip_fail(struct devq_pl_device *dev, const char *call, hipError_t r)
+{
+    char d[160];
+    if (hip_sticky(r)) {
+        hip_mark_lost(dev, call, r);
+        return hip_host->error(-EIO, "hip: %s: %s: device %u lost", call, hip_err_desc(r, d, sizeof d),
+                               dev->ordinal);
+    }
+    return hip_host->error(hip_errno(r), "hip: %s: %s", call, hip_err_desc(r, d, sizeof d));
+}
+
+int hip_enter(struct devq_pl_device *dev)
+{
+    if (atomic_load_explicit(&dev->lost, memory_order_acquire))
+        return hip_host->error(-ENODEV, "hip:%u: device lost: %s", dev->ordinal, dev->lost_cause);
+    /* The current device is per thread and the application may switch
+     * it behind our back; hipSetDevice is a thread-local store. */
+    hipError_t r = hip_rt.SetDevice((int)dev->ordinal);
+    return r == hipSuccess ? 0 : hip_fail(dev, "hipSetDevice", r);
+}
+
+int hip_device_count(uint32_t *count)
+{
+    *count = 0;
+    int err = hip_runtime_load();
+    if (err)
+        return err;
+    *count = hip_device_total();
+    return 0;
+}
+
+static int attr(struct devq_pl_device *d, hipDeviceAttribute_t a, const char *what, int *out)
+{
+    *out = 0;
+    hipError_t r = hip_rt.DeviceGetAttribute(out, a, (int)d->ordinal);
+    if (r == hipSuccess)
+        return 0;
+    char call[96];
+    snprintf(call, sizeof call, "hipDeviceGetAttribute(%s)", what);
+    return hip_fail(d, call, r);
+}
+
+/* Read what the device can do; the device is current. */
+static int probe(struct devq_pl_device *d)
+{
+    hipError_t r = hip_rt.DeviceGetName(d->name, sizeof d->name, d->dev);
+    if (r != hipSuccess)
+        return hip_fail(d, "hipDeviceGetName", r);
+    size_t total = 0;
+    if ((r = hip_rt.DeviceTotalMem(&total, d->dev)) != hipSuccess)
+        return hip_fail(d, "hipDeviceTotalMem", r);
+    d->total_memory = total;
+    if ((r = hip_rt.DeviceGetStreamPriorityRange(&d->prio_least, &d->prio_greatest)) != hipSuccess)
+        return hip_fail(d, "hipDeviceGetStreamPriorityRange", r);
+
+    int cus, engines = 0, pools = 0, waitvalue = 0, maphost = 0, err;
+    if ((err = attr(d, hipDeviceAttributeMultiprocessorCount, "MultiprocessorCount", &cus)) ||
+        (err = attr(d, hipDeviceAttributeCanMapHostMemory, "CanMapHostMemory", &maphost)))
+        return err;
+    /* "Cuda only" in the 5.2 headers: ROCm answers 0 or an error, and a
+     * missing answer only costs DEVQ_CAP_COPY_ENGINE. */
+    if (hip_rt.DeviceGetAttribute(&engines, hipDeviceAttributeAsyncEngineCount, (int)d->ordinal) != hipSuccess)
+        engines = 0;
+    if (hip_rt.MallocAsync &&
+        (err = attr(d, hipDeviceAttributeMemoryPoolsSupported, "MemoryPoolsSupported", &pools)))
+        return err;
+    if (hip_rt.StreamWaitValue64 &&
+        (err = attr(d, hipDeviceAttributeCanUseStreamWaitValue, "CanUseStreamWaitValue", &waitvalue)))
+        return err;
+
+    d->compute_units = (uint32_t)cus;
+    d->caps = DEVQ_CAP_KERNELS | DEVQ_CAP_TIMING;
+    if (d->prio_greatest < d->prio_least)
+        d->caps |= DEVQ_CAP_PRIORITIES;
+    if (engines > 0)
+        d->caps |= DEVQ_CAP_COPY_ENGINE;
+    if (pools)
+        d->caps |= DEVQ_CAP_ASYNC_ALLOC;
+    /* One attribute covers hipStreamWaitValue64 and
+     * hipStreamWriteValue64; both need the word mapped for the device. */
+    if (waitvalue && maphost)
+        d->caps |= DEVQ_CAP_WAIT_VALUE | DEVQ_CAP_WRITE_VALUE;
+    hip_host->log(DEVQ_LOG_FULL, "hip:%u: %s, %u CUs, %d copy engines, pools %d, stream wait value %d",
+                  d->ordinal, d->name, d->compute_units, engines, pools, waitvalue);
+    return 0;
+}
+
+int hip_device_open(uint32_t ordinal, devq_pl_device **out)
+{
+    int err = hip_runtime_load();
+    if (err)
+        return err;
+    struct devq_pl_device *d = hip_device_get(ordinal);
+    if (!d)
+        return hip_host->error(-ENODEV, "hip: no device %u (this runtime has %u)", ordinal,
+                               hip_device_total());
+    pthread_mutex_lock(&d->mu);
+    if (d->refs == 0) {
+        hipError_t r = hip_rt.SetDevice((int)ordinal);
+        err = r != hipSuccess ? hip_fail(d, "hipSetDevice", r) : probe(d);
+    }
+    if (!err)
+        d->refs++;
+    pthread_mutex_unlock(&d->mu);
+    if (!err)
+        *out = d;
+    return err;
+}
+
+void hip_device_close(devq_pl_device *d)
+{
+    pthread_mutex_lock(&d->mu);
+    if (d->refs > 0 && --d->refs == 0) {
+        bool lost = atomic_load(&d->lost);
+        hip_waiters_release(d, lost);
+        /* A device lost to a sticky error stays broken for the whole
+         * process until it is reset.  lib has freed everything of ours,
+         * so reset it then, and the next open starts clean.  A healthy
+         * device is left alone: the application may share it. */
+        if (lost) {
+            hip_rt.SetDevice((int)d->ordinal);
+            hipError_t r = hip_rt.DeviceReset();
+            char desc[160];
+            if (r != hipSuccess) {
+                /* Still lost: every op keeps saying why. */
+                hip_host->log(DEVQ_LOG_BASIC, "hip:%u: hipDeviceReset after loss: %s", d->ordinal,
+                              hip_err_desc(r, desc, sizeof desc));
+            } else {
+                pthread_mutex_lock(&d->lost_mu);
+                atomic_store(&d->lost, false);
+                d->lost_cause[0] = '\0';
+                pthread_mutex_unlock(&d->lost_mu);
+            }
+        }
+    }
+    pthread_mutex_unlock(&d->mu);
+}
+
+int hip_device_info(devq_pl_device *d, devq_device_info *info)
+{
+    snprintf(info->name, sizeof info->name, "%s", d->name);
+    info->total_memory = d->total_memory;
+    info->caps = d->caps;
+    info->compute_units = d->compute_units;
+    return 0;
+}

@@ -1,0 +1,177 @@
+/* devq-hip.so internals: the runtime table, devices and the helpers every
+ * op uses.  See devq-hip(7).
+ *
+ * The HIP runtime API has no contexts for us to hold: each device has one
+ * implicit primary context, selected per thread with hipSetDevice. */
+#ifndef DEVQ_HIP_PLUGIN_H
+#define DEVQ_HIP_PLUGIN_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <hip/hip_runtime_api.h>
+#include <devq/devq_plugin.h>
+
+#define HIP_HIDDEN __attribute__((visibility("hidden")))
+
+/* Entry points, resolved by name with dlsym (HIP has no
+ * cuGetProcAddress).  Each slot has the type of the function the
+ * libamdhip64-dev headers declare. */
+#define HIP_FN(name) __typeof__(&name)
+struct hip_runtime {
+    int version;                                /* hipRuntimeGetVersion */
+    HIP_FN(hipGetErrorName) GetErrorName;
+    HIP_FN(hipGetErrorString) GetErrorString;
+    HIP_FN(hipRuntimeGetVersion) RuntimeGetVersion;
+    HIP_FN(hipInit) Init;
+    HIP_FN(hipGetDeviceCount) GetDeviceCount;
+    HIP_FN(hipDeviceGet) DeviceGet;
+    HIP_FN(hipDeviceGetName) DeviceGetName;
+    HIP_FN(hipDeviceTotalMem) DeviceTotalMem;
+    HIP_FN(hipDeviceGetAttribute) DeviceGetAttribute;
+    HIP_FN(hipSetDevice) SetDevice;
+    HIP_FN(hipDeviceReset) DeviceReset;
+    HIP_FN(hipDeviceGetStreamPriorityRange) DeviceGetStreamPriorityRange;
+    HIP_FN(hipStreamCreateWithPriority) StreamCreateWithPriority;
+    HIP_FN(hipStreamDestroy) StreamDestroy;
+    HIP_FN(hipStreamWaitEvent) StreamWaitEvent;
+    HIP_FN(hipStreamAddCallback) StreamAddCallback;
+    HIP_FN(hipEventCreateWithFlags) EventCreateWithFlags;
+    HIP_FN(hipEventDestroy) EventDestroy;
+    HIP_FN(hipEventRecord) EventRecord;
+    HIP_FN(hipEventQuery) EventQuery;
+    HIP_FN(hipEventElapsedTime) EventElapsedTime;
+    HIP_FN(hipMalloc) Malloc;
+    HIP_FN(hipFree) Free;
+    HIP_FN(hipMemcpyHtoDAsync) MemcpyHtoDAsync;
+    HIP_FN(hipMemcpyDtoHAsync) MemcpyDtoHAsync;
+    HIP_FN(hipMemcpyDtoDAsync) MemcpyDtoDAsync;
+    HIP_FN(hipMemsetD8Async) MemsetD8Async;
+    HIP_FN(hipModuleLoadData) ModuleLoadData;
+    HIP_FN(hipModuleUnload) ModuleUnload;
+    HIP_FN(hipModuleGetFunction) ModuleGetFunction;
+    HIP_FN(hipModuleLaunchKernel) ModuleLaunchKernel;
+    /* optional */
+    HIP_FN(hipMallocAsync) MallocAsync;
+    HIP_FN(hipFreeAsync) FreeAsync;
+    HIP_FN(hipHostRegister) HostRegister;
+    HIP_FN(hipHostUnregister) HostUnregister;
+    HIP_FN(hipHostGetDevicePointer) HostGetDevicePointer;
+    HIP_FN(hipStreamWaitValue64) StreamWaitValue64;
+    HIP_FN(hipStreamWriteValue64) StreamWriteValue64;
+    char missing_async[256];                    /* why ASYNC_ALLOC is off, "" if not off by a missing entry */
+    char missing_memops[256];                   /* same for WAIT/WRITE_VALUE */
+};
+#undef HIP_FN
+
+extern struct hip_runtime hip_rt HIP_HIDDEN;
+extern const struct devq_host *hip_host HIP_HIDDEN;
+
+/* A pooled helper stream for event_wait (see event.c). */
+struct hip_waiter_stream {
+    struct hip_waiter_stream *next;
+    hipStream_t stream;
+    uint32_t    resets;            /* the device's resets when it was made */
+};
+
+struct devq_pl_device {
+    uint32_t        ordinal;
+    hipDevice_t     dev;
+    pthread_mutex_t mu;            /* refs */
+    int             refs;
+    char            name[128];
+    uint64_t        total_memory;
+    uint32_t        compute_units;
+    uint64_t        caps;
+    int             prio_least, prio_greatest;
+    /* Its own lock: a waiter callback returns its stream here, and must
+     * not wait for mu, which hip_device_close holds across
+     * hipDeviceReset (which may wait for that callback). */
+    pthread_mutex_t waiters_mu;
+    struct hip_waiter_stream *idle_waiters;
+    /* hipDeviceReset count: a helper made before the last reset has a
+     * stream the reset destroyed (waiters_mu). */
+    uint32_t        resets;
+    /* Device loss: set once, read without the lock. */
+    atomic_bool     lost;
+    pthread_mutex_t lost_mu;
+    char            lost_cause[256];
+};
+
+struct devq_pl_stream {
+    struct devq_pl_device *dev;
+    hipStream_t stream;
+    atomic_int  cb_latch;          /* the previous callback's error (runtime thread) */
+    /* lib's handle plus each queued callback: a callback may still be
+     * returning when lib, told of its completion, destroys the stream. */
+    atomic_int  refs;
+};
+
+struct devq_pl_event {
+    struct devq_pl_device *dev;
+    hipEvent_t event;
+    bool       timing;
+};
+
+/* runtime.c */
+int  hip_runtime_load(void);                    /* 0 or -ENODEV with the reason reported */
+uint32_t hip_device_total(void);
+struct devq_pl_device *hip_device_get(uint32_t ordinal);
+const char *hip_err_name(hipError_t r);
+/* "hipErrorX (text)", or just the name when the runtime's text is the
+ * name again (ROCm 5.2 answers hipGetErrorString with the name). */
+const char *hip_err_desc(hipError_t r, char *buf, size_t n);
+int  hip_errno(hipError_t r);
+bool hip_sticky(hipError_t r);
+void hip_version_str(int v, char *buf, size_t n);
+
+/* device.c */
+/* Report a failed runtime call on dev: sticky errors mark the device lost
+ * and give -EIO; others give their errno.  Returns the negative errno. */
+int  hip_fail(struct devq_pl_device *dev, const char *call, hipError_t r);
+void hip_mark_lost(struct devq_pl_device *dev, const char *call, hipError_t r);
+/* At the top of each op: -ENODEV if lost, else make dev current on this
+ * thread (hipSetDevice). */
+int  hip_enter(struct devq_pl_device *dev);
+int  hip_device_count(uint32_t *count);
+int  hip_device_open(uint32_t ordinal, devq_pl_device **out);
+void hip_device_close(devq_pl_device *dev);
+int  hip_device_info(devq_pl_device *dev, devq_device_info *info);
+
+/* stream.c */
+int  hip_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out);
+void hip_stream_destroy(devq_pl_stream *s);
+int  hip_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
+
+/* event.c */
+int  hip_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out);
+void hip_event_destroy(devq_pl_event *e);
+int  hip_event_record(devq_pl_event *e, devq_pl_stream *s);
+int  hip_event_query(devq_pl_event *e);
+int  hip_event_wait(devq_pl_event *e, uint64_t timeout_ns);
+int  hip_stream_wait_event(devq_pl_stream *s, devq_pl_event *e);
+int  hip_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns);
+void hip_waiters_release(struct devq_pl_device *dev, bool reset);
+
+/* mem.c */
+int  hip_mem_alloc(devq_pl_device *dev, size_t bytes, void **device_ptr, void **host_ptr);
+void hip_mem_free(devq_pl_device *dev, void *device_ptr);
+int  hip_mem_alloc_async(devq_pl_stream *s, size_t bytes, void **device_ptr);
+int  hip_mem_free_async(devq_pl_stream *s, void *device_ptr);
+int  hip_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir);
+int  hip_fill(devq_pl_stream *s, void *dst, uint8_t byte, size_t n);
+
+/* value.c */
+int  hip_value_attach(devq_pl_device *dev, uint64_t *host_word, devq_pl_value **out);
+void hip_value_detach(devq_pl_value *v);
+int  hip_stream_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
+int  hip_stream_write_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
+
+/* kernel.c */
+int  hip_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
+                     devq_pl_kernel **out);
+void hip_kernel_destroy(devq_pl_kernel *k);
+int  hip_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
+                const struct devq_pl_arg *args, size_t nargs);
+
+#endif

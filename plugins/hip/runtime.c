@@ -1,0 +1,290 @@
+/* Loading the HIP runtime: dlopen libamdhip64.so.5 (or DEVQ_HIP_LIBRARY),
+ * every entry point by name with dlsym, hipInit, the device count, and
+ * the hipError_t -> errno table.
+ *
+ * Nothing here runs at plugin init: the runtime is loaded at the first
+ * device_count/device_open, so a machine without ROCm, or with ROCm and
+ * no AMD GPU, still loads the plugin and reports why. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "hip_plugin.h"
+
+struct hip_runtime hip_rt;
+
+static struct {
+    pthread_once_t once;
+    int err;                        /* 0 or negative errno */
+    char reason[768];
+    void *lib;
+    uint32_t ndevices;
+    struct devq_pl_device *devices;
+} rt = { .once = PTHREAD_ONCE_INIT };
+
+/* ---- errors ---- */
+
+const char *hip_err_name(hipError_t r)
+{
+    const char *s = hip_rt.GetErrorName ? hip_rt.GetErrorName(r) : NULL;
+    return s && *s ? s : "hipError?";
+}
+
+const char *hip_err_desc(hipError_t r, char *buf, size_t n)
+{
+    const char *name = hip_err_name(r);
+    const char *text = hip_rt.GetErrorString ? hip_rt.GetErrorString(r) : NULL;
+    if (text && *text && strcmp(text, name) != 0)
+        snprintf(buf, n, "%s (%s)", name, text);
+    else
+        snprintf(buf, n, "%s (hipError_t %d)", name, (int)r);
+    return buf;
+}
+
+/* Errors after which the device's context is unusable until it is reset
+ * (hipDeviceReset). */
+bool hip_sticky(hipError_t r)
+{
+    switch (r) {
+    case hipErrorIllegalAddress:
+    case hipErrorLaunchFailure:
+    case hipErrorLaunchTimeOut:
+    case hipErrorAssert:
+    case hipErrorECCNotCorrectable:
+    case hipErrorContextIsDestroyed:
+        return true;
+    default:
+        return false;
+    }
+}
+
+int hip_errno(hipError_t r)
+{
+    if (hip_sticky(r))
+        return -EIO;
+    switch (r) {
+    case hipSuccess: return 0;
+    case hipErrorOutOfMemory: return -ENOMEM;
+    case hipErrorInvalidValue:
+    case hipErrorInvalidHandle:
+    case hipErrorInvalidContext:
+    case hipErrorInvalidDevicePointer:
+    case hipErrorInvalidConfiguration:
+    case hipErrorLaunchOutOfResources: return -EINVAL;
+    case hipErrorNotReady: return -EAGAIN;
+    case hipErrorNotFound:
+    case hipErrorInvalidDeviceFunction: return -ENOENT;
+    case hipErrorInvalidImage:
+    case hipErrorInvalidKernelFile:
+    case hipErrorNoBinaryForGpu: return -ENOEXEC;
+    case hipErrorNotSupported: return -ENOTSUP;
+    case hipErrorIllegalState: return -EPERM;
+    case hipErrorHostMemoryAlreadyRegistered: return -EEXIST;
+    case hipErrorNotInitialized:
+    case hipErrorDeinitialized:
+    case hipErrorNoDevice:
+    case hipErrorInvalidDevice:
+    case hipErrorInsufficientDriver: return -ENODEV;
+    default: return -EIO;
+    }
+}
+
+/* HIP_VERSION style: major * 10^7 + minor * 10^5 + patch. */
+void hip_version_str(int v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%d.%d.%d", v / 10000000, v / 100000 % 100, v % 100000);
+}
+
+/* ---- entry points ---- */
+
+enum { REQUIRED = 0, OPT_ASYNC = 1, OPT_MEMOPS = 2 };
+
+struct entry {
+    const char *name;
+    void      **slot;
+    int         group;              /* 0 required, else an optional group */
+};
+
+#define ENTRY(field, group) { "hip" #field, (void **)&hip_rt.field, group }
+static const struct entry entries[] = {
+    ENTRY(GetErrorName, REQUIRED),
+    ENTRY(GetErrorString, REQUIRED),
+    ENTRY(RuntimeGetVersion, REQUIRED),
+    ENTRY(Init, REQUIRED),
+    ENTRY(GetDeviceCount, REQUIRED),
+    ENTRY(DeviceGet, REQUIRED),
+    ENTRY(DeviceGetName, REQUIRED),
+    ENTRY(DeviceTotalMem, REQUIRED),
+    ENTRY(DeviceGetAttribute, REQUIRED),
+    ENTRY(SetDevice, REQUIRED),
+    ENTRY(DeviceReset, REQUIRED),
+    ENTRY(DeviceGetStreamPriorityRange, REQUIRED),
+    ENTRY(StreamCreateWithPriority, REQUIRED),
+    ENTRY(StreamDestroy, REQUIRED),
+    ENTRY(StreamWaitEvent, REQUIRED),
+    ENTRY(StreamAddCallback, REQUIRED),
+    ENTRY(EventCreateWithFlags, REQUIRED),
+    ENTRY(EventDestroy, REQUIRED),
+    ENTRY(EventRecord, REQUIRED),
+    ENTRY(EventQuery, REQUIRED),
+    ENTRY(EventElapsedTime, REQUIRED),
+    ENTRY(Malloc, REQUIRED),
+    ENTRY(Free, REQUIRED),
+    ENTRY(MemcpyHtoDAsync, REQUIRED),
+    ENTRY(MemcpyDtoHAsync, REQUIRED),
+    ENTRY(MemcpyDtoDAsync, REQUIRED),
+    ENTRY(MemsetD8Async, REQUIRED),
+    ENTRY(ModuleLoadData, REQUIRED),
+    ENTRY(ModuleUnload, REQUIRED),
+    ENTRY(ModuleGetFunction, REQUIRED),
+    ENTRY(ModuleLaunchKernel, REQUIRED),
+    ENTRY(MallocAsync, OPT_ASYNC),
+    ENTRY(FreeAsync, OPT_ASYNC),
+    ENTRY(HostRegister, OPT_MEMOPS),
+    ENTRY(HostUnregister, OPT_MEMOPS),
+    ENTRY(HostGetDevicePointer, OPT_MEMOPS),
+    ENTRY(StreamWaitValue64, OPT_MEMOPS),
+    ENTRY(StreamWriteValue64, OPT_MEMOPS),
+};
+#undef ENTRY
+#define NENTRIES (sizeof entries / sizeof entries[0])
+
+static void clear_group(int group)
+{
+    for (size_t i = 0; i < NENTRIES; i++)
+        if (entries[i].group == group)
+            *entries[i].slot = NULL;
+}
+
+static int fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(int err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rt.reason, sizeof rt.reason, fmt, ap);
+    va_end(ap);
+    rt.err = err;
+    return err;
+}
+
+/* Why a runtime found no device: the HIP error, plus the kernel side
+ * when that is the cause (ROCm needs the amdgpu driver's /dev/kfd). */
+static const char *no_device_hint(void)
+{
+    if (access("/dev/kfd", F_OK) != 0)
+        return "; /dev/kfd is absent: no AMD GPU with the amdgpu kernel driver";
+    if (access("/dev/kfd", R_OK | W_OK) != 0)
+        return "; /dev/kfd is not accessible: add the user to the 'render' group";
+    return "";
+}
+
+static int load(void)
+{
+    const char *path = hip_host->getenv("DEVQ_HIP_LIBRARY");
+    if (!path || !*path)
+        path = "libamdhip64.so.5";
+    /* Never unloaded: the runtime keeps threads of its own. */
+    rt.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!rt.lib) {
+        const char *e = dlerror();
+        return fail(-ENODEV, "hip: %s not found (%s); install the ROCm HIP runtime "
+                    "(libamdhip64) or set DEVQ_HIP_LIBRARY", path, e ? e : "dlopen failed");
+    }
+    char missing[512] = "";
+    for (size_t i = 0; i < NENTRIES; i++) {
+        const struct entry *e = &entries[i];
+        *e->slot = dlsym(rt.lib, e->name);
+        if (*e->slot)
+            continue;
+        if (e->group == REQUIRED) {
+            size_t len = strlen(missing);
+            snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", e->name);
+        } else {
+            char *dst = e->group == OPT_ASYNC ? hip_rt.missing_async : hip_rt.missing_memops;
+            if (!*dst)
+                snprintf(dst, sizeof hip_rt.missing_async, "%s lacks %s", path, e->name);
+            hip_host->log(DEVQ_LOG_BASIC, "hip: %s lacks %s: feature off", path, e->name);
+        }
+    }
+    if (!hip_rt.Init && !hip_rt.GetDeviceCount)
+        return fail(-ENODEV, "hip: %s is not a HIP runtime (no hipInit, hipGetDeviceCount, ...)", path);
+    if (*missing)
+        return fail(-ENODEV, "hip: %s lacks required entry points: %s; install ROCm 5.2 or newer",
+                    path, missing);
+    if (*hip_rt.missing_async)
+        clear_group(OPT_ASYNC);
+    if (*hip_rt.missing_memops)
+        clear_group(OPT_MEMOPS);
+
+    if (hip_rt.RuntimeGetVersion(&hip_rt.version) != hipSuccess)
+        hip_rt.version = 0;
+    char ver[32], what[160];
+    hip_version_str(hip_rt.version, ver, sizeof ver);
+    /* Both calls are cheap and give the reason when there is no GPU: ROCm
+     * 5.2 answers hipInit with hipErrorInvalidDevice and
+     * hipGetDeviceCount with hipErrorNoDevice. */
+    hipError_t r = hip_rt.Init(0);
+    int count = 0;
+    hipError_t rc = hip_rt.GetDeviceCount(&count);
+    if (rc != hipSuccess || count <= 0) {
+        char init_what[160] = "";
+        if (r != hipSuccess) {
+            char d[128];
+            snprintf(init_what, sizeof init_what, "; hipInit: %s", hip_err_desc(r, d, sizeof d));
+        }
+        if (rc != hipSuccess)
+            hip_err_desc(rc, what, sizeof what);
+        else
+            snprintf(what, sizeof what, "no devices");
+        return fail(-ENODEV, "hip: hipGetDeviceCount: %s%s; runtime %s%s", what, init_what, ver,
+                    no_device_hint());
+    }
+    if (r != hipSuccess)
+        return fail(hip_errno(r) == -ENODEV ? -ENODEV : -EIO, "hip: hipInit: %s; runtime %s",
+                    hip_err_desc(r, what, sizeof what), ver);
+    rt.devices = calloc((size_t)count, sizeof *rt.devices);
+    if (!rt.devices)
+        return fail(-ENOMEM, "hip: out of memory for %d devices", count);
+    for (int i = 0; i < count; i++) {
+        struct devq_pl_device *d = &rt.devices[i];
+        d->ordinal = (uint32_t)i;
+        pthread_mutex_init(&d->mu, NULL);
+        pthread_mutex_init(&d->lost_mu, NULL);
+        pthread_mutex_init(&d->waiters_mu, NULL);
+        atomic_init(&d->lost, false);
+        r = hip_rt.DeviceGet(&d->dev, i);
+        if (r != hipSuccess) {
+            free(rt.devices);
+            rt.devices = NULL;
+            return fail(hip_errno(r), "hip: hipDeviceGet(%d): %s; runtime %s", i,
+                        hip_err_desc(r, what, sizeof what), ver);
+        }
+    }
+    rt.ndevices = (uint32_t)count;
+    hip_host->log(DEVQ_LOG_BASIC, "hip: %s: runtime %s, %d device(s)", path, ver, count);
+    return 0;
+}
+
+static void load_once(void)
+{
+    load();
+}
+
+int hip_runtime_load(void)
+{
+    pthread_once(&rt.once, load_once);
+    if (rt.err)
+        return hip_host->error(rt.err, "%s", rt.reason);
+    return 0;
+}
+
+uint32_t hip_device_total(void) { return rt.ndevices; }
+
+struct devq_pl_device *hip_device_get(uint32_t ordinal)
+{
+    return ordinal < rt.ndevices ? &rt.devices[ordinal] : NULL;
+}
