@@ -194,9 +194,15 @@ void devq__value_wait_fini(struct devq_device *dev)
     struct devq_value_slot *s = dev->value_slots_free;
     dev->value_slots_free = NULL;
     /* Active slots wait for a notify that may still come (a signal that
-     * is never set): their memory stays, so the late write lands safely. */
-    for (struct devq_value_slot *a = dev->value_slots_active; a; a = a->next)
-        a->dev = NULL, a->q = NULL;
+     * is never set): their memory stays, so the late write lands safely,
+     * but the backend's attachment goes now, while the device is open. */
+    for (struct devq_value_slot *a = dev->value_slots_active; a; a = a->next) {
+        /* Under the lock: a late callback frees a slot with no device. */
+        dev->ops->value_detach(a->pv);
+        a->pv = NULL;
+        a->dev = NULL;
+        a->q = NULL;
+    }
     dev->value_slots_active = NULL;
     pthread_mutex_unlock(&slot_lock);
     while (s) {
