@@ -13,3 +13,4 @@ EXTRA_DIST += tests/test_devq_info.sh
 # devq-trace-svg: render a DEVQ_TRACE file as an SVG timeline.
 bin_PROGRAMS += tools/devq-trace-svg
 tools_devq_trace_svg_SOURCES = tools/devq-trace-svg.c
+man1_MANS += man/man1/devq-trace-svg.1
