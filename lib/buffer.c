@@ -15,6 +15,7 @@
 #include "mem.h"
 #include "notifier.h"
 #include "queue.h"
+#include "trace.h"
 
 int devq__buffer_check(const devq_buffer *b, const char *fn)
 {
@@ -51,6 +52,14 @@ void devq__buffer_release(devq_buffer *b)
 void devq__buffer_issued(devq_buffer *b)
 {
     b->unissued--;
+}
+
+/* DEVQ_TRACE: a counter track of the device's bytes outstanding. */
+static void trace_outstanding(struct devq_device *dev)
+{
+    devq_mem_stats ms;
+    if (devq__trace_on() && devq_mem_stats_get(dev, &ms) == 0)
+        devq__trace_counter(dev, "bytes outstanding", ms.bytes_outstanding, devq__trace_now());
 }
 
 DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, uint32_t tag, devq_buffer **out)
@@ -94,6 +103,7 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
         return r;
     }
     devq__device_retain(dev);
+    trace_outstanding(dev);
     *out = b;
     return 0;
 }
@@ -204,6 +214,7 @@ DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
     }
     r = do_free(dev, b);
     pthread_mutex_unlock(&dev->lock);
+    trace_outstanding(dev);
     if (atomic_fetch_sub(&b->refs, 1) == 1)
         buffer_destroy(b);
     return r;

@@ -56,3 +56,5 @@ man1_MANS += man/man1/devq-bench.1
 
 TESTS += tests/test_logging.sh
 dist_noinst_SCRIPTS += tests/test_logging.sh
+TESTS += tests/test_trace.sh
+dist_noinst_SCRIPTS += tests/test_trace.sh
