@@ -7,7 +7,7 @@ libdevq_core_la_SOURCES += \
 	lib/mem_resource.c lib/mem_resource.h \
 	lib/mem_direct.c lib/mem_native.c lib/mem_pool.c \
 	lib/mem_budget.c lib/mem_stats.c lib/mem_logging.c lib/mem_guard.c \
-	lib/mem_stack.c
+	lib/mem_stack.c lib/mem_lock.c lib/mem_lock.h
 
 # Unit tests drive the resources through a fake backend whose events are
 # completed by hand, so they link the static core.

@@ -32,6 +32,8 @@ static void setup(void)
 
 static void teardown(void)
 {
+    /* Seal every stream's frees, then let the streams get there. */
+    devq_resource_reap(pool);
     fake_complete_all();
     devq_resource_destroy(pool);
     pool = NULL;
@@ -63,13 +65,112 @@ static devq_mem_stats stats(void)
 START_TEST(reused_on_same_stream_at_once)
 {
     void *p = alloc_on(A, 1000);
-    uint64_t calls = fake_backend_allocs();
+    uint64_t calls = fake_backend_allocs(), tickets = fake_last_ticket();
     free_on(A, p, 1000);
-    /* The free's fence is not reached, yet A may take the block back. */
+    /* Nothing knows A is done with it, yet A may take the block back. */
     ck_assert_ptr_eq(alloc_on(A, 1000), p);
     ck_assert_uint_eq(fake_backend_allocs(), calls);
     ck_assert_uint_eq(stats().pending_frees, 0);
+    /* The same-stream pair records no fence at all. */
+    for (int i = 0; i < 1000; i++) {
+        free_on(A, p, 1000);
+        ck_assert_ptr_eq(alloc_on(A, 1000), p);
+    }
+    ck_assert_uint_eq(fake_last_ticket(), tickets);
     free_on(NULL, p, 1000);
+}
+END_TEST
+
+START_TEST(one_fence_covers_a_batch_of_frees)
+{
+    enum { N = 10 };
+    void *p[N];
+    for (int i = 0; i < N; i++)
+        p[i] = alloc_on(A, 2048);
+    uint64_t t0 = fake_last_ticket();
+    for (int i = 0; i < N; i++)
+        free_on(A, p[i], 2048);
+    ck_assert_uint_eq(fake_last_ticket(), t0);
+    ck_assert_uint_eq(stats().pending_frees, N);
+    /* B misses: A is sealed with ONE fence for all ten frees. */
+    void *q = alloc_on(B, 2048);
+    ck_assert_uint_eq(fake_last_ticket(), t0 + 1);
+    void *s = alloc_on(B, 2048);                 /* not reached: no second fence */
+    ck_assert_uint_eq(fake_last_ticket(), t0 + 1);
+    for (int i = 0; i < N; i++)
+        ck_assert(q != p[i] && s != p[i]);
+    fake_complete(t0 + 1);
+    uint64_t calls = fake_backend_allocs();
+    void *r[N];
+    for (int i = 0; i < N; i++) {
+        r[i] = alloc_on(B, 2048);
+        int found = 0;
+        for (int j = 0; j < N; j++)
+            found += r[i] == p[j];
+        ck_assert_int_eq(found, 1);
+    }
+    ck_assert_uint_eq(fake_backend_allocs(), calls);
+    ck_assert_uint_eq(fake_last_ticket(), t0 + 1);
+    ck_assert_uint_eq(stats().pending_frees, 0);
+    for (int i = 0; i < N; i++)
+        free_on(NULL, r[i], 2048);
+    free_on(NULL, q, 2048);
+    free_on(NULL, s, 2048);
+}
+END_TEST
+
+START_TEST(unfenced_free_on_a_stream_is_sealed_before_crossing)
+{
+    /* Sealed once, reused on A, freed on A again: the old fence does not
+     * cover the new free, so B must wait for a new one. */
+    void *p = alloc_on(A, 700);
+    free_on(A, p, 700);
+    void *q = alloc_on(B, 700);
+    fake_complete(fake_last_ticket());
+    ck_assert_ptr_eq(alloc_on(A, 700), p);       /* A's own list first */
+    free_on(A, p, 700);
+    void *r = alloc_on(B, 700);
+    ck_assert_ptr_ne(r, p);
+    fake_complete(fake_last_ticket());
+    ck_assert_ptr_eq(alloc_on(B, 700), p);
+    free_on(NULL, p, 700);
+    free_on(NULL, q, 700);
+    free_on(NULL, r, 700);
+}
+END_TEST
+
+START_TEST(stale_fast_entries_fall_back_to_the_lock)
+{
+    /* Handed out on A, then on B, freed on A: A's table still names it
+     * from the first time; the free is legal, the second one refused. */
+    void *p = alloc_on(A, 3000);
+    free_on(NULL, p, 3000);
+    ck_assert_ptr_eq(alloc_on(B, 3000), p);     /* now B's */
+    free_on(A, p, 3000);                         /* legal: A orders the free */
+    ck_assert_int_eq(devq_resource_deallocate(pool, p, 3000, A, 7), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "double free"));
+    ck_assert_ptr_eq(alloc_on(A, 3000), p);      /* A's own free list */
+    /* Cached in A's slot, then freed again on B and synchronously. */
+    free_on(A, p, 3000);
+    ck_assert_int_eq(devq_resource_deallocate(pool, p, 3000, B, 7), -EINVAL);
+    ck_assert_int_eq(devq_resource_deallocate(pool, p, 3000, NULL, 7), -EINVAL);
+    ck_assert_uint_eq(stats().pending_frees, 1);
+    ck_assert_uint_eq(stats().bytes_outstanding, 0);
+    /* A wrong size never takes the fast path. */
+    ck_assert_ptr_eq(alloc_on(A, 3000), p);
+    ck_assert_int_eq(devq_resource_deallocate(pool, p, 100000, A, 7), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "allocated as"));
+    free_on(A, p, 3000);
+    /* A cached block is not stranded: reap and trim give it back. */
+    ck_assert_int_eq(devq_resource_reap(pool), 0);
+    fake_complete_all();
+    ck_assert_int_eq(devq_resource_trim(pool), 0);
+    ck_assert_uint_eq(stats().pending_frees, 0);
+    ck_assert_uint_eq(fake_backend_bytes(), 0);
+    /* The chunk's bookkeeping is reused; A's stale entry is not trusted. */
+    void *q = alloc_on(B, 3000);
+    ck_assert_int_eq(devq_resource_deallocate(pool, q, 3000, A, 7), 0);
+    ck_assert_int_eq(devq_resource_deallocate(pool, q, 3000, A, 7), -EINVAL);
 }
 END_TEST
 
@@ -77,10 +178,10 @@ START_TEST(other_stream_waits_for_fence)
 {
     void *p = alloc_on(A, 1000);
     free_on(A, p, 1000);
-    uint64_t fence = fake_last_ticket();
     ck_assert_uint_eq(stats().pending_frees, 1);
-    void *q = alloc_on(B, 1000);
+    void *q = alloc_on(B, 1000);      /* seals A: the fence is recorded now */
     ck_assert_ptr_ne(q, p);
+    uint64_t fence = fake_last_ticket();
     void *s = alloc_on(NULL, 1000);   /* a synchronous request may not take it either */
     ck_assert_ptr_ne(s, p);
     fake_complete(fence);
@@ -99,9 +200,14 @@ START_TEST(three_stream_steal)
      * C must not get it before A's free fence, even when B also churns. */
     void *x = alloc_on(A, 4096);
     free_on(A, x, 4096);
+    void *b1 = alloc_on(B, 4096);                /* seals A */
+    ck_assert_ptr_ne(b1, x);
     uint64_t fence = fake_last_ticket();
-    void *b1 = alloc_on(B, 4096);
     free_on(B, b1, 4096);
+    void *c0 = alloc_on(C, 4096);                /* seals B; neither is reached */
+    ck_assert_ptr_ne(c0, x);
+    ck_assert_ptr_ne(c0, b1);
+    ck_assert_uint_eq(fake_last_ticket(), fence + 1);
     fake_complete(fake_last_ticket());           /* B's free is done, A's is not */
     void *c1 = alloc_on(C, 4096);
     ck_assert_ptr_ne(c1, x);
@@ -111,6 +217,7 @@ START_TEST(three_stream_steal)
     fake_complete(fence);
     void *c3 = alloc_on(C, 4096);
     ck_assert_ptr_eq(c3, x);
+    free_on(NULL, c0, 4096);
     free_on(NULL, c1, 4096);
     free_on(NULL, c2, 4096);
     free_on(NULL, c3, 4096);
@@ -124,9 +231,12 @@ START_TEST(stuck_fence_does_not_block_others)
     for (int i = 0; i < N; i++)
         blocks[i] = alloc_on(A, 512);
     free_on(A, blocks[0], 512);
+    ck_assert_int_eq(devq_resource_reap(pool), 0);   /* seals A: blocks[0] alone */
     uint64_t stuck = fake_last_ticket();
     for (int i = 1; i < N; i++)
         free_on(A, blocks[i], 512);
+    ck_assert_int_eq(devq_resource_reap(pool), 0);   /* a second batch for the rest */
+    ck_assert_uint_eq(fake_last_ticket(), stuck + 1);
     fake_complete_all_but(stuck);
     uint64_t calls = fake_backend_allocs();
     void **again = calloc(N - 1, sizeof *again);
@@ -230,6 +340,7 @@ START_TEST(oom_reaps_trims_then_reports)
     /* 512 KiB freed on A (fence reached) holds half the device. */
     void *a = alloc_on(A, 512u << 10);
     free_on(A, a, 512u << 10);
+    ck_assert_int_eq(devq_resource_reap(pool), 0);
     fake_complete_all();
     /* 640 KiB on B: the backend is short until the pool reaps and trims. */
     void *b = alloc_on(B, 640u << 10);
@@ -291,8 +402,9 @@ START_TEST(stream_gone_settles_its_frees)
 {
     void *p = alloc_on(A, 2000), *q = alloc_on(A, 2000);
     free_on(A, p, 2000);
-    fake_complete(fake_last_ticket());
-    free_on(A, q, 2000);                         /* this fence never completes */
+    ck_assert_int_eq(devq_resource_reap(pool), 0);   /* sealed ... */
+    fake_complete(fake_last_ticket());               /* ... and reached */
+    free_on(A, q, 2000);                 /* sealed by stream_gone; never completes */
     /* As devq__mem_stream_gone does when A's queue is destroyed. */
     pool->ops.stream_gone(pool->state, A);
     /* p is idle and goes anywhere; q stays out of use forever. */
@@ -382,6 +494,7 @@ START_TEST(threads_never_share_a_block)
         pthread_join(th[i], NULL);
         ck_assert_int_eq(hs[i].errors, 0);
     }
+    ck_assert_int_eq(devq_resource_reap(pool), 0);   /* seals every stream */
     fake_complete_all();
     ck_assert_int_eq(devq_resource_reap(pool), 0);
     ck_assert_uint_eq(stats().bytes_outstanding, 0);
@@ -439,6 +552,9 @@ static Suite *suite(void)
     TCase *t = tcase_create("pool");
     tcase_add_checked_fixture(t, setup, teardown);
     tcase_add_test(t, reused_on_same_stream_at_once);
+    tcase_add_test(t, one_fence_covers_a_batch_of_frees);
+    tcase_add_test(t, unfenced_free_on_a_stream_is_sealed_before_crossing);
+    tcase_add_test(t, stale_fast_entries_fall_back_to_the_lock);
     tcase_add_test(t, other_stream_waits_for_fence);
     tcase_add_test(t, three_stream_steal);
     tcase_add_test(t, stuck_fence_does_not_block_others);

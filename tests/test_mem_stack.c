@@ -165,7 +165,10 @@ START_TEST(entry_points_stats_and_reap)
     /* A stream going away with a pending free: settled, not leaked. */
     ck_assert_int_eq(devq__mem_alloc(dev, 3000, A, 1, &d, &h), 0);
     ck_assert_int_eq(devq__mem_free(dev, d, 3000, A, 1), 0);
-    fake_complete_all();
+    ck_assert_int_eq(devq_mem_reap(dev), 0);     /* seals A's free: its fence ... */
+    ck_assert_int_eq(devq_mem_stats_get(dev, &st), 0);
+    ck_assert_uint_eq(st.pending_frees, 1);
+    fake_complete_all();                         /* ... is reached, but nobody reaped */
     devq__mem_stream_gone(dev, A);
     ck_assert_int_eq(devq_mem_stats_get(dev, &st), 0);
     ck_assert_uint_eq(st.pending_frees, 0);
