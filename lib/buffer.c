@@ -119,29 +119,28 @@ static struct devq_queue *queue_of(struct devq_device *dev, const struct devq_us
     return NULL;
 }
 
-/* Wait on the host for every stream that may still use b. */
-static int wait_uses(struct devq_device *dev, devq_buffer *b)
+/* A queue whose stream may still use b, or NULL when none can. */
+static struct devq_queue *a_user_queue(struct devq_device *dev, devq_buffer *b)
 {
     struct devq_use uses[64];
     size_t n = devq__tracker_buffer_uses(dev->tracker, &b->track, uses, 64);
-    int r = 0;
-    for (size_t i = 0; i < n && r == 0; i++) {
-        devq_pl_event *e;
-        if ((r = devq__event_get(dev, 0, &e)) < 0)
-            break;
-        r = dev->ops->event_record(e, dev->streams[uses[i].stream]->pl);
-        if (r == 0)
-            r = dev->ops->event_wait(e, DEVQ_TIMEOUT_INFINITE);
-        devq__event_put(dev, e, 0);
+    for (size_t i = 0; i < n; i++) {
+        struct devq_queue *q = queue_of(dev, &uses[i]);
+        if (q)
+            return q;
     }
-    return r;
+    return NULL;
 }
 
 /* Device lock held. */
 static int do_free(struct devq_device *dev, devq_buffer *b)
 {
     int r;
-    struct devq_queue *fq = b->free_q;
+    /* With no queue named, a buffer still in use is freed in stream order
+     * on a stream that used it (the tracker makes that stream wait for the
+     * others): waiting on the host instead could block forever on work
+     * gated by a value the caller sets later, with the device lock held. */
+    struct devq_queue *fq = b->free_q ? b->free_q : a_user_queue(dev, b);
     if (fq) {
         uint32_t sid = fq->stream.id;
         devq__tracker_begin(dev->tracker, sid);
@@ -152,9 +151,7 @@ static int do_free(struct devq_device *dev, devq_buffer *b)
         if (r >= 0)
             r = devq__mem_free(dev, b->dptr, b->size, &fq->stream, b->tag);
     } else {
-        r = wait_uses(dev, b);
-        if (r == 0)
-            r = devq__mem_free(dev, b->dptr, b->size, NULL, b->tag);
+        r = devq__mem_free(dev, b->dptr, b->size, NULL, b->tag);   /* idle: nobody can touch it */
     }
     devq__tracker_buffer_fini(&b->track);
     return r < 0 ? r : 0;

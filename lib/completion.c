@@ -5,6 +5,7 @@
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "error.h"
 #include "log.h"
@@ -26,33 +27,43 @@ static void note_cause(struct batch *b, int status)
              detail && *detail ? detail : strerror(-status));
 }
 
-int devq__gate_cb(void *arg, int status)
+static int gate_check(struct gate_rec *g, int status)
 {
-    struct batch *b = arg;
+    struct batch *b = g->b;
     if (status) {
         note_cause(b, status);
         return status;
     }
     /* Its device-side waits may have been released by a queue destroy. */
-    int cancelled = devq__value_wait_gate(b);
-    if (cancelled) {
-        snprintf(b->cause, sizeof b->cause, "queue %u destroyed while batch %llu waited on the device",
-                 b->q->number, (unsigned long long)b->seq);
-        return cancelled;
+    for (uint32_t i = 0; i < g->nslot; i++) {
+        int cancelled = devq__value_wait_slot_cancelled(g->slot[i]);
+        if (cancelled) {
+            snprintf(b->cause, sizeof b->cause, "queue %u destroyed while batch %llu waited on the device",
+                     b->q->number, (unsigned long long)b->seq);
+            return cancelled;
+        }
     }
     /* Work this batch was aligned after may have failed: then the batch
      * must not run, and fails with the same root cause. */
-    for (uint32_t i = 0; i < b->ngate; i++) {
-        int st = devq_signal_status(b->gate[i]);
+    for (uint32_t i = 0; i < g->nsig; i++) {
+        int st = devq_signal_status(g->sig[i]);
         if (st) {
             struct devq_queue *q = b->q;
             snprintf(b->cause, sizeof b->cause, "queue %u batch %llu waits s%llu, which failed: %s",
                      q->number, (unsigned long long)b->seq,
-                     (unsigned long long)devq__signal_id(b->gate[i]), devq__signal_cause(b->gate[i]));
+                     (unsigned long long)devq__signal_id(g->sig[i]), devq__signal_cause(g->sig[i]));
             return st;
         }
     }
     return 0;
+}
+
+int devq__gate_cb(void *arg, int status)
+{
+    struct gate_rec *g = arg;
+    int r = gate_check(g, status);
+    free(g);
+    return r;
 }
 
 int devq__signal_cb(void *arg, int status)

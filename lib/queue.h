@@ -171,6 +171,15 @@ int  devq__align_streams(void *ctx, uint32_t dst, uint32_t src);
 
 /* completion.c: host callbacks. */
 int  devq__end_cb(void *arg, int status);
+/* What one gate callback checks: a snapshot taken when the gate was
+ * issued, so that issuing a later portion of the same batch (from
+ * another thread) never races with a gate still to run. */
+struct gate_rec {
+    struct batch *b;
+    uint32_t nsig, nslot;
+    devq_signal **sig;                 /* held by the batch's wait ops */
+    struct devq_value_slot **slot;     /* held by the batch until its end */
+};
 int  devq__gate_cb(void *arg, int status);
 int  devq__signal_cb(void *arg, int status);
 int  devq__user_fn_cb(void *arg, int status);

@@ -222,6 +222,21 @@ static void mark_end_signals(struct batch *b)
             b->ops[i].at_end = (int32_t)i > last_work;
 }
 
+static struct gate_rec *gate_snapshot(struct batch *b)
+{
+    struct gate_rec *g = malloc(sizeof *g + b->ngate * sizeof *g->sig + b->nslots * sizeof *g->slot);
+    if (!g)
+        return NULL;
+    g->b = b;
+    g->nsig = b->ngate;
+    g->nslot = b->nslots;
+    g->sig = (devq_signal **)(g + 1);
+    g->slot = (struct devq_value_slot **)(g->sig + g->nsig);
+    memcpy(g->sig, b->gate, g->nsig * sizeof *g->sig);
+    memcpy(g->slot, b->slots, g->nslot * sizeof *g->slot);
+    return g;
+}
+
 static int is_work(uint8_t k)
 {
     return k == OP_EXEC || k == OP_COPY || k == OP_FILL || k == OP_WRITE || k == OP_READ || k == OP_HOST_FN;
@@ -393,7 +408,13 @@ again:
             force(b, r, "queue %u batch %llu: ordering failed: %s", q->number,
                   (unsigned long long)b->seq, devq_errmsg());
     }
-    if (!b->forced_error && b->ngate && (r = ops->host_fn(st->pl, devq__gate_cb, b)) < 0) {
+    struct gate_rec *g = NULL;
+    if (!b->forced_error && b->ngate && !(g = gate_snapshot(b))) {
+        sync_err = -ENOMEM;
+        force(b, -ENOMEM, "queue %u batch %llu: out of memory", q->number, (unsigned long long)b->seq);
+    }
+    if (g && (r = ops->host_fn(st->pl, devq__gate_cb, g)) < 0) {
+        free(g);
         sync_err = r;
         force(b, r, "queue %u batch %llu: %s", q->number, (unsigned long long)b->seq, devq_errmsg());
     }

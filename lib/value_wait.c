@@ -162,12 +162,9 @@ int devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s
     return 1;
 }
 
-int devq__value_wait_gate(const struct batch *b)
+int devq__value_wait_slot_cancelled(const struct devq_value_slot *s)
 {
-    for (uint32_t i = 0; i < b->nslots; i++)
-        if (atomic_load(&b->slots[i]->cancelled))
-            return -ECANCELED;
-    return 0;
+    return atomic_load(&s->cancelled) ? -ECANCELED : 0;
 }
 
 void devq__value_wait_batch_done(struct batch *b)

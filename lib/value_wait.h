@@ -32,6 +32,6 @@ int  devq__value_wait_blocker(struct devq_queue *q, devq_signal **sig, uint64_t 
 /* Is any device-side wait of dev active? */
 int  devq__value_wait_any(struct devq_device *dev);
 /* The gate: -ECANCELED when the slot was released by a destroy. */
-int  devq__value_wait_gate(const struct batch *b);
+int  devq__value_wait_slot_cancelled(const struct devq_value_slot *s);
 
 #endif
