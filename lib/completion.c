@@ -61,8 +61,10 @@ static int gate_check(struct gate_rec *g, int status)
 int devq__gate_cb(void *arg, int status)
 {
     struct gate_rec *g = arg;
+    struct batch *b = g->b;
     int r = gate_check(g, status);
     free(g);
+    devq__batch_unref(b);
     return r;
 }
 
@@ -70,24 +72,31 @@ int devq__signal_cb(void *arg, int status)
 {
     struct op *o = arg;
     struct batch *b = o->u.sig.owner;
+    int r = 0;
     if (status) {
         note_cause(b, status);
         devq__signal_fail_cause(o->u.sig.s, status, b->cause);
-        return status;            /* keep the rest of the batch from running */
+        r = status;               /* keep the rest of the batch from running */
+    } else {
+        devq__signal_advance(o->u.sig.s, o->u.sig.v);
     }
-    devq__signal_advance(o->u.sig.s, o->u.sig.v);
-    return 0;
+    devq__batch_unref(b);
+    return r;
 }
 
 int devq__user_fn_cb(void *arg, int status)
 {
     struct op *o = arg;
+    struct batch *b = o->u.host.owner;
+    int r = 0;
     if (status) {
-        note_cause(o->u.host.owner, status);
-        return status;
+        note_cause(b, status);
+        r = status;
+    } else {
+        o->u.host.fn(o->u.host.arg);
     }
-    o->u.host.fn(o->u.host.arg);
-    return 0;
+    devq__batch_unref(b);
+    return r;
 }
 
 int devq__trace_mark_cb(void *arg, int status)
@@ -165,6 +174,16 @@ int devq__end_cb(void *arg, int status)
             if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
                 devq__signal_advance(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
     }
+    devq__batch_unref(b);
+    return 0;
+}
+
+void devq__batch_unref(struct batch *b)
+{
+    if (atomic_fetch_sub_explicit(&b->cb_refs, 1, memory_order_acq_rel) != 1)
+        return;
+    struct devq_queue *q = b->q;
+    struct devq_device *dev = q->dev;
     devq__value_wait_batch_done(b);
     devq__batch_release_refs(b, 0);
     uint64_t seq = b->seq;
@@ -173,7 +192,6 @@ int devq__end_cb(void *arg, int status)
     atomic_fetch_add(&dev->stats.batches_completed, 1);
     /* Last: once the timeline moves, a finishing thread may destroy q. */
     devq__signal_advance(timeline, seq);
-    return 0;
 }
 
 void devq__complete_inline(struct batch *b, int err)

@@ -44,6 +44,7 @@ struct batch *devq__batch_get(struct devq_queue *q)
     b->blocked_on = NULL;
     b->notify = NULL;
     b->traced = 0;
+    atomic_store_explicit(&b->cb_refs, 1, memory_order_relaxed);
     b->next = NULL;
     return b;
 }

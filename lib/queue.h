@@ -117,6 +117,11 @@ struct batch {
     uint64_t *marks;               /* DEVQ_TRACE: op start times, [nops] = end */
     uint32_t capmarks;
     int traced;
+    /* Host callbacks that still point into this batch, plus one for its
+     * completion: the last to let go recycles it, so a batch completed
+     * early (its end callback could not be queued) outlives the
+     * callbacks already queued for its ops. */
+    _Atomic uint32_t cb_refs;
     struct batch *next;            /* deferred FIFO / free list */
 };
 
@@ -186,6 +191,7 @@ int  devq__user_fn_cb(void *arg, int status);
 int  devq__trace_mark_cb(void *arg, int status);
 void devq__trace_batch(struct batch *b);
 void devq__complete_inline(struct batch *b, int err);
+void devq__batch_unref(struct batch *b);
 
 /* cycle.c: wait-cycle detection among deferred batches (device lock). */
 int  devq__cycle_check(struct devq_queue *q, char *msg, size_t cap);

@@ -171,6 +171,17 @@ static int launch(struct devq_device *dev, struct devq_stream *st, struct batch 
     return r;
 }
 
+/* Queue a host callback that points into b, holding a reference for it. */
+static int enqueue_cb(const struct devq_backend_ops *ops, struct devq_stream *st, devq_pl_host_fn fn,
+                      void *arg, struct batch *b)
+{
+    atomic_fetch_add_explicit(&b->cb_refs, 1, memory_order_relaxed);
+    int r = ops->host_fn(st->pl, fn, arg);
+    if (r < 0)
+        atomic_fetch_sub_explicit(&b->cb_refs, 1, memory_order_relaxed);
+    return r;
+}
+
 static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batch *b, struct op *o)
 {
     const struct devq_backend_ops *ops = dev->ops;
@@ -179,7 +190,7 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
         int r = devq__tracker_producer_add(dev->tracker, o->u.sig.s, o->u.sig.v, st->id);
         if (r < 0 || o->at_end)
             return r;
-        return ops->host_fn(st->pl, devq__signal_cb, o);
+        return enqueue_cb(ops, st, devq__signal_cb, o, b);
     }
     case OP_EXEC:
         return launch(dev, st, b, o);
@@ -195,7 +206,7 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
         return ops->copy(st->pl, o->u.xfer.host, (const char *)o->u.xfer.buf->dptr + o->u.xfer.off,
                          o->u.xfer.n, DEVQ_COPY_D2H);
     case OP_HOST_FN:
-        return ops->host_fn(st->pl, devq__user_fn_cb, o);
+        return enqueue_cb(ops, st, devq__user_fn_cb, o, b);
     case OP_TIMESTAMP: {
         int r = ops->event_record(o->u.ts->ev, st->pl);
         if (r == 0)
@@ -413,7 +424,7 @@ again:
         sync_err = -ENOMEM;
         force(b, -ENOMEM, "queue %u batch %llu: out of memory", q->number, (unsigned long long)b->seq);
     }
-    if (g && (r = ops->host_fn(st->pl, devq__gate_cb, g)) < 0) {
+    if (g && (r = enqueue_cb(ops, st, devq__gate_cb, g, b)) < 0) {
         free(g);
         sync_err = r;
         force(b, r, "queue %u batch %llu: %s", q->number, (unsigned long long)b->seq, devq_errmsg());
