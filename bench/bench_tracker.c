@@ -5,9 +5,9 @@
 #include "bench_util.h"
 #include "tracker.h"
 
-static int noop_align(void *ctx, uint32_t dst, uint32_t src)
+static int noop_align(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced)
 {
-    (void)ctx; (void)dst; (void)src;
+    (void)ctx; (void)dst; (void)src; (void)need; (void)synced;
     return 0;
 }
 

@@ -336,6 +336,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
         }
     devq__buffer_queue_gone(dev, q);
     devq__mem_stream_gone(dev, &q->stream);
+    devq__checkpoints_drop(dev, &q->stream);
     devq__tracker_stream_remove(dev->tracker, q->stream.id);
     dev->streams[q->stream.id] = NULL;
     dev->ops->stream_destroy(q->stream.pl);

@@ -8,11 +8,23 @@
 
 struct devq_device;
 
+#define DEVQ_STREAM_CHECKPOINTS 8
+
+/* An event recorded just before a device-side wait for a host value:
+ * work up to `cursor` is done once it is reached, whatever that wait does.
+ * Other streams that need only that much wait on it instead of the tail. */
+struct devq_checkpoint {
+    uint64_t cursor;
+    devq_pl_event *ev;
+};
+
 struct devq_stream {
     struct devq_device *dev;
     devq_pl_stream *pl;
     uint32_t id;          /* dense per-device id, reused after destroy */
     uint64_t cursor;      /* batches submitted on this stream (tracker) */
+    struct devq_checkpoint cp[DEVQ_STREAM_CHECKPOINTS];   /* device lock */
+    uint32_t ncp;
 };
 
 #endif

@@ -83,10 +83,25 @@ static struct flow *flow_new(struct devq_device *dev, struct devq_stream *st)
 /* The tracker's way to order streams: an event at src's tail, waited on
  * by dst.  The event goes back to the pool at once: stream_wait_event
  * captures its position at call time. */
-int devq__align_streams(void *ctx, uint32_t dst, uint32_t src)
+int devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced)
 {
     struct devq_device *dev = ctx;
     struct devq_stream *d = dev->streams[dst], *s = dev->streams[src];
+    /* Work before a device-side wait on src: wait for the checkpoint, not
+     * for the tail behind that wait (which may wait for the host). */
+    for (uint32_t i = 0; i < s->ncp; i++)
+        if (s->cp[i].cursor >= need) {
+            int r = dev->ops->stream_wait_event(d->pl, s->cp[i].ev);
+            if (r == 0) {
+                *synced = s->cp[i].cursor;
+                if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+                    devq__log(DEVQ_LOG_BASIC, "%s:%d: stream %u waits on stream %u @%llu (checkpoint) for %s",
+                              dev->info.backend, dev->info.ordinal, dst, src,
+                              (unsigned long long)s->cp[i].cursor,
+                              dev->align_why[0] ? dev->align_why : "a barrier");
+            }
+            return r;
+        }
     devq_pl_event *e;
     int r = devq__event_get(dev, 0, &e);
     if (r < 0)
@@ -539,4 +554,35 @@ static void resume_cb(void *arg, int status)
     b->blocked_on = NULL;
     devq__drain_deferred(q);
     pthread_mutex_unlock(&dev->lock);
+}
+
+void devq__checkpoint(struct devq_device *dev, struct devq_stream *st)
+{
+    uint64_t cursor = devq__tracker_cursor(dev->tracker, st->id);
+    if (cursor == 0)
+        return;
+    cursor--;              /* the current unit starts with the wait */
+    if (st->ncp && st->cp[st->ncp - 1].cursor >= cursor)
+        return;            /* an earlier checkpoint already covers it */
+    devq_pl_event *e;
+    if (devq__event_get(dev, 0, &e) < 0)
+        return;            /* without one, alignments use the tail */
+    if (dev->ops->event_record(e, st->pl) < 0) {
+        devq__event_put(dev, e, 0);
+        return;
+    }
+    if (st->ncp == DEVQ_STREAM_CHECKPOINTS) {
+        /* The oldest goes; alignments that needed it fall back to the tail. */
+        devq__event_put(dev, st->cp[0].ev, 0);
+        memmove(&st->cp[0], &st->cp[1], (DEVQ_STREAM_CHECKPOINTS - 1) * sizeof st->cp[0]);
+        st->ncp--;
+    }
+    st->cp[st->ncp++] = (struct devq_checkpoint){ .cursor = cursor, .ev = e };
+}
+
+void devq__checkpoints_drop(struct devq_device *dev, struct devq_stream *st)
+{
+    for (uint32_t i = 0; i < st->ncp; i++)
+        devq__event_put(dev, st->cp[i].ev, 0);
+    st->ncp = 0;
 }

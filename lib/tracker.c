@@ -158,12 +158,19 @@ int devq__tracker_require(struct devq_tracker *t, uint32_t stream, const struct 
         t->counts.waits_elided++;
         return 0;
     }
-    int r = t->ops->align(t->ctx, stream, u->stream);
+    uint32_t src = u->stream;
+    uint64_t got = t->streams[src].cursor;
+    int r = t->ops->align(t->ctx, stream, src, u->cursor, &got);
     if (r < 0)
         return r;
     t->counts.waits_inserted++;
+    if (got < t->streams[src].cursor) {
+        /* A checkpoint before src's tail: only that much is known. */
+        if (got > *synced(t, stream, src))
+            *synced(t, stream, src) = got;
+        return 1;
+    }
     /* stream now follows src's tail, and so everything src followed. */
-    uint32_t src = u->stream;
     *synced(t, stream, src) = t->streams[src].cursor;
     for (uint32_t k = 0; k < t->n; k++)
         if (k != stream && *synced(t, src, k) > *synced(t, stream, k))

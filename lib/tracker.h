@@ -22,8 +22,11 @@
 struct devq_tracker;
 
 struct devq_tracker_ops {
-    /* Make stream `dst` wait for everything issued so far on `src`. */
-    int (*align)(void *ctx, uint32_t dst, uint32_t src);
+    /* Make stream `dst` wait for src's work up to cursor `need` at least.
+     * Store in *synced the cursor dst now follows: src's current cursor
+     * when it waited for src's tail, or an earlier point >= need when it
+     * waited for a checkpoint (then nothing is inherited transitively). */
+    int (*align)(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced);
 };
 
 /* A point in one stream's history.  `gen` tells a reused stream id from

@@ -140,6 +140,7 @@ int devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s
         s->next->prev = s;
     dev->value_slots_active = s;
     pthread_mutex_unlock(&slot_lock);
+    devq__checkpoint(dev, &q->stream);
     int r = dev->ops->stream_wait_value(q->stream.pl, s->pv, 1);
     if (r < 0) {
         b->nslots--;

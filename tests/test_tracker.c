@@ -13,8 +13,10 @@ struct align_log {
     uint32_t dst[64], src[64];
 };
 
-static int record_align(void *ctx, uint32_t dst, uint32_t src)
+static int record_align(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced)
 {
+    (void)need;
+    (void)synced;          /* the tail: *synced stays src's cursor */
     struct align_log *l = ctx;
     if (l->n < 64) {
         l->dst[l->n] = dst;

@@ -207,7 +207,10 @@ static void follow(struct soak_round *r, int b, int w)
      * *current tail*, later work included: if that later work is held
      * up, so is this batch (a false dependency, reported as a lib bug;
      * SOAK_TAIL_WAITS=1 leaves it out of the model to show the hang). */
-    if (wdev == dev && r->native_wait[dev] && !getenv("SOAK_TAIL_WAITS"))
+    /* Fixed in lib (checkpoints before device-side waits): modelled as
+     * fixed unless SOAK_TAIL_WAITS=0. */
+    const char *tw = getenv("SOAK_TAIL_WAITS");
+    if (wdev == dev && r->native_wait[dev] && tw && *tw == '0')
         sb->block |= r->q_block[r->batch[w].q];
 }
 
@@ -968,7 +971,8 @@ static void release_xdev(struct soak_round *r)
      * (SOAK_SEED=101 SOAK_ROUND=180): an ordering lib adds that the
      * model does not know.  Cross-device holds are dropped only when
      * the host releases everything.  SOAK_XDEV_RELEASE=1 turns it on. */
-    if (deferred_hazards() || !getenv("SOAK_XDEV_RELEASE"))
+    const char *xr = getenv("SOAK_XDEV_RELEASE");   /* on unless =0 */
+    if (deferred_hazards() || (xr && *xr == '0'))
         return;
     for (int b = 0; b < r->nbatches; b++) {
         if (r->batch[b].block != BLOCK_XDEV)
