@@ -258,8 +258,10 @@ static struct gate_rec *gate_snapshot(struct batch *b)
     g->nslot = b->nslots;
     g->sig = (devq_signal **)(g + 1);
     g->slot = (struct devq_value_slot **)(g->sig + g->nsig);
-    memcpy(g->sig, b->gate, g->nsig * sizeof *g->sig);
-    memcpy(g->slot, b->slots, g->nslot * sizeof *g->slot);
+    if (g->nsig)
+        memcpy(g->sig, b->gate, g->nsig * sizeof *g->sig);
+    if (g->nslot)          /* b->slots is NULL until a device-side wait */
+        memcpy(g->slot, b->slots, g->nslot * sizeof *g->slot);
     return g;
 }
 
