@@ -7,6 +7,7 @@
  * when a finish or synchronize times out. */
 #include "config.h"
 #include <stdio.h>
+#include "hazard.h"
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
@@ -19,6 +20,7 @@ struct blocker {
     uint64_t v, seq, cursor;
     int on_device;
     struct devq_queue *behind;
+    struct devq_hazard hz;       /* behind, by a buffer hazard (hz.owner set) */
 };
 
 struct step {
@@ -32,6 +34,11 @@ static int own_blocker(struct devq_queue *q, struct blocker *out)
     struct batch *h = q->deferred;
     if (h && h->blocked_on) {
         *out = (struct blocker){ .s = h->blocked_on, .v = h->blocked_value, .seq = h->seq };
+        return 1;
+    }
+    struct devq_hazard hz;
+    if (h && h->hazard_wait && devq__hazard_blocker(h, &hz)) {
+        *out = (struct blocker){ .seq = h->seq, .behind = hz.owner->q, .hz = hz };
         return 1;
     }
     devq_signal *s;
@@ -61,8 +68,11 @@ static int blocked(struct devq_queue *q, struct blocker *out)
     return 0;
 }
 
-/* Would queue x signal s >= v, with work not yet done?  Deferred batches
- * first (their number is known), then issued batches (via the tracker). */
+/* Would queue x signal s >= v only after what blocks x?  Deferred
+ * batches (behind x's deferred head) first, their number is known; then
+ * issued batches (via the tracker), which are held only by a device-side
+ * wait issued before them: an issued producer ahead of x's blocker runs
+ * regardless, and is no part of a cycle. */
 static int produces(struct devq_queue *x, devq_signal *s, uint64_t v, uint64_t *seq)
 {
     for (struct batch *d = x->deferred; d; d = d->next)
@@ -72,7 +82,13 @@ static int produces(struct devq_queue *x, devq_signal *s, uint64_t v, uint64_t *
                 return 1;
             }
     *seq = 0;
-    return devq__tracker_producer_on(x->dev->tracker, s, v, x->stream.id);
+    devq_signal *ws;
+    uint64_t wv, wseq, from = 0;
+    if (devq__value_wait_blocker(x, &ws, &wv, &wseq, &from))
+        ;                     /* producers issued from the wait's unit on */
+    else if (x->deferred)
+        return 0;             /* only its deferred head blocks x */
+    return devq__tracker_producer_on(x->dev->tracker, s, v, x->stream.id, from);
 }
 
 static int search(struct devq_queue *start, struct step *path, int depth)
@@ -101,16 +117,43 @@ static int search(struct devq_queue *start, struct step *path, int depth)
     return 0;
 }
 
+/* The same cycle, found again from a later submit or from another of its
+ * queues, must not count twice: its identity is the set of blocked units
+ * (queue, batch) on it, in any rotation. */
+static uint64_t cycle_id(const struct step *path, int n)
+{
+    uint64_t id = (uint64_t)n;
+    for (int i = 0; i < n; i++) {
+        uint64_t h = ((uint64_t)path[i].q->number << 40) ^ path[i].why.seq ^ (path[i].why.cursor << 20);
+        h *= 0x9e3779b97f4a7c15ull;
+        id ^= h ^ (h >> 29);
+    }
+    return id;
+}
+
+static int find_cycle(struct devq_queue *q, struct step *path)
+{
+    path[0] = (struct step){ .q = q };
+    return search(q, path, 0);
+}
+
 int devq__cycle_check(struct devq_queue *q, char *msg, size_t cap)
 {
-    struct step path[MAX_DEPTH] = { { .q = q } };
-    int n = search(q, path, 0);
+    struct step path[MAX_DEPTH];
+    int n = find_cycle(q, path);
     if (!n)
         return 0;
     size_t off = (size_t)snprintf(msg, cap, "wait cycle:");
     for (int i = 0; i < n && off < cap; i++) {
         const struct step *st = &path[i];
         char by[64];
+        if (st->why.hz.owner) {
+            off += (size_t)snprintf(msg + off, cap - off, "%s queue %u batch %llu %s buffer %p after queue %u batch %llu",
+                                    i ? ", which" : "", st->q->number, (unsigned long long)st->why.seq,
+                                    st->why.hz.mine & DEVQ_WRITE ? "writes" : "reads", st->why.hz.buf->dptr,
+                                    st->why.hz.owner->q->number, (unsigned long long)st->why.hz.owner->seq);
+            continue;
+        }
         if (st->why.behind) {
             off += (size_t)snprintf(msg + off, cap - off, "%s queue %u is ordered after queue %u",
                                     i ? ", which" : "", st->q->number, st->why.behind->number);
@@ -131,6 +174,14 @@ int devq__cycle_check(struct devq_queue *q, char *msg, size_t cap)
 
 void devq__note_cycle(struct devq_queue *q)
 {
+    struct step path[MAX_DEPTH];
+    int n = find_cycle(q, path);
+    if (!n)
+        return;
+    uint64_t id = cycle_id(path, n);
+    if (id == q->dev->last_cycle)
+        return;               /* already counted and logged */
+    q->dev->last_cycle = id;
     char msg[512];
     if (devq__cycle_check(q, msg, sizeof msg) <= 0)
         return;

@@ -50,6 +50,10 @@ struct devq_device {
     struct devq_stream **streams;         /* by tracker stream id */
     uint32_t streams_cap;
     struct devq_buffer *pending_frees;    /* frees waiting for their last use to issue */
+    uint64_t submit_serial;               /* batches submitted, in order (hazard.c) */
+    uint32_t parked_uses;                 /* buffer uses of deferred batches (hazard.c) */
+    int parked_progress;                  /* a parked use was issued: retry hazard waits */
+    uint64_t last_cycle;                  /* identity of the last wait cycle counted (cycle.c) */
     char align_why[64];                   /* what the next tracker wait is for (logs) */
     struct devq_value_slot *value_slots_free, *value_slots_active;  /* value_wait.c */
     struct devq_tracker *tracker;

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "event_pool.h"
 #include "futex.h"
+#include "hazard.h"
 #include "log.h"
 #include "mem.h"
 #include "queue.h"
@@ -42,6 +43,8 @@ struct batch *devq__batch_get(struct devq_queue *q)
     b->forced_error = 0;
     b->cause[0] = 0;
     b->blocked_on = NULL;
+    b->hazard_wait = 0;
+    b->parked_uses = 0;
     b->notify = NULL;
     b->traced = 0;
     atomic_store_explicit(&b->cb_refs, 1, memory_order_relaxed);
@@ -111,30 +114,45 @@ void devq__batch_unissue(struct batch *b, uint32_t from)
         devq__op_issued(b, &b->ops[i]);
 }
 
+int devq__op_each_buffer(const struct batch *b, const struct op *o,
+                         int (*fn)(void *ctx, devq_buffer *buf, enum devq_access acc), void *ctx)
+{
+    int r = 0;
+    switch (o->kind) {
+    case OP_EXEC:
+        for (uint32_t a = 0; a < o->u.exec.nargs && !r; a++) {
+            const struct batch_arg *ba = &b->args[o->u.exec.first_arg + a];
+            if (ba->buf)
+                r = fn(ctx, ba->buf, ba->access);
+        }
+        return r;
+    case OP_COPY:
+        if ((r = fn(ctx, o->u.copy.src, DEVQ_READ)) == 0)
+            r = fn(ctx, o->u.copy.dst, DEVQ_WRITE);
+        return r;
+    case OP_FILL:
+        return fn(ctx, o->u.fill.dst, DEVQ_WRITE);
+    case OP_WRITE:
+        return fn(ctx, o->u.xfer.buf, DEVQ_WRITE);
+    case OP_READ:
+        return fn(ctx, o->u.xfer.buf, DEVQ_READ);
+    default:
+        return 0;
+    }
+}
+
+static int buffer_issued(void *ctx, devq_buffer *buf, enum devq_access acc)
+{
+    (void)ctx;
+    (void)acc;
+    devq__buffer_issued(buf);
+    return 0;
+}
+
 void devq__op_issued(struct batch *b, struct op *o)
 {
-    {
-        switch (o->kind) {
-        case OP_EXEC:
-            for (uint32_t a = 0; a < o->u.exec.nargs; a++)
-                if (b->args[o->u.exec.first_arg + a].buf)
-                    devq__buffer_issued(b->args[o->u.exec.first_arg + a].buf);
-            break;
-        case OP_COPY:
-            devq__buffer_issued(o->u.copy.dst);
-            devq__buffer_issued(o->u.copy.src);
-            break;
-        case OP_FILL:
-            devq__buffer_issued(o->u.fill.dst);
-            break;
-        case OP_WRITE:
-        case OP_READ:
-            devq__buffer_issued(o->u.xfer.buf);
-            break;
-        default:
-            break;
-        }
-    }
+    devq__hazard_op_done(b, o);
+    devq__op_each_buffer(b, o, buffer_issued, NULL);
 }
 
 void devq__batch_discard(struct batch *b, int err, const char *cause)
@@ -230,11 +248,16 @@ static void describe_pending(struct devq_queue *q, char *msg, size_t cap)
     struct batch *b = q->deferred;
     devq_signal *ws;
     uint64_t wv, wseq, wcur;
+    struct devq_hazard hz;
     if (b && b->blocked_on && n > 0 && (size_t)n < cap)
         n += snprintf(msg + n, cap - (size_t)n, "; batch %llu waits s%llu>=%llu (value %llu)",
                       (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
                       (unsigned long long)b->blocked_value,
                       (unsigned long long)devq_signal_value(b->blocked_on));
+    else if (b && b->hazard_wait && n > 0 && (size_t)n < cap && devq__hazard_blocker(b, &hz))
+        n += snprintf(msg + n, cap - (size_t)n, "; batch %llu %s buffer %p after queue %u batch %llu, "
+                      "which is deferred", (unsigned long long)b->seq, hz.mine & DEVQ_WRITE ? "writes" : "reads",
+                      hz.buf->dptr, hz.owner->q->number, (unsigned long long)hz.owner->seq);
     else if (n > 0 && (size_t)n < cap && devq__value_wait_blocker(q, &ws, &wv, &wseq, &wcur))
         n += snprintf(msg + n, cap - (size_t)n, "; batch %llu waits s%llu>=%llu on the device (value %llu)",
                       (unsigned long long)wseq, (unsigned long long)devq__signal_id(ws),
@@ -320,6 +343,10 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
     devq_notify *h = head ? head->notify : NULL;
     if (head)
         head->notify = NULL;          /* ours to give back, through cancel */
+    /* A head waiting for another queue's parked batch may wait as long
+     * as that one: cancel it (and what follows) the same way. */
+    if (head && head->hazard_wait)
+        devq__drain_deferred(q);
     pthread_mutex_unlock(&dev->lock);
     /* Deferred batches would wait forever for values nobody may set:
      * cancel the head's wait; its callback fails the FIFO in order. */

@@ -61,6 +61,8 @@ struct devq_buffer {
     int free_pending;              /* free waits for unissued uses */
     struct devq_queue *free_q;     /* where the pending free goes (NULL: sync) */
     struct devq_buffer *next_pending;
+    struct devq_parked_use *parked;   /* uses by deferred batches (hazard.c) */
+    uint32_t nparked, capparked;
 };
 
 enum op_kind {
@@ -96,6 +98,7 @@ struct batch_arg {
 struct batch {
     struct devq_queue *q;
     uint64_t seq;                  /* 1-based number on its queue */
+    uint64_t serial;               /* submission order on the device (device lock) */
     struct op *ops;
     uint32_t nops, capops;
     struct batch_arg *args;
@@ -113,6 +116,8 @@ struct batch {
     char cause[DEVQ_CAUSE_MAX];
     devq_signal *blocked_on;       /* deferred: waiting for this value */
     uint64_t blocked_value;
+    int hazard_wait;               /* deferred: an op conflicts with an earlier parked batch */
+    uint32_t parked_uses;          /* buffer uses registered in hazard.c */
     devq_notify *notify;
     uint64_t *marks;               /* DEVQ_TRACE: op start times, [nops] = end */
     uint32_t capmarks;
@@ -195,6 +200,10 @@ int  devq__trace_mark_cb(void *arg, int status);
 void devq__trace_batch(struct batch *b);
 void devq__complete_inline(struct batch *b, int err);
 void devq__batch_unref(struct batch *b);
+
+/* Each buffer an op uses, with its access; stops at fn's first nonzero result. */
+int  devq__op_each_buffer(const struct batch *b, const struct op *o,
+                          int (*fn)(void *ctx, devq_buffer *buf, enum devq_access acc), void *ctx);
 
 /* cycle.c: wait-cycle detection among deferred batches (device lock). */
 int  devq__cycle_check(struct devq_queue *q, char *msg, size_t cap);

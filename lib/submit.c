@@ -10,6 +10,7 @@
 #include <string.h>
 #include "error.h"
 #include "event_pool.h"
+#include "hazard.h"
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
@@ -139,34 +140,17 @@ static int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, enum devq
     return r;
 }
 
-static int bind_op(struct devq_device *dev, uint32_t sid, struct batch *b, const struct op *o)
+static int bind_cb(void *ctx, devq_buffer *buf, enum devq_access acc)
 {
-    int r = 0;
-    switch (o->kind) {
-    case OP_EXEC:
-        for (uint32_t a = 0; a < o->u.exec.nargs && r >= 0; a++) {
-            const struct batch_arg *ba = &b->args[o->u.exec.first_arg + a];
-            if (ba->buf)
-                r = bind(dev, sid, ba->buf, ba->access);
-        }
-        break;
-    case OP_COPY:
-        if ((r = bind(dev, sid, o->u.copy.src, DEVQ_READ)) >= 0)
-            r = bind(dev, sid, o->u.copy.dst, DEVQ_WRITE);
-        break;
-    case OP_FILL:
-        r = bind(dev, sid, o->u.fill.dst, DEVQ_WRITE);
-        break;
-    case OP_WRITE:
-        r = bind(dev, sid, o->u.xfer.buf, DEVQ_WRITE);
-        break;
-    case OP_READ:
-        r = bind(dev, sid, o->u.xfer.buf, DEVQ_READ);
-        break;
-    default:
-        break;
-    }
+    const struct batch *b = ctx;
+    struct devq_device *dev = b->q->dev;
+    int r = bind(dev, b->q->stream.id, buf, acc);
     return r < 0 ? r : 0;
+}
+
+static int bind_op(struct batch *b, const struct op *o)
+{
+    return devq__op_each_buffer(b, o, bind_cb, b);
 }
 
 static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)
@@ -302,6 +286,23 @@ static int defer(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t
     return ISSUE_DEFERRED;
 }
 
+/* An op conflicts with a batch submitted earlier on another queue that
+ * is still parked: park this one too until that use is issued (hazard.h). */
+static int defer_hazard(struct devq_queue *q, struct batch *b)
+{
+    struct devq_hazard hz;
+    if (!devq__hazard_blocker(b, &hz))
+        return 0;             /* resolved meanwhile: issue on */
+    b->hazard_wait = 1;
+    atomic_fetch_add(&q->dev->stats.batches_deferred, 1);
+    if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+        devq__log(DEVQ_LOG_BASIC, "%s:%d: queue %u batch %llu deferred: %s buffer %p after queue %u batch %llu "
+                  "(submitted earlier, deferred)", q->dev->info.backend, q->dev->info.ordinal, q->number,
+                  (unsigned long long)b->seq, hz.mine & DEVQ_WRITE ? "writes" : "reads", hz.buf->dptr,
+                  hz.owner->q->number, (unsigned long long)hz.owner->seq);
+    return ISSUE_DEFERRED;
+}
+
 /* Ops in [from, to) that must run before a wait at `to` is placed. */
 static int work_between(const struct batch *b, uint32_t from, uint32_t to)
 {
@@ -325,6 +326,17 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
     *defer_at = *split_at = UINT32_MAX;
     for (uint32_t i = b->next_op; i < b->nops && !b->forced_error; i++) {
         struct op *o = &b->ops[i];
+        struct devq_hazard hz;
+        if (devq__hazard_find(b, o, &hz)) {
+            if (q->destroying) {
+                force(b, -ECANCELED, "queue %u destroyed while batch %llu waited for queue %u batch %llu "
+                      "(buffer %p)", q->number, (unsigned long long)b->seq, hz.owner->q->number,
+                      (unsigned long long)hz.owner->seq, hz.buf->dptr);
+                break;
+            }
+            *defer_at = i;
+            return i;
+        }
         if (o->kind == OP_ALIGN) {
             if (!*began) {
                 devq__tracker_begin(dev->tracker, sid);
@@ -425,16 +437,9 @@ again:
     began = 0;
     b->ngate = 0;
     stop = resolve_waits(q, b, &began, &defer_at, &split_at);
-    if (!b->forced_error && stop > b->next_op) {
-        if (!began) {
-            devq__tracker_begin(dev->tracker, st->id);
-            began = 1;
-        }
-        for (uint32_t i = b->next_op; i < stop && r >= 0; i++)
-            r = bind_op(dev, st->id, b, &b->ops[i]);
-        if (r < 0)
-            force(b, r, "queue %u batch %llu: ordering failed: %s", q->number,
-                  (unsigned long long)b->seq, devq_errmsg());
+    if (!b->forced_error && stop > b->next_op && !began) {
+        devq__tracker_begin(dev->tracker, st->id);
+        began = 1;
     }
     struct gate_rec *g = NULL;
     if (!b->forced_error && b->ngate && !(g = gate_snapshot(b))) {
@@ -451,6 +456,12 @@ again:
     for (uint32_t i = b->next_op; i < stop; i++) {
         struct op *o = &b->ops[i];
         b->next_op = i;
+        /* Bound right before it goes out, so a wait the tracker inserts
+         * sits just before the op that needs it: ops before it (a
+         * signal another queue waits for, say) do not wait too. */
+        if (!b->forced_error && (r = bind_op(b, o)) < 0)
+            force(b, r, "queue %u batch %llu: ordering failed: %s", q->number,
+                  (unsigned long long)b->seq, devq_errmsg());
         if (b->traced && !b->forced_error && is_work(o->kind))
             ops->host_fn(st->pl, devq__trace_mark_cb, &b->marks[i]);
         if (!b->forced_error && (r = issue_op(dev, st, b, o)) < 0) {
@@ -468,12 +479,20 @@ again:
         goto again;          /* the ops before the device wait are out: place it */
     if (defer_at != UINT32_MAX && !b->forced_error) {
         struct op *w = &b->ops[defer_at];
-        r = defer(q, b, w->u.sig.s, w->u.sig.v);
-        if (r == ISSUE_DEFERRED)
+        /* Parked, its uses must be known to later batches first. */
+        if ((r = devq__hazard_park(b)) < 0)
+            force(b, r, "queue %u batch %llu: cannot defer: %s", q->number, (unsigned long long)b->seq,
+                  devq_errmsg());
+        else if (w->kind != OP_WAIT) {
+            if ((r = defer_hazard(q, b)) == ISSUE_DEFERRED)
+                return ISSUE_DEFERRED;
+            goto again;       /* the conflict is gone (cannot happen under the lock, but be safe) */
+        } else if ((r = defer(q, b, w->u.sig.s, w->u.sig.v)) == ISSUE_DEFERRED)
             return ISSUE_DEFERRED;
-        force(b, r, "queue %u batch %llu: cannot wait for s%llu>=%llu: %s", q->number,
-              (unsigned long long)b->seq, (unsigned long long)devq__signal_id(w->u.sig.s),
-              (unsigned long long)w->u.sig.v, devq_errmsg());
+        else
+            force(b, r, "queue %u batch %llu: cannot wait for s%llu>=%llu: %s", q->number,
+                  (unsigned long long)b->seq, (unsigned long long)devq__signal_id(w->u.sig.s),
+                  (unsigned long long)w->u.sig.v, devq_errmsg());
     }
     if (b->next_op < b->nops) {
         devq__batch_unissue(b, b->next_op);
@@ -489,11 +508,17 @@ again:
     return sync_err;
 }
 
-/* Issue deferred batches from the head of the FIFO until one blocks. */
-void devq__drain_deferred(struct devq_queue *q)
+/* Issue deferred batches from the head of the FIFO until one blocks;
+ * 1 if any batch went out. */
+static int drain_one(struct devq_queue *q)
 {
     struct batch *b;
+    int progress = 0;
     while ((b = q->deferred)) {
+        struct devq_hazard hz;
+        if (b->hazard_wait && !q->destroying && devq__hazard_blocker(b, &hz))
+            break;            /* still behind an earlier parked batch */
+        b->hazard_wait = 0;
         q->deferred = b->next;
         if (!q->deferred)
             q->deferred_tail = NULL;
@@ -506,16 +531,60 @@ void devq__drain_deferred(struct devq_queue *q)
             devq__note_cycle(q);
             break;
         }
+        progress = 1;
     }
+    return progress;
+}
+
+/* Parked uses were issued (or dropped): batches on other queues that
+ * waited for them may go now, and theirs may free others in turn. */
+static void retry_hazard_waits(struct devq_device *dev)
+{
+    while (dev->parked_progress) {
+        dev->parked_progress = 0;
+        for (struct devq_queue *x = dev->queues; x; x = x->next)
+            if (x->deferred && x->deferred->hazard_wait)
+                drain_one(x);
+    }
+}
+
+void devq__drain_deferred(struct devq_queue *q)
+{
+    drain_one(q);
+    retry_hazard_waits(q->dev);
     devq__process_pending_frees(q->dev);
+}
+
+/* A batch parked behind its queue's deferred head closes a wait cycle
+ * only by signalling a value another queue's deferred head waits for.
+ * Checked first so that long FIFOs do not pay a cycle search per batch. */
+static int signals_awaited(struct devq_device *dev, const struct batch *b)
+{
+    for (uint32_t i = 0; i < b->nops; i++) {
+        if (b->ops[i].kind != OP_SIGNAL)
+            continue;
+        for (struct devq_queue *x = dev->queues; x; x = x->next)
+            if (x != b->q && x->deferred && x->deferred->blocked_on == b->ops[i].u.sig.s &&
+                b->ops[i].u.sig.v >= x->deferred->blocked_value)
+                return 1;
+    }
+    return 0;
 }
 
 int devq__submit_locked(struct devq_queue *q, struct batch *b)
 {
+    b->serial = ++q->dev->submit_serial;
     if (q->deferred) {
-        /* Order holds: wait behind the deferred head. */
+        /* Order holds: wait behind the deferred head, uses known to
+         * batches submitted after this one. */
+        int r = devq__hazard_park(b);
+        if (r < 0)
+            force(b, r, "queue %u batch %llu: cannot defer: %s", q->number, (unsigned long long)b->seq,
+                  devq_errmsg());
         q->deferred_tail->next = b;
         q->deferred_tail = b;
+        if (signals_awaited(q->dev, b))
+            devq__note_cycle(q);
         return 0;
     }
     q->check_cycle = 0;
@@ -525,8 +594,11 @@ int devq__submit_locked(struct devq_queue *q, struct batch *b)
         q->check_cycle = 1;
         r = 0;
     }
-    if (q->check_cycle)
+    /* With device-side waits pending, what this batch signals or was
+     * ordered after (a stream held on the device) can close a cycle. */
+    if (q->check_cycle || ((q->dev->info.caps & DEVQ_CAP_WAIT_VALUE) && devq__value_wait_any(q->dev)))
         devq__note_cycle(q);
+    retry_hazard_waits(q->dev);
     devq__process_pending_frees(q->dev);
     return r;
 }

@@ -303,11 +303,13 @@ int devq__tracker_producer_find(struct devq_tracker *t, devq_signal *s, uint64_t
     return 1;
 }
 
-int devq__tracker_producer_on(struct devq_tracker *t, devq_signal *s, uint64_t v, uint32_t stream)
+int devq__tracker_producer_on(struct devq_tracker *t, devq_signal *s, uint64_t v, uint32_t stream,
+                              uint64_t min_cursor)
 {
     for (size_t i = 0; i < t->nprod; i++) {
         const struct producer *p = &t->prod[i];
-        if (p->s == s && p->value >= v && p->use.stream == stream && use_pending(t, &p->use) &&
+        if (p->s == s && p->value >= v && p->use.stream == stream && p->use.cursor >= min_cursor &&
+            use_pending(t, &p->use) &&
             devq_signal_value(s) < p->value && !devq_signal_status(s))
             return 1;
     }

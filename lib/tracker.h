@@ -85,8 +85,10 @@ void devq__tracker_buffer_fini(struct devq_buffer_track *b);
 int devq__tracker_producer_add(struct devq_tracker *t, devq_signal *s, uint64_t v, uint32_t stream);
 int devq__tracker_producer_find(struct devq_tracker *t, devq_signal *s, uint64_t v, struct devq_use *out);
 
-/* A known producer of a value >= v of s on one stream (1, or 0). */
-int devq__tracker_producer_on(struct devq_tracker *t, devq_signal *s, uint64_t v, uint32_t stream);
+/* A known producer of a value >= v of s on one stream, at or after
+ * cursor min_cursor (1, or 0). */
+int devq__tracker_producer_on(struct devq_tracker *t, devq_signal *s, uint64_t v, uint32_t stream,
+                              uint64_t min_cursor);
 
 void devq__tracker_counts(const struct devq_tracker *t, struct devq_tracker_counts *out);
 

@@ -1,7 +1,7 @@
 # Queues, the tracker, buffers, kernels and stats (lib side).
 libdevq_core_la_SOURCES += \
 	lib/tracker.c lib/tracker.h \
-	lib/queue.c lib/queue.h lib/record.c lib/submit.c lib/completion.c \
+	lib/queue.c lib/queue.h lib/record.c lib/submit.c lib/hazard.c lib/hazard.h lib/completion.c \
 	lib/cycle.c lib/buffer.c lib/kernel.c lib/stats.c lib/barrier.c lib/timestamp.c lib/trace.c lib/trace.h lib/value_wait.c lib/value_wait.h
 
 # The backend-agnostic conformance suites: one binary, run once per backend
@@ -13,7 +13,8 @@ tests_conformance_conformance_SOURCES = \
 	tests/conformance/conf_kernels.c tests/conformance/conf_main.c \
 	tests/conformance/conf_queue.c tests/conformance/conf_failure.c \
 	tests/conformance/conf_deferral.c tests/conformance/conf_memory.c \
-	tests/conformance/conf_tracker.c tests/conformance/conf_timing.c
+	tests/conformance/conf_tracker.c tests/conformance/conf_timing.c \
+	tests/conformance/conf_hazards.c
 tests_conformance_conformance_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 # -export-dynamic: kernels are looked up in the running program.
 tests_conformance_conformance_LDFLAGS = $(AM_LDFLAGS) -export-dynamic

@@ -13,6 +13,7 @@ int main(void)
     SRunner *sr = srunner_create(conf_queue_suite());
     srunner_add_suite(sr, conf_failure_suite());
     srunner_add_suite(sr, conf_deferral_suite());
+    srunner_add_suite(sr, conf_hazards_suite());
     srunner_add_suite(sr, conf_memory_suite());
     srunner_add_suite(sr, conf_tracker_suite());
     srunner_add_suite(sr, conf_timing_suite());

@@ -111,18 +111,18 @@ static void *keep(struct soak_round *r, size_t bytes)
     return p;
 }
 
-/* lib orders buffer hazards when a batch is issued, not when it is
- * submitted: a batch deferred on a host signal value writes (or reads)
- * its buffers only when the host sets that value, after batches
- * submitted later on other queues that use the same buffers and were
- * not held up (they are not made to wait for the deferred one).  Until
- * lib does, work on other queues keeps off buffers a held-up batch
- * touched; SOAK_DEFERRED_HAZARDS=1 turns that off to show the bug. */
+/* Buffer hazards follow submission order, deferred batches included
+ * (lib/hazard.c): work submitted on other queues after a batch held up
+ * by the host may use the buffers it touched, and is held up with it
+ * (touch() spreads the hold), so the model needs no special care.  Until
+ * lib did, such work ran first (stale reads, lost writes) and the soak
+ * kept other queues off those buffers; SOAK_DEFERRED_HAZARDS=0 does that
+ * again. */
 static bool deferred_hazards(void)
 {
     static int on = -1;
     if (on < 0)
-        on = getenv("SOAK_DEFERRED_HAZARDS") && *getenv("SOAK_DEFERRED_HAZARDS") == '1';
+        on = !(getenv("SOAK_DEFERRED_HAZARDS") && *getenv("SOAK_DEFERRED_HAZARDS") == '0');   /* fixed in lib: on unless =0 */
     return on;
 }
 

@@ -1,0 +1,328 @@
+/* Buffer hazards against deferred work: submission order defines them.
+ *
+ * A batch that waits for a value nobody has set yet is submitted but not
+ * running; work submitted after it on other queues that touches the same
+ * buffers must still see its writes (RAW), must not overwrite what it
+ * reads (WAR) and must not be overwritten by it (WAW).  The cpu backend
+ * parks such batches on the host; cuda and hip wait on the device: the
+ * results must be the same. */
+#include "conf.h"
+
+#define N 256
+
+static devq_buffer *filled(devq_device *dev, devq_queue *q, uint8_t byte)
+{
+    devq_buffer *b = conf_buffer(dev, N);
+    ck_assert_int_eq(devq_queue_fill(q, b, 0, N, byte), 0);
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    return b;
+}
+
+/* Ops after a failed wait are skipped only where the backend can skip
+ * queued work; elsewhere they run (the batch still fails). */
+static int skips_on_error(devq_device *dev)
+{
+    devq_device_info info;
+    ck_assert_int_eq(devq_device_info_get(dev, &info), 0);
+    return (info.caps & DEVQ_CAP_SKIP_ON_ERROR) != 0;
+}
+
+static void assert_all(const uint8_t *p, uint8_t byte, const char *what)
+{
+    for (size_t i = 0; i < N; i++)
+        ck_assert_msg(p[i] == byte, "%s[%zu] = %#x, expected %#x", what, i, p[i], byte);
+}
+
+START_TEST(read_after_deferred_write)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
+    devq_buffer *x = filled(dev, q1, 0x11);
+    devq_signal *go = conf_signal(0), *done = conf_signal(0);
+    uint8_t host[N];
+    memset(host, 0x55, sizeof host);
+    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xaa), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_read(q2, host, x, 0, N), 0);     /* submitted after the write */
+    ck_assert_int_eq(devq_queue_signal(q2, done, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    conf_sleep_ms(20);
+    ck_assert_uint_eq(devq_signal_value(done), 0);              /* the read waits for the write */
+    assert_all(host, 0x55, "host before the write ran");
+    ck_assert_int_eq(devq_signal_set(go, 1), 0);
+    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
+    assert_all(host, 0xaa, "host");
+    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
+    devq_buffer_free(x, NULL);
+    devq_signal_destroy(go);
+    devq_signal_destroy(done);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_device_close(dev);
+}
+END_TEST
+
+START_TEST(write_after_deferred_read)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
+    devq_buffer *x = filled(dev, q1, 0x11);
+    devq_signal *go = conf_signal(0);
+    uint8_t seen[N], final[N];
+    memset(seen, 0, sizeof seen);
+    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_read(q1, seen, x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_fill(q2, x, 0, N, 0xbb), 0);    /* must not overtake the read */
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    conf_sleep_ms(10);
+    ck_assert_int_eq(devq_signal_set(go, 1), 0);
+    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
+    assert_all(seen, 0x11, "read by the deferred batch");
+    conf_download(q1, final, x, N);
+    assert_all(final, 0xbb, "x");
+    devq_buffer_free(x, NULL);
+    devq_signal_destroy(go);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_device_close(dev);
+}
+END_TEST
+
+START_TEST(write_after_deferred_write)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
+    devq_buffer *x = filled(dev, q1, 0x11);
+    devq_signal *go = conf_signal(0);
+    uint8_t final[N];
+    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0x01), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_fill(q2, x, 0, N, 0x02), 0);
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    conf_sleep_ms(10);
+    ck_assert_int_eq(devq_signal_set(go, 1), 0);
+    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
+    conf_download(q2, final, x, N);
+    assert_all(final, 0x02, "x (last submitted write wins)");
+    devq_buffer_free(x, NULL);
+    devq_signal_destroy(go);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* q1: [wait go, x = a1] [x = a2]; q2: [y = x]; q3: [host = y].  The
+ * copy must see a1 (not 11, not a2), and what q3 reads must be that. */
+START_TEST(chain_through_deferred_batches)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev), *q3 = conf_queue(dev);
+    devq_buffer *x = filled(dev, q1, 0x11), *y = filled(dev, q1, 0x22);
+    devq_signal *go = conf_signal(0);
+    uint8_t host[N], fx[N];
+    memset(host, 0, sizeof host);
+    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa1), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_copy(q2, y, 0, x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_read(q3, host, y, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(q3), 0);
+    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa2), 0);    /* behind q1's deferred head */
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    conf_sleep_ms(10);
+    ck_assert_int_eq(devq_signal_set(go, 1), 0);
+    ck_assert_int_eq(devq_queue_finish(q3, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
+    assert_all(host, 0xa1, "y read on q3");
+    conf_download(q1, fx, x, N);
+    assert_all(fx, 0xa2, "x");
+    devq_buffer_free(x, NULL);
+    devq_buffer_free(y, NULL);
+    devq_signal_destroy(go);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_queue_destroy(q3);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* Only the op that conflicts waits: the signal before it in the same
+ * batch goes out, so the deferred batch that waits for it can run. */
+START_TEST(ops_before_the_conflict_run)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
+    devq_buffer *x = filled(dev, q1, 0x11), *y = filled(dev, q1, 0x22);
+    devq_signal *mid = conf_signal(0);
+    uint8_t host[N], fy[N];
+    ck_assert_int_eq(devq_queue_wait(q1, mid, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa1), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_fill(q2, y, 0, N, 0x33), 0);
+    ck_assert_int_eq(devq_queue_signal(q2, mid, 1), 0);         /* releases q1 */
+    ck_assert_int_eq(devq_queue_read(q2, host, x, 0, N), 0);   /* needs q1's write */
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
+    assert_all(host, 0xa1, "x read on q2");
+    conf_download(q1, fy, y, N);
+    assert_all(fy, 0x33, "y");
+    devq_buffer_free(x, NULL);
+    devq_buffer_free(y, NULL);
+    devq_signal_destroy(mid);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* q1 waits for what q2 signals after a read of what q1 writes: a cycle
+ * through a buffer, named on timeout, broken by the host. */
+START_TEST(cycle_through_a_buffer)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
+    devq_buffer *x = filled(dev, q1, 0x11);
+    devq_signal *s = conf_signal(0);
+    uint8_t host[N];
+    ck_assert_int_eq(devq_queue_wait(q1, s, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa1), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_read(q2, host, x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_signal(q2, s, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_finish(q1, 20 * MS), -ETIMEDOUT);
+    ck_assert_msg(strstr(devq_errmsg(), "wait cycle"), "errmsg: %s", devq_errmsg());
+    devq_stats st;
+    ck_assert_int_eq(devq_stats_get(dev, &st), 0);
+    ck_assert_uint_ge(st.wait_cycles, 1);
+    ck_assert_int_eq(devq_signal_set(s, 1), 0);                 /* the host breaks it */
+    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
+    assert_all(host, 0xa1, "x read on q2");
+    devq_buffer_free(x, NULL);
+    devq_signal_destroy(s);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* The deferred batch fails (its wait fails): work ordered behind it by
+ * a buffer still runs, on the data as it is, and does not fail. */
+START_TEST(failed_deferred_batch_releases_later_work)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
+    devq_buffer *x = filled(dev, q1, 0x11);
+    devq_signal *go = conf_signal(0), *done = conf_signal(0);
+    uint8_t host[N];
+    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa1), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_read(q2, host, x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_signal(q2, done, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    conf_sleep_ms(10);
+    ck_assert_uint_eq(devq_signal_value(done), 0);
+    ck_assert_int_eq(devq_signal_fail(go, -EIO), 0);
+    ck_assert_int_eq(devq_signal_wait(done, 1, 10 * SEC), 0);
+    assert_all(host, skips_on_error(dev) ? 0x11 : 0xa1, "x read on q2");
+    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), -EIO);
+    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
+    devq_buffer_free(x, NULL);
+    devq_signal_destroy(go);
+    devq_signal_destroy(done);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* Destroying the queue of the deferred batch cancels it; what waited
+ * for it on another queue runs. */
+START_TEST(destroy_releases_later_work)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
+    devq_buffer *x = filled(dev, q2, 0x11);
+    devq_signal *never = conf_signal(0), *out = conf_signal(0), *done = conf_signal(0);
+    uint8_t host[N];
+    ck_assert_int_eq(devq_queue_wait(q1, never, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa1), 0);
+    ck_assert_int_eq(devq_queue_signal(q1, out, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_read(q2, host, x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_signal(q2, done, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    devq_queue_destroy(q1);                                      /* must not hang */
+    ck_assert_int_eq(devq_signal_wait(out, 1, 10 * SEC), -ECANCELED);
+    ck_assert_int_eq(devq_signal_wait(done, 1, 10 * SEC), 0);
+    assert_all(host, skips_on_error(dev) ? 0x11 : 0xa1, "x read on q2");
+    devq_buffer_free(x, NULL);
+    devq_signal_destroy(never);
+    devq_signal_destroy(out);
+    devq_signal_destroy(done);
+    devq_queue_destroy(q2);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* Reads of a deferred read do not wait for each other; reads of other
+ * buffers do not wait at all. */
+START_TEST(no_false_waits)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
+    devq_buffer *x = filled(dev, q1, 0x11), *y = filled(dev, q1, 0x22);
+    devq_signal *go = conf_signal(0);
+    uint8_t h1[N], h2[N], h3[N];
+    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_read(q1, h1, x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_read(q2, h2, x, 0, N), 0);     /* read after read */
+    ck_assert_int_eq(devq_queue_fill(q2, y, 0, N, 0x44), 0);   /* another buffer */
+    ck_assert_int_eq(devq_queue_read(q2, h3, y, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);     /* before the host sets go */
+    assert_all(h2, 0x11, "x read on q2");
+    assert_all(h3, 0x44, "y read on q2");
+    ck_assert_int_eq(devq_signal_set(go, 1), 0);
+    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
+    assert_all(h1, 0x11, "x read on q1");
+    devq_buffer_free(x, NULL);
+    devq_buffer_free(y, NULL);
+    devq_signal_destroy(go);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_device_close(dev);
+}
+END_TEST
+
+Suite *conf_hazards_suite(void)
+{
+    Suite *s = suite_create("hazards");
+    TCase *tc = tcase_create("deferred");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, read_after_deferred_write);
+    tcase_add_test(tc, write_after_deferred_read);
+    tcase_add_test(tc, write_after_deferred_write);
+    tcase_add_test(tc, chain_through_deferred_batches);
+    tcase_add_test(tc, ops_before_the_conflict_run);
+    tcase_add_test(tc, cycle_through_a_buffer);
+    tcase_add_test(tc, failed_deferred_batch_releases_later_work);
+    tcase_add_test(tc, destroy_releases_later_work);
+    tcase_add_test(tc, no_false_waits);
+    suite_add_tcase(s, tc);
+    return s;
+}
