@@ -5,6 +5,12 @@
 man7_MANS += man/man7/devq-cuda.7
 EXTRA_DIST += tests/gpu/run.sh tests/emu/tsan.supp tests/emu/README.md examples/cuda-saxpy.c
 
+# What the cuda and hip plugins share, compiled into each (hidden; also
+# listed in mk/hip.mk).
+GPU_COMMON_SOURCES = \
+	plugins/gpu_common/gpu_common.h plugins/gpu_common/plugin.c plugins/gpu_common/device.c \
+	plugins/gpu_common/hostfn.c plugins/gpu_common/launch.c
+
 if BUILD_CUDA
 plugin_LTLIBRARIES += plugins/cuda/devq-cuda.la
 plugins_cuda_devq_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
@@ -14,10 +20,12 @@ plugins_cuda_devq_cuda_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 plugins_cuda_devq_cuda_la_SOURCES = \
 	plugins/cuda/cuda_plugin.h plugins/cuda/plugin.c plugins/cuda/driver.c \
 	plugins/cuda/device.c plugins/cuda/stream.c plugins/cuda/event.c \
-	plugins/cuda/mem.c plugins/cuda/value.c plugins/cuda/kernel.c
+	plugins/cuda/mem.c plugins/cuda/value.c plugins/cuda/kernel.c \
+	$(GPU_COMMON_SOURCES)
 
 # The emulated driver: tests/emu/.libs/libcuda-emu.so.  The engine is
-# API-neutral (emu_engine.h); emu_cuda.c is its CUDA face.
+# API-neutral (emu_engine.h); emu_cuda.c is its CUDA face, emu_module.c
+# the kernel images it shares with the HIP face.
 check_LTLIBRARIES += tests/emu/libcuda-emu.la
 tests_emu_libcuda_emu_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 tests_emu_libcuda_emu_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
@@ -25,36 +33,20 @@ tests_emu_libcuda_emu_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath /
 tests_emu_libcuda_emu_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 tests_emu_libcuda_emu_la_SOURCES = \
 	tests/emu/emu_engine.h tests/emu/emu_engine.c tests/emu/emu_stream.c \
-	tests/emu/emu_mem.c tests/emu/emu_cuda.c
+	tests/emu/emu_mem.c tests/emu/emu_module.c tests/emu/emu_cuda.c
 
-# Plugin-level tests: they dlopen devq-cuda.so with a host table of their
-# own (no libdevq) and point DEVQ_CUDA_LIBRARY at the emulator.
-# -export-dynamic: emulated kernels are functions of the test, found with
-# dlsym(RTLD_DEFAULT).
-CUDA_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/emu \
-	-DTEST_BUILD_DIR='"$(abs_top_builddir)"'
-CUDA_TEST_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
-if HAVE_CHECK
-check_PROGRAMS += tests/test_cuda_emu tests/test_cuda_plugin tests/test_cuda_faults
-TESTS += tests/test_cuda_emu tests/test_cuda_plugin tests/test_cuda_faults
 # The emulator alone, called like a real driver.
+if HAVE_CHECK
+check_PROGRAMS += tests/test_cuda_emu
+TESTS += tests/test_cuda_emu
 tests_test_cuda_emu_SOURCES = tests/test_cuda_emu.c
-tests_test_cuda_emu_CPPFLAGS = $(CUDA_TEST_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_test_cuda_emu_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS) $(CUDA_CPPFLAGS)
 tests_test_cuda_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_cuda_emu_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_test_cuda_emu_LDADD = $(CUDA_TEST_LDADD)
-tests_test_cuda_plugin_SOURCES = tests/test_cuda_plugin.c tests/emu/test_host.c tests/emu/test_host.h \
-	tests/emu/cuda_test.h
-tests_test_cuda_plugin_CPPFLAGS = $(CUDA_TEST_CPPFLAGS)
-tests_test_cuda_plugin_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_cuda_plugin_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_test_cuda_plugin_LDADD = $(CUDA_TEST_LDADD)
-tests_test_cuda_faults_SOURCES = tests/test_cuda_faults.c tests/emu/test_host.c tests/emu/test_host.h \
-	tests/emu/cuda_test.h
-tests_test_cuda_faults_CPPFLAGS = $(CUDA_TEST_CPPFLAGS)
-tests_test_cuda_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_cuda_faults_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_test_cuda_faults_LDADD = $(CUDA_TEST_LDADD)
+tests_test_cuda_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
+# The plugin-level tests, built once for cuda and hip (mk/tests.mk).
+GPU_EMU_TEST_BINS = tests/test_gpu_plugin tests/test_gpu_faults
+TESTS += tests/gpu-plugin-cuda-emu tests/gpu-faults-cuda-emu
 endif
 
 # The PTX SAXPY example needs a real GPU: built on request only
@@ -71,7 +63,7 @@ if HAVE_CHECK
 TESTS += tests/conformance-cuda-emu
 endif
 endif
-dist_noinst_SCRIPTS += tests/conformance-cuda-emu
+dist_noinst_SCRIPTS += tests/conformance-cuda-emu tests/gpu-plugin-cuda-emu tests/gpu-faults-cuda-emu
 
 # Device loss seen through lib (fault injected into the emulated driver).
 if BUILD_CUDA

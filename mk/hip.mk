@@ -13,7 +13,8 @@ plugins_hip_devq_hip_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 plugins_hip_devq_hip_la_SOURCES = \
 	plugins/hip/hip_plugin.h plugins/hip/plugin.c plugins/hip/runtime.c \
 	plugins/hip/device.c plugins/hip/stream.c plugins/hip/event.c \
-	plugins/hip/mem.c plugins/hip/value.c plugins/hip/kernel.c
+	plugins/hip/mem.c plugins/hip/value.c plugins/hip/kernel.c \
+	$(GPU_COMMON_SOURCES)
 
 # The emulated runtime: tests/emu/.libs/libamdhip64-emu.so, the same
 # API-neutral engine as libcuda-emu.so with emu_hip.c as its face.  Two
@@ -43,33 +44,17 @@ tests_emu_libamdhip64_emu_broken_la_LDFLAGS = $(HIP_EMU_LDFLAGS)
 tests_emu_libamdhip64_emu_broken_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 tests_emu_libamdhip64_emu_broken_la_SOURCES = $(HIP_EMU_SOURCES)
 
-# Plugin-level tests: they dlopen devq-hip.so with a host table of their
-# own (no libdevq) and point DEVQ_HIP_LIBRARY at the emulator.
-# -export-dynamic: emulated kernels are functions of the test, found with
-# dlsym(RTLD_DEFAULT).
-HIP_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/emu \
-	-DTEST_BUILD_DIR='"$(abs_top_builddir)"'
-HIP_TEST_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
-if HAVE_CHECK
-check_PROGRAMS += tests/test_hip_emu tests/test_hip_plugin tests/test_hip_faults
-TESTS += tests/test_hip_emu tests/test_hip_plugin tests/test_hip_faults
 # The emulator alone, called like the real runtime.
+if HAVE_CHECK
+check_PROGRAMS += tests/test_hip_emu
+TESTS += tests/test_hip_emu
 tests_test_hip_emu_SOURCES = tests/test_hip_emu.c
-tests_test_hip_emu_CPPFLAGS = $(HIP_TEST_CPPFLAGS) $(HIP_CPPFLAGS)
+tests_test_hip_emu_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS) $(HIP_CPPFLAGS)
 tests_test_hip_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_hip_emu_LDADD = $(HIP_TEST_LDADD)
-tests_test_hip_plugin_SOURCES = tests/test_hip_plugin.c tests/emu/test_host.c tests/emu/test_host.h \
-	tests/emu/hip_test.h
-tests_test_hip_plugin_CPPFLAGS = $(HIP_TEST_CPPFLAGS)
-tests_test_hip_plugin_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_hip_plugin_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_test_hip_plugin_LDADD = $(HIP_TEST_LDADD)
-tests_test_hip_faults_SOURCES = tests/test_hip_faults.c tests/emu/test_host.c tests/emu/test_host.h \
-	tests/emu/hip_test.h
-tests_test_hip_faults_CPPFLAGS = $(HIP_TEST_CPPFLAGS)
-tests_test_hip_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_hip_faults_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_test_hip_faults_LDADD = $(HIP_TEST_LDADD)
+tests_test_hip_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
+# The plugin-level tests, built once for cuda and hip (mk/tests.mk).
+GPU_EMU_TEST_BINS = tests/test_gpu_plugin tests/test_gpu_faults
+TESTS += tests/gpu-plugin-hip-emu tests/gpu-faults-hip-emu
 # The backend-agnostic suites against hip on the emulated runtime.
 TESTS += tests/conformance-hip-emu
 endif
@@ -82,4 +67,4 @@ TESTS += tests/test_hip_real
 tests_test_hip_real_SOURCES = tests/test_hip_real.c
 tests_test_hip_real_LDADD = libdevq.la $(PTHREAD_LIBS) $(LIBS)
 endif
-dist_noinst_SCRIPTS += tests/conformance-hip-emu
+dist_noinst_SCRIPTS += tests/conformance-hip-emu tests/gpu-plugin-hip-emu tests/gpu-faults-hip-emu

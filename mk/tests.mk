@@ -1,1 +1,25 @@
 # tests area: see HACKING.md.
+
+# The plugin-level tests of the GPU backends (tests/emu/gpu_test.h), built
+# once when cuda or hip is (mk/cuda.mk and mk/hip.mk set
+# GPU_EMU_TEST_BINS) and run per backend by the wrappers
+# tests/gpu-{plugin,faults}-{cuda,hip}-emu.  They dlopen the plugin with a
+# host table of their own (no libdevq) over the emulated driver.
+# -export-dynamic: emulated kernels are functions of the test, found with
+# dlsym(RTLD_DEFAULT).
+check_PROGRAMS += $(GPU_EMU_TEST_BINS)
+GPU_EMU_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/emu \
+	-DTEST_BUILD_DIR='"$(abs_top_builddir)"'
+GPU_EMU_TEST_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
+tests_test_gpu_plugin_SOURCES = tests/test_gpu_plugin.c tests/emu/test_host.c tests/emu/test_host.h \
+	tests/emu/gpu_test.h
+tests_test_gpu_plugin_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS)
+tests_test_gpu_plugin_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_gpu_plugin_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_test_gpu_plugin_LDADD = $(GPU_EMU_TEST_LDADD)
+tests_test_gpu_faults_SOURCES = tests/test_gpu_faults.c tests/emu/test_host.c tests/emu/test_host.h \
+	tests/emu/gpu_test.h
+tests_test_gpu_faults_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS)
+tests_test_gpu_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_gpu_faults_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_test_gpu_faults_LDADD = $(GPU_EMU_TEST_LDADD)

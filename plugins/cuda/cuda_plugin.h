@@ -9,6 +9,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 #include <devq/devq_plugin.h>
+#include "../gpu_common/gpu_common.h"
 
 #define CU_HIDDEN __attribute__((visibility("hidden")))
 
@@ -80,19 +81,13 @@ struct devq_pl_device {
     uint64_t        caps;
     int             prio_least, prio_greatest;
     struct cu_waiter_stream *idle_waiters;
-    /* Device loss: set once, read without the lock. */
-    atomic_bool     lost;
-    pthread_mutex_t lost_mu;
-    char            lost_cause[256];
+    struct gpu_loss loss;
 };
 
 struct devq_pl_stream {
     struct devq_pl_device *dev;
     CUstream   stream;
-    atomic_int cb_latch;           /* the previous callback's error (driver thread) */
-    /* lib's handle plus each queued callback: a callback may still be
-     * returning when lib, told of its completion, destroys the stream. */
-    atomic_int refs;
+    struct gpu_callbacks cbs;
 };
 
 struct devq_pl_event {
@@ -108,6 +103,8 @@ struct devq_pl_device *cu_device_get(uint32_t ordinal);
 void cu_driver_fini(void);
 const char *cu_err_name(CUresult r);
 const char *cu_err_text(CUresult r);
+/* "NAME (text)" in buf. */
+const char *cu_err_desc(CUresult r, char *buf, size_t n);
 int  cu_errno(CUresult r);
 bool cu_sticky(CUresult r);
 

@@ -5,32 +5,26 @@
 #include <string.h>
 #include "cuda_plugin.h"
 
+/* A cause fits the 256 bytes the loss keeps. */
+#define DESC_MAX 256
+
 void cu_mark_lost(struct devq_pl_device *dev, const char *call, CUresult r)
 {
-    pthread_mutex_lock(&dev->lost_mu);
-    if (!atomic_load(&dev->lost)) {
-        snprintf(dev->lost_cause, sizeof dev->lost_cause, "%s: %s (%s)", call, cu_err_name(r),
-                 cu_err_text(r));
-        atomic_store_explicit(&dev->lost, true, memory_order_release);
-        cu_host->log(DEVQ_LOG_BASIC, "cuda:%u: device lost: %s", dev->ordinal, dev->lost_cause);
-    }
-    pthread_mutex_unlock(&dev->lost_mu);
+    char d[DESC_MAX];
+    gpu_loss_mark(&dev->loss, dev->ordinal, call, cu_err_desc(r, d, sizeof d));
 }
 
 int cu_fail(struct devq_pl_device *dev, const char *call, CUresult r)
 {
-    if (cu_sticky(r)) {
-        cu_mark_lost(dev, call, r);
-        return cu_host->error(-EIO, "cuda: %s: %s (%s): device %u lost", call, cu_err_name(r),
-                              cu_err_text(r), dev->ordinal);
-    }
-    return cu_host->error(cu_errno(r), "cuda: %s: %s (%s)", call, cu_err_name(r), cu_err_text(r));
+    char d[DESC_MAX];
+    return gpu_fail(&dev->loss, dev->ordinal, call, cu_err_desc(r, d, sizeof d), cu_sticky(r),
+                    cu_errno(r));
 }
 
 int cu_enter(struct devq_pl_device *dev)
 {
-    if (atomic_load_explicit(&dev->lost, memory_order_acquire))
-        return cu_host->error(-ENODEV, "cuda:%u: device lost: %s", dev->ordinal, dev->lost_cause);
+    if (gpu_lost(&dev->loss))
+        return gpu_loss_error(&dev->loss, dev->ordinal, -ENODEV);
     /* Cheap in the driver, and right even when the application switched
      * this thread to another context behind our back. */
     CUresult r = cu_drv.CtxSetCurrent(dev->ctx);
@@ -39,12 +33,7 @@ int cu_enter(struct devq_pl_device *dev)
 
 int cu_device_count(uint32_t *count)
 {
-    *count = 0;
-    int err = cu_driver_load();
-    if (err)
-        return err;
-    *count = cu_device_total();
-    return 0;
+    return gpu_device_count(count, cu_driver_load, cu_device_total);
 }
 
 static int attr(struct devq_pl_device *d, CUdevice_attribute a, int *out)
@@ -83,15 +72,10 @@ static int probe(struct devq_pl_device *d)
         return err;
 
     d->compute_units = (uint32_t)sms;
-    d->caps = DEVQ_CAP_KERNELS | DEVQ_CAP_TIMING;
-    if (d->prio_greatest < d->prio_least)
-        d->caps |= DEVQ_CAP_PRIORITIES;
-    if (engines > 0)
-        d->caps |= DEVQ_CAP_COPY_ENGINE;
-    if (pools)
-        d->caps |= DEVQ_CAP_ASYNC_ALLOC;
-    if (memops && maphost)
-        d->caps |= DEVQ_CAP_WAIT_VALUE | DEVQ_CAP_WRITE_VALUE;
+    d->caps = gpu_caps(&(struct gpu_attrs){ .prio_least = d->prio_least,
+                                            .prio_greatest = d->prio_greatest,
+                                            .copy_engines = engines, .pools = pools,
+                                            .value_ops = memops, .map_host = maphost });
     cu_host->log(DEVQ_LOG_FULL, "cuda:%u: %s, %u SMs, %d copy engines, pools %d, memops %d",
                  d->ordinal, d->name, d->compute_units, engines, pools, memops);
     return 0;
@@ -139,19 +123,13 @@ void cu_device_close(devq_pl_device *d)
         d->ctx = NULL;
         /* The last release destroys the primary context, and with it a
          * sticky error: the next open starts clean. */
-        pthread_mutex_lock(&d->lost_mu);
-        atomic_store(&d->lost, false);
-        d->lost_cause[0] = '\0';
-        pthread_mutex_unlock(&d->lost_mu);
+        gpu_loss_clear(&d->loss);
     }
     pthread_mutex_unlock(&d->mu);
 }
 
 int cu_device_info(devq_pl_device *d, devq_device_info *info)
 {
-    snprintf(info->name, sizeof info->name, "%s", d->name);
-    info->total_memory = d->total_memory;
-    info->caps = d->caps;
-    info->compute_units = d->compute_units;
+    gpu_device_info(info, d->name, d->total_memory, d->compute_units, d->caps);
     return 0;
 }

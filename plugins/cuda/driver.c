@@ -69,6 +69,12 @@ const char *cu_err_text(CUresult r)
     return "unknown error code";
 }
 
+const char *cu_err_desc(CUresult r, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s (%s)", cu_err_name(r), cu_err_text(r));
+    return buf;
+}
+
 /* Errors after which the context is unusable until it is destroyed. */
 bool cu_sticky(CUresult r)
 {
@@ -307,8 +313,7 @@ static int load(void)
         struct devq_pl_device *d = &drv.devices[i];
         d->ordinal = (uint32_t)i;
         pthread_mutex_init(&d->mu, NULL);
-        pthread_mutex_init(&d->lost_mu, NULL);
-        atomic_init(&d->lost, false);
+        gpu_loss_init(&d->loss);
         r = cu_drv.DeviceGet(&d->dev, i);
         if (r != CUDA_SUCCESS) {
             char what[160];

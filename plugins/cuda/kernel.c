@@ -6,6 +6,10 @@
 #include <string.h>
 #include "cuda_plugin.h"
 
+/* gpu_launch keeps a buffer's device pointer as a void *, which the
+ * driver reads as the CUdeviceptr it is. */
+_Static_assert(sizeof(CUdeviceptr) == sizeof(void *), "CUdeviceptr is not pointer-sized");
+
 struct devq_pl_kernel {
     struct devq_pl_device *dev;
     CUmodule   module;
@@ -77,44 +81,12 @@ int cu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
     int err = cu_enter(s->dev);
     if (err)
         return err;
-    unsigned grid[3], block[3];
-    for (int d = 0; d < 3; d++) {
-        if (l->local[d] == 0 || l->global[d] == 0)
-            return cu_host->error(-EINVAL,
-                "cuda: launch: global and local sizes must be > 0 (dimension %d: %u/%u)",
-                d, l->global[d], l->local[d]);
-        block[d] = l->local[d];
-        grid[d] = l->global[d] / l->local[d] + (l->global[d] % l->local[d] != 0);
-    }
-    /* kernelParams[i] points at argument i's value: the device pointer
-     * for buffers, lib's bytes for values.  The driver copies them. */
-    void *params_small[16];
-    CUdeviceptr ptrs_small[16];
-    void **params = params_small;
-    CUdeviceptr *ptrs = ptrs_small;
-    if (nargs > 16) {
-        params = malloc(nargs * sizeof *params);
-        ptrs = malloc(nargs * sizeof *ptrs);
-        if (!params || !ptrs) {
-            free(params);
-            free(ptrs);
-            return cu_host->error(-ENOMEM, "cuda: launch: out of memory for %zu arguments", nargs);
-        }
-    }
-    for (size_t i = 0; i < nargs; i++) {
-        if (args[i].is_buffer) {
-            ptrs[i] = (CUdeviceptr)(uintptr_t)args[i].device_ptr;
-            params[i] = &ptrs[i];
-        } else {
-            params[i] = (void *)args[i].value;
-        }
-    }
-    CUresult r = cu_drv.LaunchKernel(k->function, grid[0], grid[1], grid[2], block[0], block[1],
-                                     block[2], l->shared_bytes, s->stream,
-                                     nargs ? params : NULL, NULL);
-    if (params != params_small) {
-        free(params);
-        free(ptrs);
-    }
+    struct gpu_launch g;
+    if ((err = gpu_launch_prepare(&g, l, args, nargs)))
+        return err;
+    CUresult r = cu_drv.LaunchKernel(k->function, g.grid[0], g.grid[1], g.grid[2], g.block[0],
+                                     g.block[1], g.block[2], l->shared_bytes, s->stream, g.params,
+                                     NULL);
+    gpu_launch_release(&g);
     return r == CUDA_SUCCESS ? 0 : cu_fail(s->dev, "cuLaunchKernel", r);
 }

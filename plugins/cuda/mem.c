@@ -28,7 +28,7 @@ void cu_mem_free(devq_pl_device *dev, void *device_ptr)
     /* Also after a loss: the driver still takes the memory back. */
     cu_drv.CtxSetCurrent(dev->ctx);
     CUresult r = cu_drv.MemFree(dptr(device_ptr));
-    if (r != CUDA_SUCCESS && !atomic_load(&dev->lost))
+    if (r != CUDA_SUCCESS && !gpu_lost(&dev->loss))
         cu_host->log(DEVQ_LOG_BASIC, "cuda:%u: cuMemFree(%p): %s (%s)", dev->ordinal, device_ptr,
                      cu_err_name(r), cu_err_text(r));
 }

@@ -51,13 +51,8 @@ __attribute__((visibility("default")))
 int devq_plugin_init(const struct devq_host *host, uint32_t host_abi,
                      const struct devq_backend_ops **ops)
 {
-    if (!host || !ops)
-        return -EINVAL;
-    if (host_abi < DEVQ_HOST_ABI_VERSION || host->size < offsetof(struct devq_host, getenv) + sizeof host->getenv)
-        return host->error ? host->error(-EPROTO, "cuda: host ABI %u (size %u) is older than this "
-                                         "plugin's %d", host_abi, host->size, DEVQ_HOST_ABI_VERSION)
-                           : -EPROTO;
-    cu_host = host;
-    *ops = &cuda_ops;
-    return 0;
+    int err = gpu_plugin_init(host, host_abi, "cuda", &cuda_ops, ops);
+    if (!err)
+        cu_host = host;
+    return err;
 }

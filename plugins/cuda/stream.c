@@ -19,20 +19,15 @@ int cu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_s
     /* devq: higher runs first, 0 normal.  CUDA: lower number runs first,
      * from prio_least (normal) down to prio_greatest. */
     int p = desc ? desc->priority : 0;
-    long prio = (long)dev->prio_least - p;
-    if (prio > dev->prio_least)
-        prio = dev->prio_least;
-    if (prio < dev->prio_greatest)
-        prio = dev->prio_greatest;
+    int prio = gpu_clamp_priority((long)dev->prio_least - p, dev->prio_least, dev->prio_greatest);
     struct devq_pl_stream *s = calloc(1, sizeof *s);
     if (!s)
         return cu_host->error(-ENOMEM, "cuda: out of memory for a stream");
     s->dev = dev;
-    atomic_init(&s->cb_latch, 0);
-    atomic_init(&s->refs, 1);
+    gpu_callbacks_init(&s->cbs);
     /* Every queue, COPY ones included, gets a stream of its own; the
      * driver puts copies on a copy engine when it has one. */
-    CUresult r = cu_drv.StreamCreateWithPriority(&s->stream, CU_STREAM_NON_BLOCKING, (int)prio);
+    CUresult r = cu_drv.StreamCreateWithPriority(&s->stream, CU_STREAM_NON_BLOCKING, prio);
     if (r != CUDA_SUCCESS) {
         free(s);
         return cu_fail(dev, "cuStreamCreateWithPriority", r);
@@ -43,7 +38,7 @@ int cu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_s
 
 static void stream_unref(struct devq_pl_stream *s)
 {
-    if (atomic_fetch_sub(&s->refs, 1) == 1)
+    if (gpu_callbacks_unref(&s->cbs))
         free(s);
 }
 
@@ -57,37 +52,26 @@ void cu_stream_destroy(devq_pl_stream *s)
     stream_unref(s);
 }
 
-struct host_call {
-    struct devq_pl_stream *stream;
-    devq_pl_host_fn fn;
-    void *arg;
-};
-
 static void CUDA_CB host_trampoline(CUstream hs, CUresult status, void *userData)
 {
     (void)hs;
-    struct host_call *c = userData;
+    struct gpu_host_call *c = userData;
     struct devq_pl_stream *s = c->stream;
     struct devq_pl_device *dev = s->dev;
-    int st = atomic_exchange(&s->cb_latch, 0);
+    int st = gpu_host_call_latched(c);
     if (status != CUDA_SUCCESS) {
         if (cu_sticky(status))
             cu_mark_lost(dev, "stream work", status);
         /* The cause travels as this thread's devq_errmsg(). */
-        if (atomic_load(&dev->lost)) {
-            st = cu_host->error(-EIO, "cuda:%u: device lost: %s", dev->ordinal, dev->lost_cause);
+        if (gpu_lost(&dev->loss)) {
+            st = gpu_loss_error(&dev->loss, dev->ordinal, -EIO);
         } else if (!st) {
             st = cu_host->error(cu_errno(status), "cuda: stream work failed: %s (%s, CUresult %d)",
                                 cu_err_name(status), cu_err_text(status), (int)status);
         }
     }
-    int ret = c->fn(c->arg, st);
-    free(c);
-    /* CUDA cannot skip work already queued, so the error is only latched
-     * for the next callback (no DEVQ_CAP_SKIP_ON_ERROR). */
-    if (ret < 0)
-        atomic_store(&s->cb_latch, ret);
-    stream_unref(s);
+    if (gpu_host_call_finish(c, st))
+        free(s);
 }
 
 int cu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
@@ -95,15 +79,12 @@ int cu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
     int err = cu_enter(s->dev);
     if (err)
         return err;
-    struct host_call *c = malloc(sizeof *c);
+    struct gpu_host_call *c = gpu_host_call_new(&s->cbs, s, fn, arg);
     if (!c)
-        return cu_host->error(-ENOMEM, "cuda: out of memory for a host callback");
-    *c = (struct host_call){ s, fn, arg };
-    atomic_fetch_add(&s->refs, 1);
+        return -ENOMEM;
     CUresult r = cu_drv.StreamAddCallback(s->stream, host_trampoline, c, 0);
     if (r != CUDA_SUCCESS) {
-        atomic_fetch_sub(&s->refs, 1);
-        free(c);
+        gpu_host_call_cancel(c);
         return cu_fail(s->dev, "cuStreamAddCallback", r);
     }
     return 0;

@@ -8,30 +8,20 @@
 void hip_mark_lost(struct devq_pl_device *dev, const char *call, hipError_t r)
 {
     char d[160];
-    pthread_mutex_lock(&dev->lost_mu);
-    if (!atomic_load(&dev->lost)) {
-        snprintf(dev->lost_cause, sizeof dev->lost_cause, "%s: %s", call, hip_err_desc(r, d, sizeof d));
-        atomic_store_explicit(&dev->lost, true, memory_order_release);
-        hip_host->log(DEVQ_LOG_BASIC, "hip:%u: device lost: %s", dev->ordinal, dev->lost_cause);
-    }
-    pthread_mutex_unlock(&dev->lost_mu);
+    gpu_loss_mark(&dev->loss, dev->ordinal, call, hip_err_desc(r, d, sizeof d));
 }
 
 int hip_fail(struct devq_pl_device *dev, const char *call, hipError_t r)
 {
     char d[160];
-    if (hip_sticky(r)) {
-        hip_mark_lost(dev, call, r);
-        return hip_host->error(-EIO, "hip: %s: %s: device %u lost", call, hip_err_desc(r, d, sizeof d),
-                               dev->ordinal);
-    }
-    return hip_host->error(hip_errno(r), "hip: %s: %s", call, hip_err_desc(r, d, sizeof d));
+    return gpu_fail(&dev->loss, dev->ordinal, call, hip_err_desc(r, d, sizeof d), hip_sticky(r),
+                    hip_errno(r));
 }
 
 int hip_enter(struct devq_pl_device *dev)
 {
-    if (atomic_load_explicit(&dev->lost, memory_order_acquire))
-        return hip_host->error(-ENODEV, "hip:%u: device lost: %s", dev->ordinal, dev->lost_cause);
+    if (gpu_lost(&dev->loss))
+        return gpu_loss_error(&dev->loss, dev->ordinal, -ENODEV);
     /* The current device is per thread and the application may switch
      * it behind our back; hipSetDevice is a thread-local store. */
     hipError_t r = hip_rt.SetDevice((int)dev->ordinal);
@@ -40,12 +30,7 @@ int hip_enter(struct devq_pl_device *dev)
 
 int hip_device_count(uint32_t *count)
 {
-    *count = 0;
-    int err = hip_runtime_load();
-    if (err)
-        return err;
-    *count = hip_device_total();
-    return 0;
+    return gpu_device_count(count, hip_runtime_load, hip_device_total);
 }
 
 static int attr(struct devq_pl_device *d, hipDeviceAttribute_t a, const char *what, int *out)
@@ -88,17 +73,12 @@ static int probe(struct devq_pl_device *d)
         return err;
 
     d->compute_units = (uint32_t)cus;
-    d->caps = DEVQ_CAP_KERNELS | DEVQ_CAP_TIMING;
-    if (d->prio_greatest < d->prio_least)
-        d->caps |= DEVQ_CAP_PRIORITIES;
-    if (engines > 0)
-        d->caps |= DEVQ_CAP_COPY_ENGINE;
-    if (pools)
-        d->caps |= DEVQ_CAP_ASYNC_ALLOC;
     /* One attribute covers hipStreamWaitValue64 and
      * hipStreamWriteValue64; both need the word mapped for the device. */
-    if (waitvalue && maphost)
-        d->caps |= DEVQ_CAP_WAIT_VALUE | DEVQ_CAP_WRITE_VALUE;
+    d->caps = gpu_caps(&(struct gpu_attrs){ .prio_least = d->prio_least,
+                                            .prio_greatest = d->prio_greatest,
+                                            .copy_engines = engines, .pools = pools,
+                                            .value_ops = waitvalue, .map_host = maphost });
     hip_host->log(DEVQ_LOG_FULL, "hip:%u: %s, %u CUs, %d copy engines, pools %d, stream wait value %d",
                   d->ordinal, d->name, d->compute_units, engines, pools, waitvalue);
     return 0;
@@ -130,7 +110,7 @@ void hip_device_close(devq_pl_device *d)
 {
     pthread_mutex_lock(&d->mu);
     if (d->refs > 0 && --d->refs == 0) {
-        bool lost = atomic_load(&d->lost);
+        bool lost = gpu_lost(&d->loss);
         hip_waiters_release(d, lost);
         /* A device lost to a sticky error stays broken for the whole
          * process until it is reset.  lib has freed everything of ours,
@@ -145,10 +125,7 @@ void hip_device_close(devq_pl_device *d)
                 hip_host->log(DEVQ_LOG_BASIC, "hip:%u: hipDeviceReset after loss: %s", d->ordinal,
                               hip_err_desc(r, desc, sizeof desc));
             } else {
-                pthread_mutex_lock(&d->lost_mu);
-                atomic_store(&d->lost, false);
-                d->lost_cause[0] = '\0';
-                pthread_mutex_unlock(&d->lost_mu);
+                gpu_loss_clear(&d->loss);
             }
         }
     }
@@ -157,9 +134,6 @@ void hip_device_close(devq_pl_device *d)
 
 int hip_device_info(devq_pl_device *d, devq_device_info *info)
 {
-    snprintf(info->name, sizeof info->name, "%s", d->name);
-    info->total_memory = d->total_memory;
-    info->caps = d->caps;
-    info->compute_units = d->compute_units;
+    gpu_device_info(info, d->name, d->total_memory, d->compute_units, d->caps);
     return 0;
 }

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <hip/hip_runtime_api.h>
 #include <devq/devq_plugin.h>
+#include "../gpu_common/gpu_common.h"
 
 #define HIP_HIDDEN __attribute__((visibility("hidden")))
 
@@ -92,19 +93,13 @@ struct devq_pl_device {
     /* hipDeviceReset count: a helper made before the last reset has a
      * stream the reset destroyed (waiters_mu). */
     uint32_t        resets;
-    /* Device loss: set once, read without the lock. */
-    atomic_bool     lost;
-    pthread_mutex_t lost_mu;
-    char            lost_cause[256];
+    struct gpu_loss loss;
 };
 
 struct devq_pl_stream {
     struct devq_pl_device *dev;
     hipStream_t stream;
-    atomic_int  cb_latch;          /* the previous callback's error (runtime thread) */
-    /* lib's handle plus each queued callback: a callback may still be
-     * returning when lib, told of its completion, destroys the stream. */
-    atomic_int  refs;
+    struct gpu_callbacks cbs;
 };
 
 struct devq_pl_event {

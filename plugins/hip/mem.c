@@ -26,7 +26,7 @@ void hip_mem_free(devq_pl_device *dev, void *device_ptr)
     /* Also after a loss: the runtime still takes the memory back. */
     hip_rt.SetDevice((int)dev->ordinal);
     hipError_t r = hip_rt.Free(device_ptr);
-    if (r != hipSuccess && !atomic_load(&dev->lost)) {
+    if (r != hipSuccess && !gpu_lost(&dev->loss)) {
         char d[160];
         hip_host->log(DEVQ_LOG_BASIC, "hip:%u: hipFree(%p): %s", dev->ordinal, device_ptr,
                       hip_err_desc(r, d, sizeof d));

@@ -253,9 +253,8 @@ static int load(void)
         struct devq_pl_device *d = &rt.devices[i];
         d->ordinal = (uint32_t)i;
         pthread_mutex_init(&d->mu, NULL);
-        pthread_mutex_init(&d->lost_mu, NULL);
         pthread_mutex_init(&d->waiters_mu, NULL);
-        atomic_init(&d->lost, false);
+        gpu_loss_init(&d->loss);
         r = hip_rt.DeviceGet(&d->dev, i);
         if (r != hipSuccess) {
             free(rt.devices);

@@ -26,21 +26,16 @@ int hip_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_
     /* devq: higher runs first, 0 normal.  HIP: lower number runs first,
      * 0 normal; ROCm's range is 1 (low) to -1 (high). */
     int p = desc ? desc->priority : 0;
-    long prio = -(long)p;
-    if (prio > dev->prio_least)
-        prio = dev->prio_least;
-    if (prio < dev->prio_greatest)
-        prio = dev->prio_greatest;
+    int prio = gpu_clamp_priority(-(long)p, dev->prio_least, dev->prio_greatest);
     struct devq_pl_stream *s = calloc(1, sizeof *s);
     if (!s)
         return hip_host->error(-ENOMEM, "hip: out of memory for a stream");
     s->dev = dev;
-    atomic_init(&s->cb_latch, 0);
-    atomic_init(&s->refs, 1);
+    gpu_callbacks_init(&s->cbs);
     /* Every queue, COPY ones included, gets a stream of its own: the
      * runtime picks the engine.  Non-blocking: never serialised behind
      * the application's null stream. */
-    hipError_t r = hip_rt.StreamCreateWithPriority(&s->stream, hipStreamNonBlocking, (int)prio);
+    hipError_t r = hip_rt.StreamCreateWithPriority(&s->stream, hipStreamNonBlocking, prio);
     if (r != hipSuccess) {
         free(s);
         return hip_fail(dev, "hipStreamCreateWithPriority", r);
@@ -51,7 +46,7 @@ int hip_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_
 
 static void stream_unref(struct devq_pl_stream *s)
 {
-    if (atomic_fetch_sub(&s->refs, 1) == 1)
+    if (gpu_callbacks_unref(&s->cbs))
         free(s);
 }
 
@@ -65,38 +60,27 @@ void hip_stream_destroy(devq_pl_stream *s)
     stream_unref(s);
 }
 
-struct host_call {
-    struct devq_pl_stream *stream;
-    devq_pl_host_fn fn;
-    void *arg;
-};
-
 static void host_trampoline(hipStream_t hs, hipError_t status, void *userData)
 {
     (void)hs;
-    struct host_call *c = userData;
+    struct gpu_host_call *c = userData;
     struct devq_pl_stream *s = c->stream;
     struct devq_pl_device *dev = s->dev;
-    int st = atomic_exchange(&s->cb_latch, 0);
+    int st = gpu_host_call_latched(c);
     if (status != hipSuccess) {
         if (hip_sticky(status))
             hip_mark_lost(dev, "stream work", status);
         /* The cause travels as this thread's devq_errmsg(). */
-        if (atomic_load(&dev->lost)) {
-            st = hip_host->error(-EIO, "hip:%u: device lost: %s", dev->ordinal, dev->lost_cause);
+        if (gpu_lost(&dev->loss)) {
+            st = gpu_loss_error(&dev->loss, dev->ordinal, -EIO);
         } else if (!st) {
             char d[160];
             st = hip_host->error(hip_errno(status), "hip: stream work failed: %s",
                                  hip_err_desc(status, d, sizeof d));
         }
     }
-    int ret = c->fn(c->arg, st);
-    free(c);
-    /* HIP cannot skip work already queued, so the error is only latched
-     * for the next callback (no DEVQ_CAP_SKIP_ON_ERROR). */
-    if (ret < 0)
-        atomic_store(&s->cb_latch, ret);
-    stream_unref(s);
+    if (gpu_host_call_finish(c, st))
+        free(s);
 }
 
 int hip_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
@@ -104,15 +88,12 @@ int hip_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
     int err = hip_enter(s->dev);
     if (err)
         return err;
-    struct host_call *c = malloc(sizeof *c);
+    struct gpu_host_call *c = gpu_host_call_new(&s->cbs, s, fn, arg);
     if (!c)
-        return hip_host->error(-ENOMEM, "hip: out of memory for a host callback");
-    *c = (struct host_call){ s, fn, arg };
-    atomic_fetch_add(&s->refs, 1);
+        return -ENOMEM;
     hipError_t r = hip_rt.StreamAddCallback(s->stream, host_trampoline, c, 0);
     if (r != hipSuccess) {
-        atomic_fetch_sub(&s->refs, 1);
-        free(c);
+        gpu_host_call_cancel(c);
         return hip_fail(s->dev, "hipStreamAddCallback", r);
     }
     return 0;

@@ -9,7 +9,6 @@
  * DEVQ_EMU_DRIVER_VERSION (default: the cuda.h version) is what
  * cuDriverGetVersion reports. */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -639,108 +638,27 @@ EXPORT CUresult cuStreamWriteValue64(CUstream h, CUdeviceptr addr, cuuint64_t va
     return cu(emu_enqueue_write_value(stream_of(h), (uint64_t *)(uintptr_t)addr, value));
 }
 
-/* ---- modules: "devq-emu-module" text images ----
- *
- *   devq-emu-module
- *   # one line per kernel: its name, then each parameter: its byte size,
- *   # or "ptr" for a device pointer (8 bytes)
- *   saxpy 4 ptr ptr 4
+/* ---- modules: "devq-emu-module" text images (emu_module.c) ----
  *
  * A kernel is a function of this process, found with dlsym:
  *   int name(void **kernelParams, const devq_cpu_group *g)
  * run once per block; nonzero is a launch failure.  Parameters are CUDA
  * style: kernelParams[i] points at the value (at the CUdeviceptr for a
- * pointer).  A module whose first line is "devq-emu-module cpu-args"
- * calls its kernels the way devq's cpu backend does instead: a "ptr"
- * parameter is passed as the pointer itself, so one C function serves
- * both backends in backend-agnostic tests. */
+ * pointer), unless the module asks for devq's cpu-kernel convention
+ * ("devq-emu-module cpu-args"). */
 
-#define MODULE_MAGIC 0x4d4f4455u
-#define MAX_PARAMS 32
-
-struct emu_function {
-    char          name[128];
-    size_t        nparams;
-    size_t        sizes[MAX_PARAMS];
-    bool          deref[MAX_PARAMS];   /* cpu-args: pass the pointer itself */
-    emu_kernel_fn fn;            /* resolved by cuModuleGetFunction */
-};
-
-struct emu_module {
-    uint32_t magic;
-    size_t nfuncs;
-    struct emu_function funcs[];
-};
-
-static const char cpu_args[] = " cpu-args";
-
-static const char module_header[] = "devq-emu-module";
-
-static CUresult parse_module(const char *text, struct emu_module **out)
-{
-    size_t hl = sizeof module_header - 1;
-    if (strncmp(text, module_header, hl) != 0)
-        return CUDA_ERROR_INVALID_IMAGE;
-    bool cpu_style = strncmp(text + hl, cpu_args, sizeof cpu_args - 1) == 0;
-    if (cpu_style)
-        hl += sizeof cpu_args - 1;
-    if (text[hl] != '\n' && text[hl] != '\0')
-        return CUDA_ERROR_INVALID_IMAGE;
-    size_t lines = 1;
-    for (const char *p = text; *p; p++)
-        lines += *p == '\n';
-    struct emu_module *m = calloc(1, sizeof *m + lines * sizeof m->funcs[0]);
-    if (!m)
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    m->magic = MODULE_MAGIC;
-    const char *line = strchr(text, '\n');
-    while (line && *++line) {
-        const char *end = strchrnul(line, '\n');
-        char buf[1024];
-        size_t len = (size_t)(end - line);
-        if (len >= sizeof buf)
-            goto bad;
-        memcpy(buf, line, len);
-        buf[len] = '\0';
-        char *save = NULL, *tok = strtok_r(buf, " \t", &save);
-        if (tok && tok[0] != '#') {
-            struct emu_function *f = &m->funcs[m->nfuncs++];
-            if (strlen(tok) >= sizeof f->name)
-                goto bad;
-            strcpy(f->name, tok);
-            while ((tok = strtok_r(NULL, " \t", &save))) {
-                if (f->nparams == MAX_PARAMS)
-                    goto bad;
-                if (strcmp(tok, "ptr") == 0) {
-                    f->deref[f->nparams] = cpu_style;
-                    f->sizes[f->nparams++] = sizeof(CUdeviceptr);
-                    continue;
-                }
-                char *e;
-                unsigned long sz = strtoul(tok, &e, 10);
-                if (*e || sz == 0 || sz > 4096)
-                    goto bad;
-                f->sizes[f->nparams++] = sz;
-            }
-        }
-        line = *end ? end : NULL;
-    }
-    *out = m;
-    return CUDA_SUCCESS;
-bad:
-    free(m);
-    return CUDA_ERROR_INVALID_IMAGE;
-}
+_Static_assert(sizeof(CUdeviceptr) == sizeof(void *),
+               "emu_module.c sizes a ptr parameter as a host pointer");
 
 EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
     CHECK("cuModuleLoadData");
     if (!module || !image)
         return CUDA_ERROR_INVALID_VALUE;
-    struct emu_module *m;
-    CUresult r = parse_module(image, &m);
-    if (r)
-        return r;
+    emu_kmodule *m;
+    int st = emu_module_parse(image, &m);
+    if (st)
+        return cu(st);
     *module = (CUmodule)m;
     return CUDA_SUCCESS;
 }
@@ -751,34 +669,19 @@ EXPORT CUresult cuModuleUnload(CUmodule module)
         return CUDA_ERROR_NOT_INITIALIZED;
     if (in_callback)
         return CUDA_ERROR_NOT_PERMITTED;
-    struct emu_module *m = (struct emu_module *)module;
-    if (!m || m->magic != MODULE_MAGIC)
-        return CUDA_ERROR_INVALID_HANDLE;
-    m->magic = 0;
-    free(m);
-    return CUDA_SUCCESS;
+    return cu(emu_module_unload((emu_kmodule *)module));
 }
 
 EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule module, const char *name)
 {
     CHECK("cuModuleGetFunction");
-    struct emu_module *m = (struct emu_module *)module;
-    if (!m || m->magic != MODULE_MAGIC)
-        return CUDA_ERROR_INVALID_HANDLE;
-    if (!hfunc || !name)
-        return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < m->nfuncs; i++) {
-        struct emu_function *f = &m->funcs[i];
-        if (strcmp(f->name, name) != 0)
-            continue;
-        void *sym = dlsym(RTLD_DEFAULT, name);
-        if (!sym)
-            return CUDA_ERROR_NOT_FOUND;
-        f->fn = (emu_kernel_fn)sym;
-        *hfunc = (CUfunction)f;
-        return CUDA_SUCCESS;
-    }
-    return CUDA_ERROR_NOT_FOUND;
+    struct emu_kfunc *f;
+    /* a bad module is reported before a missing hfunc, as the driver does */
+    int st = emu_module_function((emu_kmodule *)module, name, hfunc ? &f : NULL);
+    if (st)
+        return cu(st);
+    *hfunc = (CUfunction)f;
+    return CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
@@ -787,7 +690,7 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
                                void **extra)
 {
     ASYNC_INJECT("cuLaunchKernel", later);
-    struct emu_function *fn = (struct emu_function *)f;
+    struct emu_kfunc *fn = (struct emu_kfunc *)f;
     if (!fn || !fn->fn)
         return CUDA_ERROR_INVALID_HANDLE;
     if (extra)

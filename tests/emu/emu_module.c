@@ -1,5 +1,5 @@
 /* "devq-emu-module" text images, shared by the faces that load modules
- * (emu_hip.c; emu_cuda.c keeps its own copy of the same format).
+ * (emu_cuda.c, emu_hip.c).
  *
  *   devq-emu-module [cpu-args]
  *   # one line per kernel: its name, then each parameter: its byte size,

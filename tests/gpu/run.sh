@@ -39,7 +39,7 @@ make -j"$jobs"
 make -j"$jobs" check TESTS=
 
 step "cuda plugin over the emulated driver"
-if make check TESTS="tests/test_cuda_emu tests/test_cuda_plugin tests/test_cuda_faults"; then
+if make check TESTS="tests/test_cuda_emu tests/gpu-plugin-cuda-emu tests/gpu-faults-cuda-emu"; then
     ok "plugin tests (emulated driver)"
 else
     bad "plugin tests (emulated driver)"

@@ -1,6 +1,7 @@
-/* devq-cuda.so over the emulated driver: devices, streams, events,
- * callbacks, memory, kernels and value waits, with results checked. */
-#include "cuda_test.h"
+/* devq-cuda.so and devq-hip.so over their emulated drivers: devices,
+ * streams, events, callbacks, memory, kernels and value waits, with
+ * results checked.  Built once, run per backend (gpu_test.h). */
+#include "gpu_test.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -24,7 +25,8 @@ START_TEST(test_devices_and_caps)
     devq_device_info info;
     memset(&info, 0, sizeof info);
     ck_assert_int_eq(ops->device_info(d1, &info), 0);
-    ck_assert_str_eq(info.name, "devq emulated cuda device 1");
+    char name[64];
+    ck_assert_str_eq(info.name, strf(name, sizeof name, "devq emulated %s device 1", face->name));
     ck_assert_uint_eq(info.total_memory, 4ull << 30);
     ck_assert_uint_eq(info.compute_units, 4);
     ck_assert_uint_eq(info.caps, ALL_CAPS);
@@ -50,11 +52,11 @@ START_TEST(test_caps_without_pools_and_memops)
     devq_pl_stream *s = new_stream(0);
     void *p = NULL;
     ck_assert_int_eq(ops->mem_alloc_async(s, 64, &p), -ENOTSUP);
-    ck_assert_ptr_nonnull(strstr(test_errmsg(), "MEMORY_POOLS_SUPPORTED"));
+    ck_assert_ptr_nonnull(strstr(test_errmsg(), face->attr_mem_pools));
     uint64_t word = 0;
     devq_pl_value *v;
     ck_assert_int_eq(ops->value_attach(dev, &word, &v), -ENOTSUP);
-    ck_assert_ptr_nonnull(strstr(test_errmsg(), "STREAM_MEM_OPS"));
+    ck_assert_ptr_nonnull(strstr(test_errmsg(), face->attr_stream_memops));
     /* the synchronous allocator works whatever the pools say */
     void *host = (void *)1;
     ck_assert_int_eq(ops->mem_alloc(dev, 64, &p, &host), 0);
@@ -375,7 +377,8 @@ END_TEST
 
 /* ---- kernels ---- */
 
-/* An emulated kernel: y[i] = a * x[i] + y[i], CUDA-style parameters. */
+/* An emulated kernel: y[i] = a * x[i] + y[i], CUDA-style parameters
+ * (HIP's are the same). */
 int devq_test_saxpy(void **p, const devq_cpu_group *g);
 int devq_test_saxpy(void **p, const devq_cpu_group *g)
 {
@@ -440,7 +443,7 @@ START_TEST(test_kernel_saxpy)
 END_TEST
 
 /* devq's cpu-kernel convention (a buffer argument is its address): the
- * same function can serve the cpu backend and the emulated cuda one. */
+ * same function can serve the cpu backend and the emulated gpu ones. */
 int devq_test_iota(void *const *args, const devq_cpu_group *g);
 int devq_test_iota(void *const *args, const devq_cpu_group *g)
 {
@@ -495,11 +498,11 @@ START_TEST(test_kernel_load_errors)
     devq_pl_kernel *k;
     static const char junk[] = "not a module";
     ck_assert_int_eq(ops->kernel_load(dev, junk, sizeof junk - 1, "x", &k), -ENOEXEC);
-    ck_assert_ptr_nonnull(strstr(test_errmsg(), "CUDA_ERROR_INVALID_IMAGE"));
+    ck_assert_ptr_nonnull(strstr(test_errmsg(), face->err_invalid_image));
     ck_assert_int_eq(ops->kernel_load(dev, saxpy_module, strlen(saxpy_module), "no_such_kernel", &k),
                      -ENOENT);
     ck_assert_ptr_nonnull(strstr(test_errmsg(), "no_such_kernel"));
-    ck_assert_ptr_nonnull(strstr(test_errmsg(), "CUDA_ERROR_NOT_FOUND"));
+    ck_assert_ptr_nonnull(strstr(test_errmsg(), face->err_not_found));
     ops->device_close(dev);
 }
 END_TEST
@@ -623,7 +626,10 @@ END_TEST
 
 int main(void)
 {
-    Suite *su = suite_create("cuda_plugin");
+    if (!gpu_face_select())
+        return 99;
+    char name[32];
+    Suite *su = suite_create(strf(name, sizeof name, "%s_plugin", face->name));
     TCase *tc = tcase_create("emulated");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_devices_and_caps);
@@ -644,9 +650,5 @@ int main(void)
     tcase_add_test(tc, test_streams_from_many_threads);
     tcase_add_test(tc, test_event_waits_from_many_threads);
     suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return gpu_run_suite(su);
 }

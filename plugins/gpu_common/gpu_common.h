@@ -1,0 +1,130 @@
+/* What devq-cuda.so and devq-hip.so do the same way, written once over
+ * no driver API and compiled into both plugins (hidden symbols, one copy
+ * per plugin): the plugin init checks, device loss, capabilities from
+ * probed attributes, host-callback records and kernel-launch geometry
+ * and arguments.  Each plugin keeps its driver calls, and the messages
+ * that quote them, in its own files. */
+#ifndef DEVQ_GPU_COMMON_H
+#define DEVQ_GPU_COMMON_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <devq/devq_plugin.h>
+
+#define GPU_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- plugin.c ---- */
+
+/* The host table and the backend's name ("cuda", "hip"), the prefix of
+ * every message the shared code gives; set by gpu_plugin_init. */
+extern const struct devq_host *gpu_host GPU_HIDDEN;
+extern const char *gpu_backend GPU_HIDDEN;
+
+/* devq_plugin_init's checks of the host; on success *ops = table. */
+int gpu_plugin_init(const struct devq_host *host, uint32_t host_abi, const char *backend,
+                    const struct devq_backend_ops *table, const struct devq_backend_ops **ops);
+
+/* ---- device.c ---- */
+
+/* A device lost to a sticky driver error: set once, read without the
+ * lock, cleared when the plugin has reset the device. */
+struct gpu_loss {
+    atomic_bool     lost;
+    pthread_mutex_t mu;
+    char            cause[256];
+};
+
+void gpu_loss_init(struct gpu_loss *l);
+bool gpu_lost(struct gpu_loss *l);
+/* The first cause ("call: desc") is kept and logged; later ones dropped. */
+void gpu_loss_mark(struct gpu_loss *l, uint32_t ordinal, const char *call, const char *desc);
+void gpu_loss_clear(struct gpu_loss *l);
+/* err with "backend:N: device lost: cause" as the message. */
+int  gpu_loss_error(struct gpu_loss *l, uint32_t ordinal, int err);
+
+/* A failed driver call: a sticky error marks the device lost and gives
+ * -EIO; others give err.  desc is the driver's "NAME (text)". */
+int  gpu_fail(struct gpu_loss *l, uint32_t ordinal, const char *call, const char *desc, bool sticky,
+              int err);
+
+/* device_count over a plugin's lazy driver load. */
+int  gpu_device_count(uint32_t *count, int (*load)(void), uint32_t (*total)(void));
+
+/* What probing found, as DEVQ_CAP_* bits.  Priority numbers follow the
+ * drivers' convention: lower runs first, greatest < least when there is
+ * more than one level. */
+struct gpu_attrs {
+    int prio_least, prio_greatest;
+    int copy_engines;
+    int pools;                   /* stream-ordered allocation */
+    int value_ops;               /* 64-bit stream waits and writes */
+    int map_host;                /* host memory mapped for the device */
+};
+uint64_t gpu_caps(const struct gpu_attrs *a);
+
+void gpu_device_info(devq_device_info *info, const char *name, uint64_t total_memory,
+                     uint32_t compute_units, uint64_t caps);
+
+/* A driver stream priority clamped to [greatest, least]. */
+int  gpu_clamp_priority(long prio, int least, int greatest);
+
+/* ---- hostfn.c ---- */
+
+/* What a stream shares with its queued host callbacks. */
+struct gpu_callbacks {
+    atomic_int latch;            /* the previous callback's error (driver thread) */
+    /* lib's handle plus each queued callback: a callback may still be
+     * returning when lib, told of its completion, destroys the stream. */
+    atomic_int refs;
+};
+
+void gpu_callbacks_init(struct gpu_callbacks *cbs);
+/* Drop a reference; true when it was the last: free the stream. */
+bool gpu_callbacks_unref(struct gpu_callbacks *cbs);
+
+/* One host function queued on a stream, holding a reference on it. */
+struct gpu_host_call {
+    struct gpu_callbacks *cbs;
+    void *stream;                /* the plugin's stream, for its trampoline */
+    devq_pl_host_fn fn;
+    void *arg;
+};
+
+/* NULL (reported) when out of memory. */
+struct gpu_host_call *gpu_host_call_new(struct gpu_callbacks *cbs, void *stream, devq_pl_host_fn fn,
+                                        void *arg);
+/* The driver refused to queue it. */
+void gpu_host_call_cancel(struct gpu_host_call *c);
+/* In the driver's callback, first: the previous callback's error, cleared. */
+int  gpu_host_call_latched(struct gpu_host_call *c);
+/* Run the function with status and free c.  Its error is latched for the
+ * next callback only: the drivers cannot skip work already queued (no
+ * DEVQ_CAP_SKIP_ON_ERROR).  True when the stream's last reference went
+ * with it: the caller frees the stream. */
+bool gpu_host_call_finish(struct gpu_host_call *c, int status);
+
+/* ---- launch.c ---- */
+
+#define GPU_LAUNCH_SMALL 16
+
+/* Blocks, threads per block and kernelParams for a driver launch. */
+struct gpu_launch {
+    unsigned grid[3], block[3];
+    void   **params;             /* kernelParams; NULL when there are no arguments */
+    void   **ptrs;               /* device pointers that params[i] point at */
+    void    *params_small[GPU_LAUNCH_SMALL];
+    void    *ptrs_small[GPU_LAUNCH_SMALL];
+};
+
+/* Fill g from devq's sizes (global rounded up to whole blocks) and
+ * arguments: params[i] points at argument i's value, the device pointer
+ * for buffers, lib's bytes for values (the driver copies them).  0, or
+ * -EINVAL/-ENOMEM reported.  g must not move until gpu_launch_release. */
+int  gpu_launch_prepare(struct gpu_launch *g, const devq_launch *l, const struct devq_pl_arg *args,
+                        size_t nargs);
+void gpu_launch_release(struct gpu_launch *g);
+
+#endif

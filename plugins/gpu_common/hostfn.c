@@ -1,0 +1,53 @@
+/* Host callbacks in stream order: the record each queued function
+ * travels in, and what the drivers' stream callbacks do with it besides
+ * reading the driver's status (that stays in each plugin's stream.c). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdlib.h>
+#include "gpu_common.h"
+
+void gpu_callbacks_init(struct gpu_callbacks *cbs)
+{
+    atomic_init(&cbs->latch, 0);
+    atomic_init(&cbs->refs, 1);
+}
+
+bool gpu_callbacks_unref(struct gpu_callbacks *cbs)
+{
+    return atomic_fetch_sub(&cbs->refs, 1) == 1;
+}
+
+struct gpu_host_call *gpu_host_call_new(struct gpu_callbacks *cbs, void *stream, devq_pl_host_fn fn,
+                                        void *arg)
+{
+    struct gpu_host_call *c = malloc(sizeof *c);
+    if (!c) {
+        gpu_host->error(-ENOMEM, "%s: out of memory for a host callback", gpu_backend);
+        return NULL;
+    }
+    *c = (struct gpu_host_call){ cbs, stream, fn, arg };
+    atomic_fetch_add(&cbs->refs, 1);
+    return c;
+}
+
+void gpu_host_call_cancel(struct gpu_host_call *c)
+{
+    /* never the last reference: lib's handle holds one */
+    atomic_fetch_sub(&c->cbs->refs, 1);
+    free(c);
+}
+
+int gpu_host_call_latched(struct gpu_host_call *c)
+{
+    return atomic_exchange(&c->cbs->latch, 0);
+}
+
+bool gpu_host_call_finish(struct gpu_host_call *c, int status)
+{
+    struct gpu_callbacks *cbs = c->cbs;
+    int ret = c->fn(c->arg, status);
+    free(c);
+    if (ret < 0)
+        atomic_store(&cbs->latch, ret);
+    return gpu_callbacks_unref(cbs);
+}
