@@ -34,87 +34,99 @@ static void assert_all(const uint8_t *p, uint8_t byte, const char *what)
         ck_assert_msg(p[i] == byte, "%s[%zu] = %#x, expected %#x", what, i, p[i], byte);
 }
 
+/* Most tests: one device, two queues, a buffer x filled with 0x11. */
+struct fx {
+    devq_device *dev;
+    devq_queue *q1, *q2;
+    devq_buffer *x;
+};
+
+static void fx_open(struct fx *f)
+{
+    f->dev = conf_open();
+    f->q1 = conf_queue(f->dev);
+    f->q2 = conf_queue(f->dev);
+    f->x = filled(f->dev, f->q1, 0x11);
+}
+
+static void fx_close(struct fx *f)
+{
+    ck_assert_int_eq(devq_buffer_free(f->x, NULL), 0);
+    if (f->q1)
+        devq_queue_destroy(f->q1);
+    devq_queue_destroy(f->q2);
+    devq_device_close(f->dev);
+}
+
 START_TEST(read_after_deferred_write)
 {
-    devq_device *dev = conf_open();
-    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
-    devq_buffer *x = filled(dev, q1, 0x11);
+    struct fx f;
+    fx_open(&f);
     devq_signal *go = conf_signal(0), *done = conf_signal(0);
     uint8_t host[N];
     memset(host, 0x55, sizeof host);
-    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
-    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xaa), 0);
-    ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_read(q2, host, x, 0, N), 0);     /* submitted after the write */
-    ck_assert_int_eq(devq_queue_signal(q2, done, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_wait(f.q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xaa), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q1), 0);
+    ck_assert_int_eq(devq_queue_read(f.q2, host, f.x, 0, N), 0);   /* submitted after the write */
+    ck_assert_int_eq(devq_queue_signal(f.q2, done, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q2), 0);
     conf_sleep_ms(20);
-    ck_assert_uint_eq(devq_signal_value(done), 0);              /* the read waits for the write */
+    ck_assert_uint_eq(devq_signal_value(done), 0);                /* the read waits for the write */
     assert_all(host, 0x55, "host before the write ran");
     ck_assert_int_eq(devq_signal_set(go, 1), 0);
-    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);
     assert_all(host, 0xaa, "host");
-    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
-    devq_buffer_free(x, NULL);
+    ck_assert_int_eq(devq_queue_finish(f.q1, 10 * SEC), 0);
     devq_signal_destroy(go);
     devq_signal_destroy(done);
-    devq_queue_destroy(q1);
-    devq_queue_destroy(q2);
-    devq_device_close(dev);
+    fx_close(&f);
 }
 END_TEST
 
 START_TEST(write_after_deferred_read)
 {
-    devq_device *dev = conf_open();
-    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
-    devq_buffer *x = filled(dev, q1, 0x11);
+    struct fx f;
+    fx_open(&f);
     devq_signal *go = conf_signal(0);
     uint8_t seen[N], final[N];
     memset(seen, 0, sizeof seen);
-    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
-    ck_assert_int_eq(devq_queue_read(q1, seen, x, 0, N), 0);
-    ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_fill(q2, x, 0, N, 0xbb), 0);    /* must not overtake the read */
-    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_wait(f.q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_read(f.q1, seen, f.x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q2, f.x, 0, N, 0xbb), 0);  /* must not overtake the read */
+    ck_assert_int_eq(devq_queue_submit(f.q2), 0);
     conf_sleep_ms(10);
     ck_assert_int_eq(devq_signal_set(go, 1), 0);
-    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
-    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);
     assert_all(seen, 0x11, "read by the deferred batch");
-    conf_download(q1, final, x, N);
+    conf_download(f.q1, final, f.x, N);
     assert_all(final, 0xbb, "x");
-    devq_buffer_free(x, NULL);
     devq_signal_destroy(go);
-    devq_queue_destroy(q1);
-    devq_queue_destroy(q2);
-    devq_device_close(dev);
+    fx_close(&f);
 }
 END_TEST
 
 START_TEST(write_after_deferred_write)
 {
-    devq_device *dev = conf_open();
-    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
-    devq_buffer *x = filled(dev, q1, 0x11);
+    struct fx f;
+    fx_open(&f);
     devq_signal *go = conf_signal(0);
     uint8_t final[N];
-    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
-    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0x01), 0);
-    ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_fill(q2, x, 0, N, 0x02), 0);
-    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_wait(f.q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0x01), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q2, f.x, 0, N, 0x02), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q2), 0);
     conf_sleep_ms(10);
     ck_assert_int_eq(devq_signal_set(go, 1), 0);
-    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
-    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
-    conf_download(q2, final, x, N);
+    ck_assert_int_eq(devq_queue_finish(f.q1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);
+    conf_download(f.q2, final, f.x, N);
     assert_all(final, 0x02, "x (last submitted write wins)");
-    devq_buffer_free(x, NULL);
     devq_signal_destroy(go);
-    devq_queue_destroy(q1);
-    devq_queue_destroy(q2);
-    devq_device_close(dev);
+    fx_close(&f);
 }
 END_TEST
 
@@ -122,36 +134,34 @@ END_TEST
  * copy must see a1 (not 11, not a2), and what q3 reads must be that. */
 START_TEST(chain_through_deferred_batches)
 {
-    devq_device *dev = conf_open();
-    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev), *q3 = conf_queue(dev);
-    devq_buffer *x = filled(dev, q1, 0x11), *y = filled(dev, q1, 0x22);
+    struct fx f;
+    fx_open(&f);
+    devq_queue *q3 = conf_queue(f.dev);
+    devq_buffer *y = filled(f.dev, f.q1, 0x22);
     devq_signal *go = conf_signal(0);
     uint8_t host[N], fx[N];
     memset(host, 0, sizeof host);
-    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
-    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa1), 0);
-    ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_copy(q2, y, 0, x, 0, N), 0);
-    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_wait(f.q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xa1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q1), 0);
+    ck_assert_int_eq(devq_queue_copy(f.q2, y, 0, f.x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q2), 0);
     ck_assert_int_eq(devq_queue_read(q3, host, y, 0, N), 0);
     ck_assert_int_eq(devq_queue_submit(q3), 0);
-    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa2), 0);    /* behind q1's deferred head */
-    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xa2), 0);  /* behind q1's deferred head */
+    ck_assert_int_eq(devq_queue_submit(f.q1), 0);
     conf_sleep_ms(10);
     ck_assert_int_eq(devq_signal_set(go, 1), 0);
     ck_assert_int_eq(devq_queue_finish(q3, 10 * SEC), 0);
-    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
-    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q1, 10 * SEC), 0);
     assert_all(host, 0xa1, "y read on q3");
-    conf_download(q1, fx, x, N);
+    conf_download(f.q1, fx, f.x, N);
     assert_all(fx, 0xa2, "x");
-    devq_buffer_free(x, NULL);
-    devq_buffer_free(y, NULL);
+    ck_assert_int_eq(devq_buffer_free(y, NULL), 0);
     devq_signal_destroy(go);
-    devq_queue_destroy(q1);
-    devq_queue_destroy(q2);
     devq_queue_destroy(q3);
-    devq_device_close(dev);
+    fx_close(&f);
 }
 END_TEST
 
@@ -159,29 +169,26 @@ END_TEST
  * batch goes out, so the deferred batch that waits for it can run. */
 START_TEST(ops_before_the_conflict_run)
 {
-    devq_device *dev = conf_open();
-    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
-    devq_buffer *x = filled(dev, q1, 0x11), *y = filled(dev, q1, 0x22);
+    struct fx f;
+    fx_open(&f);
+    devq_buffer *y = filled(f.dev, f.q1, 0x22);
     devq_signal *mid = conf_signal(0);
     uint8_t host[N], fy[N];
-    ck_assert_int_eq(devq_queue_wait(q1, mid, 1), 0);
-    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa1), 0);
-    ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_fill(q2, y, 0, N, 0x33), 0);
-    ck_assert_int_eq(devq_queue_signal(q2, mid, 1), 0);         /* releases q1 */
-    ck_assert_int_eq(devq_queue_read(q2, host, x, 0, N), 0);   /* needs q1's write */
-    ck_assert_int_eq(devq_queue_submit(q2), 0);
-    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
-    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_wait(f.q1, mid, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xa1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q2, y, 0, N, 0x33), 0);
+    ck_assert_int_eq(devq_queue_signal(f.q2, mid, 1), 0);          /* releases q1 */
+    ck_assert_int_eq(devq_queue_read(f.q2, host, f.x, 0, N), 0);   /* needs q1's write */
+    ck_assert_int_eq(devq_queue_submit(f.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q1, 10 * SEC), 0);
     assert_all(host, 0xa1, "x read on q2");
-    conf_download(q1, fy, y, N);
+    conf_download(f.q1, fy, y, N);
     assert_all(fy, 0x33, "y");
-    devq_buffer_free(x, NULL);
-    devq_buffer_free(y, NULL);
+    ck_assert_int_eq(devq_buffer_free(y, NULL), 0);
     devq_signal_destroy(mid);
-    devq_queue_destroy(q1);
-    devq_queue_destroy(q2);
-    devq_device_close(dev);
+    fx_close(&f);
 }
 END_TEST
 
@@ -189,32 +196,28 @@ END_TEST
  * through a buffer, named on timeout, broken by the host. */
 START_TEST(cycle_through_a_buffer)
 {
-    devq_device *dev = conf_open();
-    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
-    devq_buffer *x = filled(dev, q1, 0x11);
+    struct fx f;
+    fx_open(&f);
     devq_signal *s = conf_signal(0);
     uint8_t host[N];
-    ck_assert_int_eq(devq_queue_wait(q1, s, 1), 0);
-    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa1), 0);
-    ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_read(q2, host, x, 0, N), 0);
-    ck_assert_int_eq(devq_queue_submit(q2), 0);
-    ck_assert_int_eq(devq_queue_signal(q2, s, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(q2), 0);
-    ck_assert_int_eq(devq_queue_finish(q1, 20 * MS), -ETIMEDOUT);
+    ck_assert_int_eq(devq_queue_wait(f.q1, s, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xa1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q1), 0);
+    ck_assert_int_eq(devq_queue_read(f.q2, host, f.x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q2), 0);
+    ck_assert_int_eq(devq_queue_signal(f.q2, s, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q1, 20 * MS), -ETIMEDOUT);
     ck_assert_msg(strstr(devq_errmsg(), "wait cycle"), "errmsg: %s", devq_errmsg());
     devq_stats st;
-    ck_assert_int_eq(devq_stats_get(dev, &st), 0);
-    ck_assert_uint_ge(st.wait_cycles, 1);
-    ck_assert_int_eq(devq_signal_set(s, 1), 0);                 /* the host breaks it */
-    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
-    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_stats_get(f.dev, &st), 0);
+    ck_assert_uint_eq(st.wait_cycles, 1);                          /* counted once */
+    ck_assert_int_eq(devq_signal_set(s, 1), 0);                    /* the host breaks it */
+    ck_assert_int_eq(devq_queue_finish(f.q1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);
     assert_all(host, 0xa1, "x read on q2");
-    devq_buffer_free(x, NULL);
     devq_signal_destroy(s);
-    devq_queue_destroy(q1);
-    devq_queue_destroy(q2);
-    devq_device_close(dev);
+    fx_close(&f);
 }
 END_TEST
 
@@ -222,30 +225,26 @@ END_TEST
  * a buffer still runs, on the data as it is, and does not fail. */
 START_TEST(failed_deferred_batch_releases_later_work)
 {
-    devq_device *dev = conf_open();
-    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
-    devq_buffer *x = filled(dev, q1, 0x11);
+    struct fx f;
+    fx_open(&f);
     devq_signal *go = conf_signal(0), *done = conf_signal(0);
     uint8_t host[N];
-    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
-    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa1), 0);
-    ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_read(q2, host, x, 0, N), 0);
-    ck_assert_int_eq(devq_queue_signal(q2, done, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_queue_wait(f.q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xa1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q1), 0);
+    ck_assert_int_eq(devq_queue_read(f.q2, host, f.x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_signal(f.q2, done, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q2), 0);
     conf_sleep_ms(10);
     ck_assert_uint_eq(devq_signal_value(done), 0);
     ck_assert_int_eq(devq_signal_fail(go, -EIO), 0);
     ck_assert_int_eq(devq_signal_wait(done, 1, 10 * SEC), 0);
-    assert_all(host, skips_on_error(dev) ? 0x11 : 0xa1, "x read on q2");
-    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), -EIO);
-    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
-    devq_buffer_free(x, NULL);
+    assert_all(host, skips_on_error(f.dev) ? 0x11 : 0xa1, "x read on q2");
+    ck_assert_int_eq(devq_queue_finish(f.q1, 10 * SEC), -EIO);
+    ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);
     devq_signal_destroy(go);
     devq_signal_destroy(done);
-    devq_queue_destroy(q1);
-    devq_queue_destroy(q2);
-    devq_device_close(dev);
+    fx_close(&f);
 }
 END_TEST
 
@@ -253,59 +252,54 @@ END_TEST
  * for it on another queue runs. */
 START_TEST(destroy_releases_later_work)
 {
-    devq_device *dev = conf_open();
-    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
-    devq_buffer *x = filled(dev, q2, 0x11);
+    struct fx f;
+    fx_open(&f);
     devq_signal *never = conf_signal(0), *out = conf_signal(0), *done = conf_signal(0);
     uint8_t host[N];
-    ck_assert_int_eq(devq_queue_wait(q1, never, 1), 0);
-    ck_assert_int_eq(devq_queue_fill(q1, x, 0, N, 0xa1), 0);
-    ck_assert_int_eq(devq_queue_signal(q1, out, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_read(q2, host, x, 0, N), 0);
-    ck_assert_int_eq(devq_queue_signal(q2, done, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(q2), 0);
-    devq_queue_destroy(q1);                                      /* must not hang */
+    ck_assert_int_eq(devq_queue_wait(f.q1, never, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xa1), 0);
+    ck_assert_int_eq(devq_queue_signal(f.q1, out, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q1), 0);
+    ck_assert_int_eq(devq_queue_read(f.q2, host, f.x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_signal(f.q2, done, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q2), 0);
+    devq_queue_destroy(f.q1);                                       /* must not hang */
+    f.q1 = NULL;
     ck_assert_int_eq(devq_signal_wait(out, 1, 10 * SEC), -ECANCELED);
     ck_assert_int_eq(devq_signal_wait(done, 1, 10 * SEC), 0);
-    assert_all(host, skips_on_error(dev) ? 0x11 : 0xa1, "x read on q2");
-    devq_buffer_free(x, NULL);
+    assert_all(host, skips_on_error(f.dev) ? 0x11 : 0xa1, "x read on q2");
     devq_signal_destroy(never);
     devq_signal_destroy(out);
     devq_signal_destroy(done);
-    devq_queue_destroy(q2);
-    devq_device_close(dev);
+    fx_close(&f);
 }
 END_TEST
 
-/* Reads of a deferred read do not wait for each other; reads of other
- * buffers do not wait at all. */
+/* Reads after a deferred read do not wait for it; ops on other buffers
+ * do not wait at all. */
 START_TEST(no_false_waits)
 {
-    devq_device *dev = conf_open();
-    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
-    devq_buffer *x = filled(dev, q1, 0x11), *y = filled(dev, q1, 0x22);
+    struct fx f;
+    fx_open(&f);
+    devq_buffer *y = filled(f.dev, f.q1, 0x22);
     devq_signal *go = conf_signal(0);
     uint8_t h1[N], h2[N], h3[N];
-    ck_assert_int_eq(devq_queue_wait(q1, go, 1), 0);
-    ck_assert_int_eq(devq_queue_read(q1, h1, x, 0, N), 0);
-    ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_read(q2, h2, x, 0, N), 0);     /* read after read */
-    ck_assert_int_eq(devq_queue_fill(q2, y, 0, N, 0x44), 0);   /* another buffer */
-    ck_assert_int_eq(devq_queue_read(q2, h3, y, 0, N), 0);
-    ck_assert_int_eq(devq_queue_submit(q2), 0);
-    ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);     /* before the host sets go */
+    ck_assert_int_eq(devq_queue_wait(f.q1, go, 1), 0);
+    ck_assert_int_eq(devq_queue_read(f.q1, h1, f.x, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q1), 0);
+    ck_assert_int_eq(devq_queue_read(f.q2, h2, f.x, 0, N), 0);    /* read after read */
+    ck_assert_int_eq(devq_queue_fill(f.q2, y, 0, N, 0x44), 0);    /* another buffer */
+    ck_assert_int_eq(devq_queue_read(f.q2, h3, y, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);      /* before the host sets go */
     assert_all(h2, 0x11, "x read on q2");
     assert_all(h3, 0x44, "y read on q2");
     ck_assert_int_eq(devq_signal_set(go, 1), 0);
-    ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(f.q1, 10 * SEC), 0);
     assert_all(h1, 0x11, "x read on q1");
-    devq_buffer_free(x, NULL);
-    devq_buffer_free(y, NULL);
+    ck_assert_int_eq(devq_buffer_free(y, NULL), 0);
     devq_signal_destroy(go);
-    devq_queue_destroy(q1);
-    devq_queue_destroy(q2);
-    devq_device_close(dev);
+    fx_close(&f);
 }
 END_TEST
 
