@@ -63,16 +63,17 @@ struct cu_driver {
 extern struct cu_driver cu_drv CU_HIDDEN;
 extern const struct devq_host *cu_host CU_HIDDEN;
 
-/* A pooled helper stream for event_wait (see stream.c). */
+/* A pooled helper stream for event_wait (see event.c). */
 struct cu_waiter_stream {
     struct cu_waiter_stream *next;
     CUstream stream;
+    uint32_t contexts;             /* the device's contexts when it was made */
 };
 
 struct devq_pl_device {
     uint32_t        ordinal;
     CUdevice        dev;
-    pthread_mutex_t mu;            /* refs, waiter pool */
+    pthread_mutex_t mu;            /* refs, ctx */
     int             refs;
     CUcontext       ctx;           /* primary context while refs > 0 */
     char            name[128];
@@ -80,7 +81,15 @@ struct devq_pl_device {
     uint32_t        compute_units;
     uint64_t        caps;
     int             prio_least, prio_greatest;
+    /* Its own lock: a waiter callback returns its stream here, and must
+     * not wait for mu, which cu_device_close holds across the context
+     * release (which may wait for that callback). */
+    pthread_mutex_t waiters_mu;
     struct cu_waiter_stream *idle_waiters;
+    /* Primary contexts released (each last close destroys one): a helper
+     * made under an earlier count has a stream that died with its
+     * context (waiters_mu). */
+    uint32_t        contexts;
     struct gpu_loss loss;
 };
 
@@ -124,9 +133,11 @@ int  cu_device_info(devq_pl_device *dev, devq_device_info *info);
 int  cu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out);
 void cu_stream_destroy(devq_pl_stream *s);
 int  cu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
-void cu_waiters_release(struct devq_pl_device *dev);
 
 /* event.c */
+/* At the last close, before the context release: destroy the idle helper
+ * streams and retire the busy ones (their streams die with the context). */
+void cu_waiters_release(struct devq_pl_device *dev);
 int  cu_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out);
 void cu_event_destroy(devq_pl_event *e);
 int  cu_event_record(devq_pl_event *e, devq_pl_stream *s);

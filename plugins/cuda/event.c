@@ -110,23 +110,31 @@ static void waiter_unref(struct waiter *w)
 
 static void waiter_stream_put(struct devq_pl_device *dev, struct cu_waiter_stream *ws)
 {
-    pthread_mutex_lock(&dev->mu);
+    pthread_mutex_lock(&dev->waiters_mu);
     ws->next = dev->idle_waiters;
     dev->idle_waiters = ws;
-    pthread_mutex_unlock(&dev->mu);
+    pthread_mutex_unlock(&dev->waiters_mu);
 }
 
 static int waiter_stream_get(struct devq_pl_device *dev, struct cu_waiter_stream **out)
 {
-    pthread_mutex_lock(&dev->mu);
-    struct cu_waiter_stream *ws = dev->idle_waiters;
+    pthread_mutex_lock(&dev->waiters_mu);
+    struct cu_waiter_stream *ws;
+    while ((ws = dev->idle_waiters) && ws->contexts != dev->contexts) {
+        /* busy at a last close, returned since: its stream died with
+         * the context it was made in */
+        dev->idle_waiters = ws->next;
+        free(ws);
+    }
     if (ws)
         dev->idle_waiters = ws->next;
-    pthread_mutex_unlock(&dev->mu);
+    uint32_t contexts = dev->contexts;
+    pthread_mutex_unlock(&dev->waiters_mu);
     if (!ws) {
         ws = calloc(1, sizeof *ws);
         if (!ws)
             return cu_host->error(-ENOMEM, "cuda: out of memory for an event waiter");
+        ws->contexts = contexts;
         CUresult r = cu_drv.StreamCreateWithPriority(&ws->stream, CU_STREAM_NON_BLOCKING,
                                                      dev->prio_greatest);
         if (r != CUDA_SUCCESS) {
@@ -138,18 +146,26 @@ static int waiter_stream_get(struct devq_pl_device *dev, struct cu_waiter_stream
     return 0;
 }
 
-/* Destroy the idle helper streams; called with dev->mu held at the last
- * close.  A helper still busy (a timed-out wait on an event that never
- * came) is returned by its callback later and destroyed at the next
- * last close. */
+/* Destroy the idle helper streams; called at the last close, before the
+ * primary context is released.  A helper still busy (a timed-out wait on
+ * an event that never came) keeps a stream that the release destroys:
+ * counting the release marks it, and it is dropped when its callback
+ * brings it back.  (If the application holds the primary context too, the
+ * release does not destroy it and that one stream leaks: destroying a
+ * stream of a context that may be gone is worse.) */
 void cu_waiters_release(struct devq_pl_device *dev)
 {
+    pthread_mutex_lock(&dev->waiters_mu);
     struct cu_waiter_stream *ws = dev->idle_waiters;
     dev->idle_waiters = NULL;
+    uint32_t current = dev->contexts++;
+    pthread_mutex_unlock(&dev->waiters_mu);
     while (ws) {
         struct cu_waiter_stream *next = ws->next;
-        cu_drv.CtxSetCurrent(dev->ctx);
-        cu_drv.StreamDestroy(ws->stream);
+        if (ws->contexts == current) {      /* else an earlier release destroyed it */
+            cu_drv.CtxSetCurrent(dev->ctx);
+            cu_drv.StreamDestroy(ws->stream);
+        }
         free(ws);
         ws = next;
     }

@@ -15,16 +15,80 @@ devq_device *conf_open(void)
     return dev;
 }
 
+/* Where a real GPU gets the test kernels.  The emulated drivers (their
+ * devices are named "devq emulated ...") run the C bodies of
+ * conf_kernels.c, named in a devq-emu-module text image; a real device
+ * needs code for itself:
+ *
+ *   CONF_KERNEL_MODULE=path   the image to load on a real cuda or hip
+ *                             device (entry points conf_<name>);
+ *   unset, on real cuda       $top_srcdir/tests/gpu/conf_kernels.ptx
+ *                             (top_srcdir as `make check` exports it,
+ *                             else the current directory), the PTX
+ *                             made from tests/gpu/conf_kernels.cu.
+ *
+ * tests/gpu/run.sh sets CONF_KERNEL_MODULE.  Returns NULL for the
+ * emulators; for real hip without CONF_KERNEL_MODULE, reports that there
+ * is no module and aborts the test. */
+static const char *real_gpu_module(const devq_device_info *info, char *buf, size_t n)
+{
+    if (!strncmp(info->name, "devq emulated", strlen("devq emulated")))
+        return NULL;
+    const char *path = getenv("CONF_KERNEL_MODULE");
+    if (path && *path)
+        return path;
+    ck_assert_msg(!strcmp(info->backend, "cuda"),
+                  "no test kernels for a real %s device (%s): set CONF_KERNEL_MODULE to a "
+                  "module with the conf_<name> kernels of tests/conformance/conf_kernels.c",
+                  info->backend, info->name);
+    const char *top = getenv("top_srcdir");
+    snprintf(buf, n, "%s/tests/gpu/conf_kernels.ptx", top && *top ? top : ".");
+    return buf;
+}
+
+/* The whole file, NUL-terminated (PTX is text); *size counts the NUL. */
+static char *read_module(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f, "test kernels %s: %s (set CONF_KERNEL_MODULE to "
+                  "tests/gpu/conf_kernels.ptx of the source tree)", path, strerror(errno));
+    char *image = NULL;
+    size_t len = 0, cap = 0, got;
+    do {
+        if (cap - len < 4096) {
+            cap = cap ? cap * 2 : 16384;
+            image = realloc(image, cap);
+            ck_assert_msg(image, "test kernels %s: out of memory", path);
+        }
+        got = fread(image + len, 1, cap - len - 1, f);
+        len += got;
+    } while (got > 0);
+    ck_assert_msg(!ferror(f), "test kernels %s: read error", path);
+    fclose(f);
+    image[len] = '\0';
+    *size = len + 1;
+    return image;
+}
+
 devq_kernel *conf_kernel(devq_device *dev, const char *name)
 {
     devq_device_info info;
     ck_assert_int_eq(devq_device_info_get(dev, &info), 0);
-    char entry[128];
+    char entry[128], path[4096];
     devq_kernel *k = NULL;
     int r;
+    const char *module;
     if (!strcmp(info.backend, "cpu")) {
         snprintf(entry, sizeof entry, "conf_cpu_%s", name);
         r = devq_kernel_load(dev, NULL, 0, entry, &k);
+    } else if ((module = real_gpu_module(&info, path, sizeof path))) {
+        size_t size;
+        char *image = read_module(module, &size);
+        snprintf(entry, sizeof entry, "conf_%s", name);
+        r = devq_kernel_load(dev, image, size, entry, &k);
+        free(image);
+        ck_assert_msg(r == 0, "devq_kernel_load(%s from %s): %d %s", entry, module, r,
+                      devq_errmsg());
     } else {
         /* The emulated drivers resolve entry points in this process; the
          * module text names each kernel with its parameter sizes. */

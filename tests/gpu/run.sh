@@ -6,8 +6,13 @@
 #
 #   tests/gpu/run.sh [BUILD_DIR]        (default: ./build-gpu)
 #
+# The conformance kernels run as tests/gpu/conf_kernels.ptx (PTX ISA 6.0,
+# sm_60: JIT-compiled for any GPU since Pascal), made from conf_kernels.cu
+# by `make gpu-ptx`; CONF_KERNEL_MODULE tells the suites where it is.
+#
 # Environment: CUDA_HOME (default /usr/local/cuda) holds include/cuda.h;
 # DEVQ_CUDA_LIBRARY may name the driver (default libcuda.so.1);
+# CONF_KERNEL_MODULE another image with the conf_<name> kernels;
 # JOBS (default: nproc) for make.
 set -eu
 
@@ -38,6 +43,14 @@ make -j"$jobs"
 # every check program, without running any yet
 make -j"$jobs" check TESTS=
 
+step "the conformance kernels' PTX"
+# ptx-assemble skips (and make check passes) without ptxas in CUDA_HOME/bin
+if PATH="$PATH:$cuda_home/bin" make check TESTS="tests/gpu/ptx-kernels tests/gpu/ptx-assemble"; then
+    ok "tests/gpu/conf_kernels.ptx matches conf_kernels.c and assembles"
+else
+    bad "tests/gpu/conf_kernels.ptx (see tests/gpu/ptx-*.log; make gpu-ptx regenerates it)"
+fi
+
 step "cuda plugin over the emulated driver"
 if make check TESTS="tests/test_cuda_emu tests/gpu-plugin-cuda-emu tests/gpu-faults-cuda-emu"; then
     ok "plugin tests (emulated driver)"
@@ -50,7 +63,8 @@ unset DEVQ_EMU_FAIL DEVQ_EMU_DELAY DEVQ_EMU_MISSING 2>/dev/null || true
 DEVQ_PLUGIN_PATH="$build/plugins/cuda/.libs"
 DEVQ_BACKEND=cuda
 DEVQ_TEST_DEVICE=cuda
-export DEVQ_PLUGIN_PATH DEVQ_BACKEND DEVQ_TEST_DEVICE
+CONF_KERNEL_MODULE=${CONF_KERNEL_MODULE:-$srcdir/tests/gpu/conf_kernels.ptx}
+export DEVQ_PLUGIN_PATH DEVQ_BACKEND DEVQ_TEST_DEVICE CONF_KERNEL_MODULE
 
 step "devices"
 if [ -x tools/devq-info ]; then
@@ -59,7 +73,9 @@ fi
 
 step "conformance suites on cuda"
 # The backend-agnostic runner; DEVQ_TEST_DEVICE=cuda points it at the GPU
-# (the tests/conformance-<backend> wrappers would force their backend).
+# (the tests/conformance-<backend> wrappers would force their backend), and
+# its kernels come from CONF_KERNEL_MODULE.  The kernel-failure tests are
+# skipped: a trap loses a GPU's context (no DEVQ_CAP_SKIP_ON_ERROR).
 if [ -x tests/conformance/conformance ]; then
     if tests/conformance/conformance; then
         ok "tests/conformance/conformance (cuda)"
