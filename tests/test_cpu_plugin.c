@@ -466,6 +466,68 @@ START_TEST(test_kernel_from_process)
 }
 END_TEST
 
+/* out[index] = a checksum of the value argument's bytes. */
+int cpu_test_value_sum(void *const *args, const devq_cpu_group *g);
+int cpu_test_value_sum(void *const *args, const devq_cpu_group *g)
+{
+    (void)g;
+    uint64_t *out = args[0];
+    uint32_t index = *(const uint32_t *)args[1], n = *(const uint32_t *)args[2];
+    const uint8_t *p = args[3];
+    uint64_t h = 1469598103934665603ull;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    out[index] = h;
+    return 0;
+}
+
+/* Launch records are recycled per stream (small ones) or malloc'd (large
+ * ones): thousands of launches of both kinds, queued behind a gate and
+ * then streaming, each see exactly their own value bytes. */
+START_TEST(test_launch_records_recycled)
+{
+    enum { N = 4000 };
+    static const uint32_t sizes[] = { 8, 100, 200, 300, 1000 };
+    devq_pl_stream *s = stream_new(0);
+    devq_pl_kernel *k;
+    ck_assert_int_eq(ops->kernel_load(dev, NULL, 0, "cpu_test_value_sum", &k), 0);
+    uint64_t *out, want[N];
+    void *h;
+    ck_assert_int_eq(ops->mem_alloc(dev, N * sizeof *out, (void **)&out, &h), 0);
+    uint8_t payload[1000];
+    devq_launch l = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    for (int round = 0; round < 2; round++) {
+        struct gate g = GATE_INIT;
+        if (round == 0)            /* everything in flight at once */
+            ck_assert_int_eq(ops->host_fn(s, cb_gate, &g), 0);
+        for (uint32_t i = 0; i < N; i++) {
+            uint32_t n = sizes[(i + (uint32_t)round) % 5];
+            uint64_t hv = 1469598103934665603ull;
+            for (uint32_t b = 0; b < n; b++) {
+                payload[b] = (uint8_t)(i * 31 + b * 7 + (uint32_t)round);
+                hv = (hv ^ payload[b]) * 1099511628211ull;
+            }
+            want[i] = hv;
+            struct devq_pl_arg args[4] = {
+                { .is_buffer = 1, .device_ptr = out },
+                { .value = &i, .size = sizeof i },
+                { .value = &n, .size = sizeof n },
+                { .value = payload, .size = n },
+            };
+            ck_assert_int_eq(ops->launch(s, k, &l, args, 4), 0);
+        }
+        if (round == 0)
+            gate_open(&g);
+        stream_sync(s);
+        for (uint32_t i = 0; i < N; i++)
+            ck_assert_msg(out[i] == want[i], "round %d launch %u: value bytes differ", round, i);
+    }
+    ops->kernel_destroy(k);
+    ops->mem_free(dev, out);
+    ops->stream_destroy(s);
+}
+END_TEST
+
 static void module_path(char *out, size_t cap)
 {
     const char *top = getenv("top_builddir");
@@ -1001,6 +1063,7 @@ static Suite *cpu_suite(void)
     tcase_add_test(t, test_host_fn_status_after_failed_kernel);
     tcase_add_test(t, test_host_fn_error_latches);
     tcase_add_test(t, test_kernel_from_process);
+    tcase_add_test(t, test_launch_records_recycled);
     tcase_add_test(t, test_kernel_from_shared_object);
     tcase_add_test(t, test_kernel_missing);
     tcase_add_test(t, test_big_launch_uses_threads);

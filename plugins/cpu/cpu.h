@@ -111,7 +111,18 @@ struct devq_pl_stream {
 
     /* Waiters: the smallest sequence somebody sleeps for. */
     _Alignas(CPU_CACHELINE) _Atomic uint64_t wake_at;
+
+    /* Recycled launch records (kernel.c): the worker pushes what it ran
+     * onto launch_shared (lock-free, bounded by launch_cached); the
+     * producer takes the whole stack into launch_private at once, so
+     * neither side takes a lock and there is no ABA. */
+    _Alignas(CPU_CACHELINE) _Atomic(struct cpu_launch *) launch_shared;
+    _Atomic uint32_t launch_cached;
+    struct cpu_launch *launch_private;     /* producer-only */
 };
+
+/* Free the stream's recycled launch records (after its worker stopped). */
+void cpu_launch_cache_free(devq_pl_stream *s);
 
 int  cpu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out);
 void cpu_stream_destroy(devq_pl_stream *s);

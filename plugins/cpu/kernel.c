@@ -20,6 +20,8 @@ struct devq_pl_kernel {
 
 /* A launch as queued: dimensions and a private copy of the arguments. */
 struct cpu_launch {
+    struct cpu_launch *next;        /* in a stream's recycle stack */
+    uint32_t small;                 /* CPU_LAUNCH_SMALL bytes: recyclable */
     devq_pl_kernel *k;
     uint32_t global[3], local[3], groups[3];
     uint64_t total;                 /* groups[0] * groups[1] * groups[2] */
@@ -28,6 +30,70 @@ struct cpu_launch {
 };
 
 #define CPU_VALUE_ALIGN 16u
+/* Launch records up to this size (most: a few pointers and scalars) are
+ * recycled per stream instead of going through malloc, whose free would
+ * run on the worker thread; at most CPU_LAUNCH_CACHE are kept. */
+#define CPU_LAUNCH_SMALL 256u
+#define CPU_LAUNCH_CACHE 1024u
+
+static struct cpu_launch *launch_alloc(devq_pl_stream *s, size_t bytes)
+{
+    if (bytes > CPU_LAUNCH_SMALL) {
+        struct cpu_launch *cl = cpu_aligned_alloc(CPU_VALUE_ALIGN, bytes);
+        if (cl)
+            cl->small = 0;
+        return cl;
+    }
+    if (!s->launch_private) {
+        s->launch_private = atomic_exchange_explicit(&s->launch_shared, NULL, memory_order_acquire);
+        uint32_t n = 0;
+        for (struct cpu_launch *c = s->launch_private; c; c = c->next)
+            n++;
+        atomic_fetch_sub_explicit(&s->launch_cached, n, memory_order_relaxed);
+    }
+    struct cpu_launch *cl = s->launch_private;
+    if (cl)
+        s->launch_private = cl->next;
+    else if ((cl = cpu_aligned_alloc(CPU_VALUE_ALIGN, CPU_LAUNCH_SMALL)))
+        cl->small = 1;
+    return cl;
+}
+
+/* On the worker thread, after the launch ran. */
+static void launch_release(devq_pl_stream *s, struct cpu_launch *cl)
+{
+    if (!cl->small || atomic_load_explicit(&s->launch_cached, memory_order_relaxed) >= CPU_LAUNCH_CACHE) {
+        free(cl);
+        return;
+    }
+    atomic_fetch_add_explicit(&s->launch_cached, 1, memory_order_relaxed);
+    struct cpu_launch *head = atomic_load_explicit(&s->launch_shared, memory_order_relaxed);
+    do
+        cl->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&s->launch_shared, &head, cl, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+/* On the producer side: a record that was never queued. */
+static void launch_release_here(devq_pl_stream *s, struct cpu_launch *cl)
+{
+    if (cl->small) {
+        cl->next = s->launch_private;
+        s->launch_private = cl;
+    } else
+        free(cl);
+}
+
+void cpu_launch_cache_free(devq_pl_stream *s)
+{
+    struct cpu_launch *lists[2] = { s->launch_private, atomic_exchange(&s->launch_shared, NULL) };
+    for (int i = 0; i < 2; i++)
+        for (struct cpu_launch *c = lists[i], *n; c; c = n) {
+            n = c->next;
+            free(c);
+        }
+    s->launch_private = NULL;
+}
 
 int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
                     devq_pl_kernel **out)
@@ -147,13 +213,12 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
         bytes = (bytes + CPU_VALUE_ALIGN - 1) & ~(size_t)(CPU_VALUE_ALIGN - 1);
         bytes += args[i].size;
     }
-    struct cpu_launch *cl = cpu_aligned_alloc(CPU_VALUE_ALIGN, (bytes + CPU_VALUE_ALIGN - 1) &
-                                          ~(size_t)(CPU_VALUE_ALIGN - 1));
+    struct cpu_launch *cl = launch_alloc(s, (bytes + CPU_VALUE_ALIGN - 1) & ~(size_t)(CPU_VALUE_ALIGN - 1));
     if (!cl)
         return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a launch of '%s'", k->entry);
     int err = cpu_launch_dims(cl, l, k->entry);
     if (err) {
-        free(cl);
+        launch_release_here(s, cl);
         return err;
     }
     /* Value bytes are only valid during this call: keep a copy. */
@@ -173,7 +238,7 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
     cl->k = k;
     struct cpu_op *op = cpu_stream_reserve(s);
     if (!op) {
-        free(cl);
+        launch_release_here(s, cl);
         return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a launch of '%s'", k->entry);
     }
     atomic_fetch_add_explicit(&k->refs, 1, memory_order_relaxed);
@@ -223,5 +288,5 @@ void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
         }
     }
     cpu_kernel_unref(cl->k);
-    free(cl);
+    launch_release(s, cl);
 }

@@ -265,6 +265,7 @@ void cpu_stream_destroy(devq_pl_stream *s)
         free(c);
     }
     free(atomic_exchange(&s->spare, NULL));
+    cpu_launch_cache_free(s);
     s->head_chunk = s->tail_chunk = NULL;
     cpu_stream_unref(s);
 }
