@@ -56,7 +56,8 @@ struct devq_buffer {
     struct devq_use alloc_use;     /* stream-ordered alloc point (cursor 0: sync) */
     /* Under the device lock: */
     struct devq_buffer_track track;
-    uint32_t unissued;             /* uses recorded but not yet issued */
+    _Atomic uint32_t unissued;     /* uses recorded but not yet issued (recorders add
+                                    * without the device lock; the rest is under it) */
     int freed;                     /* devq_buffer_free called */
     int free_pending;              /* free waits for unissued uses */
     struct devq_queue *free_q;     /* where the pending free goes (NULL: sync) */
