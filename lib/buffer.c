@@ -4,7 +4,9 @@
  * made that stream wait for every other stream's last use, so the memory
  * returns to the pool only when nothing may still touch it.  A free of a
  * buffer that recorded-but-unissued batches still use waits until those
- * uses are issued (dev->pending_frees). */
+ * uses are issued (dev->pending_frees); so does one whose ordering could
+ * not be set up anywhere (a driver call failed), to be tried again.  A
+ * free is never dropped: its bytes would stay outstanding forever. */
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include "event_pool.h"
 #include "log.h"
 #include "mem.h"
+#include "mem_resource.h"
 #include "notifier.h"
 #include "queue.h"
 #include "trace.h"
@@ -132,24 +135,75 @@ static struct devq_queue *a_user_queue(struct devq_device *dev, devq_buffer *b)
     return NULL;
 }
 
-/* Device lock held. */
+/* Order the free of b after every other stream's use on fq's stream and
+ * free it there.  *ordered says whether the ordering was set up (after
+ * that, the free itself went to the memory stack, whatever it returned). */
+static int free_on(struct devq_device *dev, devq_buffer *b, struct devq_queue *fq, int *ordered)
+{
+    uint32_t sid = fq->stream.id;
+    devq__tracker_begin(dev->tracker, sid);
+    if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+        snprintf(dev->align_why, sizeof dev->align_why, "the free of buffer %p", b->dptr);
+    int r = devq__tracker_bind(dev->tracker, sid, &b->track, DEVQ_WRITE);
+    dev->align_why[0] = 0;
+    *ordered = r >= 0;
+    if (r < 0)
+        return r;
+    return devq__mem_free(dev, b->dptr, b->size, &fq->stream, b->tag);
+}
+
+/* The free's ordering failed on fq (a driver call of the alignment
+ * failed): try again there (a transient failure), then on each stream
+ * that used b (the last user needs no wait on itself; a buffer used on
+ * one stream needs no driver call at all).  A lost device runs nothing
+ * any more, so its memory is freed at once.  1: nothing worked, the
+ * free stays pending and is tried again later. */
+static int free_fallback(struct devq_device *dev, devq_buffer *b, struct devq_queue *fq, int err)
+{
+    char why[DEVQ_ERRMSG_MAX];
+    snprintf(why, sizeof why, "%s", devq_errmsg());
+    struct devq_use uses[64];
+    size_t n = devq__tracker_buffer_uses(dev->tracker, &b->track, uses, 64);
+    int ordered = 0, r = err;
+    for (size_t i = 0; i <= n && !ordered; i++) {
+        if (devq__mem_device_lost(dev, r))
+            return devq__mem_free(dev, b->dptr, b->size, NULL, b->tag);
+        struct devq_queue *q = i == 0 ? fq : queue_of(dev, &uses[i - 1]);
+        if (q)
+            r = free_on(dev, b, q, &ordered);
+    }
+    if (ordered) {
+        devq__log(DEVQ_LOG_BASIC, "%s:%d: the free of buffer %p could not be ordered on queue %u (%s); "
+                  "freed in order on another try", dev->info.backend, dev->info.ordinal, b->dptr,
+                  fq->number, why);
+        return r;
+    }
+    if (devq__mem_device_lost(dev, r))
+        return devq__mem_free(dev, b->dptr, b->size, NULL, b->tag);
+    devq__log(DEVQ_LOG_BASIC, "%s:%d: the free of buffer %p could not be ordered after its uses (%s); "
+              "it is tried again when more work is issued, or by devq_mem_reap", dev->info.backend,
+              dev->info.ordinal, b->dptr, why);
+    return 1;
+}
+
+/* Device lock held.  0 freed, 1 kept pending (to be tried again), or an
+ * error from the memory stack. */
 static int do_free(struct devq_device *dev, devq_buffer *b)
 {
     int r;
     /* With no queue named, a buffer still in use is freed in stream order
      * on a stream that used it (the tracker makes that stream wait for the
      * others): waiting on the host instead could block forever on work
-     * gated by a value the caller sets later, with the device lock held. */
-    struct devq_queue *fq = b->free_q ? b->free_q : a_user_queue(dev, b);
+     * gated by a value the caller sets later, with the device lock held.
+     * A lost device runs nothing: its memory is idle, and gone. */
+    struct devq_queue *fq = atomic_load(&dev->lost) ? NULL : b->free_q ? b->free_q : a_user_queue(dev, b);
     if (fq) {
-        uint32_t sid = fq->stream.id;
-        devq__tracker_begin(dev->tracker, sid);
-        if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-            snprintf(dev->align_why, sizeof dev->align_why, "the free of buffer %p", b->dptr);
-        r = devq__tracker_bind(dev->tracker, sid, &b->track, DEVQ_WRITE);
-        dev->align_why[0] = 0;
-        if (r >= 0)
-            r = devq__mem_free(dev, b->dptr, b->size, &fq->stream, b->tag);
+        int ordered;
+        r = free_on(dev, b, fq, &ordered);
+        if (!ordered)
+            r = free_fallback(dev, b, fq, r);
+        if (r == 1)
+            return 1;            /* the tracker still knows b's uses */
     } else {
         r = devq__mem_free(dev, b->dptr, b->size, NULL, b->tag);   /* idle: nobody can touch it */
     }
@@ -157,17 +211,25 @@ static int do_free(struct devq_device *dev, devq_buffer *b)
     return r < 0 ? r : 0;
 }
 
+static void pend(struct devq_device *dev, devq_buffer *b)
+{
+    b->free_pending = 1;
+    b->next_pending = dev->pending_frees;
+    dev->pending_frees = b;
+}
+
 void devq__process_pending_frees(struct devq_device *dev)
 {
-    for (devq_buffer **pp = &dev->pending_frees; *pp;) {
-        devq_buffer *b = *pp;
-        if (b->unissued) {
-            pp = &b->next_pending;
+    devq_buffer *list = dev->pending_frees;
+    dev->pending_frees = NULL;
+    while (list) {
+        devq_buffer *b = list;
+        list = b->next_pending;
+        if (b->unissued || do_free(dev, b) == 1) {
+            pend(dev, b);
             continue;
         }
-        *pp = b->next_pending;
         b->free_pending = 0;
-        do_free(dev, b);
         devq__buffer_release(b);
     }
 }
@@ -202,14 +264,11 @@ DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
     }
     b->freed = 1;
     b->free_q = q ? q : queue_of(dev, &b->alloc_use);
-    if (b->unissued) {
-        b->free_pending = 1;
-        b->next_pending = dev->pending_frees;
-        dev->pending_frees = b;
+    if (b->unissued || (r = do_free(dev, b)) == 1) {
+        pend(dev, b);
         pthread_mutex_unlock(&dev->lock);
-        return 0;              /* the last issued use triggers the free */
+        return 0;              /* the last issued use (or a retry) triggers the free */
     }
-    r = do_free(dev, b);
     pthread_mutex_unlock(&dev->lock);
     trace_outstanding(dev);
     if (atomic_fetch_sub(&b->refs, 1) == 1)

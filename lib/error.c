@@ -10,7 +10,13 @@ static _Thread_local char errbuf[DEVQ_ERRMSG_MAX];
 
 int devq__verr(int err, const char *fmt, va_list ap)
 {
-    vsnprintf(errbuf, sizeof errbuf, fmt, ap);
+    /* Callers often wrap the detail a lower layer just left here
+     * ("...: %s", devq__errmsg_peek()): format into a copy, because
+     * vsnprintf into the buffer it reads from overwrites that detail
+     * before reading it (the plugin's driver error was lost this way). */
+    char line[DEVQ_ERRMSG_MAX];
+    vsnprintf(line, sizeof line, fmt, ap);
+    memcpy(errbuf, line, strlen(line) + 1);
     return err;
 }
 
@@ -25,8 +31,14 @@ int devq__err(int err, const char *fmt, ...)
 
 int devq__err_str(int err, const char *msg)
 {
-    if (msg != errbuf)
-        snprintf(errbuf, sizeof errbuf, "%s", msg ? msg : "");
+    if (!msg)
+        msg = "";
+    if (msg != errbuf) {
+        /* msg may be a tail of errbuf itself: move, do not copy. */
+        size_t n = strnlen(msg, sizeof errbuf - 1);
+        memmove(errbuf, msg, n);
+        errbuf[n] = 0;
+    }
     return err;
 }
 

@@ -78,8 +78,8 @@ static int direct_allocate(void *state, size_t bytes, devq_stream_ref *st, uint3
                              (unsigned long long)atomic_load(&d->outstanding),
                              (unsigned long long)pend, why);
     }
-    if (r < 0)
-        return r;
+    if (r < 0)   /* the plugin named the driver error; say what was asked */
+        return devq__err(r, "direct: backend could not allocate %zu bytes: %s", bytes, devq__errmsg_peek());
     atomic_fetch_add_explicit(&d->outstanding, bytes, memory_order_relaxed);
     return 0;
 }
@@ -96,6 +96,12 @@ static int direct_deallocate(void *state, void *ptr, size_t bytes, devq_stream_r
     }
     struct pending_free p = { .ptr = ptr, .bytes = bytes, .sid = st->id };
     int r = devq__fence_record(dev, st, &p.fence);
+    if (r < 0 && devq__mem_device_lost(dev, r)) {
+        /* Nothing runs on a lost device: the memory is idle (and gone). */
+        dev->ops->mem_free(dev->pl, ptr);
+        atomic_fetch_sub_explicit(&d->outstanding, bytes, memory_order_relaxed);
+        return 0;
+    }
     pthread_mutex_lock(&d->lock);
     atomic_fetch_sub_explicit(&d->outstanding, bytes, memory_order_relaxed);
     if (r < 0) {

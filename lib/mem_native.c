@@ -43,8 +43,12 @@ static int native_deallocate(void *state, void *ptr, size_t bytes, devq_stream_r
     struct native *n = state;
     if (st) {
         int r = n->dev->ops->mem_free_async(st->pl, ptr);
-        if (r < 0)
+        if (r < 0 && !devq__mem_device_lost(n->dev, r))
             return r;
+        /* Lost: the memory went with the context.  The synchronous free
+         * gives the driver its handle back where it still takes it. */
+        if (r < 0)
+            n->dev->ops->mem_free(n->dev->pl, ptr);
     } else {
         n->dev->ops->mem_free(n->dev->pl, ptr);
     }

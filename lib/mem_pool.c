@@ -365,7 +365,9 @@ static int seal(struct pool *p, struct stream_lists *sl)
     if (!bt)
         return devq__err(-ENOMEM, "pool: out of host memory for a fence");
     int r = devq__fence_record(p->dev, sl->st, &bt->ev);
-    if (r < 0) {
+    if (r < 0 && devq__mem_device_lost(p->dev, r))
+        bt->reached = 1;                 /* nothing runs on a lost device */
+    else if (r < 0) {
         free(bt);
         return r;
     }
@@ -818,6 +820,10 @@ static int pool_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_
         }
         *dptr = b->ptr;
         *hptr = b->host;
+    } else if (r != -ENOMEM) {
+        /* Out of memory has its own report; anything else is the plugin's
+         * detail (the driver error), which does not say what was asked. */
+        devq__err(r, "pool: backend could not allocate %zu bytes: %s", bytes, devq__errmsg_peek());
     }
     mem_unlock(&p->lock);
     return r;

@@ -11,6 +11,7 @@
 #include "error.h"
 #include "mem.h"
 #include "mem_resource.h"
+#include "queue.h"
 
 /* ---- the wrapper ---- */
 
@@ -120,16 +121,54 @@ int devq__fence_record(struct devq_device *dev, struct devq_stream *st, devq_pl_
     return r;
 }
 
+/* A sticky driver error is -EIO from the call that met it (another
+ * thread's work may have poisoned the context just before) and -ENODEV
+ * from every later call: ask the backend once more to tell it from a
+ * plain I/O failure.  Error paths only; the message is kept. */
+static int lost_on_probe(struct devq_device *dev)
+{
+    if (!dev->event_pool)
+        return 0;
+    char msg[DEVQ_ERRMSG_MAX];
+    snprintf(msg, sizeof msg, "%s", devq__errmsg_peek());
+    devq_pl_event *e;
+    int r = devq__event_get(dev, 0, &e);
+    if (r == 0) {
+        r = dev->ops->event_query(e);
+        devq__event_put(dev, e, 0);
+    }
+    if (r == -ENODEV)
+        devq__device_set_lost(dev, devq__errmsg_peek());
+    devq__err_str(0, msg);
+    return r == -ENODEV;
+}
+
+int devq__mem_device_lost(struct devq_device *dev, int err)
+{
+    if (atomic_load(&dev->lost))
+        return 1;
+    if (err == -ENODEV) {
+        devq__device_set_lost(dev, devq__errmsg_peek());
+        return 1;
+    }
+    return err == -EIO && lost_on_probe(dev);
+}
+
+/* A lost device runs nothing any more and its memory went with its
+ * context: every fence counts as reached, or frees would wait forever. */
 int devq__fence_reached(struct devq_device *dev, devq_pl_event *e)
 {
-    return dev->ops->event_query(e) == 0;
+    int r = dev->ops->event_query(e);
+    return r == 0 || (r != -EAGAIN && devq__mem_device_lost(dev, r));
 }
 
 int devq__fence_settle(struct devq_device *dev, devq_pl_event *e, uint64_t timeout_ns)
 {
-    if (dev->ops->event_query(e) == 0)
+    int r = dev->ops->event_query(e);
+    if (r == 0 || (r != -EAGAIN && devq__mem_device_lost(dev, r)))
         return 1;
-    return dev->ops->event_wait(e, timeout_ns) == 0;
+    r = dev->ops->event_wait(e, timeout_ns);
+    return r == 0 || (r != -ETIMEDOUT && devq__mem_device_lost(dev, r));
 }
 
 void devq__fence_put(struct devq_device *dev, devq_pl_event **e)
@@ -441,6 +480,13 @@ DEVQ_API int devq_mem_reap(devq_device *dev)
         return r;
     if ((r = mem_ready(dev, "devq_mem_reap")) < 0)
         return r;
+    /* Frees whose ordering failed wait on the device's pending list: try
+     * them again.  Only if the device lock is free: the caller may be a
+     * host function, which must not wait for it. */
+    if (pthread_mutex_trylock(&dev->lock) == 0) {
+        devq__process_pending_frees(dev);
+        pthread_mutex_unlock(&dev->lock);
+    }
     pthread_rwlock_rdlock(&dev->mem->lock);
     r = devq_resource_reap(dev->mem->stack);
     pthread_rwlock_unlock(&dev->mem->lock);

@@ -75,10 +75,16 @@ int devq__stats_usage_stream(devq_resource *stats, uint32_t sid, devq_mem_usage 
  * depend on the registry's object file). */
 int devq__mem_dev_check(const struct devq_device *dev, const char *fn);
 
+/* Whether the device is lost, given a backend call's result: -ENODEV
+ * from the backend marks it lost.  A lost device's memory went with its
+ * context, so frees complete (and are counted) without the backend. */
+int  devq__mem_device_lost(struct devq_device *dev, int err);
+
 /* Fences: an event recorded where a stream-ordered free happened.
  * record: take an event from the pool when *e is NULL (else re-record
  * it) and capture st's tail.  reached: 1 reached, 0 not yet (a query
- * error also counts as "not yet": memory is never reused on doubt).
+ * error also counts as "not yet": memory is never reused on doubt; but on
+ * a lost device every fence counts as reached).
  * settle: wait up to timeout_ns, for streams going away.  put: return it. */
 int  devq__fence_record(struct devq_device *dev, struct devq_stream *st, devq_pl_event **e);
 int  devq__fence_reached(struct devq_device *dev, devq_pl_event *e);

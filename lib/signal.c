@@ -306,6 +306,35 @@ int devq__signal_advance(devq_signal *s, uint64_t v)
     return 0;
 }
 
+/* A failure passed on through a wait reads "<hop>, which failed: <the
+ * cause of what it waited on>", so a chain grows by a hop at every
+ * signal and the root cause, at its end, is the first thing a bounded
+ * copy loses.  Keep the immediate hop and the root, elide the middle:
+ * "<hop>, which failed: ... <root>".  Should even that not fit, the root
+ * wins: "... <root>", cut at the end. */
+static const char hop_sep[] = "which failed: ";
+static const char elided[] = "... ";
+
+void devq__cause_compact(char *dst, size_t cap, const char *cause)
+{
+    size_t len = strlen(cause);
+    const char *first = strstr(cause, hop_sep), *last = first;
+    if (len < cap || !first) {
+        snprintf(dst, cap, "%s", cause);
+        return;
+    }
+    for (const char *p; (p = strstr(last + 1, hop_sep));)
+        last = p;
+    const char *root = last + sizeof hop_sep - 1;
+    if (!strncmp(root, elided, sizeof elided - 1))
+        root += sizeof elided - 1;           /* elided by an earlier hop */
+    size_t head = (size_t)(first - cause) + sizeof hop_sep - 1;
+    if (head + sizeof elided - 1 + strlen(root) < cap)
+        snprintf(dst, cap, "%.*s%s%s", (int)head, cause, elided, root);
+    else
+        snprintf(dst, cap, "%s%s", elided, root);
+}
+
 void devq__signal_fail_cause(devq_signal *s, int err, const char *cause)
 {
     struct devq_timeline *tl = s->tl;
@@ -315,7 +344,7 @@ void devq__signal_fail_cause(devq_signal *s, int err, const char *cause)
     devq__signal_retain(s);   /* waiters may destroy it once they see it */
     if (err >= 0)
         err = -EIO;
-    snprintf(tl->cause, sizeof tl->cause, "%s", cause && *cause ? cause : "signal failed");
+    devq__cause_compact(tl->cause, sizeof tl->cause, cause && *cause ? cause : "signal failed");
     atomic_store(&tl->status, err);   /* after the cause: readers see both */
     atomic_store(&tl->fail_state, FAIL_DONE);
     atomic_fetch_add(&tl->seq, 1);

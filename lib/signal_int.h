@@ -3,6 +3,7 @@
 #ifndef DEVQ_LIB_SIGNAL_H
 #define DEVQ_LIB_SIGNAL_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <devq/devq.h>
 
@@ -24,6 +25,11 @@ int devq__signal_advance(devq_signal *s, uint64_t v);
 /* Fail with a root-cause message kept for every waiter's devq_errmsg().
  * First failure wins; later calls change nothing. */
 void devq__signal_fail_cause(devq_signal *s, int err, const char *cause);
+
+/* Copy a cause chain ("<hop>, which failed: <hop>, which failed: ...
+ * <root>") into dst[cap]; one too long keeps its first hop and its root
+ * cause, with "... " for the hops elided between them. */
+void devq__cause_compact(char *dst, size_t cap, const char *cause);
 
 /* The stored root cause ("" when not failed). */
 const char *devq__signal_cause(const devq_signal *s);

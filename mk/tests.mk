@@ -23,3 +23,17 @@ tests_test_gpu_faults_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS)
 tests_test_gpu_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_gpu_faults_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_test_gpu_faults_LDADD = $(GPU_EMU_TEST_LDADD)
+
+# Regression tests for the soak's former "known lib bug" notes (lost
+# device memory, allocation messages, cause chains, frees whose ordering
+# failed); most need the emulated CUDA driver.
+if BUILD_CUDA
+if HAVE_CHECK
+check_PROGRAMS += tests/test_strict_notes
+TESTS += tests/test_strict_notes
+tests_test_strict_notes_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_strict_notes_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_test_strict_notes_LDADD = libdevq.la $(CHECK_LIBS)
+EXTRA_tests_test_strict_notes_DEPENDENCIES = tests/emu/libcuda-emu.la
+endif
+endif
