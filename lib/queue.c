@@ -37,7 +37,8 @@ struct batch *devq__batch_get(struct devq_queue *q)
             return NULL;
     }
     b->q = q;
-    b->nops = b->nargs = b->ngate = b->nslots = 0;
+    b->nops = b->nargs = b->ngate = b->nslots = b->nheld = 0;
+    memset(b->held_memo, 0, sizeof b->held_memo);
     b->nbytes = 0;
     b->next_op = 0;
     b->forced_error = 0;
@@ -68,11 +69,13 @@ static void batch_free(struct batch *b)
     free(b->bytes);
     free(b->gate);
     free(b->slots);
+    free(b->held);
     free(b->marks);
     free(b);
 }
 
-/* Drop the references a batch holds for ops from `from_op` on. */
+/* Drop the references a batch holds: its signals and timestamps (per
+ * op, from `from_op` on) and its buffers and kernels (held once each). */
 void devq__batch_release_refs(struct batch *b, uint32_t from_op)
 {
     for (uint32_t i = from_op; i < b->nops; i++) {
@@ -82,23 +85,6 @@ void devq__batch_release_refs(struct batch *b, uint32_t from_op)
         case OP_SIGNAL:
             devq__signal_release(o->u.sig.s);
             break;
-        case OP_EXEC:
-            for (uint32_t a = 0; a < o->u.exec.nargs; a++)
-                if (b->args[o->u.exec.first_arg + a].buf)
-                    devq__buffer_release(b->args[o->u.exec.first_arg + a].buf);
-            devq__kernel_release(o->u.exec.k);
-            break;
-        case OP_COPY:
-            devq__buffer_release(o->u.copy.dst);
-            devq__buffer_release(o->u.copy.src);
-            break;
-        case OP_FILL:
-            devq__buffer_release(o->u.fill.dst);
-            break;
-        case OP_WRITE:
-        case OP_READ:
-            devq__buffer_release(o->u.xfer.buf);
-            break;
         case OP_TIMESTAMP:
             devq__timestamp_release(o->u.ts);
             break;
@@ -106,6 +92,14 @@ void devq__batch_release_refs(struct batch *b, uint32_t from_op)
             break;
         }
     }
+    for (uint32_t i = 0; i < b->nheld; i++) {
+        uintptr_t h = b->held[i];
+        if (h & DEVQ_HELD_KERNEL)
+            devq__kernel_release((devq_kernel *)(h & ~(uintptr_t)DEVQ_HELD_KERNEL));
+        else
+            devq__buffer_release((devq_buffer *)h);
+    }
+    b->nheld = 0;
 }
 
 void devq__batch_unissue(struct batch *b, uint32_t from)

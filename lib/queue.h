@@ -96,6 +96,10 @@ struct batch_arg {
     size_t value_off, size;        /* value bytes live in batch->bytes */
 };
 
+#define DEVQ_HELD_BUFFER 0u
+#define DEVQ_HELD_KERNEL 1u            /* low bit of a held pointer */
+#define DEVQ_HELD_MEMO   8u
+
 struct batch {
     struct devq_queue *q;
     uint64_t seq;                  /* 1-based number on its queue */
@@ -110,6 +114,11 @@ struct batch {
     uint32_t ngate, capgate;
     struct devq_value_slot **slots;   /* device-side waits (value_wait.c) */
     uint32_t nslots, capslots;
+    /* One reference to each buffer and kernel the ops use (record.c),
+     * tagged DEVQ_HELD_*; dropped when the batch completes. */
+    uintptr_t *held;
+    uint32_t nheld, capheld;
+    uintptr_t held_memo[DEVQ_HELD_MEMO];   /* recently held, direct-mapped */
     /* Issue state (device lock). */
     uint32_t next_op;              /* first op not yet issued */
     int forced_error;              /* fail without running the rest */

@@ -49,6 +49,49 @@ static int leave(devq_queue *q, int r)
     return r;
 }
 
+static struct op *push_op(struct batch *b);
+
+/* Room for n more held references, so that holding never fails once an
+ * op is pushed (a failed recording call leaves the batch unchanged). */
+static int reserve_held(struct batch *b, uint32_t n)
+{
+    if (b->nheld + n <= b->capheld)
+        return 0;
+    uint32_t cap = b->capheld ? b->capheld : 8;
+    while (cap < b->nheld + n)
+        cap *= 2;
+    uintptr_t *h = realloc(b->held, cap * sizeof *h);
+    if (!h)
+        return -ENOMEM;
+    b->held = h;
+    b->capheld = cap;
+    return 0;
+}
+
+/* The batch holds one reference to each buffer and kernel its ops use,
+ * taken the first time (as far as a small direct-mapped memo of recent
+ * ones tells; a miss only costs a second reference).  A batch of 64
+ * launches over 3 buffers takes 3 references, not 192: these counters
+ * are shared with the stream thread that drops them at completion, and
+ * every touch moves their cache line between the two. */
+static void hold(struct batch *b, void *obj, uintptr_t kind, _Atomic int *refs)
+{
+    uintptr_t key = (uintptr_t)obj | kind;
+    unsigned slot = (unsigned)(key >> 6) % DEVQ_HELD_MEMO;
+    if (b->held_memo[slot] == key)
+        return;
+    atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
+    b->held[b->nheld++] = key;
+    b->held_memo[slot] = key;
+}
+
+static struct op *push_op_holding(struct batch *b, uint32_t nheld)
+{
+    if (reserve_held(b, nheld) < 0)
+        return NULL;
+    return push_op(b);
+}
+
 static struct op *push_op(struct batch *b)
 {
     if (b->nops == b->capops) {
@@ -90,10 +133,9 @@ static int check_buffer(devq_queue *q, const devq_buffer *b, const char *fn, con
  * No device lock: a free that must see this use happens after the
  * recording call returned (else the program frees a buffer it is still
  * recording with), and the counter is atomic. */
-static void use_buffer(struct devq_device *dev, devq_buffer *b)
+static void use_buffer(struct batch *batch, devq_buffer *b)
 {
-    (void)dev;
-    atomic_fetch_add_explicit(&b->refs, 1, memory_order_relaxed);
+    hold(batch, b, DEVQ_HELD_BUFFER, &b->refs);
     atomic_fetch_add_explicit(&b->unissued, 1, memory_order_relaxed);
 }
 
@@ -198,7 +240,7 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
         b->bytes = nb;
         b->capbytes = cap;
     }
-    struct op *o = push_op(b);
+    struct op *o = push_op_holding(b, (uint32_t)nargs + 1);
     if (!o)
         return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
     o->kind = OP_EXEC;
@@ -206,14 +248,14 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
     o->u.exec.l = launch;
     o->u.exec.first_arg = b->nargs;
     o->u.exec.nargs = (uint32_t)nargs;
-    atomic_fetch_add(&k->refs, 1);
+    hold(b, k, DEVQ_HELD_KERNEL, &k->refs);
     for (size_t i = 0; i < nargs; i++) {
         struct batch_arg *ba = &b->args[b->nargs++];
         memset(ba, 0, sizeof *ba);
         if (args[i].buf) {
             ba->buf = args[i].buf;
             ba->access = args[i].access;
-            use_buffer(q->dev, ba->buf);
+            use_buffer(b, ba->buf);
         } else {
             /* Values are copied now: the caller's bytes may be gone by submit. */
             ba->value_off = b->nbytes;
@@ -238,7 +280,7 @@ DEVQ_API int devq_queue_copy(devq_queue *q, devq_buffer *dst, size_t dst_off, de
         return leave(q, r);
     if (dst == src && dst_off < src_off + n && src_off < dst_off + n)
         return leave(q, devq__err(-EINVAL, "%s: source and destination ranges overlap in one buffer", fn));
-    struct op *o = push_op(q->open);
+    struct op *o = push_op_holding(q->open, 2);
     if (!o)
         return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
     o->kind = OP_COPY;
@@ -247,8 +289,8 @@ DEVQ_API int devq_queue_copy(devq_queue *q, devq_buffer *dst, size_t dst_off, de
     o->u.copy.dst_off = dst_off;
     o->u.copy.src_off = src_off;
     o->u.copy.n = n;
-    use_buffer(q->dev, dst);
-    use_buffer(q->dev, src);
+    use_buffer(q->open, dst);
+    use_buffer(q->open, src);
     return leave(q, 0);
 }
 
@@ -260,7 +302,7 @@ DEVQ_API int devq_queue_fill(devq_queue *q, devq_buffer *dst, size_t off, size_t
         return r;
     if ((r = check_buffer(q, dst, fn, "destination")) < 0 || (r = check_range(fn, "fill", dst, off, n)) < 0)
         return leave(q, r);
-    struct op *o = push_op(q->open);
+    struct op *o = push_op_holding(q->open, 1);
     if (!o)
         return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
     o->kind = OP_FILL;
@@ -268,7 +310,7 @@ DEVQ_API int devq_queue_fill(devq_queue *q, devq_buffer *dst, size_t off, size_t
     o->u.fill.off = off;
     o->u.fill.n = n;
     o->u.fill.byte = byte;
-    use_buffer(q->dev, dst);
+    use_buffer(q->open, dst);
     return leave(q, 0);
 }
 
@@ -282,7 +324,7 @@ static int record_xfer(devq_queue *q, enum op_kind kind, devq_buffer *buf, size_
         return leave(q, r);
     if (!host)
         return leave(q, devq__err(-EINVAL, "%s: host pointer is NULL", fn));
-    struct op *o = push_op(q->open);
+    struct op *o = push_op_holding(q->open, 1);
     if (!o)
         return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
     o->kind = (uint8_t)kind;
@@ -290,7 +332,7 @@ static int record_xfer(devq_queue *q, enum op_kind kind, devq_buffer *buf, size_
     o->u.xfer.off = off;
     o->u.xfer.n = n;
     o->u.xfer.host = host;
-    use_buffer(q->dev, buf);
+    use_buffer(q->open, buf);
     return leave(q, 0);
 }
 
