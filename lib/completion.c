@@ -178,6 +178,37 @@ int devq__end_cb(void *arg, int status)
     return 0;
 }
 
+/* The queue's timeline says "every batch up to N is done", which finish
+ * and destroy rely on.  Batches normally complete in order (their end
+ * callbacks run in stream order), but one whose end callback could not
+ * be queued completes at once, ahead of earlier ones still running: it
+ * waits on q->ahead (sorted by seq, not recycled yet) until they are
+ * done.  Returns how far the timeline may go. */
+static uint64_t queue_done_upto(struct devq_queue *q, struct batch *b)
+{
+    pthread_mutex_lock(&q->done_lock);
+    if (b->seq != q->done_upto + 1) {
+        struct batch **pp = &q->ahead;
+        while (*pp && (*pp)->seq < b->seq)
+            pp = &(*pp)->next;
+        b->next = *pp;
+        *pp = b;
+        pthread_mutex_unlock(&q->done_lock);
+        return 0;
+    }
+    q->done_upto = b->seq;
+    devq__batch_put(q, b);
+    while (q->ahead && q->ahead->seq == q->done_upto + 1) {
+        struct batch *x = q->ahead;
+        q->ahead = x->next;
+        q->done_upto = x->seq;
+        devq__batch_put(q, x);
+    }
+    uint64_t upto = q->done_upto;
+    pthread_mutex_unlock(&q->done_lock);
+    return upto;
+}
+
 void devq__batch_unref(struct batch *b)
 {
     if (atomic_fetch_sub_explicit(&b->cb_refs, 1, memory_order_acq_rel) != 1)
@@ -186,12 +217,12 @@ void devq__batch_unref(struct batch *b)
     struct devq_device *dev = q->dev;
     devq__value_wait_batch_done(b);
     devq__batch_release_refs(b, 0);
-    uint64_t seq = b->seq;
     devq_signal *timeline = q->timeline;
-    devq__batch_put(q, b);
     atomic_fetch_add(&dev->stats.batches_completed, 1);
+    uint64_t upto = queue_done_upto(q, b);
     /* Last: once the timeline moves, a finishing thread may destroy q. */
-    devq__signal_advance(timeline, seq);
+    if (upto)
+        devq__signal_advance(timeline, upto);
 }
 
 void devq__complete_inline(struct batch *b, int err)

@@ -196,6 +196,7 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
     q->magic = DEVQ_MAGIC_QUEUE;
     q->dev = dev;
     q->desc = d;
+    pthread_mutex_init(&q->done_lock, NULL);
     if ((r = devq_signal_create(0, &q->timeline)) < 0)
         goto fail_sig;
     pthread_mutex_lock(&dev->lock);
@@ -225,6 +226,7 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
 fail_stream:
     devq_signal_destroy(q->timeline);
 fail_sig:
+    pthread_mutex_destroy(&q->done_lock);
     free(q);
     return r;
 }
@@ -365,6 +367,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
 
     q->magic = DEVQ_MAGIC_DEAD;
     devq_signal_destroy(q->timeline);
+    pthread_mutex_destroy(&q->done_lock);
     struct batch *lists[2] = { q->free_private, atomic_exchange(&q->free_shared, NULL) };
     for (int l = 0; l < 2; l++)
         for (struct batch *b = lists[l], *n; b; b = n) {

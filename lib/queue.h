@@ -151,7 +151,10 @@ struct devq_queue {
     int sticky;                    /* first recording error of the open batch */
     char sticky_msg[DEVQ_CAUSE_MAX];
 
-    devq_signal *timeline;         /* advanced to batch seq at completion */
+    devq_signal *timeline;         /* N: every batch up to seq N completed */
+    pthread_mutex_t done_lock;     /* completion order (completion.c) */
+    uint64_t done_upto;
+    struct batch *ahead;           /* completed before an earlier batch, by seq */
     _Atomic uint64_t submitted;    /* batches submitted (issued or deferred) */
     uint64_t issued_seq;           /* last batch fully issued (device lock) */
     struct batch *deferred, *deferred_tail;   /* device lock */

@@ -35,5 +35,13 @@ tests_test_strict_notes_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_strict_notes_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_test_strict_notes_LDADD = libdevq.la $(CHECK_LIBS)
 EXTRA_tests_test_strict_notes_DEPENDENCIES = tests/emu/libcuda-emu.la
+# A batch completing ahead of earlier ones (its end callback could not be
+# queued) must not let finish return early.
+check_PROGRAMS += tests/test_completion_order
+TESTS += tests/test_completion_order
+tests_test_completion_order_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_completion_order_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_test_completion_order_LDADD = libdevq.la $(CHECK_LIBS)
+EXTRA_tests_test_completion_order_DEPENDENCIES = tests/emu/libcuda-emu.la
 endif
 endif
