@@ -276,6 +276,133 @@ static void bench_queues(devq_device *dev)
     devq_queue_destroy(q);
 }
 
+/* ---- small kernels: per-launch cost vs a work queue of function calls (cpu) ---- */
+
+/* Three buffer arguments, almost no work: what is measured is recording,
+ * tracking, issuing and running one launch. */
+int devq_bench_tiny(void *const *args, const devq_cpu_group *g);
+int devq_bench_tiny(void *const *args, const devq_cpu_group *g)
+{
+    (void)g;
+    *(uint32_t *)args[2] += *(const uint32_t *)args[0] + *(const uint32_t *)args[1];
+    return 0;
+}
+
+struct call { void *const *args; };
+
+struct callq {
+    pthread_mutex_t m;
+    pthread_cond_t job, done;
+    struct call *ring;
+    uint64_t posted, finished, cap;
+    int stop;
+};
+
+static void *callq_worker(void *arg)
+{
+    struct callq *w = arg;
+    devq_cpu_group g = { .local_size = { 1, 1, 1 }, .global_size = { 1, 1, 1 }, .num_groups = { 1, 1, 1 } };
+    pthread_mutex_lock(&w->m);
+    for (;;) {
+        while (w->finished == w->posted && !w->stop)
+            pthread_cond_wait(&w->job, &w->m);
+        if (w->finished == w->posted)
+            break;
+        struct call c = w->ring[w->finished % w->cap];
+        pthread_mutex_unlock(&w->m);
+        devq_bench_tiny(c.args, &g);
+        pthread_mutex_lock(&w->m);
+        w->finished++;
+        pthread_cond_broadcast(&w->done);
+    }
+    pthread_mutex_unlock(&w->m);
+    return NULL;
+}
+
+/* The baseline: post n calls to a worker thread through a mutex+condvar
+ * ring, then wait for all of them. */
+static double callq_per_s(int n)
+{
+    uint32_t a = 1, b = 2, c = 0;
+    void *args[3] = { &a, &b, &c };
+    struct callq w = { .m = PTHREAD_MUTEX_INITIALIZER, .job = PTHREAD_COND_INITIALIZER,
+                       .done = PTHREAD_COND_INITIALIZER, .cap = 1024 };
+    w.ring = calloc(w.cap, sizeof *w.ring);
+    pthread_t t;
+    pthread_create(&t, NULL, callq_worker, &w);
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        pthread_mutex_lock(&w.m);
+        while (w.posted - w.finished == w.cap)
+            pthread_cond_wait(&w.done, &w.m);
+        w.ring[w.posted++ % w.cap] = (struct call){ args };
+        pthread_cond_signal(&w.job);
+        pthread_mutex_unlock(&w.m);
+    }
+    pthread_mutex_lock(&w.m);
+    while (w.finished < w.posted)
+        pthread_cond_wait(&w.done, &w.m);
+    w.stop = 1;
+    pthread_cond_signal(&w.job);
+    pthread_mutex_unlock(&w.m);
+    double secs = (double)(now_ns() - t0) / 1e9;
+    pthread_join(t, NULL);
+    free(w.ring);
+    if (c != 3u * (uint32_t)n)
+        fprintf(stderr, "devq-bench: work queue baseline computed %u, expected %u\n", c, 3u * (uint32_t)n);
+    return n / secs;
+}
+
+static double launches_per_s(devq_device *dev, devq_queue *q, devq_kernel *k, int n)
+{
+    devq_buffer *buf[3];
+    for (int i = 0; i < 3; i++)
+        CHECK(devq_buffer_alloc(dev, 4, NULL, 0, &buf[i]));
+    const uint32_t init[3] = { 1, 2, 0 };
+    for (int i = 0; i < 3; i++)
+        CHECK(devq_queue_write(q, buf[i], 0, &init[i], 4));
+    CHECK(devq_queue_submit(q));
+    CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
+    devq_arg a[3] = { DEVQ_ARG_BUF(buf[0], DEVQ_READ), DEVQ_ARG_BUF(buf[1], DEVQ_READ),
+                      DEVQ_ARG_BUF(buf[2], DEVQ_READ_WRITE) };
+    devq_launch l = { .global = { 1, 1, 1 }, .local = { 1, 1, 1 } };
+    uint64_t t0 = now_ns();
+    for (int i = 1; i <= n; i++) {
+        CHECK(devq_queue_exec(q, k, a, 3, &l));
+        if (i % 64 == 0 || i == n)
+            CHECK(devq_queue_submit(q));
+    }
+    CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
+    double secs = (double)(now_ns() - t0) / 1e9;
+    uint32_t got = 0;
+    CHECK(devq_queue_read(q, &got, buf[2], 0, 4));
+    CHECK(devq_queue_submit(q));
+    CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
+    if (got != 3u * (uint32_t)n)
+        fprintf(stderr, "devq-bench: launches computed %u, expected %u\n", got, 3u * (uint32_t)n);
+    for (int i = 0; i < 3; i++)
+        CHECK(devq_buffer_free(buf[i], NULL));
+    return n / secs;
+}
+
+static void bench_launches(devq_device *dev)
+{
+    devq_queue *q;
+    devq_kernel *k;
+    CHECK(devq_queue_create(dev, NULL, &q));
+    CHECK(devq_kernel_load(dev, NULL, 0, "devq_bench_tiny", &k));
+    int n = quick ? 50000 : 500000;
+    double d[REPS], b[REPS];
+    for (int r = 0; r < REPS; r++) {
+        d[r] = launches_per_s(dev, q, k, n);
+        b[r] = callq_per_s(n);
+    }
+    add("tiny kernel launches (3 buffers, 64/batch)", median(d, REPS), median(b, REPS), "launch/s", 1,
+        "mutex+condvar queue of function calls", "(see RESULTS.md)");
+    devq_kernel_destroy(k);
+    devq_queue_destroy(q);
+}
+
 /* ---- 3. SAXPY: a devq kernel vs a hand-written pthread loop (cpu) ---- */
 
 int devq_bench_saxpy(void *const *args, const devq_cpu_group *g);
@@ -503,8 +630,10 @@ int main(int argc, char **argv)
     CHECK(devq_device_info_get(dev, &info));
     bench_signals();
     bench_queues(dev);
-    if (!strcmp(info.backend, "cpu"))
-        bench_saxpy(dev);    /* its kernel is a C function: cpu only */
+    if (!strcmp(info.backend, "cpu")) {
+        bench_launches(dev); /* their kernels are C functions: cpu only */
+        bench_saxpy(dev);
+    }
     bench_buffers(dev);
     if (json)
         print_json(&info);
