@@ -191,7 +191,7 @@ int  devq__issue(struct devq_queue *q, struct batch *b);      /* 1: deferred */
 int  devq__submit_locked(struct devq_queue *q, struct batch *b);
 void devq__drain_deferred(struct devq_queue *q);
 int  devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced);
-/* Record a checkpoint on st before a device-side wait (device lock). */
+/* Record a checkpoint on st before a wait that may hold it up (device lock). */
 void devq__checkpoint(struct devq_device *dev, struct devq_stream *st);
 void devq__checkpoints_drop(struct devq_device *dev, struct devq_stream *st);
 

@@ -8,11 +8,11 @@
 
 struct devq_device;
 
-#define DEVQ_STREAM_CHECKPOINTS 8
-
-/* An event recorded just before a device-side wait for a host value:
- * work up to `cursor` is done once it is reached, whatever that wait does.
- * Other streams that need only that much wait on it instead of the tail. */
+/* An event recorded just before a wait that may hold the stream up: a
+ * device-side wait for a host value, or (while any such wait is on the
+ * device) a wait for another stream, which may be held up by one.  Work up
+ * to `cursor` is done once it is reached, whatever that wait does; other
+ * streams that need only that much wait on it instead of the tail. */
 struct devq_checkpoint {
     uint64_t cursor;
     devq_pl_event *ev;
@@ -23,8 +23,8 @@ struct devq_stream {
     devq_pl_stream *pl;
     uint32_t id;          /* dense per-device id, reused after destroy */
     uint64_t cursor;      /* batches submitted on this stream (tracker) */
-    struct devq_checkpoint cp[DEVQ_STREAM_CHECKPOINTS];   /* device lock */
-    uint32_t ncp;
+    struct devq_checkpoint *cp;   /* oldest first; device lock */
+    uint32_t ncp, capcp;
 };
 
 #endif

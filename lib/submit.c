@@ -88,8 +88,15 @@ int devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, ui
 {
     struct devq_device *dev = ctx;
     struct devq_stream *d = dev->streams[dst], *s = dev->streams[src];
-    /* Work before a device-side wait on src: wait for the checkpoint, not
-     * for the tail behind that wait (which may wait for the host). */
+    /* src may be held up by a device-side wait for the host (its own or
+     * one it is ordered behind), and after this dst is too: remember
+     * where dst was, so that streams needing only dst's earlier work do
+     * not wait for src as well (a false dependency that deadlocks valid
+     * programs: tests/test_held_alignment.c). */
+    if (devq__value_wait_any(dev))
+        devq__checkpoint(dev, d);
+    /* Work before a held-up point on src: wait for the checkpoint, not
+     * for the tail behind it (which may wait for the host). */
     for (uint32_t i = 0; i < s->ncp; i++)
         if (s->cp[i].cursor >= need) {
             int r = dev->ops->stream_wait_event(d->pl, s->cp[i].ev);
@@ -630,6 +637,35 @@ static void resume_cb(void *arg, int status)
     pthread_mutex_unlock(&dev->lock);
 }
 
+/* Make room for one more checkpoint.  Every one may matter while the
+ * stream is held up (dropping one makes alignments that needed it wait
+ * for the next, behind a held-up wait), so none is dropped until a later
+ * one is reached, which covers it at no cost; otherwise the array grows,
+ * bounded by the stream's units in flight. */
+static int checkpoints_room(struct devq_device *dev, struct devq_stream *st)
+{
+    uint32_t reached = 0;
+    for (uint32_t i = st->ncp; i-- > 1;)
+        if (dev->ops->event_query(st->cp[i].ev) == 0) {
+            reached = i;
+            break;
+        }
+    if (reached) {
+        for (uint32_t i = 0; i < reached; i++)
+            devq__event_put(dev, st->cp[i].ev, 0);
+        memmove(&st->cp[0], &st->cp[reached], (st->ncp - reached) * sizeof st->cp[0]);
+        st->ncp -= reached;
+        return 0;
+    }
+    uint32_t cap = st->capcp ? st->capcp * 2 : 8;
+    struct devq_checkpoint *cp = realloc(st->cp, cap * sizeof *cp);
+    if (!cp)
+        return -ENOMEM;
+    st->cp = cp;
+    st->capcp = cap;
+    return 0;
+}
+
 void devq__checkpoint(struct devq_device *dev, struct devq_stream *st)
 {
     uint64_t cursor = devq__tracker_cursor(dev->tracker, st->id);
@@ -645,11 +681,9 @@ void devq__checkpoint(struct devq_device *dev, struct devq_stream *st)
         devq__event_put(dev, e, 0);
         return;
     }
-    if (st->ncp == DEVQ_STREAM_CHECKPOINTS) {
-        /* The oldest goes; alignments that needed it fall back to the tail. */
-        devq__event_put(dev, st->cp[0].ev, 0);
-        memmove(&st->cp[0], &st->cp[1], (DEVQ_STREAM_CHECKPOINTS - 1) * sizeof st->cp[0]);
-        st->ncp--;
+    if (st->ncp == st->capcp && checkpoints_room(dev, st) < 0) {
+        devq__event_put(dev, e, 0);
+        return;            /* alignments use a later checkpoint or the tail */
     }
     st->cp[st->ncp++] = (struct devq_checkpoint){ .cursor = cursor, .ev = e };
 }
@@ -658,5 +692,7 @@ void devq__checkpoints_drop(struct devq_device *dev, struct devq_stream *st)
 {
     for (uint32_t i = 0; i < st->ncp; i++)
         devq__event_put(dev, st->cp[i].ev, 0);
-    st->ncp = 0;
+    free(st->cp);
+    st->cp = NULL;
+    st->ncp = st->capcp = 0;
 }

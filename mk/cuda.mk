@@ -75,3 +75,14 @@ tests_test_device_loss_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_test_device_loss_LDADD = libdevq.la $(CHECK_LIBS)
 endif
 endif
+
+# No false dependency behind a stream held by a device-side wait, and
+# in-order completion on a lost device (tests/soak SOAK_XDEV_RELEASE).
+if BUILD_CUDA
+if HAVE_CHECK
+check_PROGRAMS += tests/test_held_alignment
+TESTS += tests/test_held_alignment
+tests_test_held_alignment_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_held_alignment_LDADD = libdevq.la $(CHECK_LIBS)
+endif
+endif
