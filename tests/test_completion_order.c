@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "cuda_emu_check.h"
 #include <devq/devq.h>
 
 #define MS 1000000ull
@@ -70,18 +71,7 @@ END_TEST
 
 int main(void)
 {
-    const char *top = getenv("top_builddir");
-    char lib[4096];
-    snprintf(lib, sizeof lib, "%s/tests/emu/.libs/libcuda-emu.so", top ? top : ".");
-    setenv("DEVQ_CUDA_LIBRARY", lib, 1);
-    Suite *su = suite_create("completion order");
     TCase *tc = tcase_create("order");
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, inline_completion_waits_for_earlier_batches);
-    suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return cuda_emu_run(tc, "completion order");
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cuda_emu_check.h"
 #include <devq/devq.h>
 
 #define SEC 1000000000ull
@@ -224,22 +225,11 @@ END_TEST
 
 int main(void)
 {
-    const char *top = getenv("top_builddir");
-    char lib[4096];
-    snprintf(lib, sizeof lib, "%s/tests/emu/.libs/libcuda-emu.so", top ? top : ".");
-    setenv("DEVQ_CUDA_LIBRARY", lib, 1);
-    Suite *su = suite_create("held alignment");
     TCase *tc = tcase_create("false dependencies");
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, alignment_then_device_wait);
     tcase_add_test(tc, alignment_only);
     tcase_add_test(tc, buffer_hazard);
     tcase_add_test(tc, many_alignments_after_the_held_one);
     tcase_add_test(tc, finish_waits_for_callbacks_on_a_lost_device);
-    suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return cuda_emu_run(tc, "held alignment");
 }

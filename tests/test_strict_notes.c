@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "cuda_emu_check.h"
 #include <devq/devq.h>
 
 #define SEC 1000000000ull
@@ -359,13 +360,7 @@ END_TEST
 
 int main(void)
 {
-    const char *top = getenv("top_builddir");
-    char lib[4096];
-    snprintf(lib, sizeof lib, "%s/tests/emu/.libs/libcuda-emu.so", top ? top : ".");
-    setenv("DEVQ_CUDA_LIBRARY", lib, 1);
-    Suite *su = suite_create("strict notes");
     TCase *tc = tcase_create("notes");
-    tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, lost_device_frees_settle_accounting, 0, (int)(sizeof pools / sizeof pools[0]));
     tcase_add_loop_test(tc, free_meeting_the_sticky_error_settles, 0,
                         (int)(sizeof sticky_cases / sizeof sticky_cases[0]));
@@ -375,10 +370,5 @@ int main(void)
     tcase_add_test(tc, long_failure_chain_keeps_root_cause);
     tcase_add_loop_test(tc, free_whose_ordering_fails_is_not_lost, 0, 2);
     tcase_add_test(tc, free_with_no_ordering_at_all_waits_and_is_retried);
-    suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return cuda_emu_run(tc, "strict notes");
 }

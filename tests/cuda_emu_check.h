@@ -1,0 +1,29 @@
+/* The main() of a Check test of libdevq on the emulated CUDA driver:
+ * point the cuda plugin at tests/emu's libcuda-emu.so in the build tree,
+ * run one test case with a bounded timeout, exit 1 on any failure.  The
+ * emulator reads DEVQ_EMU_FAIL once per process; Check forks a child per
+ * test, so a test sets its own before opening the device. */
+#ifndef DEVQ_TESTS_CUDA_EMU_CHECK_H
+#define DEVQ_TESTS_CUDA_EMU_CHECK_H
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static inline int cuda_emu_run(TCase *tc, const char *suite)
+{
+    const char *top = getenv("top_builddir");
+    char lib[4096];
+    snprintf(lib, sizeof lib, "%s/tests/emu/.libs/libcuda-emu.so", top ? top : ".");
+    setenv("DEVQ_CUDA_LIBRARY", lib, 1);
+    Suite *su = suite_create(suite);
+    tcase_set_timeout(tc, 60);
+    suite_add_tcase(su, tc);
+    SRunner *sr = srunner_create(su);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
+
+#endif
