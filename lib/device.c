@@ -283,6 +283,10 @@ static int open_spec(const char *spec, devq_device **out)
     char why[256];
     if (devq__spec_parse(spec, strlen(spec), &s, why, sizeof why) < 0)
         return devq__err(-EINVAL, "%s: %s", context, why);
+    /* "cpu" is built in: no plugin file needs loading for it (plugin.c). */
+    int r = strcmp(s.name, "cpu") ? devq__backends_load() : 0;
+    if (r < 0)
+        return r;
     struct devq_backend *b = devq__backend_find(s.name);
     if (!b)
         return unknown_backend(-ENODEV, context, s.name);
@@ -333,6 +337,9 @@ static int open_default_order(const struct devq_backend_pref *pref, const char *
 
 static int open_preferred(devq_device **out)
 {
+    int r = devq__backends_load();
+    if (r < 0)
+        return r;
     const char *env = devq__getenv("DEVQ_BACKEND");
     struct devq_backend_pref pref;
     char why[512] = "";
@@ -371,9 +378,6 @@ DEVQ_API int devq_device_open(const char *spec, devq_device **out)
         return devq__err(-EINVAL, "devq_device_open: out is NULL");
     *out = NULL;
     int r = devq__log_config_error();
-    if (r < 0)
-        return r;
-    r = devq__backends_load();
     if (r < 0)
         return r;
     return spec ? open_spec(spec, out) : open_preferred(out);

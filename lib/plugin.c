@@ -11,7 +11,14 @@
  * A plugin is outside code: whatever it returns is checked
  * (plugin_validate.c) before lib relies on it, and one bad file never
  * stops the others.  After loading, the backend list is immutable, so
- * readers need no lock. */
+ * readers need no lock.
+ *
+ * Opening "cpu" by name loads nothing else: the built-in backend always
+ * wins its name, and a GPU plugin's init loads its driver (ROCm alone
+ * maps libstdc++ and dozens of libraries and took 32 ms here), which a
+ * program that asked for the cpu should not pay.  So loading has two
+ * steps, each run once: the built-in backend, then the plugin files
+ * (which everything else, enumeration and reports, asks for). */
 #include "config.h"
 #include <dirent.h>
 #include <dlfcn.h>
@@ -39,9 +46,13 @@
 /* More than any real machine has; a larger count is a broken plugin. */
 #define MAX_DEVICES_PER_BACKEND 4096u
 
-static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT, load_once = PTHREAD_ONCE_INIT;
 static int load_status;
 static _Atomic int load_done;
+/* The built-in backend, set once by load_builtin (NULL if its table was
+ * refused): found without reading `backends`, which the second step may
+ * still be growing. */
+static struct devq_backend *builtin;
 
 static struct devq_backend **backends;
 static size_t nbackends, backends_cap;
@@ -306,10 +317,17 @@ static void load_path_list(const char *list)
     free(copy);
 }
 
-static void load_all(void)
+static void load_builtin(void)
 {
     long rep = report_new("(built in)");
     run_init(devq__cpu_plugin_init, "(built in)", NULL, rep);
+    if (nbackends == 1)
+        builtin = backends[0];
+}
+
+static void load_all(void)
+{
+    pthread_once(&builtin_once, load_builtin);
 
     const char *path = devq__getenv("DEVQ_PLUGIN_PATH");
     if (path && *path)
@@ -340,6 +358,11 @@ struct devq_backend *devq__backend_find_loaded(const char *name)
 
 struct devq_backend *devq__backend_find(const char *name)
 {
+    if (name && !strcmp(name, "cpu")) {
+        pthread_once(&builtin_once, load_builtin);
+        if (builtin)
+            return builtin;
+    }
     devq__backends_load();
     return name ? devq__backend_find_loaded(name) : NULL;
 }
@@ -387,9 +410,9 @@ const devq_backend_report *devq__plugin_report_skipped(const char *name)
  * a device still open is left alone: its threads may be running. */
 __attribute__((destructor)) static void backends_fini(void)
 {
-    if (!atomic_load(&load_done))
-        return;
-    for (size_t i = nbackends; i-- > 0;) {
+    /* Only the built-in backend when the plugin files were never loaded. */
+    size_t n = atomic_load(&load_done) ? nbackends : builtin ? 1 : 0;
+    for (size_t i = n; i-- > 0;) {
         struct devq_backend *b = backends[i];
         if (!b->ops->fini)
             continue;

@@ -480,6 +480,40 @@ START_TEST(loader_basic_log_names_only_skips)
 }
 END_TEST
 
+/* Opening the cpu by name loads no plugin file (a GPU plugin's init loads
+ * its driver); anything that needs the list (enumeration, reports, other
+ * names) loads them all, once, and the cpu backend is the same one. */
+START_TEST(opening_cpu_loads_no_plugin_file)
+{
+    char *dir = folder_with_everything();
+    char log[1100];
+    snprintf(log, sizeof log, "%s/loader.log", dir);
+    setenv("DEVQ_PLUGIN_PATH", dir, 1);
+    setenv("DEVQ_LOG", "full", 1);
+    setenv("DEVQ_LOG_FILE", log, 1);
+    devq_device *cpu, *cpu0;
+    ck_assert_int_eq(devq_device_open("cpu", &cpu), 0);
+    ck_assert_int_eq(devq_device_open("cpu:0", &cpu0), 0);
+    ck_assert_ptr_eq(cpu, cpu0);
+    const char *text = slurp(log);
+    ck_assert_int_eq(count_lines_with(text, "(built in): loaded backend 'cpu'", NULL), 1);
+    ck_assert_int_eq(count_lines_with(text, "devq-fake.so", NULL), 0);
+    ck_assert_int_eq(count_lines_with(text, "skipped", NULL), 0);
+    /* Now something needs every backend. */
+    devq_device *fake;
+    ck_assert_int_eq(devq_device_open("fake", &fake), 0);
+    text = slurp(log);
+    ck_assert_int_eq(count_lines_with(text, "devq-fake.so: loaded backend 'fake'", NULL), 1);
+    ck_assert_int_eq(count_lines_with(text, "loader: ", ": skipped: "), 9);
+    ck_assert_int_eq(count_lines_with(text, "(built in): loaded backend 'cpu'", NULL), 1);
+    ck_assert_str_eq(devq__backend_at(0)->name, "cpu");
+    ck_assert_ptr_eq(devq__backend_find("cpu"), devq__backend_at(0));
+    devq_device_close(fake);
+    devq_device_close(cpu0);
+    devq_device_close(cpu);
+}
+END_TEST
+
 START_TEST(loader_without_plugin_path_has_cpu)
 {
     unsetenv("DEVQ_PLUGIN_PATH");
@@ -573,6 +607,7 @@ static Suite *loader_suite(void)
     tcase_add_test(t, loader_full_log_names_every_file_tried);
     tcase_add_test(t, loader_basic_log_names_only_skips);
     tcase_add_test(t, loader_without_plugin_path_has_cpu);
+    tcase_add_test(t, opening_cpu_loads_no_plugin_file);
     suite_add_tcase(s, t);
 
     t = tcase_create("registry");
