@@ -107,6 +107,7 @@ struct soak_buf {
     int block_q;                 /* the queue of the held-up batch that touched it */
     uint32_t qmask;              /* queues that touched it */
     bool sync_alloc;             /* allocated with no queue */
+    int alloc_q;                 /* the queue it was allocated on, or -1 */
 };
 
 struct soak_read {

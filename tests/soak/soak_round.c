@@ -488,6 +488,7 @@ static int new_buffer(struct soak_round *r, int dev, int qi /* -1: synchronous *
         return -1;
     B->live = true;
     B->sync_alloc = qi < 0;
+    B->alloc_q = qi;
     /* Memory allocated on a queue held up by the host is usable only
      * when that queue gets there. */
     if (qi >= 0 && r->q_block[qi]) {
@@ -546,16 +547,18 @@ static void free_buffer(struct soak_round *r, int bi)
     TRACE("free buf %d on queue %d\n", bi, qi);
     int rc = devq_buffer_free(B->b, qi < 0 ? NULL : r->q[qi].q);
     call_ok(r, rc, B->dev, "devq_buffer_free");
-    /* The free goes out on the queue named, or with none on a queue that
-     * used the buffer, after lib made that queue's stream wait for every
-     * use (DESIGN.md section 3, freeing: a write hazard against the uses):
-     * whatever holds those uses up now holds that queue up too. */
+    /* The free goes out on the queue named, or with none on the queue it
+     * was allocated on (devq_buffer_free(3)) or, for a synchronous
+     * allocation, on a queue that used the buffer, after lib made that
+     * queue's stream wait for every use (DESIGN.md section 3, freeing: a
+     * write hazard against the uses): whatever holds those uses up now
+     * holds that queue up too. */
     unsigned hold = B->block;
     for (int i = 0; i < SOAK_NQ; i++)
         if (B->qmask >> i & 1)
             hold |= r->q_block[i];
     for (int i = 0; i < SOAK_NQ; i++)
-        if (i == qi || (qi < 0 && (B->qmask >> i & 1)))
+        if (i == qi || (qi < 0 && ((B->qmask >> i & 1) || i == B->alloc_q)))
             r->q_block[i] |= hold;
     B->live = false;
     B->b = NULL;
