@@ -162,6 +162,19 @@ START_TEST(test_illegal_address_mid_pipeline)
 }
 END_TEST
 
+/* An event recorded on `stuck` behind a device-side wait for a value
+ * nobody writes: waiting for it only ends by a timeout or a device loss. */
+static devq_pl_event *event_behind_unset_value(devq_pl_stream *stuck, devq_pl_value **v)
+{
+    static uint64_t never __attribute__((aligned(8)));
+    devq_pl_event *e;
+    ck_assert_int_eq(ops->value_attach(dev, &never, v), 0);
+    ck_assert_int_eq(ops->event_create(dev, 0, &e), 0);
+    ck_assert_int_eq(ops->stream_wait_value(stuck, *v, 1), 0);
+    ck_assert_int_eq(ops->event_record(e, stuck), 0);
+    return e;
+}
+
 static void *wait_event_thread(void *arg)
 {
     devq_pl_event *e = arg;
@@ -172,13 +185,8 @@ START_TEST(test_event_wait_ends_on_device_loss)
 {
     open_device();
     devq_pl_stream *stuck = new_stream(0), *s = new_stream(0);
-    static uint64_t never __attribute__((aligned(8)));
     devq_pl_value *v;
-    ck_assert_int_eq(ops->value_attach(dev, &never, &v), 0);
-    devq_pl_event *e;
-    ck_assert_int_eq(ops->event_create(dev, 0, &e), 0);
-    ck_assert_int_eq(ops->stream_wait_value(stuck, v, 1), 0);
-    ck_assert_int_eq(ops->event_record(e, stuck), 0);
+    devq_pl_event *e = event_behind_unset_value(stuck, &v);
     pthread_t t;
     pthread_create(&t, NULL, wait_event_thread, e);
     sleep_ms(20);
@@ -347,13 +355,8 @@ START_TEST(test_timed_out_wait_then_loss_then_reopen)
 {
     open_device();
     devq_pl_stream *stuck = new_stream(0), *s = new_stream(0);
-    static uint64_t never __attribute__((aligned(8)));
     devq_pl_value *v;
-    ck_assert_int_eq(ops->value_attach(dev, &never, &v), 0);
-    devq_pl_event *e;
-    ck_assert_int_eq(ops->event_create(dev, 0, &e), 0);
-    ck_assert_int_eq(ops->stream_wait_value(stuck, v, 1), 0);
-    ck_assert_int_eq(ops->event_record(e, stuck), 0);
+    devq_pl_event *e = event_behind_unset_value(stuck, &v);
     ck_assert_int_eq(ops->event_wait(e, 10 * 1000000ull), -ETIMEDOUT);
     devq_pl_kernel *k = load_kernel("devq_test_fail_kernel");
     launch(s, k, NULL, 0);
