@@ -298,11 +298,9 @@ static int defer(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t
 static int defer_hazard(struct devq_queue *q, struct batch *b)
 {
     struct devq_hazard hz;
-    if (!devq__hazard_blocker(b, &hz))
-        return 0;             /* resolved meanwhile: issue on */
     b->hazard_wait = 1;
     atomic_fetch_add(&q->dev->stats.batches_deferred, 1);
-    if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+    if (DEVQ_LOG_ON(DEVQ_LOG_BASIC) && devq__hazard_blocker(b, &hz))
         devq__log(DEVQ_LOG_BASIC, "%s:%d: queue %u batch %llu deferred: %s buffer %p after queue %u batch %llu "
                   "(submitted earlier, deferred)", q->dev->info.backend, q->dev->info.ordinal, q->number,
                   (unsigned long long)b->seq, hz.mine & DEVQ_WRITE ? "writes" : "reads", hz.buf->dptr,
@@ -490,11 +488,9 @@ again:
         if ((r = devq__hazard_park(b)) < 0)
             force(b, r, "queue %u batch %llu: cannot defer: %s", q->number, (unsigned long long)b->seq,
                   devq_errmsg());
-        else if (w->kind != OP_WAIT) {
-            if ((r = defer_hazard(q, b)) == ISSUE_DEFERRED)
-                return ISSUE_DEFERRED;
-            goto again;       /* the conflict is gone (cannot happen under the lock, but be safe) */
-        } else if ((r = defer(q, b, w->u.sig.s, w->u.sig.v)) == ISSUE_DEFERRED)
+        else if (w->kind != OP_WAIT)
+            return defer_hazard(q, b);   /* resolve_waits found the conflict at w */
+        else if ((r = defer(q, b, w->u.sig.s, w->u.sig.v)) == ISSUE_DEFERRED)
             return ISSUE_DEFERRED;
         else
             force(b, r, "queue %u batch %llu: cannot wait for s%llu>=%llu: %s", q->number,
