@@ -35,6 +35,7 @@ static void buffer_destroy(devq_buffer *b)
 {
     struct devq_device *dev = b->dev;
     b->magic = DEVQ_MAGIC_DEAD;
+    devq__buffer_fail_fini(b);
     free(b);
     devq_device_close(dev);
 }
@@ -90,6 +91,7 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
     b->dev = dev;
     b->size = bytes;
     b->tag = tag;
+    b->number = devq__buffer_number_next();
     devq__tracker_buffer_init(&b->track);
     pthread_mutex_lock(&dev->lock);
     struct devq_stream *st = q ? &q->stream : NULL;

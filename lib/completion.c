@@ -14,47 +14,45 @@
 #include "trace.h"
 #include "value_wait.h"
 
-/* Keep the first cause a batch sees: the plugin reported the failed op's
- * detail on this thread just before calling us. */
-static void note_cause(struct batch *b, int status)
+/* A wait of b for s >= v, checked where the batch reaches it: 0, or the
+ * batch fails with a cause that keeps the signal's own. */
+static int wait_check(struct batch *b, devq_signal *s, uint64_t v)
 {
-    if (b->cause[0])
-        return;
-    struct devq_queue *q = b->q;
-    const char *detail = devq__errmsg_peek();
-    snprintf(b->cause, sizeof b->cause, "queue %u batch %llu on %s:%d failed: %s", q->number,
-             (unsigned long long)b->seq, q->dev->info.backend, q->dev->info.ordinal,
-             detail && *detail ? detail : strerror(-status));
+    char why[DEVQ_CAUSE_MAX], cause[DEVQ_CAUSE_MAX + 96];
+    int st = devq__signal_wait_verdict(s, v, why, sizeof why);
+    if (!st)
+        return 0;
+    snprintf(cause, sizeof cause, "queue %u batch %llu waits s%llu>=%llu, which failed: %s", b->q->number,
+             (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s), (unsigned long long)v, why);
+    char compact[DEVQ_CAUSE_MAX];
+    devq__cause_compact(compact, sizeof compact, cause);
+    devq__batch_walk_fail_cause(b, st, compact);
+    return st;
 }
 
 static int gate_check(struct gate_rec *g, int status)
 {
     struct batch *b = g->b;
-    if (status) {
-        note_cause(b, status);
-        return status;
-    }
+    if (devq__batch_walk(b, g->from, status, 0))
+        return b->walk_err;
     /* Its device-side waits may have been released by a queue destroy. */
     for (uint32_t i = 0; i < g->nslot; i++) {
         int cancelled = devq__value_wait_slot_cancelled(g->slot[i]);
-        if (cancelled) {
-            snprintf(b->cause, sizeof b->cause, "queue %u destroyed while batch %llu waited on the device",
+        if (cancelled && !wait_check(b, devq__value_wait_slot_signal(g->slot[i]),
+                                     devq__value_wait_slot_value(g->slot[i]))) {
+            char cause[DEVQ_CAUSE_MAX];
+            snprintf(cause, sizeof cause, "queue %u destroyed while batch %llu waited on the device",
                      b->q->number, (unsigned long long)b->seq);
-            return cancelled;
+            devq__batch_walk_fail_cause(b, cancelled, cause);
         }
+        if (b->walk_err)
+            return b->walk_err;
     }
     /* Work this batch was aligned after may have failed: then the batch
      * must not run, and fails with the same root cause. */
-    for (uint32_t i = 0; i < g->nsig; i++) {
-        int st = devq_signal_status(g->sig[i]);
-        if (st) {
-            struct devq_queue *q = b->q;
-            snprintf(b->cause, sizeof b->cause, "queue %u batch %llu waits s%llu, which failed: %s",
-                     q->number, (unsigned long long)b->seq,
-                     (unsigned long long)devq__signal_id(g->sig[i]), devq__signal_cause(g->sig[i]));
-            return st;
-        }
-    }
+    for (uint32_t i = 0; i < g->nsig; i++)
+        if (wait_check(b, g->sig[i].s, g->sig[i].v))
+            return b->walk_err;
     return 0;
 }
 
@@ -68,18 +66,28 @@ int devq__gate_cb(void *arg, int status)
     return r;
 }
 
+/* The end of an issued portion of a batch that goes on later (split at a
+ * device-side wait, or deferred): its ops' buffer effects are published
+ * here, before the stream point other streams may be ordered after. */
+int devq__portion_cb(void *arg, int status)
+{
+    struct portion *p = arg;
+    struct batch *b = p->b;
+    devq__batch_walk(b, p->upto, status, 0);
+    free(p);
+    devq__batch_unref(b);
+    return 0;                 /* the batch's verdict travels in b, not in the latch */
+}
+
 int devq__signal_cb(void *arg, int status)
 {
     struct op *o = arg;
     struct batch *b = o->u.sig.owner;
-    int r = 0;
-    if (status) {
-        note_cause(b, status);
-        devq__signal_fail_cause(o->u.sig.s, status, b->cause);
-        r = status;               /* keep the rest of the batch from running */
-    } else {
+    int r = devq__batch_walk(b, (uint32_t)(o - b->ops), status, 0);
+    if (r)
+        devq__signal_fail_cause(o->u.sig.s, r, b->walk_cause);   /* and keep the rest from running */
+    else
         devq__signal_advance(o->u.sig.s, o->u.sig.v);
-    }
     devq__batch_unref(b);
     return r;
 }
@@ -88,13 +96,9 @@ int devq__user_fn_cb(void *arg, int status)
 {
     struct op *o = arg;
     struct batch *b = o->u.host.owner;
-    int r = 0;
-    if (status) {
-        note_cause(b, status);
-        r = status;
-    } else {
+    int r = devq__batch_walk(b, (uint32_t)(o - b->ops), status, 0);
+    if (!r)
         o->u.host.fn(o->u.host.arg);
-    }
     devq__batch_unref(b);
     return r;
 }
@@ -146,35 +150,39 @@ void devq__trace_batch(struct batch *b)
     b->traced = 0;
 }
 
-int devq__end_cb(void *arg, int status)
+/* Deliver a batch's verdict: its signals, the queue's first failure. */
+static void batch_done(struct batch *b, int err, const char *cause)
 {
-    struct batch *b = arg;
     struct devq_queue *q = b->q;
     struct devq_device *dev = q->dev;
-    if (b->traced)
-        devq__trace_batch(b);
-    int err = status ? status : b->forced_error;
     if (err) {
-        if (status)
-            note_cause(b, status);
         for (uint32_t i = 0; i < b->nops; i++)
             if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
-                devq__signal_fail_cause(b->ops[i].u.sig.s, err, b->cause);
+                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
         /* Signals delivered mid-batch already failed through the latch;
          * those never reached because a sync error stopped issuing: */
         for (uint32_t i = b->forced_error ? b->fail_from : b->nops; i < b->nops; i++)
             if (b->ops[i].kind == OP_SIGNAL && !b->ops[i].at_end)
-                devq__signal_fail_cause(b->ops[i].u.sig.s, err, b->cause);
+                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
         atomic_fetch_add(&dev->stats.batches_failed, 1);
-        devq__queue_record_failure(q, err, b->cause);
+        devq__queue_record_failure(q, err, cause);
         if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-            devq__log(DEVQ_LOG_BASIC, "%s", b->cause);
+            devq__log(DEVQ_LOG_BASIC, "%s", cause);
     } else {
         for (uint32_t i = 0; i < b->nops; i++)
             if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
                 devq__signal_advance(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
     }
     devq__batch_unref(b);
+}
+
+int devq__end_cb(void *arg, int status)
+{
+    struct batch *b = arg;
+    if (b->traced)
+        devq__trace_batch(b);
+    int err = devq__batch_walk(b, b->nops, status, 1);
+    batch_done(b, err, b->walk_cause);
     return 0;
 }
 
@@ -225,12 +233,18 @@ void devq__batch_unref(struct batch *b)
         devq__signal_advance(timeline, upto);
 }
 
+/* The end callback could not be queued: the batch ends here, while
+ * callbacks queued for its ops may still run (and walk) on the stream,
+ * so this does not walk: it fails every buffer the batch writes. */
 void devq__complete_inline(struct batch *b, int err)
 {
     if (!b->cause[0])
         snprintf(b->cause, sizeof b->cause, "queue %u batch %llu: %s", b->q->number,
                  (unsigned long long)b->seq, devq_errmsg());
-    if (!b->forced_error)
+    if (!b->forced_error) {
         b->forced_error = err;
-    devq__end_cb(b, 0);
+        b->fail_from = b->nops;
+    }
+    devq__batch_walk_inline(b, b->forced_error, b->cause);
+    batch_done(b, b->forced_error, b->cause);
 }

@@ -91,7 +91,10 @@ static int produces(struct devq_queue *x, devq_signal *s, uint64_t v, uint64_t *
     return devq__tracker_producer_on(x->dev->tracker, s, v, x->stream.id, from);
 }
 
-static int search(struct devq_queue *start, struct step *path, int depth)
+/* Depth-first along the blockers from path[0]; a queue met again closes
+ * a cycle: the start itself, or one that path[0] is stuck behind
+ * (*loop_at: where the cycle starts on the path).  Returns the steps. */
+static int search(struct step *path, int depth, int *loop_at)
 {
     struct devq_queue *c = path[depth].q;
     if (depth + 1 >= MAX_DEPTH || !blocked(c, &path[depth].why))
@@ -103,14 +106,12 @@ static int search(struct devq_queue *start, struct step *path, int depth)
                                    : !produces(x, path[depth].why.s, path[depth].why.v, &path[depth].producer_seq))
             continue;
         path[depth + 1].q = x;
-        if (x == start)
-            return depth + 1;
-        int seen = 0;
         for (int i = 0; i <= depth; i++)
-            seen |= path[i].q == x;
-        if (seen)
-            continue;
-        int n = search(start, path, depth + 1);
+            if (path[i].q == x) {
+                *loop_at = i;
+                return depth + 1;
+            }
+        int n = search(path, depth + 1, loop_at);
         if (n)
             return n;
     }
@@ -120,10 +121,10 @@ static int search(struct devq_queue *start, struct step *path, int depth)
 /* The same cycle, found again from a later submit or from another of its
  * queues, must not count twice: its identity is the set of blocked units
  * (queue, batch) on it, in any rotation. */
-static uint64_t cycle_id(const struct step *path, int n)
+static uint64_t cycle_id(const struct step *path, int from, int n)
 {
-    uint64_t id = (uint64_t)n;
-    for (int i = 0; i < n; i++) {
+    uint64_t id = (uint64_t)(n - from);
+    for (int i = from; i < n; i++) {
         uint64_t h = ((uint64_t)path[i].q->number << 40) ^ path[i].why.seq ^ (path[i].why.cursor << 20);
         h *= 0x9e3779b97f4a7c15ull;
         id ^= h ^ (h >> 29);
@@ -131,19 +132,21 @@ static uint64_t cycle_id(const struct step *path, int n)
     return id;
 }
 
-static int find_cycle(struct devq_queue *q, struct step *path)
+static int find_cycle(struct devq_queue *q, struct step *path, int *loop_at)
 {
     path[0] = (struct step){ .q = q };
-    return search(q, path, 0);
+    *loop_at = 0;
+    return search(path, 0, loop_at);
 }
 
 int devq__cycle_check(struct devq_queue *q, char *msg, size_t cap)
 {
     struct step path[MAX_DEPTH];
-    int n = find_cycle(q, path);
+    int loop_at, n = find_cycle(q, path, &loop_at);
     if (!n)
         return 0;
-    size_t off = (size_t)snprintf(msg, cap, "wait cycle:");
+    /* A queue stuck behind a cycle it is not on names the way in too. */
+    size_t off = (size_t)snprintf(msg, cap, loop_at ? "stuck behind a wait cycle:" : "wait cycle:");
     for (int i = 0; i < n && off < cap; i++) {
         const struct step *st = &path[i];
         char by[64];
@@ -175,10 +178,10 @@ int devq__cycle_check(struct devq_queue *q, char *msg, size_t cap)
 void devq__note_cycle(struct devq_queue *q)
 {
     struct step path[MAX_DEPTH];
-    int n = find_cycle(q, path);
+    int loop_at, n = find_cycle(q, path, &loop_at);
     if (!n)
         return;
-    uint64_t id = cycle_id(path, n);
+    uint64_t id = cycle_id(path, loop_at, n);
     if (id == q->dev->last_cycle)
         return;               /* already counted and logged */
     q->dev->last_cycle = id;

@@ -43,6 +43,10 @@ struct batch *devq__batch_get(struct devq_queue *q)
     b->next_op = 0;
     b->forced_error = 0;
     b->cause[0] = 0;
+    b->walked = b->walk_at = 0;
+    b->walk_err = 0;
+    b->walk_cause[0] = 0;
+    atomic_store_explicit(&b->inline_done, 0, memory_order_relaxed);
     b->blocked_on = NULL;
     b->hazard_wait = 0;
     b->parked_uses = 0;
@@ -195,6 +199,7 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
         return devq__err(-ENOMEM, "devq_queue_create: out of memory");
     q->magic = DEVQ_MAGIC_QUEUE;
     q->dev = dev;
+    atomic_init(&q->cancel_after, UINT64_MAX);
     q->desc = d;
     pthread_mutex_init(&q->done_lock, NULL);
     if ((r = devq_signal_create(0, &q->timeline)) < 0)
@@ -237,9 +242,8 @@ static void describe_pending(struct devq_queue *q, char *msg, size_t cap)
     struct devq_device *dev = q->dev;
     uint64_t done = devq_signal_value(q->timeline);
     uint64_t sub = atomic_load(&q->submitted);
-    int n = snprintf(msg, cap, "queue %u on %s:%d: %llu of %llu batch(es) unfinished",
-                     q->number, dev->info.backend, dev->info.ordinal,
-                     (unsigned long long)(sub - done), (unsigned long long)sub);
+    int n = snprintf(msg, cap, "queue %u on %s:%d: %llu batch(es) unfinished",
+                     q->number, dev->info.backend, dev->info.ordinal, (unsigned long long)(sub - done));
     pthread_mutex_lock(&dev->lock);
     struct batch *b = q->deferred;
     devq_signal *ws;
@@ -328,9 +332,12 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
     if (devq__queue_check(q, "devq_queue_destroy") < 0)
         return;
     struct devq_device *dev = q->dev;
-    /* An open batch was never submitted: nothing of it runs. */
+    /* An open batch was never submitted: nothing of it runs, and what it
+     * would have signalled fails, so no waiter hangs on it. */
     if (q->open) {
-        devq__batch_discard(q->open, 0, NULL);    /* never submitted: nothing promised */
+        char cause[DEVQ_CAUSE_MAX];
+        snprintf(cause, sizeof cause, "queue %u destroyed with a batch that was never submitted", q->number);
+        devq__batch_discard(q->open, -ECANCELED, cause);
         q->open = NULL;
     }
     pthread_mutex_lock(&dev->lock);

@@ -53,6 +53,11 @@ struct devq_buffer {
     size_t size;
     void *dptr, *hptr;
     uint32_t tag;
+    uint32_t number;               /* "buffer #7": per process, creation order */
+    /* The failure its last writer left (buffer_fail.c): 0 or a negative
+     * errno; the cause under a striped lock, only while failed. */
+    _Atomic int fail_err;
+    char *fail_cause;
     struct devq_use alloc_use;     /* stream-ordered alloc point (cursor 0: sync) */
     /* Under the device lock: */
     struct devq_buffer_track track;
@@ -74,6 +79,11 @@ enum op_kind {
 };
 
 struct batch;
+
+struct gate_wait {
+    devq_signal *s;
+    uint64_t v;
+};
 
 struct op {
     uint8_t kind;
@@ -110,7 +120,7 @@ struct batch {
     uint32_t nargs, capargs;
     unsigned char *bytes;
     size_t nbytes, capbytes;
-    devq_signal **gate;            /* aligned signal waits to re-check on the device */
+    struct gate_wait *gate;        /* aligned signal waits to re-check on the device */
     uint32_t ngate, capgate;
     struct devq_value_slot **slots;   /* device-side waits (value_wait.c) */
     uint32_t nslots, capslots;
@@ -123,7 +133,13 @@ struct batch {
     uint32_t next_op;              /* first op not yet issued */
     int forced_error;              /* fail without running the rest */
     uint32_t fail_from;            /* first op that did not run when forced */
-    char cause[DEVQ_CAUSE_MAX];
+    char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
+    /* The walk (batch_walk.c): owned by the batch's callbacks. */
+    uint32_t walked;               /* ops whose buffer effects are applied */
+    uint32_t walk_at;              /* first op failed */
+    int walk_err;                  /* the batch's failure, as far as walked */
+    char walk_cause[DEVQ_CAUSE_MAX];
+    _Atomic int inline_done;       /* completed inline: the walk never clears */
     devq_signal *blocked_on;       /* deferred: waiting for this value */
     uint64_t blocked_value;
     int hazard_wait;               /* deferred: an op conflicts with an earlier parked batch */
@@ -159,6 +175,9 @@ struct devq_queue {
     uint64_t issued_seq;           /* last batch fully issued (device lock) */
     struct batch *deferred, *deferred_tail;   /* device lock */
     int destroying;                /* device lock */
+    /* Destroy released the device-side waits from this batch on: later
+     * batches held behind them are cancelled, not run (UINT64_MAX: none). */
+    _Atomic uint64_t cancel_after;
     int check_cycle;               /* a wait was bridged during this submit */
 
     _Atomic int first_error;       /* first batch failure since the last finish */
@@ -202,11 +221,18 @@ int  devq__end_cb(void *arg, int status);
  * another thread) never races with a gate still to run. */
 struct gate_rec {
     struct batch *b;
+    uint32_t from;                     /* the portion it opens: ops before it are walked */
     uint32_t nsig, nslot;
-    devq_signal **sig;                 /* held by the batch's wait ops */
+    struct gate_wait *sig;             /* held by the batch's wait ops */
     struct devq_value_slot **slot;     /* held by the batch until its end */
 };
 int  devq__gate_cb(void *arg, int status);
+/* The end of an issued portion of a batch that continues later. */
+struct portion {
+    struct batch *b;
+    uint32_t upto;
+};
+int  devq__portion_cb(void *arg, int status);
 int  devq__signal_cb(void *arg, int status);
 int  devq__user_fn_cb(void *arg, int status);
 int  devq__trace_mark_cb(void *arg, int status);
@@ -217,6 +243,25 @@ void devq__batch_unref(struct batch *b);
 /* Each buffer an op uses, with its access; stops at fn's first nonzero result. */
 int  devq__op_each_buffer(const struct batch *b, const struct op *o,
                           int (*fn)(void *ctx, devq_buffer *buf, enum devq_access acc), void *ctx);
+
+/* batch_walk.c: the batch's verdict, op by op, in its callbacks (stream
+ * order).  walk applies ops [walked, upto) to the buffers they use;
+ * status is what the backend reported for them; final (the end
+ * callback) also applies a forced error.  Returns the batch's failure. */
+int  devq__batch_walk(struct batch *b, uint32_t upto, int status, int final);
+/* Fail the walk from where it is: with the plugin's detail for status
+ * (devq_errmsg() on this thread), or with a given cause. */
+void devq__batch_walk_fail(struct batch *b, int status);
+void devq__batch_walk_fail_cause(struct batch *b, int err, const char *cause);
+void devq__batch_walk_inline(struct batch *b, int err, const char *cause);
+
+/* buffer_fail.c: the failure a buffer's last writer left. */
+void devq__buffer_fail(devq_buffer *b, int err, const char *cause);
+void devq__buffer_clear(devq_buffer *b);
+int  devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap);   /* 0 or the error */
+void devq__buffer_fail_fini(devq_buffer *b);
+uint32_t devq__buffer_number_next(void);
+const char *devq__buffer_label(const devq_buffer *b, char *buf, size_t cap);
 
 /* cycle.c: wait-cycle detection among deferred batches (device lock). */
 int  devq__cycle_check(struct devq_queue *q, char *msg, size_t cap);

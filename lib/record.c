@@ -139,11 +139,35 @@ static void use_buffer(struct batch *batch, devq_buffer *b)
     atomic_fetch_add_explicit(&b->unissued, 1, memory_order_relaxed);
 }
 
+/* A signal recorded after the batch went bad (a sticky error, a lost
+ * device) is still kept, so the discard at submit or destroy fails it:
+ * its waiters learn why instead of timing out.  Returns err. */
+static int keep_for_discard(devq_queue *q, devq_signal *s, uint64_t v, int err)
+{
+    int expected = 0;
+    if (!atomic_compare_exchange_strong_explicit(&q->recording, &expected, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return err;
+    struct op *o;
+    if (devq__signal_check(s, "devq_queue_signal") == 0 && (q->open || (q->open = devq__batch_get(q))) &&
+        (o = push_op(q->open))) {
+        o->kind = OP_SIGNAL;
+        o->u.sig.s = s;
+        o->u.sig.v = v;
+        o->u.sig.owner = q->open;
+        devq__signal_retain(s);
+    }
+    char msg[DEVQ_CAUSE_MAX];
+    snprintf(msg, sizeof msg, "%s", q->sticky ? q->sticky_msg : devq_errmsg());
+    atomic_store_explicit(&q->recording, 0, memory_order_release);
+    return devq__err_str(err, msg);
+}
+
 static int record_signal_op(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
 {
     int r = enter(q, fn);
     if (r < 0)
-        return r;
+        return kind == OP_SIGNAL && r != -EBUSY && devq__queue_check(q, fn) == 0 ? keep_for_discard(q, s, v, r) : r;
     if ((r = devq__signal_check(s, fn)) < 0)
         return leave(q, r);
     struct op *o = push_op(q->open);
@@ -397,6 +421,7 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
         if (b)
             devq__batch_discard(b, sticky, msg);
         atomic_store(&q->recording, 0);
+        devq__queue_record_failure(q, sticky, msg);     /* finish reports it once */
         return devq__err(sticky, "devq_queue_submit: %s", msg);
     }
     if (!b) {
@@ -409,8 +434,11 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
     }
     atomic_store(&q->recording, 0);
     if ((r = devq__device_lost_check(q->dev)) < 0) {
-        devq__batch_discard(b, r, devq_errmsg());
-        return r;
+        char msg[DEVQ_CAUSE_MAX + 48];
+        snprintf(msg, sizeof msg, "queue %u: batch discarded at submit: %s", q->number, devq_errmsg());
+        devq__batch_discard(b, r, msg);
+        devq__queue_record_failure(q, r, msg);
+        return devq__err(r, "devq_queue_submit: %s", msg);
     }
     b->seq = atomic_fetch_add(&q->submitted, 1) + 1;
     atomic_fetch_add(&q->dev->stats.batches_submitted, 1);

@@ -94,6 +94,21 @@ const char *devq__signal_cause(const devq_signal *s)
     return s->tl->cause;
 }
 
+int devq__signal_wait_verdict(const devq_signal *s, uint64_t v, char *cause, size_t cap)
+{
+    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
+    if (st) {
+        snprintf(cause, cap, "%s", s->tl->cause);
+        return st;
+    }
+    uint64_t cur = atomic_load_explicit(&s->tl->value, memory_order_acquire);
+    if (cur >= v || !atomic_load(&s->user_dead))
+        return 0;
+    snprintf(cause, cap, "signal s%" PRIu64 " was destroyed at value %" PRIu64 " before reaching %" PRIu64,
+             s->id, cur, v);
+    return -ECANCELED;
+}
+
 int devq__signal_fail_err(const struct devq_signal *s, int status)
 {
     return devq__err_str(status, s->tl->cause);

@@ -34,6 +34,11 @@ void devq__cause_compact(char *dst, size_t cap, const char *cause);
 /* The stored root cause ("" when not failed). */
 const char *devq__signal_cause(const devq_signal *s);
 
+/* What a wait for s >= v learns from s now: 0 (reached, or not yet and
+ * still alive), its failure, or -ECANCELED when the user destroyed it
+ * before it got there; cause[cap] says which, in words. */
+int devq__signal_wait_verdict(const devq_signal *s, uint64_t v, char *cause, size_t cap);
+
 /* A short stable id for logs and traces ("s3"). */
 uint64_t devq__signal_id(const devq_signal *s);
 

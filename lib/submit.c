@@ -33,23 +33,25 @@ static void force(struct batch *b, int err, const char *fmt, ...)
         return;
     b->forced_error = err;
     b->fail_from = b->next_op;
+    char chain[DEVQ_CAUSE_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(b->cause, sizeof b->cause, fmt, ap);
+    vsnprintf(chain, sizeof chain, fmt, ap);
     va_end(ap);
+    devq__cause_compact(b->cause, sizeof b->cause, chain);   /* the root cause survives */
 }
 
-static int gate_push(struct batch *b, devq_signal *s)
+static int gate_push(struct batch *b, devq_signal *s, uint64_t v)
 {
     if (b->ngate == b->capgate) {
         uint32_t cap = b->capgate ? b->capgate * 2 : 4;
-        devq_signal **g = realloc(b->gate, cap * sizeof *g);
+        struct gate_wait *g = realloc(b->gate, cap * sizeof *g);
         if (!g)
             return devq__err(-ENOMEM, "out of memory");
         b->gate = g;
         b->capgate = cap;
     }
-    b->gate[b->ngate++] = s;
+    b->gate[b->ngate++] = (struct gate_wait){ s, v };
     return 0;
 }
 
@@ -245,9 +247,10 @@ static struct gate_rec *gate_snapshot(struct batch *b)
     if (!g)
         return NULL;
     g->b = b;
+    g->from = b->next_op;
     g->nsig = b->ngate;
     g->nslot = b->nslots;
-    g->sig = (devq_signal **)(g + 1);
+    g->sig = (struct gate_wait *)(g + 1);
     g->slot = (struct devq_value_slot **)(g->sig + g->nsig);
     if (g->nsig)
         memcpy(g->sig, b->gate, g->nsig * sizeof *g->sig);
@@ -276,6 +279,19 @@ static int trace_prepare(struct batch *b)
 }
 
 static void resume_cb(void *arg, int status);
+
+/* The portion of b issued up to `upto` is all that goes out for now:
+ * publish its buffer effects at this point of the stream (batch_walk.c).
+ * Without the callback the end callback applies them, later. */
+static void end_portion(struct devq_device *dev, struct devq_stream *st, struct batch *b, uint32_t upto)
+{
+    struct portion *p = malloc(sizeof *p);
+    if (!p)
+        return;
+    *p = (struct portion){ b, upto };
+    if (enqueue_cb(dev->ops, st, devq__portion_cb, p, b) < 0)
+        free(p);
+}
 
 static int defer(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t v)
 {
@@ -359,11 +375,12 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
             continue;
         devq_signal *s = o->u.sig.s;
         uint64_t v = o->u.sig.v;
-        int st = devq_signal_status(s);
+        char why[DEVQ_CAUSE_MAX];
+        int st = devq__signal_wait_verdict(s, v, why, sizeof why);
         if (st) {
             force(b, st, "queue %u batch %llu on %s waits s%llu>=%llu, which failed: %s", q->number,
                   (unsigned long long)b->seq, dev_name(dev, dn, sizeof dn),
-                  (unsigned long long)devq__signal_id(s), (unsigned long long)v, devq__signal_cause(s));
+                  (unsigned long long)devq__signal_id(s), (unsigned long long)v, why);
             break;
         }
         if (devq_signal_value(s) >= v) {
@@ -381,7 +398,7 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                          (unsigned long long)devq__signal_id(s), (unsigned long long)v);
             int r = devq__tracker_require(dev->tracker, sid, &u);
             dev->align_why[0] = 0;
-            if (r < 0 || (r = gate_push(b, s)) < 0) {
+            if (r < 0 || (r = gate_push(b, s, v)) < 0) {
                 force(b, r, "queue %u batch %llu: ordering after s%llu>=%llu failed: %s", q->number,
                       (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
                       (unsigned long long)v, devq_errmsg());
@@ -411,7 +428,7 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                 *began = 1;
             }
             int nr = devq__value_wait_issue(q, b, s, v);
-            if (nr > 0 && gate_push(b, s) == 0) {
+            if (nr > 0 && gate_push(b, s, v) == 0) {
                 atomic_fetch_add(&dev->stats.signal_waits_native, 1);
                 q->check_cycle = 1;
                 continue;
@@ -437,9 +454,10 @@ int devq__issue(struct devq_queue *q, struct batch *b)
     int began, r = 0, sync_err = 0;
     if (b->next_op == 0)
         mark_end_signals(b);
-    uint32_t defer_at, split_at, stop;
+    uint32_t defer_at, split_at, stop, from;
 again:
     began = 0;
+    from = b->next_op;
     b->ngate = 0;
     stop = resolve_waits(q, b, &began, &defer_at, &split_at);
     if (!b->forced_error && stop > b->next_op && !began) {
@@ -480,6 +498,9 @@ again:
         devq__op_issued(b, o);      /* its buffer uses are settled either way */
     }
     b->next_op = stop;
+    if (stop > from && stop < b->nops && !b->forced_error &&
+        (split_at != UINT32_MAX || defer_at != UINT32_MAX))
+        end_portion(dev, st, b, stop);
     if (split_at != UINT32_MAX && !b->forced_error)
         goto again;          /* the ops before the device wait are out: place it */
     if (defer_at != UINT32_MAX && !b->forced_error) {
@@ -526,6 +547,10 @@ static int drain_one(struct devq_queue *q)
         if (!q->deferred)
             q->deferred_tail = NULL;
         b->next = NULL;
+        /* A destroyed queue runs nothing that was still deferred. */
+        if (q->destroying && !b->forced_error && b->next_op == 0)
+            force(b, -ECANCELED, "queue %u destroyed while batch %llu was deferred", q->number,
+                  (unsigned long long)b->seq);
         if (devq__issue(q, b) == ISSUE_DEFERRED) {
             b->next = q->deferred;
             q->deferred = b;
@@ -619,14 +644,19 @@ static void resume_cb(void *arg, int status)
         devq_notify_release(b->notify);
     b->notify = NULL;
     if (status < 0) {
-        if (status == -ECANCELED)
+        /* The signal's own verdict first: a failure (whatever its errno,
+         * -ECANCELED included) or a destroy of the signal; only a wait
+         * cancelled with neither is the queue's own destroy. */
+        char why[DEVQ_CAUSE_MAX];
+        int st = devq__signal_wait_verdict(b->blocked_on, b->blocked_value, why, sizeof why);
+        if (st)
+            force(b, st, "queue %u batch %llu waits s%llu>=%llu, which failed: %s", q->number,
+                  (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
+                  (unsigned long long)b->blocked_value, why);
+        else
             force(b, status, "queue %u destroyed while batch %llu waited for s%llu>=%llu", q->number,
                   (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
                   (unsigned long long)b->blocked_value);
-        else
-            force(b, status, "queue %u batch %llu waits s%llu>=%llu, which failed: %s", q->number,
-                  (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
-                  (unsigned long long)b->blocked_value, devq__signal_cause(b->blocked_on));
     }
     b->blocked_on = NULL;
     devq__drain_deferred(q);

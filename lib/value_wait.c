@@ -168,6 +168,16 @@ int devq__value_wait_slot_cancelled(const struct devq_value_slot *s)
     return atomic_load(&s->cancelled) ? -ECANCELED : 0;
 }
 
+devq_signal *devq__value_wait_slot_signal(const struct devq_value_slot *s)
+{
+    return s->sig;
+}
+
+uint64_t devq__value_wait_slot_value(const struct devq_value_slot *s)
+{
+    return s->value;
+}
+
 void devq__value_wait_batch_done(struct batch *b)
 {
     for (uint32_t i = 0; i < b->nslots; i++)
@@ -178,6 +188,14 @@ void devq__value_wait_batch_done(struct batch *b)
 void devq__value_wait_cancel_queue(struct devq_queue *q)
 {
     pthread_mutex_lock(&slot_lock);
+    /* Batches issued behind the earliest wait still held never ran:
+     * they are cancelled like deferred ones (batch_walk.c), not run. */
+    uint64_t first = UINT64_MAX;
+    for (struct devq_value_slot *s = q->dev->value_slots_active; s; s = s->next)
+        if (s->q == q && !atomic_load(&s->cancelled) && !__atomic_load_n(&s->word, __ATOMIC_ACQUIRE) &&
+            s->seq < first)
+            first = s->seq;
+    atomic_store(&q->cancel_after, first);
     for (struct devq_value_slot *s = q->dev->value_slots_active; s; s = s->next)
         if (s->q == q && !atomic_load(&s->cancelled)) {
             atomic_store(&s->cancelled, 1);

@@ -33,5 +33,8 @@ int  devq__value_wait_blocker(struct devq_queue *q, devq_signal **sig, uint64_t 
 int  devq__value_wait_any(struct devq_device *dev);
 /* The gate: -ECANCELED when the slot was released by a destroy. */
 int  devq__value_wait_slot_cancelled(const struct devq_value_slot *s);
+/* What the slot waits for (valid while its batch holds it). */
+devq_signal *devq__value_wait_slot_signal(const struct devq_value_slot *s);
+uint64_t devq__value_wait_slot_value(const struct devq_value_slot *s);
 
 #endif

@@ -2,7 +2,7 @@
 libdevq_core_la_SOURCES += \
 	lib/tracker.c lib/tracker.h \
 	lib/queue.c lib/queue.h lib/record.c lib/submit.c lib/hazard.c lib/hazard.h lib/completion.c \
-	lib/cycle.c lib/buffer.c lib/kernel.c lib/stats.c lib/barrier.c lib/timestamp.c lib/trace.c lib/trace.h lib/value_wait.c lib/value_wait.h
+	lib/cycle.c lib/buffer.c lib/buffer_fail.c lib/batch_walk.c lib/kernel.c lib/stats.c lib/barrier.c lib/timestamp.c lib/trace.c lib/trace.h lib/value_wait.c lib/value_wait.h
 
 # The backend-agnostic conformance suites: one binary, run once per backend
 # by the tests/conformance-<backend> wrappers (DEVQ_TEST_DEVICE picks it).
@@ -12,6 +12,7 @@ tests_conformance_conformance_SOURCES = \
 	tests/conformance/conf.h tests/conformance/conf_util.c \
 	tests/conformance/conf_kernels.c tests/conformance/conf_main.c \
 	tests/conformance/conf_queue.c tests/conformance/conf_failure.c \
+	tests/conformance/conf_failmodel.c \
 	tests/conformance/conf_deferral.c tests/conformance/conf_memory.c \
 	tests/conformance/conf_tracker.c tests/conformance/conf_timing.c \
 	tests/conformance/conf_hazards.c

@@ -139,6 +139,9 @@ static void expect_err_(long r, long want, const char *needle, const char *what,
         expect_err_(devq_queue_submit(q), (err), "batch discarded",                   \
                     "devq_queue_submit after " #call, __LINE__);                      \
         check_msg(needle, "sticky error of " #call, __LINE__);                        \
+        /* finish reports the discard once, then the queue is clear */               \
+        expect_err_(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE), (err), "batch discarded", \
+                    "devq_queue_finish after the discard of " #call, __LINE__);       \
         ck_assert_int_eq(devq_queue_submit(q), 0);                                    \
     } while (0)
 
@@ -448,6 +451,13 @@ static void t_buffer_getters(void)
     EXPECT_VAL(devq_buffer_host_ptr(NULL), NULL);
     EXPECT_VAL(devq_buffer_host_ptr(G(devq_buffer)), NULL);
     ck_assert_uint_eq(devq_buffer_size(b0), BUF_BYTES);
+}
+
+static void t_buffer_status(void)
+{
+    EXPECT_ERR(devq_buffer_status(NULL), -EINVAL, "devq_buffer_status");
+    EXPECT_ERR(devq_buffer_status(G(devq_buffer)), -EINVAL, "devq_buffer_status");
+    ck_assert_int_eq(devq_buffer_status(b0), 0);
 }
 
 static void t_mem_stats_get(void)
@@ -956,6 +966,7 @@ static const struct row rows[] = {
     { "devq_buffer_size", t_buffer_getters },
     { "devq_buffer_device_ptr", t_buffer_getters },
     { "devq_buffer_host_ptr", t_buffer_getters },
+    { "devq_buffer_status", t_buffer_status },
     { "devq_mem_stats_get", t_mem_stats_get },
     { "devq_mem_reap", t_mem_reap },
     { "devq_kernel_load", t_kernel_load },

@@ -109,6 +109,8 @@ DEVQ_API int    devq_buffer_free(devq_buffer *b, devq_queue *q /* NULL: the allo
 DEVQ_API size_t devq_buffer_size(const devq_buffer *b);
 DEVQ_API void  *devq_buffer_device_ptr(const devq_buffer *b);
 DEVQ_API void  *devq_buffer_host_ptr(const devq_buffer *b);             /* NULL when not host-visible */
+/* 0, or the failure its last writer left (devq(7) FAILURES); the cause is in devq_errmsg() */
+DEVQ_API int    devq_buffer_status(const devq_buffer *b);
 
 typedef struct devq_mem_stats {
     uint64_t bytes_outstanding, bytes_peak, bytes_reserved, allocations, frees, pending_frees;

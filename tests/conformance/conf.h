@@ -52,6 +52,7 @@ void conf_sleep_ms(unsigned ms);
 
 Suite *conf_queue_suite(void);
 Suite *conf_failure_suite(void);
+Suite *conf_failmodel_suite(void);
 Suite *conf_deferral_suite(void);
 Suite *conf_hazards_suite(void);
 Suite *conf_memory_suite(void);

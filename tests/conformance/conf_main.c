@@ -12,6 +12,7 @@ int main(void)
     devq_device_close(dev);
     SRunner *sr = srunner_create(conf_queue_suite());
     srunner_add_suite(sr, conf_failure_suite());
+    srunner_add_suite(sr, conf_failmodel_suite());
     srunner_add_suite(sr, conf_deferral_suite());
     srunner_add_suite(sr, conf_hazards_suite());
     srunner_add_suite(sr, conf_memory_suite());

@@ -175,6 +175,8 @@ START_TEST(sticky_error_discards_batch)
     ck_assert_int_eq(devq_signal_wait(promised, 1, 0), -EINVAL);
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "discarded"));
     devq_signal_destroy(promised);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), -EINVAL);   /* the discard, reported once */
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "discarded"));
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     ck_assert_int_eq(atomic_load(&ran_count), 0);      /* nothing of it ran */
     /* The next batch records and runs normally. */

@@ -1,0 +1,141 @@
+/* The batch walk: a batch's verdict, op by op, in stream order.
+ *
+ * Every completion callback of a batch (gate, mid-batch signal, host fn,
+ * the end of an issued portion, the batch end) first walks the ops
+ * before it.  For each op the walk checks the buffers it reads (one that
+ * a failed writer left failed fails this op, with a chained cause) and
+ * then sets the failure state of the buffers it writes: failed when the
+ * op failed or was skipped, cleared when it ran and declared new
+ * contents without reading the old ones (fill, write, copy destination,
+ * exec WRITE).  Once the walk has failed, every later op of the batch is
+ * failed too: its results are spoiled even on a backend that ran it.
+ *
+ * The walk runs only in the batch's callbacks, which run one at a time
+ * in stream order, so its state needs no lock; the buffer states it sets
+ * are published before the unit's tail, which every other user of those
+ * buffers is ordered after by the tracker. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include "error.h"
+#include "queue.h"
+#include "signal_int.h"
+
+static void walk_fail(struct batch *b, uint32_t at, int err, const char *cause)
+{
+    if (b->walk_err)
+        return;
+    b->walk_err = err < 0 ? err : -EIO;
+    b->walk_at = at;
+    snprintf(b->walk_cause, sizeof b->walk_cause, "%s", cause);
+}
+
+void devq__batch_walk_fail(struct batch *b, int status)
+{
+    if (b->walk_err)
+        return;
+    struct devq_queue *q = b->q;
+    const char *detail = devq__errmsg_peek();
+    char cause[DEVQ_CAUSE_MAX];
+    snprintf(cause, sizeof cause, "queue %u batch %llu on %s:%d failed: %s", q->number,
+             (unsigned long long)b->seq, q->dev->info.backend, q->dev->info.ordinal,
+             detail && *detail ? detail : strerror(-status));
+    walk_fail(b, b->walked, status, cause);
+}
+
+void devq__batch_walk_fail_cause(struct batch *b, int err, const char *cause)
+{
+    walk_fail(b, b->walked, err, cause);
+}
+
+struct visit {
+    struct batch *b;
+    uint32_t at;
+};
+
+static int check_read(void *ctx, devq_buffer *buf, enum devq_access acc)
+{
+    struct visit *v = ctx;
+    struct batch *b = v->b;
+    if (!(acc & DEVQ_READ) || b->walk_err)
+        return 0;
+    char cause[DEVQ_CAUSE_MAX];
+    int err = devq__buffer_failed(buf, cause, sizeof cause);
+    if (!err)
+        return 0;
+    char label[80], chained[DEVQ_CAUSE_MAX + 160];
+    snprintf(chained, sizeof chained, "queue %u batch %llu reads %s, which failed: %s", b->q->number,
+             (unsigned long long)b->seq, devq__buffer_label(buf, label, sizeof label), cause);
+    char compact[DEVQ_CAUSE_MAX];
+    devq__cause_compact(compact, sizeof compact, chained);
+    walk_fail(b, v->at, err, compact);
+    return 0;
+}
+
+static int apply_write(void *ctx, devq_buffer *buf, enum devq_access acc)
+{
+    struct visit *v = ctx;
+    struct batch *b = v->b;
+    if (!(acc & DEVQ_WRITE))
+        return 0;
+    if (b->walk_err)
+        devq__buffer_fail(buf, b->walk_err, b->walk_cause);
+    else if (acc == DEVQ_WRITE && !atomic_load_explicit(&b->inline_done, memory_order_acquire))
+        devq__buffer_clear(buf);       /* new contents, declared by a writer that ran */
+    return 0;
+}
+
+int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
+{
+    uint64_t head = atomic_load(&b->q->cancel_after);
+    if (!b->walk_err && b->seq > head) {
+        char cause[DEVQ_CAUSE_MAX];
+        snprintf(cause, sizeof cause, "queue %u destroyed while batch %llu waited behind batch %llu's wait "
+                 "on the device", b->q->number, (unsigned long long)b->seq, (unsigned long long)head);
+        walk_fail(b, b->walked, -ECANCELED, cause);
+    }
+    if (status)
+        devq__batch_walk_fail(b, status);
+    if (upto > b->nops)
+        upto = b->nops;
+    for (uint32_t i = b->walked; i < upto; i++) {
+        const struct op *o = &b->ops[i];
+        /* Forced errors are read only by the final walk: the issuing
+         * thread may still be setting one while earlier callbacks run. */
+        if (final && !b->walk_err && b->forced_error && i >= b->fail_from)
+            walk_fail(b, i, b->forced_error, b->cause);
+        struct visit v = { b, i };
+        devq__op_each_buffer(b, o, check_read, &v);
+        devq__op_each_buffer(b, o, apply_write, &v);
+    }
+    if (upto > b->walked)
+        b->walked = upto;
+    if (final && !b->walk_err && b->forced_error)
+        walk_fail(b, b->nops, b->forced_error, b->cause);
+    return b->walk_err;
+}
+
+/* A batch that completes inline (its end callback could not be queued)
+ * may still have callbacks queued, which walk concurrently: this only
+ * ever fails buffers, and stops the walk from clearing any. */
+struct spoil {
+    int err;
+    const char *cause;
+};
+
+static int spoil_write(void *ctx, devq_buffer *buf, enum devq_access acc)
+{
+    const struct spoil *s = ctx;
+    if (acc & DEVQ_WRITE)
+        devq__buffer_fail(buf, s->err, s->cause);
+    return 0;
+}
+
+void devq__batch_walk_inline(struct batch *b, int err, const char *cause)
+{
+    atomic_store_explicit(&b->inline_done, 1, memory_order_release);
+    struct spoil s = { err, cause };
+    for (uint32_t i = 0; i < b->nops; i++)
+        devq__op_each_buffer(b, &b->ops[i], spoil_write, &s);
+}

@@ -1,0 +1,115 @@
+/* Failure that follows data (DESIGN §5a): a buffer remembers the failure
+ * its last writer left, and every op that reads it inherits it.
+ *
+ * The state is written only by the completion callbacks of the batches
+ * that write the buffer, at the end of the unit of work that wrote it
+ * (batch_walk.c).  The tracker orders every other use of the buffer
+ * after that unit (RAW) or before it (WAR), so a reader's own callbacks
+ * always see the verdict of the writer it was ordered after, whether the
+ * wait was inserted or elided.  The fast path is one atomic load; the
+ * cause text lives on the heap, only while the buffer is failed, under
+ * a striped lock (callbacks of unrelated buffers never contend). */
+#include "config.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "error.h"
+#include "queue.h"
+#include "signal_int.h"
+
+#define STRIPES 32
+static pthread_mutex_t stripe[STRIPES] = {
+#define M PTHREAD_MUTEX_INITIALIZER
+    M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+    M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+#undef M
+};
+
+static pthread_mutex_t *lock_of(const devq_buffer *b)
+{
+    uintptr_t h = (uintptr_t)b >> 6;
+    return &stripe[(h ^ (h >> 5)) % STRIPES];
+}
+
+static _Atomic uint32_t buffer_numbers;
+
+uint32_t devq__buffer_number_next(void)
+{
+    return atomic_fetch_add_explicit(&buffer_numbers, 1, memory_order_relaxed) + 1;
+}
+
+const char *devq__buffer_label(const devq_buffer *b, char *buf, size_t cap)
+{
+    size_t n = b->size;
+    const char *unit = "bytes";
+    if (n >= (1u << 20) && n % (1u << 20) == 0) {
+        n >>= 20;
+        unit = "MiB";
+    } else if (n >= 1024 && n % 1024 == 0) {
+        n >>= 10;
+        unit = "KiB";
+    }
+    snprintf(buf, cap, "buffer #%u (tag %u, %zu %s)", b->number, b->tag, n, unit);
+    return buf;
+}
+
+void devq__buffer_fail(devq_buffer *b, int err, const char *cause)
+{
+    char *text = malloc(DEVQ_CAUSE_MAX);
+    if (text)
+        devq__cause_compact(text, DEVQ_CAUSE_MAX, cause && *cause ? cause : "failed");
+    pthread_mutex_t *m = lock_of(b);
+    pthread_mutex_lock(m);
+    char *old = b->fail_cause;
+    b->fail_cause = text;
+    atomic_store_explicit(&b->fail_err, err < 0 ? err : -EIO, memory_order_release);
+    pthread_mutex_unlock(m);
+    free(old);
+}
+
+void devq__buffer_clear(devq_buffer *b)
+{
+    if (!atomic_load_explicit(&b->fail_err, memory_order_acquire))
+        return;
+    pthread_mutex_t *m = lock_of(b);
+    pthread_mutex_lock(m);
+    char *old = b->fail_cause;
+    b->fail_cause = NULL;
+    atomic_store_explicit(&b->fail_err, 0, memory_order_release);
+    pthread_mutex_unlock(m);
+    free(old);
+}
+
+int devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap)
+{
+    if (!atomic_load_explicit(&b->fail_err, memory_order_acquire))
+        return 0;
+    pthread_mutex_t *m = lock_of(b);
+    pthread_mutex_lock(m);
+    int err = atomic_load_explicit(&b->fail_err, memory_order_relaxed);
+    if (cap)
+        snprintf(cause, cap, "%s", b->fail_cause ? b->fail_cause : "failed (no memory for the cause)");
+    pthread_mutex_unlock(m);
+    return err;
+}
+
+void devq__buffer_fail_fini(devq_buffer *b)
+{
+    free(b->fail_cause);
+    b->fail_cause = NULL;
+}
+
+DEVQ_API int devq_buffer_status(const devq_buffer *b)
+{
+    int r = devq__buffer_check(b, "devq_buffer_status");
+    if (r < 0)
+        return r;
+    char cause[DEVQ_CAUSE_MAX], label[80];
+    int err = devq__buffer_failed(b, cause, sizeof cause);
+    if (!err)
+        return 0;
+    return devq__err(err, "%s failed: %s", devq__buffer_label(b, label, sizeof label), cause);
+}

@@ -1,0 +1,459 @@
+/* The failure model (DESIGN §5a, devq(7) FAILURES), on every backend:
+ * failure follows buffers as well as signals, a skipped op's
+ * destinations fail, a writer that declares new contents clears them,
+ * every dropped batch fails its signals, root causes stay true.
+ *
+ * The failure source is a batch whose wait fails (devq_signal_fail): it
+ * works the same on every backend.  Kernel failures, which only the cpu
+ * backend recovers from, are covered where they are recoverable. */
+#include "conf.h"
+
+static int recoverable_kernel_failures(devq_device *dev)
+{
+    devq_device_info info;
+    ck_assert_int_eq(devq_device_info_get(dev, &info), 0);
+    return (info.caps & DEVQ_CAP_SKIP_ON_ERROR) != 0;
+}
+
+struct fixture {
+    devq_device *dev;
+    devq_queue *q1, *q2, *q3;
+    devq_signal *gate;               /* q1's producer waits on it; failed by the test */
+    devq_buffer *a, *b, *c;
+};
+
+static struct fixture fx;
+
+static void fx_setup(void)
+{
+    fx.dev = conf_open();
+    fx.q1 = conf_queue(fx.dev);
+    fx.q2 = conf_queue(fx.dev);
+    fx.q3 = conf_queue(fx.dev);
+    fx.gate = conf_signal(0);
+    fx.a = conf_buffer(fx.dev, 256);
+    fx.b = conf_buffer(fx.dev, 256);
+    fx.c = conf_buffer(fx.dev, 256);
+    uint8_t init[256];
+    memset(init, 7, sizeof init);
+    conf_upload(fx.q1, fx.a, init, sizeof init);
+    conf_upload(fx.q1, fx.b, init, sizeof init);
+    conf_upload(fx.q1, fx.c, init, sizeof init);
+}
+
+static void fx_teardown(void)
+{
+    devq_signal_fail(fx.gate, -ECANCELED);      /* nothing may still wait on it */
+    devq_queue_finish(fx.q1, 10 * SEC);
+    devq_queue_finish(fx.q2, 10 * SEC);
+    devq_queue_finish(fx.q3, 10 * SEC);
+    devq_buffer_free(fx.a, NULL);
+    devq_buffer_free(fx.b, NULL);
+    devq_buffer_free(fx.c, NULL);
+    devq_queue_destroy(fx.q1);
+    devq_queue_destroy(fx.q2);
+    devq_queue_destroy(fx.q3);
+    devq_signal_destroy(fx.gate);
+    devq_device_close(fx.dev);
+}
+
+/* q1: wait gate>=1, then fill dst (skipped once the gate fails). */
+static void producer_fill(devq_buffer *dst)
+{
+    ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(fx.q1, dst, 0, 256, 0x55), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+}
+
+static void fail_gate(void)
+{
+    ck_assert_int_eq(devq_signal_fail(fx.gate, -EIO), 0);
+    ck_assert_int_lt(devq_queue_finish(fx.q1, 10 * SEC), 0);
+}
+
+static void assert_mentions(const char *what, const char *needle)
+{
+    ck_assert_msg(strstr(devq_errmsg(), needle), "%s: '%s' not in: %s", what, needle, devq_errmsg());
+}
+
+START_TEST(read_of_failed_buffer_fails_across_queues)
+{
+    producer_fill(fx.a);
+    uint8_t out[256];
+    memset(out, 0, sizeof out);
+    ck_assert_int_eq(devq_queue_read(fx.q2, out, fx.a, 0, sizeof out), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);     /* ordered after q1 by the tracker */
+    fail_gate();
+    int r = devq_queue_finish(fx.q2, 10 * SEC);
+    ck_assert_int_eq(r, -EIO);
+    assert_mentions("consumer", "queue 2");
+    assert_mentions("consumer", "reads buffer");
+    assert_mentions("consumer root cause", "devq_signal_fail(-EIO)");
+    ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
+    assert_mentions("buffer status", "devq_signal_fail(-EIO)");
+    ck_assert_int_eq(devq_buffer_status(fx.b), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0);   /* reported once */
+}
+END_TEST
+
+START_TEST(read_after_producer_finished_fails)
+{
+    producer_fill(fx.a);
+    fail_gate();
+    /* The consumer comes after the failure is known: same verdict. */
+    uint8_t out[256];
+    ck_assert_int_eq(devq_queue_read(fx.q2, out, fx.a, 0, sizeof out), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), -EIO);
+    assert_mentions("consumer", "reads buffer");
+    /* And on the producer's own queue, in a later batch. */
+    ck_assert_int_eq(devq_queue_read(fx.q1, out, fx.a, 0, sizeof out), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 10 * SEC), -EIO);
+}
+END_TEST
+
+START_TEST(failure_travels_a_copy_chain)
+{
+    producer_fill(fx.a);
+    ck_assert_int_eq(devq_queue_copy(fx.q2, fx.b, 0, fx.a, 0, 256), 0);    /* hop 1: a -> b */
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    ck_assert_int_eq(devq_queue_copy(fx.q3, fx.c, 0, fx.b, 0, 256), 0);    /* hop 2: b -> c */
+    ck_assert_int_eq(devq_queue_submit(fx.q3), 0);
+    fail_gate();
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), -EIO);
+    ck_assert_int_eq(devq_queue_finish(fx.q3, 10 * SEC), -EIO);
+    assert_mentions("hop 2", "queue 3");
+    assert_mentions("hop 2 root cause", "devq_signal_fail(-EIO)");
+    ck_assert_int_eq(devq_buffer_status(fx.c), -EIO);
+    assert_mentions("c's status", "devq_signal_fail(-EIO)");
+    ck_assert_int_eq(devq_buffer_status(fx.b), -EIO);
+}
+END_TEST
+
+START_TEST(failure_through_an_elided_wait)
+{
+    producer_fill(fx.a);                             /* batch 1 fails: a */
+    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.c, 0, 256, 1), 0);   /* batch 2 fine: c */
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    fail_gate();
+    ck_assert_int_eq(devq_buffer_status(fx.c), 0);
+    devq_stats s0, s1;
+    ck_assert_int_eq(devq_stats_get(fx.dev, &s0), 0);
+    uint8_t out[256];
+    /* Reading c orders q2 after q1's tail; a's wait is then implied. */
+    ck_assert_int_eq(devq_queue_read(fx.q2, out, fx.c, 0, sizeof out), 0);
+    ck_assert_int_eq(devq_queue_read(fx.q2, out, fx.a, 0, sizeof out), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), -EIO);
+    assert_mentions("consumer", "reads buffer");
+    ck_assert_int_eq(devq_stats_get(fx.dev, &s1), 0);
+    ck_assert_uint_ge(s1.waits_elided, s0.waits_elided + 1);
+}
+END_TEST
+
+static void assert_cleared_by(int how)
+{
+    producer_fill(fx.a);
+    fail_gate();
+    ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
+    uint8_t src[256];
+    memset(src, 3, sizeof src);
+    switch (how) {
+    case 0:
+        ck_assert_int_eq(devq_queue_fill(fx.q2, fx.a, 0, 256, 3), 0);
+        break;
+    case 1:
+        ck_assert_int_eq(devq_queue_write(fx.q2, fx.a, 0, src, sizeof src), 0);
+        break;
+    case 2:
+        ck_assert_int_eq(devq_queue_fill(fx.q2, fx.b, 0, 256, 3), 0);
+        ck_assert_int_eq(devq_queue_copy(fx.q2, fx.a, 0, fx.b, 0, 256), 0);
+        break;
+    default: {
+        devq_kernel *k = conf_kernel(fx.dev, "add_u32");     /* READ_WRITE: does not clear */
+        uint32_t one = 1;
+        devq_arg args[2] = { DEVQ_ARG_BUF(fx.a, DEVQ_READ_WRITE), DEVQ_ARG_VAL(&one) };
+        devq_launch l = conf_launch1(64, 64);
+        ck_assert_int_eq(devq_queue_exec(fx.q2, k, args, 2, &l), 0);
+        ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+        ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), -EIO);
+        ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
+        /* A kernel that declares it writes (WRITE only) clears it. */
+        args[0] = DEVQ_ARG_BUF(fx.a, DEVQ_WRITE);
+        ck_assert_int_eq(devq_queue_fill(fx.q2, fx.b, 0, 256, 0), 0);
+        ck_assert_int_eq(devq_queue_exec(fx.q2, k, args, 2, &l), 0);
+        devq_kernel_destroy(k);
+        break;
+    }
+    }
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_buffer_status(fx.a), 0);
+    uint8_t out[256];
+    ck_assert_int_eq(devq_queue_read(fx.q3, out, fx.a, 0, sizeof out), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q3), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q3, 10 * SEC), 0);
+}
+
+START_TEST(fill_clears_a_failed_buffer) { assert_cleared_by(0); }
+END_TEST
+START_TEST(write_clears_a_failed_buffer) { assert_cleared_by(1); }
+END_TEST
+START_TEST(copy_destination_clears_a_failed_buffer) { assert_cleared_by(2); }
+END_TEST
+START_TEST(exec_write_clears_but_read_write_fails) { assert_cleared_by(3); }
+END_TEST
+
+START_TEST(failure_does_not_spread_to_what_was_only_read)
+{
+    /* The skipped copy read b and would have written a. */
+    ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0);
+    ck_assert_int_eq(devq_queue_copy(fx.q1, fx.a, 0, fx.b, 0, 256), 0);
+    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.c, 0, 256, 9), 0);     /* skipped too */
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    fail_gate();
+    ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
+    ck_assert_int_eq(devq_buffer_status(fx.c), -EIO);
+    ck_assert_int_eq(devq_buffer_status(fx.b), 0);
+    uint8_t out[256];
+    ck_assert_int_eq(devq_queue_read(fx.q2, out, fx.b, 0, sizeof out), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0);
+    ck_assert_int_eq(out[0], 7);
+}
+END_TEST
+
+/* cpu: a kernel's own failure spoils what it writes, not what it reads,
+ * and only ops from the failure on. */
+int conf_cpu_fm_fail_write(void *const *a, const devq_cpu_group *g);
+int conf_cpu_fm_fail_write(void *const *a, const devq_cpu_group *g)
+{
+    (void)g;
+    ((uint8_t *)a[0])[0] = 0xee;          /* a partial write: spoiled */
+    return -EIO;
+}
+
+START_TEST(failed_kernel_spoils_what_it_writes)
+{
+    if (!recoverable_kernel_failures(fx.dev))
+        return;
+    devq_kernel *k = NULL;
+    ck_assert_int_eq(devq_kernel_load(fx.dev, NULL, 0, "conf_cpu_fm_fail_write", &k), 0);
+    devq_arg args[2] = { DEVQ_ARG_BUF(fx.a, DEVQ_WRITE), DEVQ_ARG_BUF(fx.b, DEVQ_READ) };
+    devq_launch l = conf_launch1(1, 1);
+    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.c, 0, 256, 1), 0);   /* before the failure: fine */
+    ck_assert_int_eq(devq_queue_exec(fx.q1, k, args, 2, &l), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    uint8_t out[256];
+    ck_assert_int_eq(devq_queue_read(fx.q2, out, fx.a, 0, sizeof out), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 10 * SEC), -EIO);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), -EIO);
+    assert_mentions("consumer", "reads buffer");
+    assert_mentions("consumer root cause", "fm_fail_write");
+    ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
+    ck_assert_int_eq(devq_buffer_status(fx.b), 0);
+    devq_kernel_destroy(k);
+}
+END_TEST
+
+/* ---- drops: every dropped batch fails the signals it would have signalled ---- */
+
+START_TEST(discard_fails_signals_before_and_after_the_error)
+{
+    devq_signal *before = conf_signal(0), *after = conf_signal(0);
+    ck_assert_int_eq(devq_queue_signal(fx.q1, before, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.a, 0, 4096, 0), -EINVAL);   /* past the end: sticky */
+    ck_assert_int_eq(devq_queue_signal(fx.q1, after, 1), -EINVAL);
+    ck_assert_int_eq(devq_queue_submit(fx.q1), -EINVAL);
+    ck_assert_int_eq(devq_signal_wait(before, 1, 5 * SEC), -EINVAL);
+    assert_mentions("before", "discarded");
+    ck_assert_int_eq(devq_signal_wait(after, 1, 5 * SEC), -EINVAL);
+    assert_mentions("after", "discarded");
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 5 * SEC), -EINVAL);    /* reported once */
+    assert_mentions("finish", "discarded");
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 5 * SEC), 0);
+    /* The queue records normally afterwards. */
+    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.a, 0, 256, 0), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 5 * SEC), 0);
+    devq_signal_destroy(before);
+    devq_signal_destroy(after);
+}
+END_TEST
+
+START_TEST(destroy_with_an_open_batch_fails_its_signals)
+{
+    devq_queue *q = conf_queue(fx.dev);
+    devq_signal *s = conf_signal(0);
+    ck_assert_int_eq(devq_queue_fill(q, fx.a, 0, 256, 0), 0);
+    ck_assert_int_eq(devq_queue_signal(q, s, 1), 0);
+    devq_queue_destroy(q);                                /* never submitted */
+    ck_assert_int_eq(devq_signal_wait(s, 1, 5 * SEC), -ECANCELED);
+    assert_mentions("open batch", "destroyed");
+    assert_mentions("open batch", "never submitted");
+    devq_signal_destroy(s);
+}
+END_TEST
+
+START_TEST(destroy_with_deferred_batches_fails_their_signals)
+{
+    devq_queue *q = conf_queue(fx.dev);
+    devq_signal *w = conf_signal(0), *s1 = conf_signal(0), *s2 = conf_signal(0);
+    ck_assert_int_eq(devq_queue_wait(q, w, 1), 0);
+    ck_assert_int_eq(devq_queue_signal(q, s1, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+    ck_assert_int_eq(devq_queue_signal(q, s2, 1), 0);     /* a second batch behind it */
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+    devq_queue_destroy(q);
+    ck_assert_int_eq(devq_signal_wait(s1, 1, 5 * SEC), -ECANCELED);
+    assert_mentions("deferred head", "destroyed");
+    int r = devq_signal_wait(s2, 1, 5 * SEC);
+    ck_assert_msg(r == -ECANCELED, "second batch: %d %s", r, devq_errmsg());
+    devq_signal_destroy(w);
+    devq_signal_destroy(s1);
+    devq_signal_destroy(s2);
+}
+END_TEST
+
+/* ---- root causes: the same program, the same errno and cause everywhere ---- */
+
+static void user_fail_keeps_cause(int err, const char *name)
+{
+    devq_signal *t = conf_signal(0);
+    ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0);
+    ck_assert_int_eq(devq_queue_signal(fx.q1, t, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    ck_assert_int_eq(devq_signal_fail(fx.gate, err), 0);
+    ck_assert_int_eq(devq_signal_wait(t, 1, 5 * SEC), err);
+    assert_mentions("downstream signal", name);
+    ck_assert_msg(!strstr(devq_errmsg(), "destroyed"), "not a destroy: %s", devq_errmsg());
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 5 * SEC), err);
+    assert_mentions("finish", name);
+    devq_signal_destroy(t);
+}
+
+START_TEST(user_fail_ecanceled_is_not_a_destroy) { user_fail_keeps_cause(-ECANCELED, "devq_signal_fail(-ECANCELED)"); }
+END_TEST
+START_TEST(user_fail_eio_keeps_its_cause) { user_fail_keeps_cause(-EIO, "devq_signal_fail(-EIO)"); }
+END_TEST
+START_TEST(user_fail_etimedout_keeps_its_cause) { user_fail_keeps_cause(-ETIMEDOUT, "devq_signal_fail(-ETIMEDOUT)"); }
+END_TEST
+
+START_TEST(destroying_a_waited_signal_cancels_the_batch)
+{
+    devq_signal *w = conf_signal(0), *t = conf_signal(0);
+    ck_assert_int_eq(devq_queue_wait(fx.q1, w, 1), 0);
+    ck_assert_int_eq(devq_queue_signal(fx.q1, t, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    devq_signal_destroy(w);
+    ck_assert_int_eq(devq_signal_wait(t, 1, 5 * SEC), -ECANCELED);
+    assert_mentions("downstream signal", "was destroyed");
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 5 * SEC), -ECANCELED);
+    assert_mentions("finish", "was destroyed");
+    devq_signal_destroy(t);
+}
+END_TEST
+
+START_TEST(destroying_a_producer_queue_cancels_its_consumers)
+{
+    devq_queue *p = conf_queue(fx.dev);
+    devq_signal *w = conf_signal(0), *s = conf_signal(0), *t = conf_signal(0);
+    ck_assert_int_eq(devq_queue_wait(p, w, 1), 0);
+    ck_assert_int_eq(devq_queue_signal(p, s, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(p), 0);
+    ck_assert_int_eq(devq_queue_wait(fx.q2, s, 1), 0);
+    ck_assert_int_eq(devq_queue_signal(fx.q2, t, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    devq_queue_destroy(p);
+    ck_assert_int_eq(devq_signal_wait(t, 1, 5 * SEC), -ECANCELED);
+    assert_mentions("consumer", "destroyed");
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 5 * SEC), -ECANCELED);
+    devq_signal_destroy(w);
+    devq_signal_destroy(s);
+    devq_signal_destroy(t);
+}
+END_TEST
+
+/* ---- a wait cycle is named from every queue in it ---- */
+
+START_TEST(three_queue_cycle_named_from_each_queue)
+{
+    devq_signal *a = conf_signal(0), *b = conf_signal(0), *c = conf_signal(0);
+    devq_queue *q[3] = { fx.q1, fx.q2, fx.q3 };
+    devq_signal *wait_on[3] = { a, b, c }, *signals[3] = { b, c, a };
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(devq_queue_wait(q[i], wait_on[i], 1), 0);
+        ck_assert_int_eq(devq_queue_signal(q[i], signals[i], 1), 0);
+        ck_assert_int_eq(devq_queue_submit(q[i]), 0);
+    }
+    for (int i = 0; i < 3; i++) {
+        int r = devq_queue_finish(q[i], 50 * MS);
+        ck_assert_int_eq(r, -ETIMEDOUT);
+        ck_assert_msg(strstr(devq_errmsg(), "wait cycle"), "queue %d: %s", i + 1, devq_errmsg());
+        ck_assert_msg(strstr(devq_errmsg(), "1 batch(es) unfinished"), "queue %d: %s", i + 1,
+                      devq_errmsg());
+    }
+    ck_assert_int_eq(devq_signal_set(a, 1), 0);       /* the host breaks it */
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(devq_queue_finish(q[i], 10 * SEC), 0);
+    ck_assert_uint_eq(devq_signal_value(c), 1);
+    devq_signal_destroy(a);
+    devq_signal_destroy(b);
+    devq_signal_destroy(c);
+}
+END_TEST
+
+START_TEST(timeout_counts_what_is_unfinished_now)
+{
+    for (int i = 0; i < 20; i++)
+        ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 20 * MS), -ETIMEDOUT);
+    ck_assert_msg(strstr(devq_errmsg(), ": 1 batch(es) unfinished"), "%s", devq_errmsg());
+    ck_assert_msg(!strstr(devq_errmsg(), " of "), "counts only what is unfinished: %s", devq_errmsg());
+    ck_assert_int_eq(devq_signal_set(fx.gate, 1), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 10 * SEC), 0);
+}
+END_TEST
+
+Suite *conf_failmodel_suite(void)
+{
+    Suite *s = suite_create("failmodel");
+    TCase *tc = tcase_create("buffers");
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, read_of_failed_buffer_fails_across_queues);
+    tcase_add_test(tc, read_after_producer_finished_fails);
+    tcase_add_test(tc, failure_travels_a_copy_chain);
+    tcase_add_test(tc, failure_through_an_elided_wait);
+    tcase_add_test(tc, fill_clears_a_failed_buffer);
+    tcase_add_test(tc, write_clears_a_failed_buffer);
+    tcase_add_test(tc, copy_destination_clears_a_failed_buffer);
+    tcase_add_test(tc, exec_write_clears_but_read_write_fails);
+    tcase_add_test(tc, failure_does_not_spread_to_what_was_only_read);
+    tcase_add_test(tc, failed_kernel_spoils_what_it_writes);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("drops");
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, discard_fails_signals_before_and_after_the_error);
+    tcase_add_test(tc, destroy_with_an_open_batch_fails_its_signals);
+    tcase_add_test(tc, destroy_with_deferred_batches_fails_their_signals);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("causes");
+    tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, user_fail_ecanceled_is_not_a_destroy);
+    tcase_add_test(tc, user_fail_eio_keeps_its_cause);
+    tcase_add_test(tc, user_fail_etimedout_keeps_its_cause);
+    tcase_add_test(tc, destroying_a_waited_signal_cancels_the_batch);
+    tcase_add_test(tc, destroying_a_producer_queue_cancels_its_consumers);
+    tcase_add_test(tc, three_queue_cycle_named_from_each_queue);
+    tcase_add_test(tc, timeout_counts_what_is_unfinished_now);
+    suite_add_tcase(s, tc);
+    return s;
+}
