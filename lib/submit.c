@@ -529,6 +529,9 @@ again:
             sync_err = r;
         devq__complete_inline(b, r);
     }
+    /* A backend that refuses with -ENODEV lost the device, whichever call. */
+    if (sync_err == -ENODEV)
+        devq__device_set_lost(dev, devq__errmsg_peek());
     return sync_err;
 }
 

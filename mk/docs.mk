@@ -14,7 +14,7 @@ man3_MANS += \
 	man/man3/devq_kernel_load.3 man/man3/devq_kernel_destroy.3 \
 	man/man3/devq_buffer_alloc.3 man/man3/devq_buffer_free.3 \
 	man/man3/devq_buffer_size.3 man/man3/devq_buffer_device_ptr.3 \
-	man/man3/devq_buffer_host_ptr.3 \
+	man/man3/devq_buffer_host_ptr.3 man/man3/devq_buffer_status.3 \
 	man/man3/devq_queue_timestamp.3 man/man3/devq_timestamp_elapsed.3 \
 	man/man3/devq_timestamp_destroy.3 \
 	man/man3/devq_stats_get.3
@@ -26,3 +26,6 @@ man7_MANS += man/man7/devq.7
 # without groff.
 TESTS += tests/man-pages.sh
 dist_noinst_SCRIPTS += tests/man-pages.sh
+# Examples marked '.\" run: TEXT' are built, run on cpu and must print TEXT.
+TESTS += tests/man-examples-run.sh
+dist_noinst_SCRIPTS += tests/man-examples-run.sh
