@@ -162,6 +162,25 @@ static int bind_op(struct batch *b, const struct op *o)
     return devq__op_each_buffer(b, o, bind_cb, b);
 }
 
+/* A skipped op still "writes" its destinations: they become failed when
+ * the batch ends (batch_walk.c), and later users must be ordered after
+ * that point, exactly as after a write that ran. */
+static int bind_skipped_cb(void *ctx, devq_buffer *buf, enum devq_access acc)
+{
+    if (acc & DEVQ_WRITE)
+        bind_cb(ctx, buf, DEVQ_WRITE);     /* best effort: the batch failed already */
+    return 0;
+}
+
+static void bind_skipped(struct batch *b, const struct op *o, int *began)
+{
+    if (!*began) {
+        devq__tracker_begin(b->q->dev->tracker, b->q->stream.id);
+        *began = 1;
+    }
+    devq__op_each_buffer(b, o, bind_skipped_cb, b);
+}
+
 static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)
 {
     struct devq_pl_arg stack_args[16], *pa = stack_args;
@@ -485,6 +504,8 @@ again:
         if (!b->forced_error && (r = bind_op(b, o)) < 0)
             force(b, r, "queue %u batch %llu: ordering failed: %s", q->number,
                   (unsigned long long)b->seq, devq_errmsg());
+        else if (b->forced_error)
+            bind_skipped(b, o, &began);
         if (b->traced && !b->forced_error && is_work(o->kind))
             ops->host_fn(st->pl, devq__trace_mark_cb, &b->marks[i]);
         if (!b->forced_error && (r = issue_op(dev, st, b, o)) < 0) {
@@ -518,9 +539,9 @@ again:
                   (unsigned long long)b->seq, (unsigned long long)devq__signal_id(w->u.sig.s),
                   (unsigned long long)w->u.sig.v, devq_errmsg());
     }
-    if (b->next_op < b->nops) {
-        devq__batch_unissue(b, b->next_op);
-        b->next_op = b->nops;
+    for (; b->next_op < b->nops; b->next_op++) {    /* forced: the rest is skipped */
+        bind_skipped(b, &b->ops[b->next_op], &began);
+        devq__op_issued(b, &b->ops[b->next_op]);
     }
     q->issued_seq = b->seq;
     /* After this call the batch belongs to the end callback. */
