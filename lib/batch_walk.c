@@ -99,6 +99,12 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
         devq__batch_walk_fail(b, status);
     if (upto > b->nops)
         upto = b->nops;
+    /* The success path: no failure here and none anywhere to read. */
+    if (!b->walk_err && !(final && b->forced_error) && !devq__buffer_any_failed()) {
+        if (upto > b->walked)
+            b->walked = upto;
+        return 0;
+    }
     for (uint32_t i = b->walked; i < upto; i++) {
         const struct op *o = &b->ops[i];
         /* Forced errors are read only by the final walk: the issuing

@@ -36,6 +36,18 @@ static pthread_mutex_t *lock_of(const devq_buffer *b)
 
 static _Atomic uint32_t buffer_numbers;
 
+/* Buffers failed right now, in the whole process.  While it is zero no
+ * read can fail and no write has anything to clear, so a batch's walk
+ * has nothing to do: the success path costs one load per callback.  A
+ * writer's increment happens before the stream point its readers are
+ * ordered after, so they cannot miss it. */
+static _Atomic long live_failed;
+
+int devq__buffer_any_failed(void)
+{
+    return atomic_load_explicit(&live_failed, memory_order_acquire) != 0;
+}
+
 uint32_t devq__buffer_number_next(void)
 {
     return atomic_fetch_add_explicit(&buffer_numbers, 1, memory_order_relaxed) + 1;
@@ -65,6 +77,8 @@ void devq__buffer_fail(devq_buffer *b, int err, const char *cause)
     pthread_mutex_lock(m);
     char *old = b->fail_cause;
     b->fail_cause = text;
+    if (!atomic_load_explicit(&b->fail_err, memory_order_relaxed))
+        atomic_fetch_add(&live_failed, 1);
     atomic_store_explicit(&b->fail_err, err < 0 ? err : -EIO, memory_order_release);
     pthread_mutex_unlock(m);
     free(old);
@@ -78,7 +92,8 @@ void devq__buffer_clear(devq_buffer *b)
     pthread_mutex_lock(m);
     char *old = b->fail_cause;
     b->fail_cause = NULL;
-    atomic_store_explicit(&b->fail_err, 0, memory_order_release);
+    if (atomic_exchange_explicit(&b->fail_err, 0, memory_order_acq_rel))
+        atomic_fetch_sub(&live_failed, 1);
     pthread_mutex_unlock(m);
     free(old);
 }
@@ -98,6 +113,8 @@ int devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap)
 
 void devq__buffer_fail_fini(devq_buffer *b)
 {
+    if (atomic_exchange(&b->fail_err, 0))
+        atomic_fetch_sub(&live_failed, 1);
     free(b->fail_cause);
     b->fail_cause = NULL;
 }

@@ -260,6 +260,7 @@ void devq__buffer_fail(devq_buffer *b, int err, const char *cause);
 void devq__buffer_clear(devq_buffer *b);
 int  devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap);   /* 0 or the error */
 void devq__buffer_fail_fini(devq_buffer *b);
+int  devq__buffer_any_failed(void);        /* any buffer failed, process-wide */
 uint32_t devq__buffer_number_next(void);
 const char *devq__buffer_label(const devq_buffer *b, char *buf, size_t cap);
 
