@@ -1,5 +1,8 @@
-/* Per-device subsystem state: set up once when a device is first opened,
- * torn down when its last reference goes. */
+/* The composition root: the one file that knows every subsystem.  It
+ * sets up a device's per-subsystem state when the device is first
+ * opened and tears it down when its last reference goes, and wires the
+ * layers through hooks (struct devq_device_hooks), so that no lower
+ * layer calls an upper one (DESIGN §10; tests/layers.sh checks it). */
 #include "config.h"
 #include <errno.h>
 #include <pthread.h>
@@ -16,7 +19,7 @@
 
 static const struct devq_tracker_ops tracker_ops = { .align = devq__align_streams };
 
-int devq__device_attach(struct devq_device *dev)
+static int attach(struct devq_device *dev)
 {
     int r = devq__trace_config_error();
     if (r < 0)
@@ -57,7 +60,7 @@ static void log_summary(struct devq_device *dev)
               (unsigned long long)st.events_in_use, (unsigned long long)st.events_pooled);
 }
 
-void devq__device_detach(struct devq_device *dev)
+static void detach(struct devq_device *dev)
 {
     log_summary(dev);
     devq__value_wait_fini(dev);
@@ -73,20 +76,14 @@ void devq__device_detach(struct devq_device *dev)
     devq__trace_flush();
 }
 
-int devq__device_stream_register(struct devq_device *dev, struct devq_stream *st)
+static const struct devq_device_hooks hooks = {
+    .attach = attach,
+    .detach = detach,
+    .pending_frees = devq__process_pending_frees,
+};
+
+DEVQ_API int devq_device_open(const char *spec, devq_device **out)
 {
-    if (st->id >= dev->streams_cap) {
-        uint32_t cap = dev->streams_cap ? dev->streams_cap : 8;
-        while (cap <= st->id)
-            cap *= 2;
-        struct devq_stream **s = realloc(dev->streams, cap * sizeof *s);
-        if (!s)
-            return devq__err(-ENOMEM, "out of memory for the stream table");
-        for (uint32_t i = dev->streams_cap; i < cap; i++)
-            s[i] = NULL;
-        dev->streams = s;
-        dev->streams_cap = cap;
-    }
-    dev->streams[st->id] = st;
-    return 0;
+    devq__device_set_hooks(&hooks);
+    return devq__registry_open(spec, out);
 }

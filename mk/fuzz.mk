@@ -42,10 +42,10 @@ tests_fuzz_replay_plugin_validate_LDADD = $(DEVQ_INTERNAL_LIBS)
 # These two #include the .c file whose static parser they drive (see the
 # targets' comments), so they link only what that file needs besides.
 tests_fuzz_replay_log_level_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_log_level.c \
-	lib/env.c lib/error.c
+	lib/base/env.c lib/base/error.c
 tests_fuzz_replay_log_level_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
 tests_fuzz_replay_log_level_LDADD = $(PTHREAD_LIBS) $(LIBS)
-EXTRA_tests_fuzz_replay_log_level_DEPENDENCIES = $(top_srcdir)/lib/log.c
+EXTRA_tests_fuzz_replay_log_level_DEPENDENCIES = $(top_srcdir)/lib/base/log.c
 
 tests_fuzz_replay_emu_fail_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_emu_fail.c \
 	tests/emu/emu_stream.c tests/emu/emu_mem.c
@@ -64,21 +64,21 @@ FUZZ_CC = clang
 FUZZ_SECONDS = 30
 FUZZ_SANITIZE = -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
 FUZZ_BUILD_FLAGS = -g -O1 -std=gnu11 $(FUZZ_SANITIZE) -I$(top_srcdir)/include \
-	-I$(top_srcdir)/lib -I$(top_builddir) -I$(top_srcdir)/tests/fuzz -pthread
+	$(DEVQ_LIB_INCLUDES) -I$(top_builddir) -I$(top_srcdir)/tests/fuzz -pthread
 FUZZ_BINS = tests/fuzz/fuzz-env_number tests/fuzz/fuzz-device_spec tests/fuzz/fuzz-backend_pref \
 	tests/fuzz/fuzz-plugin_validate tests/fuzz/fuzz-log_level tests/fuzz/fuzz-emu_fail \
 	tests/fuzz/fuzz-cpu_devices
 CLEANFILES += $(FUZZ_BINS)
 
-FUZZ_SRC_env_number = $(top_srcdir)/tests/fuzz/fuzz_env_number.c $(top_srcdir)/lib/env.c \
-	$(top_srcdir)/lib/error.c
-FUZZ_SRC_device_spec = $(top_srcdir)/tests/fuzz/fuzz_device_spec.c $(top_srcdir)/lib/device_spec.c
+FUZZ_SRC_env_number = $(top_srcdir)/tests/fuzz/fuzz_env_number.c $(top_srcdir)/lib/base/env.c \
+	$(top_srcdir)/lib/base/error.c
+FUZZ_SRC_device_spec = $(top_srcdir)/tests/fuzz/fuzz_device_spec.c $(top_srcdir)/lib/device/device_spec.c
 FUZZ_SRC_backend_pref = $(top_srcdir)/tests/fuzz/fuzz_backend_pref.c \
-	$(top_srcdir)/lib/device_spec.c
+	$(top_srcdir)/lib/device/device_spec.c
 FUZZ_SRC_plugin_validate = $(top_srcdir)/tests/fuzz/fuzz_plugin_validate.c \
-	$(top_srcdir)/lib/plugin_validate.c
-FUZZ_SRC_log_level = $(top_srcdir)/tests/fuzz/fuzz_log_level.c $(top_srcdir)/lib/env.c \
-	$(top_srcdir)/lib/error.c
+	$(top_srcdir)/lib/loader/plugin_validate.c
+FUZZ_SRC_log_level = $(top_srcdir)/tests/fuzz/fuzz_log_level.c $(top_srcdir)/lib/base/env.c \
+	$(top_srcdir)/lib/base/error.c
 FUZZ_SRC_emu_fail = $(top_srcdir)/tests/fuzz/fuzz_emu_fail.c $(top_srcdir)/tests/emu/emu_stream.c \
 	$(top_srcdir)/tests/emu/emu_mem.c
 FUZZ_SRC_cpu_devices = $(top_srcdir)/tests/fuzz/fuzz_cpu_devices.c $(top_srcdir)/tests/cpu_test_host.c \
@@ -100,7 +100,7 @@ tests/fuzz/fuzz-backend_pref: $(FUZZ_SRC_backend_pref) $(FUZZ_DEPS)
 tests/fuzz/fuzz-plugin_validate: $(FUZZ_SRC_plugin_validate) $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) $(FUZZ_SRC_plugin_validate) -o $@
-tests/fuzz/fuzz-log_level: $(FUZZ_SRC_log_level) $(top_srcdir)/lib/log.c $(FUZZ_DEPS)
+tests/fuzz/fuzz-log_level: $(FUZZ_SRC_log_level) $(top_srcdir)/lib/base/log.c $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) $(FUZZ_SRC_log_level) -o $@
 tests/fuzz/fuzz-emu_fail: $(FUZZ_SRC_emu_fail) $(top_srcdir)/tests/emu/emu_engine.c $(FUZZ_DEPS)

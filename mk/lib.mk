@@ -4,19 +4,25 @@
 # functions that the shared library hides.  Only devq_* is exported
 # (lib/libdevq.map plus -fvisibility=hidden); the cpu backend is built in
 # (mk/cpu.mk).
+# lib/ is cut in layers, one folder each (DESIGN §10, HACKING.md):
+# base <- signal <- device (+ loader) <- mem <- queue <- device_state.c.
+# Headers are found by name from every folder; tests/layers.sh checks
+# from the built objects that no file calls upward.
+DEVQ_LIB_INCLUDES = -I$(top_srcdir)/lib -I$(top_srcdir)/lib/base -I$(top_srcdir)/lib/signal \
+	-I$(top_srcdir)/lib/loader -I$(top_srcdir)/lib/device -I$(top_srcdir)/lib/mem \
+	-I$(top_srcdir)/lib/queue
 noinst_LTLIBRARIES += libdevq_core.la
-libdevq_core_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+libdevq_core_la_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_LIB_INCLUDES)
 libdevq_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libdevq_core_la_LIBADD =
 libdevq_core_la_SOURCES = \
-	lib/error.c lib/error.h \
-	lib/env.c lib/env.h \
-	lib/log.c lib/log.h \
-	lib/futex.c lib/futex.h \
-	lib/host.c lib/host.h \
-	lib/event_pool.c lib/device_state.c \
-	lib/device.h lib/signal_int.h lib/notifier.h lib/stream.h \
-	lib/event_pool.h lib/mem.h lib/builtin.h
+	lib/base/error.c lib/base/error.h \
+	lib/base/env.c lib/base/env.h \
+	lib/base/log.c lib/base/log.h \
+	lib/base/futex.c lib/base/futex.h \
+	lib/base/host.c lib/base/host.h \
+	lib/base/trace.c lib/base/trace.h \
+	lib/device_state.c
 
 lib_LTLIBRARIES += libdevq.la
 libdevq_la_SOURCES =
@@ -29,5 +35,11 @@ libdevq_la_DEPENDENCIES = libdevq_core.la $(top_srcdir)/lib/libdevq.map
 EXTRA_DIST += lib/libdevq.map
 
 # For tests and tools that call devq__* internals.
-DEVQ_INTERNAL_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/lib
+DEVQ_INTERNAL_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_LIB_INCLUDES)
 DEVQ_INTERNAL_LIBS = libdevq_core.la $(PTHREAD_LIBS) $(LIBS)
+
+# The layer rule, from the built objects: fails on an upward call or a
+# circle of calls larger than 5 files.
+TESTS += tests/layers.sh
+dist_noinst_SCRIPTS += tests/layers.sh
+EXTRA_DIST += tests/layers.py

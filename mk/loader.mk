@@ -1,10 +1,17 @@
-# loader area: plugin loader, device registry, backend report, their tests
+# loader area: plugin loader (lib/loader/), backend report, their tests
 # (with purpose-built broken plugins) and the out-of-tree plugin proof.
 libdevq_core_la_SOURCES += \
-	lib/plugin.c lib/plugin.h \
-	lib/plugin_validate.c lib/plugin_validate.h \
-	lib/device.c lib/device_spec.c lib/device_spec.h \
-	lib/backend_report.c
+	lib/loader/plugin.c lib/loader/plugin.h \
+	lib/loader/plugin_validate.c lib/loader/plugin_validate.h \
+	lib/loader/backend_report.c lib/loader/builtin.h
+
+# The device layer (lib/device/): the registry, streams and their
+# checkpoints, the tracker, the event pool, the device's counters.
+libdevq_core_la_SOURCES += \
+	lib/device/device.c lib/device/device.h lib/device/device_spec.c lib/device/device_spec.h \
+	lib/device/stream.h lib/device/checkpoint.c lib/device/checkpoint.h \
+	lib/device/tracker.c lib/device/tracker.h lib/device/event_pool.c lib/device/event_pool.h \
+	lib/device/stats.c
 
 # ---- purpose-built test plugins (tests/plugins), loaded from temporary
 # folders that each test points DEVQ_PLUGIN_PATH at.  -rpath makes libtool

@@ -4,10 +4,10 @@
 devqinclude_HEADERS += include/devq/devq_resource.h
 
 libdevq_core_la_SOURCES += \
-	lib/mem_resource.c lib/mem_resource.h \
-	lib/mem_direct.c lib/mem_native.c lib/mem_pool.c \
-	lib/mem_budget.c lib/mem_stats.c lib/mem_logging.c lib/mem_guard.c \
-	lib/mem_stack.c lib/mem_lock.c lib/mem_lock.h
+	lib/mem/mem.h lib/mem/mem_resource.c lib/mem/mem_resource.h \
+	lib/mem/mem_direct.c lib/mem/mem_native.c lib/mem/mem_pool.c \
+	lib/mem/mem_budget.c lib/mem/mem_stats.c lib/mem/mem_logging.c lib/mem/mem_guard.c \
+	lib/mem/mem_stack.c lib/mem/mem_lock.c lib/mem/mem_lock.h
 
 # Unit tests drive the resources through a fake backend whose events are
 # completed by hand, so they link the static core.

@@ -1,8 +1,12 @@
-# Queues, the tracker, buffers, kernels and stats (lib side).
+# The queue layer (lib/queue/): queues, batches, recording, issue and
+# deferral, hazards, cycles, completion, buffers, kernels, timestamps.
 libdevq_core_la_SOURCES += \
-	lib/tracker.c lib/tracker.h \
-	lib/queue.c lib/queue.h lib/record.c lib/submit.c lib/hazard.c lib/hazard.h lib/completion.c \
-	lib/cycle.c lib/buffer.c lib/buffer_fail.c lib/batch_walk.c lib/kernel.c lib/stats.c lib/barrier.c lib/timestamp.c lib/trace.c lib/trace.h lib/value_wait.c lib/value_wait.h
+	lib/queue/queue.c lib/queue/queue.h lib/queue/batch.c lib/queue/op.c \
+	lib/queue/record.c lib/queue/submit.c \
+	lib/queue/hazard.c lib/queue/hazard.h lib/queue/completion.c lib/queue/cycle.c \
+	lib/queue/buffer.c lib/queue/buffer_fail.c lib/queue/batch_walk.c lib/queue/kernel.c \
+	lib/queue/barrier.c lib/queue/timestamp.c lib/queue/value_wait.c lib/queue/value_wait.h \
+	lib/queue/synchronize.c
 
 # The backend-agnostic conformance suites: one binary, run once per backend
 # by the tests/conformance-<backend> wrappers (DEVQ_TEST_DEVICE picks it).

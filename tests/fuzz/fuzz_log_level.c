@@ -10,7 +10,7 @@
  * Properties: the level is one of off/basic/full; exactly the six
  * documented spellings are accepted; anything else is reported by
  * devq__log_config_error() as -EINVAL naming DEVQ_LOG. */
-#include "../../lib/log.c"
+#include "../../lib/base/log.c"
 #include <devq/devq.h>
 #include "fuzz.h"
 

@@ -27,6 +27,7 @@
 #include "error.h"
 #include "log.h"
 #include "plugin.h"
+#include "stream.h"
 
 #define DEVQ_MAGIC_CLOSED 0x44454144u  /* "DEAD" */
 
@@ -209,7 +210,7 @@ static int first_open(struct devq_device *d, const char *context)
     d->info.name[sizeof d->info.name - 1] = '\0';
     d->pl = pl;
     d->magic = DEVQ_MAGIC_DEVICE;     /* attach may call public functions on it */
-    r = devq__device_attach(d);
+    r = devq__device_hooks()->attach(d);
     if (r < 0) {
         char detail[DEVQ_ERRMSG_MAX];
         snprintf(detail, sizeof detail, "%s", devq__errmsg_peek());
@@ -372,7 +373,19 @@ static int open_preferred(devq_device **out)
 
 /* ---- public API ---- */
 
-DEVQ_API int devq_device_open(const char *spec, devq_device **out)
+static _Atomic(const struct devq_device_hooks *) hooks;
+
+void devq__device_set_hooks(const struct devq_device_hooks *h)
+{
+    atomic_store_explicit(&hooks, h, memory_order_release);
+}
+
+const struct devq_device_hooks *devq__device_hooks(void)
+{
+    return atomic_load_explicit(&hooks, memory_order_acquire);
+}
+
+int devq__registry_open(const char *spec, devq_device **out)
 {
     if (!out)
         return devq__err(-EINVAL, "devq_device_open: out is NULL");
@@ -408,7 +421,7 @@ DEVQ_API void devq_device_close(devq_device *dev)
     busy_begin(&me, dev->backend, dev->ordinal);   /* openers wait for the teardown */
     pthread_mutex_unlock(&registry_lock);
 
-    devq__device_detach(dev);
+    devq__device_hooks()->detach(dev);
     dev->magic = DEVQ_MAGIC_CLOSED;
     dev->ops->device_close(dev->pl);
     devq__log(DEVQ_LOG_FULL, "%s:%u: closed", dev->backend->name, dev->ordinal);
@@ -431,5 +444,23 @@ DEVQ_API int devq_device_info_get(devq_device *dev, devq_device_info *info)
     if (r < 0)
         return r;
     *info = dev->info;
+    return 0;
+}
+
+int devq__device_stream_register(struct devq_device *dev, struct devq_stream *st)
+{
+    if (st->id >= dev->streams_cap) {
+        uint32_t cap = dev->streams_cap ? dev->streams_cap : 8;
+        while (cap <= st->id)
+            cap *= 2;
+        struct devq_stream **s = realloc(dev->streams, cap * sizeof *s);
+        if (!s)
+            return devq__err(-ENOMEM, "out of memory for the stream table");
+        for (uint32_t i = dev->streams_cap; i < cap; i++)
+            s[i] = NULL;
+        dev->streams = s;
+        dev->streams_cap = cap;
+    }
+    dev->streams[st->id] = st;
     return 0;
 }

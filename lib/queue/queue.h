@@ -15,8 +15,11 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <errno.h>
 #include <stdint.h>
 #include <devq/devq_plugin.h>
+#include "error.h"
+#include "checkpoint.h"
 #include "device.h"
 #include "stream.h"
 #include "tracker.h"
@@ -191,10 +194,20 @@ struct devq_queue {
     struct devq_queue *next;       /* device's queue list */
 };
 
-/* queue.c */
-int  devq__queue_check(const devq_queue *q, const char *fn);
+/* 0, or -EINVAL naming fn when q is NULL or not a live queue. */
+static inline int devq__queue_check(const devq_queue *q, const char *fn)
+{
+    if (!q)
+        return devq__err(-EINVAL, "%s: queue is NULL", fn);
+    if (q->magic != DEVQ_MAGIC_QUEUE)
+        return devq__err(-EINVAL, "%s: %p is not a live queue (destroyed?)", fn, (const void *)q);
+    return 0;
+}
+
+/* batch.c */
 struct batch *devq__batch_get(struct devq_queue *q);
 void devq__batch_put(struct devq_queue *q, struct batch *b);
+void devq__batch_free(struct batch *b);        /* memory of a recycled batch */
 void devq__batch_release_refs(struct batch *b, uint32_t from_op);
 /* Drop a batch that never ran (takes the device lock); err != 0 fails the
  * signals it would have signalled with that cause. */
@@ -202,7 +215,7 @@ void devq__batch_discard(struct batch *b, int err, const char *cause);
 /* Buffer uses of ops from `from` on were not issued and never will be (device lock). */
 void devq__batch_unissue(struct batch *b, uint32_t from);
 void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause);
-/* Wait until every submitted batch completed, or an absolute deadline. */
+/* queue.c: wait until every submitted batch completed, or an absolute deadline. */
 int  devq__queue_finish_until(struct devq_queue *q, uint64_t deadline);
 
 /* submit.c: issue a submitted batch (device lock held). */
@@ -210,9 +223,6 @@ int  devq__issue(struct devq_queue *q, struct batch *b);      /* 1: deferred */
 int  devq__submit_locked(struct devq_queue *q, struct batch *b);
 void devq__drain_deferred(struct devq_queue *q);
 int  devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced);
-/* Record a checkpoint on st before a wait that may hold it up (device lock). */
-void devq__checkpoint(struct devq_device *dev, struct devq_stream *st);
-void devq__checkpoints_drop(struct devq_device *dev, struct devq_stream *st);
 
 /* completion.c: host callbacks. */
 int  devq__end_cb(void *arg, int status);
@@ -240,7 +250,7 @@ void devq__trace_batch(struct batch *b);
 void devq__complete_inline(struct batch *b, int err);
 void devq__batch_unref(struct batch *b);
 
-/* Each buffer an op uses, with its access; stops at fn's first nonzero result. */
+/* op.c: each buffer an op uses, with its access; stops at fn's first nonzero result. */
 int  devq__op_each_buffer(const struct batch *b, const struct op *o,
                           int (*fn)(void *ctx, devq_buffer *buf, enum devq_access acc), void *ctx);
 

@@ -66,11 +66,22 @@ struct devq_device {
     char lost_msg[256];
 };
 
-/* Implemented by the subsystems (lib/device_state.c): called once after
- * the plugin opened the device and before the device is published, and
- * once when the last reference is dropped (before the plugin's close). */
-int  devq__device_attach(struct devq_device *dev);
-void devq__device_detach(struct devq_device *dev);
+/* What the layers above the registry do with a device: the composition
+ * root (lib/device_state.c) installs them before it opens any device, so
+ * the registry never calls upward (DESIGN §10).  attach runs once after
+ * the plugin opened the device and before it is published, detach once
+ * when the last reference is dropped (before the plugin's close);
+ * pending_frees runs stream-ordered frees that waited (device lock held). */
+struct devq_device_hooks {
+    int  (*attach)(struct devq_device *dev);
+    void (*detach)(struct devq_device *dev);
+    void (*pending_frees)(struct devq_device *dev);
+};
+void devq__device_set_hooks(const struct devq_device_hooks *hooks);
+const struct devq_device_hooks *devq__device_hooks(void);
+/* The registry's open ("cpu", "cuda:1", NULL = $DEVQ_BACKEND / first
+ * available); devq_device_open() installs the hooks and calls it. */
+int  devq__registry_open(const char *spec, devq_device **out);
 /* Make a stream reachable by its tracker id (device lock held). */
 struct devq_stream;
 int  devq__device_stream_register(struct devq_device *dev, struct devq_stream *st);

@@ -1,4 +1,5 @@
-/* Queue life cycle: create, finish, destroy, and the batch free list. */
+/* Queue life cycle: create, finish, destroy.  The top of the queue layer:
+ * it calls the issue, cycle, hazard and buffer code; nothing below calls it. */
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
@@ -14,172 +15,6 @@
 #include "signal_int.h"
 #include "trace.h"
 #include "value_wait.h"
-
-int devq__queue_check(const devq_queue *q, const char *fn)
-{
-    if (!q)
-        return devq__err(-EINVAL, "%s: queue is NULL", fn);
-    if (q->magic != DEVQ_MAGIC_QUEUE)
-        return devq__err(-EINVAL, "%s: %p is not a live queue (destroyed?)", fn, (const void *)q);
-    return 0;
-}
-
-struct batch *devq__batch_get(struct devq_queue *q)
-{
-    if (!q->free_private)
-        q->free_private = atomic_exchange_explicit(&q->free_shared, NULL, memory_order_acquire);
-    struct batch *b = q->free_private;
-    if (b)
-        q->free_private = b->next;
-    if (!b) {
-        b = calloc(1, sizeof *b);
-        if (!b)
-            return NULL;
-    }
-    b->q = q;
-    b->nops = b->nargs = b->ngate = b->nslots = b->nheld = 0;
-    memset(b->held_memo, 0, sizeof b->held_memo);
-    b->nbytes = 0;
-    b->next_op = 0;
-    b->forced_error = 0;
-    b->cause[0] = 0;
-    b->walked = b->walk_at = 0;
-    b->walk_err = 0;
-    b->walk_cause[0] = 0;
-    atomic_store_explicit(&b->inline_done, 0, memory_order_relaxed);
-    b->blocked_on = NULL;
-    b->hazard_wait = 0;
-    b->parked_uses = 0;
-    b->notify = NULL;
-    b->traced = 0;
-    atomic_store_explicit(&b->cb_refs, 1, memory_order_relaxed);
-    b->next = NULL;
-    return b;
-}
-
-void devq__batch_put(struct devq_queue *q, struct batch *b)
-{
-    struct batch *head = atomic_load_explicit(&q->free_shared, memory_order_relaxed);
-    do
-        b->next = head;
-    while (!atomic_compare_exchange_weak_explicit(&q->free_shared, &head, b, memory_order_release,
-                                                  memory_order_relaxed));
-}
-
-static void batch_free(struct batch *b)
-{
-    free(b->ops);
-    free(b->args);
-    free(b->bytes);
-    free(b->gate);
-    free(b->slots);
-    free(b->held);
-    free(b->marks);
-    free(b);
-}
-
-/* Drop the references a batch holds: its signals and timestamps (per
- * op, from `from_op` on) and its buffers and kernels (held once each). */
-void devq__batch_release_refs(struct batch *b, uint32_t from_op)
-{
-    for (uint32_t i = from_op; i < b->nops; i++) {
-        struct op *o = &b->ops[i];
-        switch (o->kind) {
-        case OP_WAIT:
-        case OP_SIGNAL:
-            devq__signal_release(o->u.sig.s);
-            break;
-        case OP_TIMESTAMP:
-            devq__timestamp_release(o->u.ts);
-            break;
-        default:
-            break;
-        }
-    }
-    for (uint32_t i = 0; i < b->nheld; i++) {
-        uintptr_t h = b->held[i];
-        if (h & DEVQ_HELD_KERNEL)
-            devq__kernel_release((devq_kernel *)(h & ~(uintptr_t)DEVQ_HELD_KERNEL));
-        else
-            devq__buffer_release((devq_buffer *)h);
-    }
-    b->nheld = 0;
-}
-
-void devq__batch_unissue(struct batch *b, uint32_t from)
-{
-    for (uint32_t i = from; i < b->nops; i++)
-        devq__op_issued(b, &b->ops[i]);
-}
-
-int devq__op_each_buffer(const struct batch *b, const struct op *o,
-                         int (*fn)(void *ctx, devq_buffer *buf, enum devq_access acc), void *ctx)
-{
-    int r = 0;
-    switch (o->kind) {
-    case OP_EXEC:
-        for (uint32_t a = 0; a < o->u.exec.nargs && !r; a++) {
-            const struct batch_arg *ba = &b->args[o->u.exec.first_arg + a];
-            if (ba->buf)
-                r = fn(ctx, ba->buf, ba->access);
-        }
-        return r;
-    case OP_COPY:
-        if ((r = fn(ctx, o->u.copy.src, DEVQ_READ)) == 0)
-            r = fn(ctx, o->u.copy.dst, DEVQ_WRITE);
-        return r;
-    case OP_FILL:
-        return fn(ctx, o->u.fill.dst, DEVQ_WRITE);
-    case OP_WRITE:
-        return fn(ctx, o->u.xfer.buf, DEVQ_WRITE);
-    case OP_READ:
-        return fn(ctx, o->u.xfer.buf, DEVQ_READ);
-    default:
-        return 0;
-    }
-}
-
-static int buffer_issued(void *ctx, devq_buffer *buf, enum devq_access acc)
-{
-    (void)ctx;
-    (void)acc;
-    devq__buffer_issued(buf);
-    return 0;
-}
-
-void devq__op_issued(struct batch *b, struct op *o)
-{
-    devq__hazard_op_done(b, o);
-    devq__op_each_buffer(b, o, buffer_issued, NULL);
-}
-
-void devq__batch_discard(struct batch *b, int err, const char *cause)
-{
-    struct devq_queue *q = b->q;
-    pthread_mutex_lock(&q->dev->lock);
-    devq__batch_unissue(b, 0);
-    /* A free that waited for this batch's uses can go now. */
-    devq__process_pending_frees(q->dev);
-    pthread_mutex_unlock(&q->dev->lock);
-    /* Waiters of what the batch would have signalled must not wait forever. */
-    if (err)
-        for (uint32_t i = 0; i < b->nops; i++)
-            if (b->ops[i].kind == OP_SIGNAL)
-                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
-    devq__batch_release_refs(b, 0);
-    devq__batch_put(q, b);
-}
-
-void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause)
-{
-    int expected = 0;
-    /* The cause is written before the error is published; finish reads
-     * the error first, so it never sees a half-written cause. */
-    if (atomic_load(&q->first_error) == 0) {
-        snprintf(q->first_cause, sizeof q->first_cause, "%s", cause);
-        atomic_compare_exchange_strong(&q->first_error, &expected, err);
-    }
-}
 
 DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, devq_queue **out)
 {
@@ -379,7 +214,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
     for (int l = 0; l < 2; l++)
         for (struct batch *b = lists[l], *n; b; b = n) {
             n = b->next;
-            batch_free(b);
+            devq__batch_free(b);
         }
     free(q);
     devq_device_close(dev);

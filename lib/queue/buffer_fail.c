@@ -118,15 +118,3 @@ void devq__buffer_fail_fini(devq_buffer *b)
     free(b->fail_cause);
     b->fail_cause = NULL;
 }
-
-DEVQ_API int devq_buffer_status(const devq_buffer *b)
-{
-    int r = devq__buffer_check(b, "devq_buffer_status");
-    if (r < 0)
-        return r;
-    char cause[DEVQ_CAUSE_MAX], label[80];
-    int err = devq__buffer_failed(b, cause, sizeof cause);
-    if (!err)
-        return 0;
-    return devq__err(err, "%s failed: %s", devq__buffer_label(b, label, sizeof label), cause);
-}

@@ -1,0 +1,35 @@
+/* devq_stats_get: the device's counters and the tracker's. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "error.h"
+#include "event_pool.h"
+#include "device.h"
+#include "tracker.h"
+
+DEVQ_API int devq_stats_get(devq_device *dev, devq_stats *st)
+{
+    int r = devq__device_check(dev, "devq_stats_get");
+    if (r < 0)
+        return r;
+    if (!st)
+        return devq__err(-EINVAL, "devq_stats_get: st is NULL");
+    struct devq_device_stats *s = &dev->stats;
+    st->batches_submitted = atomic_load(&s->batches_submitted);
+    st->batches_completed = atomic_load(&s->batches_completed);
+    st->batches_deferred = atomic_load(&s->batches_deferred);
+    st->batches_failed = atomic_load(&s->batches_failed);
+    st->wait_cycles = atomic_load(&s->wait_cycles);
+    st->signal_waits_aligned = atomic_load(&s->signal_waits_aligned);
+    st->signal_waits_dropped = atomic_load(&s->signal_waits_dropped);
+    st->signal_waits_native = atomic_load(&s->signal_waits_native);
+    struct devq_tracker_counts c;
+    pthread_mutex_lock(&dev->lock);
+    devq__tracker_counts(dev->tracker, &c);
+    pthread_mutex_unlock(&dev->lock);
+    st->waits_inserted = c.waits_inserted;
+    st->waits_elided = c.waits_elided;
+    devq__event_pool_counts(dev, &st->events_in_use, &st->events_pooled);
+    return 0;
+}

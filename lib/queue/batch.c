@@ -1,0 +1,143 @@
+/* Batches: the per-queue pool, the references a batch holds, what its
+ * ops use and when they count as issued, and a batch dropped before it
+ * ran.  Used by every other file of the queue layer; it calls none of
+ * the issue or lifecycle code above it. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "error.h"
+#include "hazard.h"
+#include "queue.h"
+#include "signal_int.h"
+
+struct batch *devq__batch_get(struct devq_queue *q)
+{
+    if (!q->free_private)
+        q->free_private = atomic_exchange_explicit(&q->free_shared, NULL, memory_order_acquire);
+    struct batch *b = q->free_private;
+    if (b)
+        q->free_private = b->next;
+    if (!b) {
+        b = calloc(1, sizeof *b);
+        if (!b)
+            return NULL;
+    }
+    b->q = q;
+    b->nops = b->nargs = b->ngate = b->nslots = b->nheld = 0;
+    memset(b->held_memo, 0, sizeof b->held_memo);
+    b->nbytes = 0;
+    b->next_op = 0;
+    b->forced_error = 0;
+    b->cause[0] = 0;
+    b->walked = b->walk_at = 0;
+    b->walk_err = 0;
+    b->walk_cause[0] = 0;
+    atomic_store_explicit(&b->inline_done, 0, memory_order_relaxed);
+    b->blocked_on = NULL;
+    b->hazard_wait = 0;
+    b->parked_uses = 0;
+    b->notify = NULL;
+    b->traced = 0;
+    atomic_store_explicit(&b->cb_refs, 1, memory_order_relaxed);
+    b->next = NULL;
+    return b;
+}
+
+void devq__batch_put(struct devq_queue *q, struct batch *b)
+{
+    struct batch *head = atomic_load_explicit(&q->free_shared, memory_order_relaxed);
+    do
+        b->next = head;
+    while (!atomic_compare_exchange_weak_explicit(&q->free_shared, &head, b, memory_order_release,
+                                                  memory_order_relaxed));
+}
+
+void devq__batch_free(struct batch *b)
+{
+    free(b->ops);
+    free(b->args);
+    free(b->bytes);
+    free(b->gate);
+    free(b->slots);
+    free(b->held);
+    free(b->marks);
+    free(b);
+}
+
+/* Drop the references a batch holds: its signals and timestamps (per
+ * op, from `from_op` on) and its buffers and kernels (held once each). */
+void devq__batch_release_refs(struct batch *b, uint32_t from_op)
+{
+    for (uint32_t i = from_op; i < b->nops; i++) {
+        struct op *o = &b->ops[i];
+        switch (o->kind) {
+        case OP_WAIT:
+        case OP_SIGNAL:
+            devq__signal_release(o->u.sig.s);
+            break;
+        case OP_TIMESTAMP:
+            devq__timestamp_release(o->u.ts);
+            break;
+        default:
+            break;
+        }
+    }
+    for (uint32_t i = 0; i < b->nheld; i++) {
+        uintptr_t h = b->held[i];
+        if (h & DEVQ_HELD_KERNEL)
+            devq__kernel_release((devq_kernel *)(h & ~(uintptr_t)DEVQ_HELD_KERNEL));
+        else
+            devq__buffer_release((devq_buffer *)h);
+    }
+    b->nheld = 0;
+}
+
+void devq__batch_unissue(struct batch *b, uint32_t from)
+{
+    for (uint32_t i = from; i < b->nops; i++)
+        devq__op_issued(b, &b->ops[i]);
+}
+
+static int buffer_issued(void *ctx, devq_buffer *buf, enum devq_access acc)
+{
+    (void)ctx;
+    (void)acc;
+    devq__buffer_issued(buf);
+    return 0;
+}
+
+void devq__op_issued(struct batch *b, struct op *o)
+{
+    devq__hazard_op_done(b, o);
+    devq__op_each_buffer(b, o, buffer_issued, NULL);
+}
+
+void devq__batch_discard(struct batch *b, int err, const char *cause)
+{
+    struct devq_queue *q = b->q;
+    pthread_mutex_lock(&q->dev->lock);
+    devq__batch_unissue(b, 0);
+    /* A free that waited for this batch's uses can go now. */
+    devq__process_pending_frees(q->dev);
+    pthread_mutex_unlock(&q->dev->lock);
+    /* Waiters of what the batch would have signalled must not wait forever. */
+    if (err)
+        for (uint32_t i = 0; i < b->nops; i++)
+            if (b->ops[i].kind == OP_SIGNAL)
+                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
+    devq__batch_release_refs(b, 0);
+    devq__batch_put(q, b);
+}
+
+void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause)
+{
+    int expected = 0;
+    /* The cause is written before the error is published; finish reads
+     * the error first, so it never sees a half-written cause. */
+    if (atomic_load(&q->first_error) == 0) {
+        snprintf(q->first_cause, sizeof q->first_cause, "%s", cause);
+        atomic_compare_exchange_strong(&q->first_error, &expected, err);
+    }
+}
