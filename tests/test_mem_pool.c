@@ -269,16 +269,23 @@ START_TEST(sync_free_reusable_anywhere)
 }
 END_TEST
 
-START_TEST(size_classes_round_up_by_at_most_a_quarter)
+/* Classes are multiples of 256 B (so carved blocks keep the backend's
+ * 256-byte alignment): the next multiple up to 2 KiB, then at most a
+ * quarter more. */
+START_TEST(size_classes_round_to_256_multiples_and_at_most_a_quarter)
 {
-    size_t sizes[] = { 1, 255, 256, 257, 320, 321, 1000, 4097, 65536, 100000, 1 << 20,
-                       (32u << 20) - 1, 32u << 20 };
+    size_t sizes[] = { 1, 255, 256, 257, 320, 321, 513, 1000, 2047, 2048, 2049, 4097, 65536,
+                       100000, 1 << 20, (32u << 20) - 1, 32u << 20 };
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         void *p = alloc_on(NULL, sizes[i]);
-        uint64_t got = stats().bytes_outstanding;
+        void *q = alloc_on(NULL, sizes[i]);     /* the next block of the chunk */
+        uint64_t got = stats().bytes_outstanding / 2;
         ck_assert_uint_ge(got, sizes[i]);
-        ck_assert_msg(got <= 256 || got <= sizes[i] + sizes[i] / 4,
+        ck_assert_uint_eq(got % 256, 0);
+        ck_assert_msg(got < sizes[i] + 256 || got <= sizes[i] + sizes[i] / 4,
                       "%zu rounded to %llu", sizes[i], (unsigned long long)got);
+        ck_assert_msg((uintptr_t)p % 256 == 0 && (uintptr_t)q % 256 == 0, "%zu: blocks %p %p", sizes[i], p, q);
+        free_on(NULL, q, sizes[i]);
         /* The whole block is writable memory. */
         memset(p, 0x5a, got);
         free_on(NULL, p, sizes[i]);
@@ -559,7 +566,7 @@ static Suite *suite(void)
     tcase_add_test(t, three_stream_steal);
     tcase_add_test(t, stuck_fence_does_not_block_others);
     tcase_add_test(t, sync_free_reusable_anywhere);
-    tcase_add_test(t, size_classes_round_up_by_at_most_a_quarter);
+    tcase_add_test(t, size_classes_round_to_256_multiples_and_at_most_a_quarter);
     tcase_add_test(t, large_bypasses_bins_and_waits_for_fence);
     tcase_add_test(t, double_and_foreign_free_refused);
     tcase_add_test(t, trim_releases_unused_chunks);

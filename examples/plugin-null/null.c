@@ -147,7 +147,9 @@ static int null_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
 static int null_mem_alloc(devq_pl_device *d, size_t bytes, void **device_ptr, void **host_ptr)
 {
     (void)d;
-    void *p = malloc(bytes ? bytes : 1);
+    /* devq-plugin(7): every allocation 256-byte aligned, as on a GPU. */
+    size_t n = bytes ? (bytes + 255) & ~(size_t)255 : 256;     /* C11: a multiple of 256 */
+    void *p = n >= bytes ? aligned_alloc(256, n) : NULL;
     if (!p)
         return host->error(-ENOMEM, "null: cannot allocate %zu bytes", bytes);
     *device_ptr = p;

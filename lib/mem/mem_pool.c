@@ -1,7 +1,11 @@
 /* The devq pool: lib's own stream-ordered allocator over backend chunks.
  *
- * Requests are rounded up to a size class (256 B, then four classes per
- * power of two up to 32 MiB, so at most 25% is lost to rounding).  Each
+ * Requests are rounded up to a size class: every multiple of 256 B up to
+ * 2 KiB, then four classes per power of two up to 32 MiB (at most 25% is
+ * lost to rounding there).  Every class is a multiple of 256 B, so blocks
+ * carved from a backend chunk (itself at least 256-byte aligned, as the
+ * plugin contract says) keep that alignment, the same as the native
+ * allocators give: switching DEVQ_MEM_POOL never loses alignment.  Each
  * class carves blocks from its own chunks (64 KiB to 2 MiB of backend
  * memory).  Larger requests bypass the bins and go to the backend.
  *
@@ -66,8 +70,9 @@
 #include "mem_lock.h"
 #include "mem_resource.h"
 
-#define MIN_CLASS       256u
-#define NCLASSES        69u              /* 256 B .. 32 MiB */
+#define MIN_CLASS       256u             /* also the alignment every class keeps */
+#define LINEAR_CLASSES  8u               /* 256 B .. 2 KiB in steps of 256 B */
+#define NCLASSES        64u              /* 256 B .. 32 MiB */
 #define LARGE_BYTES     (32ull << 20)    /* above: straight to the backend */
 #define CHUNK_MIN       (64ull << 10)
 #define CHUNK_MAX       (2ull << 20)
@@ -156,20 +161,23 @@ struct pool {
 
 static unsigned size_class(size_t n)
 {
-    if (n <= MIN_CLASS)
-        return 0;
+    if (n <= LINEAR_CLASSES * MIN_CLASS)
+        return n ? (unsigned)((n - 1) / MIN_CLASS) : 0;
+    /* Above 2 KiB: quarters of a power of two, 512 B or more apart. */
     unsigned p = 63u - (unsigned)__builtin_clzll((unsigned long long)(n - 1));
     unsigned sub = (unsigned)((n - 1 - ((size_t)1 << p)) >> (p - 2));
-    return 1 + (p - 8) * 4 + sub;
+    return LINEAR_CLASSES + (p - 11) * 4 + sub;
 }
 
 static size_t class_size(unsigned c)
 {
-    if (c == 0)
-        return MIN_CLASS;
-    unsigned p = 8 + (c - 1) / 4, sub = (c - 1) % 4;
+    if (c < LINEAR_CLASSES)
+        return (size_t)(c + 1) * MIN_CLASS;
+    unsigned p = 11 + (c - LINEAR_CLASSES) / 4, sub = (c - LINEAR_CLASSES) % 4;
     return ((size_t)1 << p) + (size_t)(sub + 1) * ((size_t)1 << (p - 2));
 }
+
+_Static_assert(LINEAR_CLASSES * MIN_CLASS == 2048, "the quarter classes start at 2^11");
 
 static size_t chunk_bytes_for(unsigned c)
 {

@@ -13,6 +13,7 @@
 #include "queue.h"
 #include "signal_int.h"
 
+/* qi's dependency on qj's submitted work; qi's recorder role is held. */
 static int push_dep(struct devq_queue *qi, struct devq_queue *qj)
 {
     struct devq_device *dev = qi->dev;
@@ -21,17 +22,30 @@ static int push_dep(struct devq_queue *qi, struct devq_queue *qj)
     struct devq_use here = aligned ? devq__tracker_here(dev->tracker, qj->stream.id) : (struct devq_use){ 0 };
     pthread_mutex_unlock(&dev->lock);
     if (!aligned)
-        return devq_queue_wait(qi, qj->timeline, atomic_load(&qj->submitted));
+        return devq__record_signal(qi, qj->timeline, atomic_load(&qj->submitted), OP_WAIT, "devq_barrier");
     if (!here.cursor)
         return 0;               /* nothing submitted there yet */
-    /* Record through the public path for its checks, then retarget. */
-    int r = devq_queue_barrier(qi);
+    struct op *o;
+    int r = devq__record_append(qi, 0, "devq_barrier", &o);
     if (r == 0) {
-        struct op *o = &qi->open->ops[qi->open->nops - 1];
         o->kind = OP_ALIGN;
         o->u.align = here;
     }
     return r;
+}
+
+/* All of queue i's dependencies, recorded in one hold of its recorder
+ * role: each op is complete before a submit in another thread can take
+ * the batch, and a racing thread gets -EBUSY for the whole step. */
+static int push_deps(struct devq_queue *const *queues, size_t n, size_t i)
+{
+    int r = devq__record_begin(queues[i], "devq_barrier");
+    if (r < 0)
+        return r;
+    for (size_t j = 0; j < n && r == 0; j++)
+        if (j != i)
+            r = push_dep(queues[i], queues[j]);
+    return devq__record_commit(queues[i], r);
 }
 
 DEVQ_API int devq_barrier(devq_queue *const *queues, size_t n)
@@ -46,13 +60,10 @@ DEVQ_API int devq_barrier(devq_queue *const *queues, size_t n)
             if (queues[j] == queues[i])
                 return devq__err(-EINVAL, "devq_barrier: queue %u is listed twice", queues[i]->number);
     }
-    for (size_t i = 0; i < n; i++)
-        for (size_t j = 0; j < n; j++) {
-            if (i == j)
-                continue;
-            int r = push_dep(queues[i], queues[j]);
-            if (r < 0)
-                return r;
-        }
+    for (size_t i = 0; n > 1 && i < n; i++) {
+        int r = push_deps(queues, n, i);
+        if (r < 0)
+            return r;
+    }
     return 0;
 }

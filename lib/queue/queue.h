@@ -218,6 +218,14 @@ void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause
 /* queue.c: wait until every submitted batch completed, or an absolute deadline. */
 int  devq__queue_finish_until(struct devq_queue *q, uint64_t deadline);
 
+/* record.c: one op recorded under the recorder role (else -EBUSY):
+ * begin, append (a zeroed op, nheld references reserved), fill it in,
+ * commit.  Commit returns r, made sticky when negative. */
+int  devq__record_begin(struct devq_queue *q, const char *fn);
+int  devq__record_append(struct devq_queue *q, uint32_t nheld, const char *fn, struct op **out);
+int  devq__record_signal(struct devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn);
+int  devq__record_commit(struct devq_queue *q, int r);
+
 /* submit.c: issue a submitted batch (device lock held). */
 int  devq__issue(struct devq_queue *q, struct batch *b);      /* 1: deferred */
 int  devq__submit_locked(struct devq_queue *q, struct batch *b);

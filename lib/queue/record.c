@@ -50,6 +50,30 @@ static int leave(devq_queue *q, int r)
 }
 
 static struct op *push_op(struct batch *b);
+static struct op *push_op_holding(struct batch *b, uint32_t nheld);
+
+/* Recording one op from outside this file (timestamps, devq_barrier):
+ * begin takes the recorder role, append adds a zeroed op to the open
+ * batch, the caller fills it in, and commit gives the role back (making
+ * an error sticky).  The op must be complete before commit: once the
+ * role is given up, a submit in another thread may take the batch.  The
+ * entry points in this file use the same role (enter/leave) directly. */
+int devq__record_begin(devq_queue *q, const char *fn)
+{
+    return enter(q, fn);
+}
+
+int devq__record_append(devq_queue *q, uint32_t nheld, const char *fn, struct op **out)
+{
+    if (!(*out = push_op_holding(q->open, nheld)))
+        return devq__err(-ENOMEM, "%s: out of memory", fn);
+    return 0;
+}
+
+int devq__record_commit(devq_queue *q, int r)
+{
+    return leave(q, r);
+}
 
 /* Room for n more held references, so that holding never fails once an
  * op is pushed (a failed recording call leaves the batch unchanged). */
@@ -163,22 +187,27 @@ static int keep_for_discard(devq_queue *q, devq_signal *s, uint64_t v, int err)
     return devq__err_str(err, msg);
 }
 
-static int record_signal_op(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
+/* Append a wait or signal op; the caller holds the recorder role. */
+int devq__record_signal(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
 {
-    int r = enter(q, fn);
-    if (r < 0)
-        return kind == OP_SIGNAL && r != -EBUSY && devq__queue_check(q, fn) == 0 ? keep_for_discard(q, s, v, r) : r;
-    if ((r = devq__signal_check(s, fn)) < 0)
-        return leave(q, r);
-    struct op *o = push_op(q->open);
-    if (!o)
-        return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
+    int r = devq__signal_check(s, fn);
+    struct op *o;
+    if (r < 0 || (r = devq__record_append(q, 0, fn, &o)) < 0)
+        return r;
     o->kind = (uint8_t)kind;
     o->u.sig.s = s;
     o->u.sig.v = v;
     o->u.sig.owner = q->open;
     devq__signal_retain(s);
-    return leave(q, 0);
+    return 0;
+}
+
+static int record_signal_op(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
+{
+    int r = enter(q, fn);
+    if (r < 0)
+        return kind == OP_SIGNAL && r != -EBUSY && devq__queue_check(q, fn) == 0 ? keep_for_discard(q, s, v, r) : r;
+    return leave(q, devq__record_signal(q, s, v, kind, fn));
 }
 
 DEVQ_API int devq_queue_wait(devq_queue *q, devq_signal *s, uint64_t value)
@@ -432,8 +461,8 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
             return devq__err(-ENOMEM, "devq_queue_submit: out of memory");
         }
     }
-    atomic_store(&q->recording, 0);
     if ((r = devq__device_lost_check(q->dev)) < 0) {
+        atomic_store(&q->recording, 0);
         char msg[DEVQ_CAUSE_MAX + 48];
         snprintf(msg, sizeof msg, "queue %u: batch discarded at submit: %s", q->number, devq_errmsg());
         devq__batch_discard(b, r, msg);
@@ -443,6 +472,10 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
     b->seq = atomic_fetch_add(&q->submitted, 1) + 1;
     atomic_fetch_add(&q->dev->stats.batches_submitted, 1);
     pthread_mutex_lock(&q->dev->lock);
+    /* The role is given back only under the device lock: a submit racing
+     * in another thread (misuse, but it must not corrupt) takes the next
+     * batch after this one is numbered and cannot issue it first. */
+    atomic_store(&q->recording, 0);
     r = devq__submit_locked(q, b);
     pthread_mutex_unlock(&q->dev->lock);
     return r;

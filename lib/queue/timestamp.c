@@ -54,17 +54,23 @@ DEVQ_API int devq_queue_timestamp(devq_queue *q, devq_timestamp **out)
     ts->dev = dev;
     atomic_init(&ts->refs, 2);          /* the user's and the batch's */
     devq__device_retain(dev);
-    /* Record through the barrier op for the recording checks, then retype. */
-    if ((r = devq_queue_barrier(q)) < 0) {
-        atomic_store(&ts->refs, 1);
-        timestamp_free(ts);
-        return r;
+    /* The op is filled in before the recorder role is given up: a submit
+     * in another thread may take the batch the moment it is. */
+    struct op *o;
+    if ((r = devq__record_begin(q, fn)) < 0)
+        goto fail;
+    if ((r = devq__record_append(q, 0, fn, &o)) < 0) {
+        devq__record_commit(q, r);
+        goto fail;
     }
-    struct op *o = &q->open->ops[q->open->nops - 1];
     o->kind = OP_TIMESTAMP;
     o->u.ts = ts;
     *out = ts;
-    return 0;
+    return devq__record_commit(q, 0);
+fail:
+    atomic_store(&ts->refs, 1);
+    timestamp_free(ts);
+    return r;
 }
 
 static int ts_check(const devq_timestamp *ts, const char *fn)

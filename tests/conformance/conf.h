@@ -58,5 +58,6 @@ Suite *conf_hazards_suite(void);
 Suite *conf_memory_suite(void);
 Suite *conf_tracker_suite(void);
 Suite *conf_timing_suite(void);
+Suite *conf_race_suite(void);
 
 #endif

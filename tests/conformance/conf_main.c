@@ -18,6 +18,7 @@ int main(void)
     srunner_add_suite(sr, conf_memory_suite());
     srunner_add_suite(sr, conf_tracker_suite());
     srunner_add_suite(sr, conf_timing_suite());
+    srunner_add_suite(sr, conf_race_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

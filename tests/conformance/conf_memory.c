@@ -119,6 +119,83 @@ START_TEST(buffer_queries)
 }
 END_TEST
 
+/* Every allocation is 256-byte aligned, on every base of the resource
+ * stack and with the guard's canaries or without: a program must not lose
+ * alignment by switching DEVQ_MEM_POOL (devq_buffer_alloc(3)). */
+static const size_t align_sizes[] = {
+    1, 2, 63, 64, 100, 255, 256, 257, 300, 320, 384, 449, 511, 512, 513, 640, 777, 1000,
+    1023, 2047, 2049, 2560, 3001, 4095, 4096, 4097, 12345, 65535, 65537, 100003,
+    (1u << 20) + 3, (5u << 20) + 1, (33u << 20) + 1,
+};
+#define ALIGN_COPIES 3      /* several blocks of a class: carved at different offsets */
+
+static void check_aligned(devq_buffer *b, size_t bytes, const char *pool, const char *guard, int ordered)
+{
+    uintptr_t d = (uintptr_t)devq_buffer_device_ptr(b), h = (uintptr_t)devq_buffer_host_ptr(b);
+    ck_assert_msg(d % 256 == 0 && h % 256 == 0,
+                  "DEVQ_MEM_POOL=%s DEVQ_MEM_GUARD=%s %s alloc of %zu bytes: device %p host %p not 256-byte aligned",
+                  pool, guard, ordered ? "stream-ordered" : "synchronous", bytes, (void *)d, (void *)h);
+}
+
+static void align_case(const char *pool, const char *guard, uint64_t caps)
+{
+    if (pool)
+        setenv("DEVQ_MEM_POOL", pool, 1);
+    else
+        unsetenv("DEVQ_MEM_POOL");
+    setenv("DEVQ_MEM_GUARD", guard, 1);
+    devq_device *dev = NULL;
+    int r = devq_device_open(conf_backend(), &dev);
+    /* Refused only where the backend lacks what the setting needs. */
+    if (r == -ENOTSUP && ((pool && !strcmp(pool, "native") && !(caps & DEVQ_CAP_ASYNC_ALLOC)) ||
+                          (!strcmp(guard, "1") && !(caps & DEVQ_CAP_HOST_VISIBLE))))
+        return;
+    ck_assert_msg(r == 0, "DEVQ_MEM_POOL=%s DEVQ_MEM_GUARD=%s: %s", pool ? pool : "(unset)", guard, devq_errmsg());
+    devq_queue *q = conf_queue(dev);
+    size_t n = sizeof align_sizes / sizeof *align_sizes;
+    devq_buffer *bufs[sizeof align_sizes / sizeof *align_sizes][ALIGN_COPIES][2];
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < ALIGN_COPIES; c++)
+            for (int ordered = 0; ordered < 2; ordered++) {
+                devq_buffer **b = &bufs[i][c][ordered];
+                ck_assert_msg(devq_buffer_alloc(dev, align_sizes[i], ordered ? q : NULL, 0, b) == 0,
+                              "alloc %zu: %s", align_sizes[i], devq_errmsg());
+                check_aligned(*b, align_sizes[i], pool ? pool : "(unset)", guard, ordered);
+            }
+    for (size_t i = 0; i < n; i++)
+        for (int c = 0; c < ALIGN_COPIES; c++)
+            for (int ordered = 0; ordered < 2; ordered++)
+                ck_assert_int_eq(devq_buffer_free(bufs[i][c][ordered], ordered ? q : NULL), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    devq_queue_destroy(q);
+    devq_device_close(dev);
+}
+
+START_TEST(every_base_aligns_to_256_bytes)
+{
+    const char *pools[] = { NULL, "native", "devq", "direct" }, *guards[] = { "0", "1" };
+    char *saved_pool = getenv("DEVQ_MEM_POOL") ? strdup(getenv("DEVQ_MEM_POOL")) : NULL;
+    char *saved_guard = getenv("DEVQ_MEM_GUARD") ? strdup(getenv("DEVQ_MEM_GUARD")) : NULL;
+    devq_device *dev = conf_open();
+    devq_device_info info;
+    ck_assert_int_eq(devq_device_info_get(dev, &info), 0);
+    devq_device_close(dev);         /* each case opens it anew, with its own stack */
+    for (size_t p = 0; p < 4; p++)
+        for (size_t g = 0; g < 2; g++)
+            align_case(pools[p], guards[g], info.caps);
+    if (saved_pool)
+        setenv("DEVQ_MEM_POOL", saved_pool, 1);
+    else
+        unsetenv("DEVQ_MEM_POOL");
+    if (saved_guard)
+        setenv("DEVQ_MEM_GUARD", saved_guard, 1);
+    else
+        unsetenv("DEVQ_MEM_GUARD");
+    free(saved_pool);
+    free(saved_guard);
+}
+END_TEST
+
 Suite *conf_memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -129,6 +206,7 @@ Suite *conf_memory_suite(void)
     tcase_add_test(tc, free_after_alloc_queue_destroyed);
     tcase_add_test(tc, free_with_unsubmitted_use_waits_for_it);
     tcase_add_test(tc, buffer_queries);
+    tcase_add_test(tc, every_base_aligns_to_256_bytes);
     suite_add_tcase(s, tc);
     return s;
 }
