@@ -66,7 +66,7 @@
 //! is a stream-ordered free).  Host memory is different: `devq_queue_write`
 //! and `devq_queue_read` use the host pointer when the op executes, so
 //! [`ScopedQueue::write`] and [`ScopedQueue::read`] borrow their slices for
-//! a [`scope`], which returns only after the work finished.
+//! a [`scope`](fn@crate::scope), which returns only after the work finished.
 //!
 //! # Every C function and its counterpart
 //!
@@ -93,7 +93,7 @@
 //! | `devq_kernel_destroy` | drop of [`Kernel`] |
 //! | `devq_queue_create` / `_destroy` | [`Queue::new`], [`Queue::with_kind`] / drop |
 //! | `devq_queue_wait`, `_signal`, `_exec`, `_copy`, `_fill`, `_barrier`, `_host_fn` | the [`Queue`] builder methods (also on [`ScopedQueue`]) |
-//! | `devq_queue_write`, `devq_queue_read` | [`ScopedQueue::write`], [`ScopedQueue::read`] only: the host slice must outlive the batch, which a [`scope`] guarantees |
+//! | `devq_queue_write`, `devq_queue_read` | [`ScopedQueue::write`], [`ScopedQueue::read`] only: the host slice must outlive the batch, which a [`scope`](fn@crate::scope) guarantees |
 //! | `devq_queue_submit`, `_finish` | [`Queue::submit`], [`Queue::finish`] |
 //! | `devq_barrier` | [`barrier`] |
 //! | `devq_queue_timestamp`, `devq_timestamp_elapsed`, `_destroy` | [`Queue::timestamp`], [`Timestamp::elapsed_until`], drop |

@@ -5,7 +5,7 @@
 //! Recording calls return `&mut Self`; the first error is kept (libdevq
 //! keeps it sticky too) with the `devq_errmsg()` of the call that failed,
 //! and `submit` returns it.  Host memory transfers (`write`, `read`) are
-//! recorded in a [`scope`](crate::scope), which makes the host slices
+//! recorded in a [`scope`](fn@crate::scope), which makes the host slices
 //! outlive the work that uses them.
 use crate::buffer::Buffer;
 use crate::device::Device;

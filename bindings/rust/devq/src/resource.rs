@@ -133,7 +133,7 @@ pub struct ResourceRef<'a> {
 /// returned reference is in use.
 pub unsafe fn device_resource(dev: &Device) -> ResourceRef<'_> {
     // SAFETY: live device; never NULL for an open device.
-    ResourceRef { raw: unsafe { sys::devq_device_resource(dev.raw()) }, _life: PhantomData }
+    ResourceRef { raw: sys::devq_device_resource(dev.raw()), _life: PhantomData }
 }
 
 impl<'a> ResourceRef<'a> {

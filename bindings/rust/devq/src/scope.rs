@@ -4,7 +4,7 @@
 //! op executes, not when it is recorded, so the host memory must outlive
 //! the batch.  Rust expresses that with a scope, as `std::thread::scope`
 //! does for threads: slices handed to [`ScopedQueue::write`] and
-//! [`ScopedQueue::read`] are borrowed for the whole scope, and [`scope`]
+//! [`ScopedQueue::read`] are borrowed for the whole scope, and [`scope`](fn@crate::scope)
 //! returns only after every queue it lent out has submitted what was
 //! recorded and finished it.  Dropping or forgetting a value inside the
 //! closure cannot end those borrows early.
@@ -102,7 +102,7 @@ where
     }
 }
 
-/// Lends queues for host transfers; see [`scope`].
+/// Lends queues for host transfers; see [`scope`](fn@crate::scope).
 #[derive(Debug)]
 pub struct Scope<'s, 'env: 's> {
     queues: RefCell<Vec<*mut Queue>>,
@@ -139,7 +139,7 @@ impl<'s, 'env> Scope<'s, 'env> {
     }
 }
 
-/// A queue lent to a [`scope`]: the [`Queue`] recording calls plus host
+/// A queue lent to a [`scope`](fn@crate::scope): the [`Queue`] recording calls plus host
 /// transfers whose slices stay borrowed until the scope has finished.
 #[derive(Debug)]
 pub struct ScopedQueue<'s> {

@@ -177,7 +177,7 @@ impl std::fmt::Debug for Signal {
 
 unsafe extern "C" fn notify_trampoline(arg: *mut c_void, status: c_int) {
     // SAFETY: arg is the box notify() leaked; libdevq calls this once.
-    let f = unsafe { Box::from_raw(arg as *mut Box<dyn FnOnce(Result<()>) + Send>) };
+    let f = Box::from_raw(arg as *mut Box<dyn FnOnce(Result<()>) + Send>);
     let r = if status == 0 {
         Ok(())
     } else if status == -errno::ECANCELED {

@@ -67,7 +67,9 @@ fn device_info_and_backends() {
     assert!(!devq::version().is_empty());
     let r = devq::backends_report().unwrap();
     assert!(r.iter().any(|b| b.name == "cpu" && b.status == 0 && b.devices >= 1), "{:?}", r);
-    dev.synchronize(LONG).unwrap();
+    // No dev.synchronize here: it reports the failures of every queue of
+    // the shared cpu device, including other tests' (tests/resource.rs
+    // runs it in a process of its own).
 }
 
 #[test]

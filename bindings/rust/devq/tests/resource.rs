@@ -27,4 +27,7 @@ fn a_budgeted_stats_stack_counts_and_limits() {
     assert_eq!(e.errno, errno::ENOMEM);
     assert!(e.message.contains("budget"), "{}", e.message);
     drop(b);
+    dev.synchronize(std::time::Duration::from_secs(10)).unwrap();
+    dev.mem_reap().unwrap();
+    assert_eq!(dev.mem_stats().unwrap().bytes_outstanding, 0);
 }
