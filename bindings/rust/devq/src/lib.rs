@@ -74,39 +74,43 @@
 //! |---|---|
 //! | `devq_errmsg` | captured into [`Error::message`] by every failing call |
 //! | `devq_version` | [`version`] |
-//! | `devq_device_open` / `_close` | [`Device::open`], [`Device::open_default`] / drop of the last clone |
+//! | `devq_device_open`, `devq_device_close` | [`Device::open`], [`Device::open_default`]; drop of the last clone |
 //! | `devq_device_info_get` | [`Device::info`] |
 //! | `devq_device_synchronize` | [`Device::synchronize`] |
 //! | `devq_backends_report` | [`backends_report`] |
-//! | `devq_signal_create` / `_destroy` | [`Signal::new`] / drop |
-//! | `devq_signal_value`, `_set`, `_fail`, `_status`, `_wait` | [`Signal::value`], [`Signal::set`], [`Signal::fail`], [`Signal::status`], [`Signal::wait`] |
+//! | `devq_signal_create`, `devq_signal_destroy` | [`Signal::new`]; drop |
+//! | `devq_signal_value`, `devq_signal_set`, `devq_signal_fail`, `devq_signal_status`, `devq_signal_wait` | [`Signal::value`], [`Signal::set`], [`Signal::fail`], [`Signal::status`], [`Signal::wait`] |
 //! | `devq_signal_wait_many` | [`Signal::wait_many`] |
 //! | `devq_signal_notify` | [`Signal::notify`] (a closure) |
-//! | `devq_notify_cancel` / `devq_notify_release` | [`Notify::cancel`] / drop of [`Notify`] |
+//! | `devq_notify_cancel`, `devq_notify_release` | [`Notify::cancel`]; drop of [`Notify`] |
 //! | `devq_signal_wait_fd` | [`Signal::wait_fd`] (an `OwnedFd`) |
-//! | `devq_signal_create_shared`, `_export_fd`, `_import_fd` | [`Signal::new_shared`], [`Signal::export_fd`], [`Signal::import_fd`] |
-//! | `devq_buffer_alloc` | [`Buffer::new`], [`Buffer::with_tag`] (synchronous), [`Buffer::on_queue`] |
+//! | `devq_signal_create_shared`, `devq_signal_export_fd`, `devq_signal_import_fd` | [`Signal::new_shared`], [`Signal::export_fd`], [`Signal::import_fd`] |
+//! | `devq_buffer_alloc` | [`Buffer::new`], [`Buffer::with_tag`] (synchronous), [`Buffer::on_queue`], [`ScopedQueue::alloc`] |
 //! | `devq_buffer_free` | drop of [`Buffer`] (on its alloc queue), [`Buffer::free`], [`Buffer::free_on`] |
-//! | `devq_buffer_size`, `_device_ptr`, `_host_ptr` | [`Buffer::size`], [`Buffer::device_ptr`], [`Buffer::host_ptr`] (raw pointers: using them is up to `unsafe` code) |
+//! | `devq_buffer_size`, `devq_buffer_device_ptr`, `devq_buffer_host_ptr` | [`Buffer::size`], [`Buffer::device_ptr`], [`Buffer::host_ptr`] (raw pointers: using them is up to `unsafe` code) |
 //! | `devq_mem_stats_get`, `devq_mem_reap` | [`Device::mem_stats`], [`Device::mem_reap`] |
 //! | `devq_kernel_load` | [`Kernel::cpu`] (Rust kernels, safe); [`Kernel::from_process`], [`Kernel::from_image`] (`unsafe`: foreign code runs with whatever arguments an exec passes) |
 //! | `devq_kernel_destroy` | drop of [`Kernel`] |
-//! | `devq_queue_create` / `_destroy` | [`Queue::new`], [`Queue::with_kind`] / drop |
-//! | `devq_queue_wait`, `_signal`, `_exec`, `_copy`, `_fill`, `_barrier`, `_host_fn` | the [`Queue`] builder methods (also on [`ScopedQueue`]) |
+//! | `devq_queue_create`, `devq_queue_destroy` | [`Queue::new`], [`Queue::with_kind`]; drop |
+//! | `devq_queue_wait`, `devq_queue_signal`, `devq_queue_exec`, `devq_queue_copy`, `devq_queue_fill`, `devq_queue_barrier`, `devq_queue_host_fn` | the [`Queue`] builder methods (also on [`ScopedQueue`]) |
 //! | `devq_queue_write`, `devq_queue_read` | [`ScopedQueue::write`], [`ScopedQueue::read`] only: the host slice must outlive the batch, which a [`scope`](fn@crate::scope) guarantees |
-//! | `devq_queue_submit`, `_finish` | [`Queue::submit`], [`Queue::finish`] |
+//! | `devq_queue_submit`, `devq_queue_finish` | [`Queue::submit`], [`Queue::finish`] |
 //! | `devq_barrier` | [`barrier`] |
-//! | `devq_queue_timestamp`, `devq_timestamp_elapsed`, `_destroy` | [`Queue::timestamp`], [`Timestamp::elapsed_until`], drop |
+//! | `devq_queue_timestamp`, `devq_timestamp_elapsed`, `devq_timestamp_destroy` | [`Queue::timestamp`], [`Timestamp::elapsed_until`]; drop |
 //! | `devq_stats_get` | [`Device::stats`] |
-//! | `devq_resource_direct`, `_pool`, `_native` | [`Resource::direct`], [`Resource::pool`], [`Resource::native`] |
-//! | `devq_resource_budget`, `_stats`, `_logging`, `_guard` | [`Resource::budget`], [`Resource::stats`], [`Resource::logging`], [`Resource::guard`] |
+//! | `devq_resource_direct`, `devq_resource_pool`, `devq_resource_native` | [`Resource::direct`], [`Resource::pool`], [`Resource::native`] |
+//! | `devq_resource_budget`, `devq_resource_stats`, `devq_resource_logging`, `devq_resource_guard` | [`Resource::budget`], [`Resource::stats`], [`Resource::logging`], [`Resource::guard`] |
 //! | `devq_resource_destroy` | drop of [`Resource`] |
 //! | `devq_device_set_resource` | [`Resource::install`] |
 //! | `devq_device_resource` | [`device_resource`] (`unsafe`: the reference dies at the next install, which another clone of the device on another thread may do; Rust cannot tie that) |
-//! | `devq_resource_name`, `_inner`, `_bytes_outstanding`, `_supports_use_tracking`, `_reap`, `_trim`, `_stats_get`, `_usage_by_tag`, `_usage_by_stream` | [`ResourceRef`] methods |
-//! | `devq_resource_create`, `_state` | not wrapped: writing an allocator means handing out raw device memory to libdevq through a C vtable; use `devq_sys` (a safe trait would still need `unsafe` for every entry) |
-//! | `devq_resource_allocate`, `_deallocate`, `_prepare_use`, `_finish_use`, `devq_stream_ref_id` | not wrapped: raw memory and stream handles for resource authors, whose stream refs only exist inside resource callbacks; [`Buffer`] is the safe allocation path; use `devq_sys` |
-//! | `devq_buffer_status` (API.md v2) | not in `include/devq/devq.h` yet, so neither in `devq-sys` nor here; the drift test names it once the header has it |
+//! | `devq_resource_name`, `devq_resource_inner`, `devq_resource_bytes_outstanding`, `devq_resource_supports_use_tracking`, `devq_resource_reap`, `devq_resource_trim`, `devq_resource_stats_get`, `devq_resource_usage_by_tag`, `devq_resource_usage_by_stream` | [`ResourceRef`] methods |
+//! | `devq_resource_create`, `devq_resource_state` | not wrapped: writing an allocator means handing raw device memory to libdevq through a C vtable; use `devq_sys` (a safe trait would still need `unsafe` for every entry) |
+//! | `devq_resource_allocate`, `devq_resource_deallocate`, `devq_resource_prepare_use`, `devq_resource_finish_use`, `devq_stream_ref_id` | not wrapped: raw memory and stream handles for resource authors, whose stream refs exist only inside resource callbacks; [`Buffer`] is the safe allocation path; use `devq_sys` |
+//!
+//! `devq_buffer_status` (API.md v2) is not in `include/devq/devq.h` yet, so
+//! neither `devq-sys` nor this crate has it; the drift test names it once
+//! the header declares it.  `tests/coverage.rs` fails when a function of
+//! `devq-sys` is missing from this table.
 #![warn(missing_debug_implementations)]
 
 pub use devq_sys as sys;
