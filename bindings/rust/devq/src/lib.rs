@@ -66,7 +66,9 @@
 //! is a stream-ordered free).  Host memory is different: `devq_queue_write`
 //! and `devq_queue_read` use the host pointer when the op executes, so
 //! [`ScopedQueue::write`] and [`ScopedQueue::read`] borrow their slices for
-//! a [`scope`](fn@crate::scope), which returns only after the work finished.
+//! a [`scope`](fn@crate::scope), which returns only after the work finished
+//! ([`scope_with_timeout`] bounds that wait by cancelling what is still
+//! pending).
 //!
 //! # Every C function and its counterpart
 //!
@@ -134,7 +136,7 @@ pub use kernel::{Arg, Kernel, Launch};
 pub use pod::Pod;
 pub use queue::{barrier, Queue, QueueKind};
 pub use resource::{device_resource, MemUsage, Resource, ResourceRef};
-pub use scope::{scope, Scope, ScopedQueue};
+pub use scope::{scope, scope_with_timeout, Scope, ScopedQueue};
 pub use signal::{Notify, Signal, WaitMode};
 pub use timestamp::Timestamp;
 

@@ -34,6 +34,7 @@ type HostFn = Arc<Mutex<Option<Box<dyn FnOnce() + Send>>>>;
 /// once.  Dropping it waits for its submitted work (`devq_queue_destroy`).
 pub struct Queue {
     raw: *mut sys::devq_queue,
+    desc: sys::devq_queue_desc,
     dev: Device,
     /// The first recording error of the open batch.
     err: Option<Error>,
@@ -65,7 +66,26 @@ impl Queue {
         let mut raw = ptr::null_mut();
         // SAFETY: live device; desc and out slot valid for the call.
         check(unsafe { sys::devq_queue_create(dev.raw(), &desc, &mut raw) })?;
-        Ok(Queue { raw, dev: dev.clone(), err: None, host_fns: Vec::new() })
+        Ok(Queue { raw, desc, dev: dev.clone(), err: None, host_fns: Vec::new() })
+    }
+
+    /// Gives up on this queue's pending work and continues with a fresh
+    /// queue of the same kind: the open batch is discarded, deferred
+    /// batches are cancelled (their signals fail with `ECANCELED`) and
+    /// issued work is waited for (`devq_queue_destroy`).  If no new queue
+    /// can be made, every later call fails with `EINVAL`.
+    pub(crate) fn cancel_pending(&mut self) -> Result<()> {
+        // SAFETY: live queue (or NULL after an earlier failed recreate,
+        // which destroy ignores); nothing of it runs after this returns.
+        unsafe { sys::devq_queue_destroy(self.raw) };
+        self.raw = ptr::null_mut();
+        self.err = None;
+        self.host_fns.clear();
+        let mut raw = ptr::null_mut();
+        // SAFETY: live device; desc and out slot valid for the call.
+        check(unsafe { sys::devq_queue_create(self.dev.raw(), &self.desc, &mut raw) })?;
+        self.raw = raw;
+        Ok(())
     }
 
     pub(crate) fn raw(&self) -> *mut sys::devq_queue {

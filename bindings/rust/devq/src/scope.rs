@@ -9,7 +9,7 @@
 //! recorded and finished it.  Dropping or forgetting a value inside the
 //! closure cannot end those borrows early.
 use crate::buffer::Buffer;
-use crate::error::{Error, Result};
+use crate::error::{errno, Error, Result};
 use crate::kernel::{Arg, Kernel, Launch};
 use crate::pod::{bytes_of, Pod};
 use crate::queue::Queue;
@@ -18,7 +18,7 @@ use devq_sys as sys;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 use std::os::raw::c_void;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Runs `f`, which records work (including host transfers) on queues lent
 /// with [`Scope::on`], then submits each lent queue's open batch and waits
@@ -91,10 +91,25 @@ pub fn scope<'env, F, T>(f: F) -> Result<T>
 where
     F: for<'s> FnOnce(&'s Scope<'s, 'env>) -> Result<T>,
 {
+    scope_with_timeout(Duration::MAX, f)
+}
+
+/// [`scope`](fn@crate::scope) with a time limit on the wait at its end.
+/// A lent queue whose work has not finished by then has its pending work
+/// cancelled, so that nothing touches the borrowed host memory any more:
+/// its deferred batches fail with `ECANCELED` (as do the signals they
+/// would have set), and the queue carries on empty, as if new.  The scope
+/// then returns the `ETIMEDOUT` that names what was pending.  (Work
+/// already issued to a device is still waited for: see
+/// `devq_queue_destroy(3)`.)
+pub fn scope_with_timeout<'env, F, T>(timeout: Duration, f: F) -> Result<T>
+where
+    F: for<'s> FnOnce(&'s Scope<'s, 'env>) -> Result<T>,
+{
     let scope = Scope { queues: RefCell::new(Vec::new()), _s: PhantomData, _env: PhantomData };
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&scope)));
     // Whatever f did, its transfers must be over before the borrows end.
-    let settled = scope.settle();
+    let settled = scope.settle(timeout);
     match r {
         Err(panic) => std::panic::resume_unwind(panic),
         Ok(Err(e)) => Err(e),
@@ -120,14 +135,27 @@ impl<'s, 'env> Scope<'s, 'env> {
         ScopedQueue { q, _s: PhantomData }
     }
 
-    fn settle(&self) -> Result<()> {
+    fn settle(&self, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now().checked_add(timeout);
         let mut first: Option<Error> = None;
         for &q in self.queues.borrow().iter() {
             // SAFETY: lent for 's, which ends after this; no ScopedQueue can
             // be used any more (they cannot leave the closure).
             let q = unsafe { &mut *q };
             let s = q.submit();
-            let f = q.finish(Duration::MAX);
+            let left = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()));
+            let mut f = q.finish(left);
+            // Only a timeout leaves work running (finish reports failures
+            // once every batch completed).
+            if let Err(e) = &f {
+                if e.is_timeout() {
+                    let why = e.message.clone();
+                    f = Err(match q.cancel_pending() {
+                        Ok(()) => Error::new(errno::ETIMEDOUT, format!("scope: {}; its pending batches were cancelled", why)),
+                        Err(re) => Error::new(errno::ETIMEDOUT, format!("scope: {}; cancelled, and the queue is lost: {}", why, re)),
+                    });
+                }
+            }
             if first.is_none() {
                 first = s.err().or_else(|| f.err());
             }

@@ -332,3 +332,30 @@ fn a_scope_waits_even_when_its_closure_fails() {
     .unwrap();
     assert_eq!(out, data);
 }
+
+#[test]
+fn a_scope_with_a_timeout_cancels_what_is_still_pending() {
+    let dev = cpu();
+    let mut q = Queue::new(&dev).unwrap();
+    let b = Buffer::new(&dev, 64).unwrap();
+    let gate = Signal::new(0).unwrap();
+    let after = Signal::new(0).unwrap();
+    let mut out = [7u8; 64];
+    let start = Instant::now();
+    let e = devq::scope_with_timeout(Duration::from_millis(50), |s| {
+        // Nobody sets the gate: the read would wait for ever.
+        s.on(&mut q).fill(&b, 0, 64, 1).wait(&gate, 1).read(&mut out, &b, 0).signal(&after, 1).submit()
+    })
+    .unwrap_err();
+    assert!(start.elapsed() < LONG, "the scope returned in time");
+    assert_eq!(e.errno, errno::ETIMEDOUT, "{}", e);
+    assert!(e.message.contains("cancelled"), "{}", e.message);
+    assert_eq!(out, [7u8; 64], "the cancelled read never ran");
+    assert_eq!(after.wait(1, LONG).unwrap_err().errno, errno::ECANCELED);
+    // The queue carries on, empty.
+    gate.set(1).unwrap();
+    q.fill(&b, 0, 64, 3).submit().unwrap();
+    q.finish(LONG).unwrap();
+    devq::scope(|s| s.on(&mut q).read(&mut out, &b, 0).submit()).unwrap();
+    assert_eq!(out, [3u8; 64]);
+}
