@@ -277,7 +277,9 @@ pub unsafe fn __run(
 ///
 /// `scale` is then a [`RustKernel`] constant for
 /// [`Kernel::cpu`](crate::Kernel::cpu); the entry is exported as
-/// `devq_rust_kernel_scale` (names must be unique in the program).
+/// `devq_rust_kernel_scale` (names must be unique in the program).  Being a
+/// constant, the name cannot also be a local: `let scale = ...` is a
+/// pattern against it and does not compile.
 #[macro_export]
 macro_rules! cpu_kernel {
     ($(#[$meta:meta])* $vis:vis fn $name:ident($g:ident : $gt:ty, $a:ident : $at:ty) -> $rt:ty $body:block) => {

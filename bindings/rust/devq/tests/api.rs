@@ -359,3 +359,39 @@ fn a_scope_with_a_timeout_cancels_what_is_still_pending() {
     devq::scope(|s| s.on(&mut q).read(&mut out, &b, 0).submit()).unwrap();
     assert_eq!(out, [3u8; 64]);
 }
+
+#[test]
+fn stream_ordered_allocation_and_an_explicit_free_queue() {
+    let dev = cpu();
+    let mut a = Queue::new(&dev).unwrap();
+    let mut b = Queue::new(&dev).unwrap();
+    let buf = Buffer::on_queue(&mut a, 256, 9).unwrap();
+    assert_eq!(buf.size(), 256);
+    assert_eq!(buf.device_ptr() as usize % 256, 0, "allocations are 256-byte aligned");
+    a.fill(&buf, 0, 256, 4).submit().unwrap();
+    buf.free_on(&mut b).unwrap(); // b waits for a's fill before the free
+    a.finish(LONG).unwrap();
+    b.finish(LONG).unwrap();
+    let other = Buffer::new(&dev, 16).unwrap();
+    assert_eq!(other.free().map_err(|e| e.errno), Ok(()));
+}
+
+#[test]
+fn resource_stacks_without_installing() {
+    let dev = cpu();
+    let guarded = devq::Resource::guard(devq::Resource::direct(&dev).unwrap()).unwrap();
+    let names: Vec<String> = std::iter::successors(Some(guarded.view()), |r| r.inner()).map(|r| r.name()).collect();
+    assert_eq!(names.len(), 2, "{:?}", names);
+    assert_eq!(guarded.view().bytes_outstanding(), 0);
+    guarded.view().trim().unwrap();
+    guarded.view().reap().unwrap();
+    let e = guarded.view().usage_by_tag(1).unwrap_err();
+    assert_eq!(e.errno, errno::ENOENT, "no stats decorator in the chain: {}", e);
+    if !dev.info().unwrap().has(devq::caps::ASYNC_ALLOC) {
+        assert_eq!(devq::Resource::native(&dev).unwrap_err().errno, errno::ENOTSUP);
+    }
+    let csv = std::env::temp_dir().join(format!("devq-rust-{}.csv", std::process::id()));
+    let logged = devq::Resource::logging(devq::Resource::pool(&dev).unwrap(), &csv).unwrap();
+    drop(logged);
+    let _ = std::fs::remove_file(&csv);
+}
