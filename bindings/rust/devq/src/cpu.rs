@@ -112,10 +112,13 @@ impl<'a> Args<'a> {
     }
 
     /// Buffer argument `i` as elements of `T` (`EINVAL` if it is a value
-    /// or `T`'s alignment does not fit).
+    /// or its address is not aligned to `T`'s size).
     pub fn buffer<T: Elem>(&self, i: usize) -> Result<View<'a, T>, KernelError> {
         let (kind, size, p) = self.entry(i)?;
-        if kind == KIND_VALUE || (p as usize) % std::mem::align_of::<T>() != 0 {
+        // Atomics of n bytes want n-byte alignment (AtomicU64 is 8-aligned
+        // even where u64 is 4-aligned); devq allocations are 256-aligned.
+        let align = std::mem::size_of::<T>().max(std::mem::align_of::<T>());
+        if kind == KIND_VALUE || (p as usize) % align != 0 {
             return Err(KernelError(crate::errno::EINVAL));
         }
         Ok(View {
