@@ -19,7 +19,7 @@ if ! command -v "$cargo" >/dev/null 2>&1; then
 fi
 echo "rust-check: $("$cargo" --version), $("${RUSTC:-rustc}" --version 2>/dev/null || echo rustc ?)" >"$log"
 # Warnings are errors here (not in a plain `cargo build`), in code and docs.
-RUSTFLAGS="${RUSTFLAGS:--D warnings}" "$cargo" test --offline >>"$log" 2>&1
+RUSTFLAGS="${RUSTFLAGS:--D warnings}" "$cargo" test --offline --no-fail-fast >>"$log" 2>&1
 test_rc=$?
 RUSTFLAGS="${RUSTFLAGS:--D warnings}" RUSTDOCFLAGS="${RUSTDOCFLAGS:--D warnings}" \
     "$cargo" doc --offline --no-deps >>"$log" 2>&1
