@@ -49,6 +49,13 @@ fn exec_errno(dev: &Device, k: &Kernel, args: &[Arg<'_>], launch: Launch) -> i32
     q.finish(LONG).err().map_or(0, |e| e.errno)
 }
 
+/// The bytes of `b`, read through `q` in a scope.
+fn read_back(q: &mut Queue, b: &Buffer) -> Vec<u8> {
+    let mut out = vec![0u8; b.size()];
+    devq::scope(|s| s.on(q).read(&mut out, b, 0).submit()).unwrap();
+    out
+}
+
 fn assert_send<T: Send>() {}
 fn assert_sync<T: Sync>() {}
 
@@ -285,9 +292,7 @@ fn queues_move_between_threads() {
         t.spawn(|| q.fill(&b, 0, 16, 9).signal(&s, 1).submit().unwrap());
     });
     s.wait(1, LONG).unwrap();
-    let mut out = [0u8; 16];
-    devq::scope(|sc| sc.on(&mut q).read(&mut out, &b, 0).submit()).unwrap();
-    assert_eq!(out, [9u8; 16]);
+    assert_eq!(read_back(&mut q, &b), [9u8; 16]);
 }
 
 #[test]
@@ -361,8 +366,7 @@ fn a_scope_with_a_timeout_cancels_what_is_still_pending() {
     gate.set(1).unwrap();
     q.fill(&b, 0, 64, 3).submit().unwrap();
     q.finish(LONG).unwrap();
-    devq::scope(|s| s.on(&mut q).read(&mut out, &b, 0).submit()).unwrap();
-    assert_eq!(out, [3u8; 64]);
+    assert_eq!(read_back(&mut q, &b), [3u8; 64]);
 }
 
 #[test]
