@@ -1,0 +1,257 @@
+//! Host memory transfers, made safe by a scope.
+//!
+//! libdevq reads a `write` source and fills a `read` destination when the
+//! op executes, not when it is recorded, so the host memory must outlive
+//! the batch.  Rust expresses that with a scope, as `std::thread::scope`
+//! does for threads: slices handed to [`ScopedQueue::write`] and
+//! [`ScopedQueue::read`] are borrowed for the whole scope, and [`scope`](fn@crate::scope)
+//! returns only after every queue it lent out has submitted what was
+//! recorded and finished it.  Dropping or forgetting a value inside the
+//! closure cannot end those borrows early.
+use crate::buffer::Buffer;
+use crate::error::{errno, Error, Result};
+use crate::kernel::{Arg, Kernel, Launch};
+use crate::pod::{bytes_of, Pod};
+use crate::queue::Queue;
+use crate::signal::Signal;
+use devq_sys as sys;
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::os::raw::c_void;
+use std::time::{Duration, Instant};
+
+/// Runs `f`, which records work (including host transfers) on queues lent
+/// with [`Scope::on`], then submits each lent queue's open batch and waits
+/// for all their work (without a time limit: a batch that waits on a signal
+/// nobody sets keeps the scope waiting).  Returns `f`'s error, else the
+/// first submit or finish error.
+///
+/// ```no_run
+/// # fn main() -> devq::Result<()> {
+/// let dev = devq::Device::open("cpu")?;
+/// let mut q = devq::Queue::new(&dev)?;
+/// let buf = devq::Buffer::new(&dev, 16)?;
+/// let input = [1u32, 2, 3, 4];
+/// let mut output = [0u32; 4];
+/// devq::scope(|s| {
+///     s.on(&mut q).write(&buf, 0, &input).read(&mut output, &buf, 0).submit()
+/// })?;
+/// assert_eq!(output, input);
+/// # Ok(()) }
+/// ```
+///
+/// What the borrows rule out (each of these fails to compile):
+///
+/// A source that dies inside the scope, before the work that reads it:
+/// ```compile_fail
+/// # fn main() -> devq::Result<()> {
+/// # let dev = devq::Device::open("cpu")?;
+/// # let mut q = devq::Queue::new(&dev)?;
+/// # let buf = devq::Buffer::new(&dev, 16)?;
+/// devq::scope(|s| {
+///     let input = vec![1u8; 16];
+///     s.on(&mut q).write(&buf, 0, &input).submit()
+/// })?;
+/// # Ok(()) }
+/// ```
+/// Looking at a destination before the scope finished the read:
+/// ```compile_fail
+/// # fn main() -> devq::Result<()> {
+/// # let dev = devq::Device::open("cpu")?;
+/// # let mut q = devq::Queue::new(&dev)?;
+/// # let buf = devq::Buffer::new(&dev, 16)?;
+/// let mut output = [0u8; 16];
+/// devq::scope(|s| {
+///     s.on(&mut q).read(&mut output, &buf, 0).submit()?;
+///     println!("{}", output[0]);
+///     Ok(())
+/// })?;
+/// # Ok(()) }
+/// ```
+/// Dropping (destroying) a lent queue inside the scope:
+/// ```compile_fail
+/// # fn main() -> devq::Result<()> {
+/// # let dev = devq::Device::open("cpu")?;
+/// # let mut q = devq::Queue::new(&dev)?;
+/// # let buf = devq::Buffer::new(&dev, 16)?;
+/// let input = [1u8; 16];
+/// devq::scope(|s| {
+///     s.on(&mut q).write(&buf, 0, &input);
+///     drop(q);
+///     Ok(())
+/// })?;
+/// # Ok(()) }
+/// ```
+/// Sharing a queue between threads (it is `Send`, not `Sync`):
+/// ```compile_fail
+/// fn shared<T: Sync>() {}
+/// shared::<devq::Queue>();
+/// ```
+pub fn scope<'env, F, T>(f: F) -> Result<T>
+where
+    F: for<'s> FnOnce(&'s Scope<'s, 'env>) -> Result<T>,
+{
+    scope_with_timeout(Duration::MAX, f)
+}
+
+/// [`scope`](fn@crate::scope) with a time limit on the wait at its end.
+/// A lent queue whose work has not finished by then has its pending work
+/// cancelled, so that nothing touches the borrowed host memory any more:
+/// its deferred batches fail with `ECANCELED` (as do the signals they
+/// would have set), and the queue carries on empty, as if new.  The scope
+/// then returns the `ETIMEDOUT` that names what was pending.  (Work
+/// already issued to a device is still waited for: see
+/// `devq_queue_destroy(3)`.)
+pub fn scope_with_timeout<'env, F, T>(timeout: Duration, f: F) -> Result<T>
+where
+    F: for<'s> FnOnce(&'s Scope<'s, 'env>) -> Result<T>,
+{
+    let scope = Scope { queues: RefCell::new(Vec::new()), _s: PhantomData, _env: PhantomData };
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&scope)));
+    // Whatever f did, its transfers must be over before the borrows end.
+    let settled = scope.settle(timeout);
+    match r {
+        Err(panic) => std::panic::resume_unwind(panic),
+        Ok(Err(e)) => Err(e),
+        Ok(Ok(v)) => settled.map(|_| v),
+    }
+}
+
+/// Lends queues for host transfers; see [`scope`](fn@crate::scope).
+#[derive(Debug)]
+pub struct Scope<'s, 'env: 's> {
+    queues: RefCell<Vec<*mut Queue>>,
+    // Invariant in both, as std::thread::Scope.
+    _s: PhantomData<&'s mut &'s ()>,
+    _env: PhantomData<&'env mut &'env ()>,
+}
+
+impl<'s, 'env> Scope<'s, 'env> {
+    /// Lends `q` to the scope for its whole length: record on the returned
+    /// [`ScopedQueue`]; the scope submits and finishes it at the end.
+    pub fn on(&'s self, q: &'s mut Queue) -> ScopedQueue<'s> {
+        let q: *mut Queue = q;
+        self.queues.borrow_mut().push(q);
+        ScopedQueue { q, _s: PhantomData }
+    }
+
+    fn settle(&self, timeout: Duration) -> Result<()> {
+        let deadline = Instant::now().checked_add(timeout);
+        let mut first: Option<Error> = None;
+        for &q in self.queues.borrow().iter() {
+            // SAFETY: lent for 's, which ends after this; no ScopedQueue can
+            // be used any more (they cannot leave the closure).
+            let q = unsafe { &mut *q };
+            let s = q.submit();
+            let left = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()));
+            let mut f = q.finish(left);
+            // Only a timeout leaves work running (finish reports failures
+            // once every batch completed).
+            if let Err(e) = &f {
+                if e.is_timeout() {
+                    let why = e.message.clone();
+                    f = Err(match q.cancel_pending() {
+                        Ok(()) => Error::new(errno::ETIMEDOUT, format!("scope: {}; its pending batches were cancelled", why)),
+                        Err(re) => Error::new(errno::ETIMEDOUT, format!("scope: {}; cancelled, and the queue is lost: {}", why, re)),
+                    });
+                }
+            }
+            if first.is_none() {
+                first = s.err().or_else(|| f.err());
+            }
+        }
+        match first {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A queue lent to a [`scope`](fn@crate::scope): the [`Queue`] recording calls plus host
+/// transfers whose slices stay borrowed until the scope has finished.
+#[derive(Debug)]
+pub struct ScopedQueue<'s> {
+    // One raw pointer, shared with the Scope that finishes the queue.
+    q: *mut Queue,
+    // Invariant in 's: were it covariant, a ScopedQueue<'s> would shrink to
+    // a shorter lifetime and accept slices that die inside the scope.
+    _s: PhantomData<&'s mut &'s mut Queue>,
+}
+
+impl<'s> ScopedQueue<'s> {
+    fn q(&mut self) -> &mut Queue {
+        // SAFETY: lent to the scope for 's; only this handle records on it.
+        unsafe { &mut *self.q }
+    }
+
+    /// Copies `src` into `dst` at byte `off` when the op executes.
+    pub fn write<T: Pod>(&mut self, dst: &Buffer, off: usize, src: &'s [T]) -> &mut Self {
+        let (p, n) = bytes_of(src);
+        let q = self.q();
+        // SAFETY: src is borrowed until the scope has finished this queue.
+        let rc = unsafe { sys::devq_queue_write(q.raw(), dst.raw(), off, p as *const c_void, n) };
+        q.record_rc(rc);
+        self
+    }
+
+    /// Fills `dst` from `src` at byte `off` when the op executes; `dst` is
+    /// readable again after the scope.
+    pub fn read<T: Pod>(&mut self, dst: &'s mut [T], src: &Buffer, off: usize) -> &mut Self {
+        let n = std::mem::size_of_val(dst);
+        let p = dst.as_mut_ptr() as *mut c_void;
+        let q = self.q();
+        // SAFETY: dst is borrowed mutably until the scope has finished this
+        // queue; Pod: any bytes written are valid values.
+        let rc = unsafe { sys::devq_queue_read(q.raw(), p, src.raw(), off, n) };
+        q.record_rc(rc);
+        self
+    }
+
+    pub fn wait(&mut self, s: &Signal, value: u64) -> &mut Self {
+        self.q().wait(s, value);
+        self
+    }
+    pub fn signal(&mut self, s: &Signal, value: u64) -> &mut Self {
+        self.q().signal(s, value);
+        self
+    }
+    pub fn exec(&mut self, k: &Kernel, args: &[Arg<'_>], launch: Launch) -> &mut Self {
+        self.q().exec(k, args, launch);
+        self
+    }
+    pub fn copy(&mut self, dst: &Buffer, dst_off: usize, src: &Buffer, src_off: usize, n: usize) -> &mut Self {
+        self.q().copy(dst, dst_off, src, src_off, n);
+        self
+    }
+    pub fn fill(&mut self, dst: &Buffer, off: usize, n: usize, byte: u8) -> &mut Self {
+        self.q().fill(dst, off, n, byte);
+        self
+    }
+    pub fn barrier(&mut self) -> &mut Self {
+        self.q().barrier();
+        self
+    }
+    pub fn host_fn<F: FnOnce() + Send + 'static>(&mut self, f: F) -> &mut Self {
+        self.q().host_fn(f);
+        self
+    }
+    /// As [`Queue::submit`]; the scope also submits at its end.
+    pub fn submit(&mut self) -> Result<()> {
+        self.q().submit()
+    }
+    /// As [`Queue::finish`].
+    pub fn finish(&mut self, timeout: Duration) -> Result<()> {
+        self.q().finish(timeout)
+    }
+    /// `bytes` allocated in this queue's stream order, as [`Buffer::on_queue`].
+    pub fn alloc(&mut self, bytes: usize, tag: u32) -> Result<Buffer> {
+        Buffer::on_queue(self.q(), bytes, tag)
+    }
+
+    /// As [`Queue::timestamp`].  (There is no `&mut Queue` accessor: a
+    /// `mem::swap` through it would carry recorded transfers out of the
+    /// scope.)
+    pub fn timestamp(&mut self) -> Result<crate::Timestamp> {
+        self.q().timestamp()
+    }
+}

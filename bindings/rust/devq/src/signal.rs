@@ -1,0 +1,225 @@
+//! `Signal`: a monotonic 64-bit timeline, usable by the host and by any
+//! queue of any device; a failure is a value waiters receive.
+use crate::error::{check, errno, timeout_ns, Error, Result};
+use devq_sys as sys;
+use std::os::raw::{c_int, c_void};
+use std::os::unix::io::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::ptr;
+use std::time::Duration;
+
+/// A timeline signal.  `Send + Sync`: every operation is thread-safe.
+/// Queues that recorded a wait or signal on it keep it alive, so dropping
+/// it early is safe.
+pub struct Signal {
+    raw: *mut sys::devq_signal,
+}
+
+// SAFETY: libdevq signals are thread-safe (futex timelines, DESIGN §2).
+unsafe impl Send for Signal {}
+unsafe impl Sync for Signal {}
+
+impl Drop for Signal {
+    fn drop(&mut self) {
+        // SAFETY: created by this crate; destroyed once.
+        unsafe { sys::devq_signal_destroy(self.raw) }
+    }
+}
+
+/// How [`Signal::wait_many`] combines its signals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WaitMode {
+    All,
+    Any,
+}
+
+/// An error for a failure status a signal or callback carries (no call
+/// failed, so there is no devq_errmsg line: the message says what it was).
+pub(crate) fn status_error(status: c_int, what: &str) -> Error {
+    let text = std::io::Error::from_raw_os_error(-status).to_string();
+    Error::new(-status, format!("{}: {}", what, text))
+}
+
+impl Signal {
+    /// A signal at `initial`.
+    pub fn new(initial: u64) -> Result<Signal> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: out slot.
+        check(unsafe { sys::devq_signal_create(initial, &mut raw) })?;
+        Ok(Signal { raw })
+    }
+
+    /// A process-shared signal, for [`export_fd`](Self::export_fd).
+    pub fn new_shared(initial: u64) -> Result<Signal> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: out slot.
+        check(unsafe { sys::devq_signal_create_shared(initial, &mut raw) })?;
+        Ok(Signal { raw })
+    }
+
+    /// Opens the shared signal another process exported (the fd is
+    /// duplicated: the caller keeps its own).
+    pub fn import_fd(fd: impl AsFd) -> Result<Signal> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: a live fd for the duration of the call; out slot.
+        check(unsafe { sys::devq_signal_import_fd(fd.as_fd().as_raw_fd(), &mut raw) })?;
+        Ok(Signal { raw })
+    }
+
+    pub(crate) fn raw(&self) -> *mut sys::devq_signal {
+        self.raw
+    }
+
+    /// The C handle, for calls into `devq_sys`; valid while `self` lives.
+    pub fn as_ptr(&self) -> *mut sys::devq_signal {
+        self.raw
+    }
+
+    pub fn value(&self) -> u64 {
+        // SAFETY: live signal.
+        unsafe { sys::devq_signal_value(self.raw) }
+    }
+
+    /// Raises the value; `EINVAL` if `value` is not above the current one.
+    pub fn set(&self, value: u64) -> Result<()> {
+        // SAFETY: live signal.
+        check(unsafe { sys::devq_signal_set(self.raw, value) }).map(drop)
+    }
+
+    /// Fails the signal with `errno` (positive, e.g. `errno::EIO`): every
+    /// present and future waiter gets it.
+    pub fn fail(&self, errno: i32) -> Result<()> {
+        // SAFETY: live signal.
+        check(unsafe { sys::devq_signal_fail(self.raw, -errno) }).map(drop)
+    }
+
+    /// `Ok` or the failure the signal carries.
+    pub fn status(&self) -> Result<()> {
+        // SAFETY: live signal.
+        match unsafe { sys::devq_signal_status(self.raw) } {
+            0 => Ok(()),
+            s => Err(status_error(s, "signal failed")),
+        }
+    }
+
+    /// Waits until the value reaches `value` (`ETIMEDOUT`, or the signal's
+    /// failure).  `Duration::ZERO` polls; `Duration::MAX` waits forever.
+    pub fn wait(&self, value: u64, timeout: Duration) -> Result<()> {
+        // SAFETY: live signal.
+        check(unsafe { sys::devq_signal_wait(self.raw, value, timeout_ns(timeout)) }).map(drop)
+    }
+
+    /// Waits for all or any of `(signal, value)`; returns the index of the
+    /// first one reached.
+    pub fn wait_many(waits: &[(&Signal, u64)], mode: WaitMode, timeout: Duration) -> Result<usize> {
+        let sigs: Vec<*mut sys::devq_signal> = waits.iter().map(|(s, _)| s.raw).collect();
+        let values: Vec<u64> = waits.iter().map(|(_, v)| *v).collect();
+        let mode = match mode {
+            WaitMode::All => sys::DEVQ_WAIT_ALL,
+            WaitMode::Any => sys::DEVQ_WAIT_ANY,
+        };
+        let mut first = 0usize;
+        // SAFETY: arrays of n live signals and n values; out slot.
+        check(unsafe {
+            sys::devq_signal_wait_many(sigs.as_ptr(), values.as_ptr(), sigs.len(), mode, timeout_ns(timeout), &mut first)
+        })?;
+        Ok(first)
+    }
+
+    /// Runs `f` once, on libdevq's notifier thread, when the value reaches
+    /// `value` (`Ok`), the signal fails (`Err`), or the returned [`Notify`]
+    /// is cancelled (`Err` with `ECANCELED`).  `f` must not block for long:
+    /// it holds up every other notification.
+    pub fn notify<F>(&self, value: u64, f: F) -> Result<Notify>
+    where
+        F: FnOnce(Result<()>) + Send + 'static,
+    {
+        let boxed: Box<Box<dyn FnOnce(Result<()>) + Send>> = Box::new(Box::new(f));
+        let arg = Box::into_raw(boxed) as *mut c_void;
+        let mut h = ptr::null_mut();
+        // SAFETY: trampoline takes ownership of arg when it runs, which
+        // libdevq promises exactly once after a successful call.
+        let rc = unsafe { sys::devq_signal_notify(self.raw, value, Some(notify_trampoline), arg, &mut h) };
+        if rc < 0 {
+            let e = Error::last(rc);
+            // SAFETY: the call failed, so the callback never runs: the box is ours.
+            drop(unsafe { Box::from_raw(arg as *mut Box<dyn FnOnce(Result<()>) + Send>) });
+            return Err(e);
+        }
+        Ok(Notify { raw: h })
+    }
+
+    /// A new fd that polls readable when the value reaches `value` or the
+    /// signal fails (then [`status`](Self::status) says which).
+    pub fn wait_fd(&self, value: u64) -> Result<OwnedFd> {
+        let mut fd: c_int = -1;
+        // SAFETY: live signal; out slot.
+        check(unsafe { sys::devq_signal_wait_fd(self.raw, value, &mut fd) })?;
+        // SAFETY: a new fd the caller owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// An fd another process passes to [`import_fd`](Self::import_fd)
+    /// (shared signals only).
+    pub fn export_fd(&self) -> Result<OwnedFd> {
+        let mut fd: c_int = -1;
+        // SAFETY: live signal; out slot.
+        check(unsafe { sys::devq_signal_export_fd(self.raw, &mut fd) })?;
+        // SAFETY: a new fd the caller owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+}
+
+impl std::fmt::Debug for Signal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Signal(value {}, {:?})", self.value(), self.status())
+    }
+}
+
+unsafe extern "C" fn notify_trampoline(arg: *mut c_void, status: c_int) {
+    // SAFETY: arg is the box notify() leaked; libdevq calls this once.
+    let f = Box::from_raw(arg as *mut Box<dyn FnOnce(Result<()>) + Send>);
+    let r = if status == 0 {
+        Ok(())
+    } else if status == -errno::ECANCELED {
+        Err(status_error(status, "notify cancelled"))
+    } else {
+        Err(status_error(status, "signal failed"))
+    };
+    // A panic must not unwind into C.
+    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || f(r))).is_err() {
+        eprintln!("devq: a Signal::notify callback panicked");
+    }
+}
+
+/// The handle of a [`Signal::notify`] callback.  Dropping it keeps the
+/// callback (`devq_notify_release`); [`cancel`](Self::cancel) withdraws it.
+#[derive(Debug)]
+pub struct Notify {
+    raw: *mut sys::devq_notify,
+}
+
+// SAFETY: cancel and release are thread-safe in libdevq.
+unsafe impl Send for Notify {}
+unsafe impl Sync for Notify {}
+
+impl Notify {
+    /// `Ok(true)`: the callback will run with `ECANCELED`; `Ok(false)`: it
+    /// already ran or is running.
+    pub fn cancel(self) -> Result<bool> {
+        let raw = self.raw;
+        std::mem::forget(self); // cancel gives the handle back, not release
+        // SAFETY: a live handle, given back exactly once.
+        match unsafe { sys::devq_notify_cancel(raw) } {
+            0 => Ok(true),
+            rc if rc == -errno::EALREADY => Ok(false),
+            rc => Err(Error::last(rc)),
+        }
+    }
+}
+
+impl Drop for Notify {
+    fn drop(&mut self) {
+        // SAFETY: a live handle, given back exactly once.
+        unsafe { sys::devq_notify_release(self.raw) };
+    }
+}
