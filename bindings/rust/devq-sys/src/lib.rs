@@ -11,10 +11,6 @@
 //! C enums are declared the way bindgen's "consts" style does: a type alias
 //! plus one constant per value, so a value the library adds later can never
 //! be an invalid Rust enum.
-//!
-//! `devq_buffer_status()` (API.md v2) is not declared: it is not in
-//! `include/devq/devq.h` yet.  The drift test will fail, and name it, once
-//! the header gains it.
 #![allow(non_camel_case_types)]
 
 // std::os::raw rather than core::ffi: core::ffi::c_char is Rust 1.64,
@@ -282,6 +278,7 @@ extern "C" {
     pub fn devq_buffer_size(b: *const devq_buffer) -> usize;
     pub fn devq_buffer_device_ptr(b: *const devq_buffer) -> *mut c_void;
     pub fn devq_buffer_host_ptr(b: *const devq_buffer) -> *mut c_void;
+    pub fn devq_buffer_status(b: *const devq_buffer) -> c_int;
     pub fn devq_mem_stats_get(dev: *mut devq_device, st: *mut devq_mem_stats) -> c_int;
     pub fn devq_mem_reap(dev: *mut devq_device) -> c_int;
 

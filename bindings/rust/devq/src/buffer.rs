@@ -99,6 +99,17 @@ impl Buffer {
         }
     }
 
+    /// `Ok`, or the failure the buffer's last writer left: an op that
+    /// failed or was skipped while it would have written the buffer (see
+    /// the failure model in devq(7)).  A later successful write clears it.
+    pub fn status(&self) -> Result<()> {
+        // SAFETY: live buffer.
+        match unsafe { sys::devq_buffer_status(self.raw) } {
+            0 => Ok(()),
+            s => Err(crate::signal::status_error(s, "buffer failed")),
+        }
+    }
+
     /// Frees now in `q`'s stream order instead of the alloc queue's, and
     /// reports the error a drop would have to swallow.
     pub fn free_on(self, q: &mut Queue) -> Result<()> {

@@ -89,6 +89,7 @@
 //! | `devq_signal_create_shared`, `devq_signal_export_fd`, `devq_signal_import_fd` | [`Signal::new_shared`], [`Signal::export_fd`], [`Signal::import_fd`] |
 //! | `devq_buffer_alloc` | [`Buffer::new`], [`Buffer::with_tag`] (synchronous), [`Buffer::on_queue`], [`ScopedQueue::alloc`] |
 //! | `devq_buffer_free` | drop of [`Buffer`] (on its alloc queue), [`Buffer::free`], [`Buffer::free_on`] |
+//! | `devq_buffer_status` | [`Buffer::status`] |
 //! | `devq_buffer_size`, `devq_buffer_device_ptr`, `devq_buffer_host_ptr` | [`Buffer::size`], [`Buffer::device_ptr`], [`Buffer::host_ptr`] (raw pointers: using them is up to `unsafe` code) |
 //! | `devq_mem_stats_get`, `devq_mem_reap` | [`Device::mem_stats`], [`Device::mem_reap`] |
 //! | `devq_kernel_load` | [`Kernel::cpu`] (Rust kernels, safe); [`Kernel::from_process`], [`Kernel::from_image`] (`unsafe`: foreign code runs with whatever arguments an exec passes) |
@@ -109,10 +110,8 @@
 //! | `devq_resource_create`, `devq_resource_state` | not wrapped: writing an allocator means handing raw device memory to libdevq through a C vtable; use `devq_sys` (a safe trait would still need `unsafe` for every entry) |
 //! | `devq_resource_allocate`, `devq_resource_deallocate`, `devq_resource_prepare_use`, `devq_resource_finish_use`, `devq_stream_ref_id` | not wrapped: raw memory and stream handles for resource authors, whose stream refs exist only inside resource callbacks; [`Buffer`] is the safe allocation path; use `devq_sys` |
 //!
-//! `devq_buffer_status` (API.md v2) is not in `include/devq/devq.h` yet, so
-//! neither `devq-sys` nor this crate has it; the drift test names it once
-//! the header declares it.  `tests/coverage.rs` fails when a function of
-//! `devq-sys` is missing from this table.
+//! `tests/coverage.rs` fails when a function of `devq-sys` is missing from
+//! this table.
 #![warn(missing_debug_implementations)]
 
 pub use devq_sys as sys;

@@ -404,3 +404,21 @@ fn resource_stacks_without_installing() {
     drop(logged);
     let _ = std::fs::remove_file(&csv);
 }
+
+#[test]
+fn a_buffer_a_failed_kernel_would_have_written_is_failed_until_rewritten() {
+    let dev = cpu();
+    let mut q = Queue::new(&dev).unwrap();
+    let fail = Kernel::cpu(&dev, &fail_with).unwrap();
+    let b = Buffer::new(&dev, 64).unwrap();
+    let skipped = Buffer::new(&dev, 64).unwrap();
+    assert_eq!(b.status(), Ok(()));
+    // The kernel fails; the fill after it in the batch is skipped.
+    q.exec(&fail, &[Arg::value(&errno::EIO), Arg::write(&b)], Launch::d1(1, 1)).fill(&skipped, 0, 64, 1).submit().unwrap();
+    assert_eq!(q.finish(LONG).unwrap_err().errno, errno::EIO);
+    assert_eq!(b.status().unwrap_err().errno, errno::EIO);
+    assert_eq!(skipped.status().unwrap_err().errno, errno::EIO);
+    q.fill(&b, 0, 64, 0).submit().unwrap();
+    q.finish(LONG).unwrap();
+    assert_eq!(b.status(), Ok(()), "a write that does not read clears the failure");
+}
