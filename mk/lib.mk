@@ -20,7 +20,7 @@ libdevq_core_la_SOURCES = \
 	lib/base/env.c lib/base/env.h \
 	lib/base/log.c lib/base/log.h \
 	lib/base/futex.c lib/base/futex.h \
-	lib/base/host.c lib/base/host.h \
+	lib/base/host.c lib/base/host.h lib/base/grow.h \
 	lib/base/trace.c lib/base/trace.h \
 	lib/device_state.c
 

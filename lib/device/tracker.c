@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "error.h"
+#include "grow.h"
 #include "signal_int.h"
 #include "tracker.h"
 
@@ -185,14 +186,8 @@ static int add_read(struct devq_buffer_track *b, struct devq_use u)
             b->reads[i] = u;
             return 0;
         }
-    if (b->nreads == b->capreads) {
-        uint32_t cap = b->capreads ? b->capreads * 2 : 2;
-        struct devq_use *r = realloc(b->reads, cap * sizeof *r);
-        if (!r)
-            return devq__err(-ENOMEM, "tracker: out of memory recording a read");
-        b->reads = r;
-        b->capreads = cap;
-    }
+    if (b->nreads == b->capreads && DEVQ_GROW(b->reads, b->capreads, 2) < 0)
+        return devq__err(-ENOMEM, "tracker: out of memory recording a read");
     b->reads[b->nreads++] = u;
     return 0;
 }
@@ -275,14 +270,8 @@ int devq__tracker_producer_add(struct devq_tracker *t, devq_signal *s, uint64_t 
 {
     if (t->nprod >= t->prune_at)
         prune(t);
-    if (t->nprod == t->capprod) {
-        size_t cap = t->capprod ? t->capprod * 2 : 16;
-        struct producer *p = realloc(t->prod, cap * sizeof *p);
-        if (!p)
-            return devq__err(-ENOMEM, "tracker: out of memory recording a signal producer");
-        t->prod = p;
-        t->capprod = cap;
-    }
+    if (t->nprod == t->capprod && DEVQ_GROW(t->prod, t->capprod, 16) < 0)
+        return devq__err(-ENOMEM, "tracker: out of memory recording a signal producer");
     devq__signal_retain(s);
     t->prod[t->nprod++] = (struct producer){ .s = s, .value = v, .use = devq__tracker_here(t, stream) };
     return 0;

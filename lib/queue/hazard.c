@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "error.h"
+#include "grow.h"
 #include "hazard.h"
 
 static struct devq_parked_use *entry(devq_buffer *buf, const struct batch *b)
@@ -21,14 +22,8 @@ static int add_use(void *ctx, devq_buffer *buf, enum devq_access acc)
     struct batch *b = ctx;
     struct devq_parked_use *e = entry(buf, b);
     if (!e) {
-        if (buf->nparked == buf->capparked) {
-            uint32_t cap = buf->capparked ? buf->capparked * 2 : 2;
-            struct devq_parked_use *p = realloc(buf->parked, cap * sizeof *p);
-            if (!p)
-                return devq__err(-ENOMEM, "out of memory recording the uses of a deferred batch");
-            buf->parked = p;
-            buf->capparked = cap;
-        }
+        if (buf->nparked == buf->capparked && DEVQ_GROW(buf->parked, buf->capparked, 2) < 0)
+            return devq__err(-ENOMEM, "out of memory recording the uses of a deferred batch");
         e = &buf->parked[buf->nparked++];
         *e = (struct devq_parked_use){ .b = b };
     }

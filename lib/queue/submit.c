@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "error.h"
+#include "grow.h"
 #include "event_pool.h"
 #include "hazard.h"
 #include "log.h"
@@ -43,14 +44,8 @@ static void force(struct batch *b, int err, const char *fmt, ...)
 
 static int gate_push(struct batch *b, devq_signal *s, uint64_t v)
 {
-    if (b->ngate == b->capgate) {
-        uint32_t cap = b->capgate ? b->capgate * 2 : 4;
-        struct gate_wait *g = realloc(b->gate, cap * sizeof *g);
-        if (!g)
-            return devq__err(-ENOMEM, "out of memory");
-        b->gate = g;
-        b->capgate = cap;
-    }
+    if (b->ngate == b->capgate && DEVQ_GROW(b->gate, b->capgate, 4) < 0)
+        return devq__err(-ENOMEM, "out of memory");
     b->gate[b->ngate++] = (struct gate_wait){ s, v };
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include "device.h"
 #include "error.h"
+#include "grow.h"
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
@@ -97,14 +98,8 @@ static void slot_notify_cb(void *arg, int status)
 
 static int push_slot(struct batch *b, struct devq_value_slot *s)
 {
-    if (b->nslots == b->capslots) {
-        uint32_t cap = b->capslots ? b->capslots * 2 : 2;
-        struct devq_value_slot **n = realloc(b->slots, cap * sizeof *n);
-        if (!n)
-            return -ENOMEM;
-        b->slots = n;
-        b->capslots = cap;
-    }
+    if (b->nslots == b->capslots && DEVQ_GROW(b->slots, b->capslots, 2) < 0)
+        return -ENOMEM;
     b->slots[b->nslots++] = s;
     return 0;
 }
