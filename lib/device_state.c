@@ -32,8 +32,12 @@ static int attach(struct devq_device *dev)
         goto fail_pool;
     if ((r = devq__mem_create(dev)) < 0)
         goto fail_tracker;
+    if ((r = devq__queue_state_create(dev)) < 0)
+        goto fail_mem;
     devq__trace_device(dev);
     return 0;
+fail_mem:
+    devq__mem_destroy(dev);
 fail_tracker:
     devq__tracker_destroy(dev->tracker);
 fail_pool:
@@ -63,7 +67,7 @@ static void log_summary(struct devq_device *dev)
 static void detach(struct devq_device *dev)
 {
     log_summary(dev);
-    devq__value_wait_fini(dev);
+    devq__queue_state_destroy(dev);
     devq__mem_destroy(dev);
     devq__tracker_destroy(dev->tracker);
     dev->tracker = NULL;

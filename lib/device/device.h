@@ -13,7 +13,7 @@
 struct devq_tracker;
 struct devq_mem;
 struct devq_event_pool;
-struct devq_value_slot;
+struct devq_queue_state;
 
 /* A loaded backend (one plugin file, or the built-in cpu backend). */
 struct devq_backend {
@@ -43,22 +43,17 @@ struct devq_device {
     uint32_t ordinal;
     devq_device_info info;
 
-    /* Subsystem state, set up by devq__device_attach(). */
-    pthread_mutex_t lock;                 /* queue list, tracker */
-    struct devq_queue *queues;            /* list of live queues */
-    uint32_t queue_numbers;               /* last queue number handed out */
+    /* Set up by the composition root's attach (device_state.c): the
+     * device lock, the stream table, and one typed pointer per
+     * subsystem, each struct in its owner's header. */
+    pthread_mutex_t lock;                 /* streams, tracker, queue state */
     struct devq_stream **streams;         /* by tracker stream id */
     uint32_t streams_cap;
-    struct devq_buffer *pending_frees;    /* frees waiting for their last use to issue */
-    uint64_t submit_serial;               /* batches submitted, in order (hazard.c) */
-    uint32_t parked_uses;                 /* buffer uses of deferred batches (hazard.c) */
-    int parked_progress;                  /* a parked use was issued: retry hazard waits */
-    uint64_t last_cycle;                  /* identity of the last wait cycle counted (cycle.c) */
     char align_why[64];                   /* what the next tracker wait is for (logs) */
-    struct devq_value_slot *value_slots_free, *value_slots_active;  /* value_wait.c */
-    struct devq_tracker *tracker;
-    struct devq_mem *mem;
-    struct devq_event_pool *event_pool;
+    struct devq_tracker *tracker;         /* device/tracker.h */
+    struct devq_event_pool *event_pool;   /* device/event_pool.h */
+    struct devq_mem *mem;                 /* mem/mem.h */
+    struct devq_queue_state *qs;          /* queue/queue.h */
     struct devq_device_stats stats;
 
     /* Device loss: once set, every call returns -ENODEV with lost_msg. */

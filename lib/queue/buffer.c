@@ -4,7 +4,7 @@
  * made that stream wait for every other stream's last use, so the memory
  * returns to the pool only when nothing may still touch it.  A free of a
  * buffer that recorded-but-unissued batches still use waits until those
- * uses are issued (dev->pending_frees); so does one whose ordering could
+ * uses are issued (dev->qs->pending_frees); so does one whose ordering could
  * not be set up anywhere (a driver call failed), to be tried again.  A
  * free is never dropped: its bytes would stay outstanding forever. */
 #include "config.h"
@@ -118,7 +118,7 @@ static struct devq_queue *queue_of(struct devq_device *dev, const struct devq_us
 {
     if (!u->cursor)
         return NULL;
-    for (struct devq_queue *q = dev->queues; q; q = q->next)
+    for (struct devq_queue *q = dev->qs->queues; q; q = q->next)
         if (q->stream.id == u->stream && devq__tracker_stream_gen(dev->tracker, u->stream) == u->gen)
             return q;
     return NULL;
@@ -216,14 +216,14 @@ static int do_free(struct devq_device *dev, devq_buffer *b)
 static void pend(struct devq_device *dev, devq_buffer *b)
 {
     b->free_pending = 1;
-    b->next_pending = dev->pending_frees;
-    dev->pending_frees = b;
+    b->next_pending = dev->qs->pending_frees;
+    dev->qs->pending_frees = b;
 }
 
 void devq__process_pending_frees(struct devq_device *dev)
 {
-    devq_buffer *list = dev->pending_frees;
-    dev->pending_frees = NULL;
+    devq_buffer *list = dev->qs->pending_frees;
+    dev->qs->pending_frees = NULL;
     while (list) {
         devq_buffer *b = list;
         list = b->next_pending;
@@ -239,7 +239,7 @@ void devq__process_pending_frees(struct devq_device *dev)
 /* A queue is going away: pending frees aimed at it become synchronous. */
 void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q)
 {
-    for (devq_buffer *b = dev->pending_frees; b; b = b->next_pending)
+    for (devq_buffer *b = dev->qs->pending_frees; b; b = b->next_pending)
         if (b->free_q == q)
             b->free_q = NULL;
 }

@@ -57,7 +57,7 @@ static int blocked(struct devq_queue *q, struct blocker *out)
     if (own_blocker(q, out))
         return 1;
     struct devq_tracker *t = q->dev->tracker;
-    for (struct devq_queue *y = q->dev->queues; y; y = y->next) {
+    for (struct devq_queue *y = q->dev->qs->queues; y; y = y->next) {
         struct blocker yb;
         if (y != q && own_blocker(y, &yb) && yb.on_device &&
             devq__tracker_last_synced(t, q->stream.id, y->stream.id) >= yb.cursor) {
@@ -99,7 +99,7 @@ static int search(struct step *path, int depth, int *loop_at)
     struct devq_queue *c = path[depth].q;
     if (depth + 1 >= MAX_DEPTH || !blocked(c, &path[depth].why))
         return 0;
-    for (struct devq_queue *x = c->dev->queues; x; x = x->next) {
+    for (struct devq_queue *x = c->dev->qs->queues; x; x = x->next) {
         if (x == c)
             continue;
         if (path[depth].why.behind ? x != path[depth].why.behind
@@ -182,9 +182,9 @@ void devq__note_cycle(struct devq_queue *q)
     if (!n)
         return;
     uint64_t id = cycle_id(path, loop_at, n);
-    if (id == q->dev->last_cycle)
+    if (id == q->dev->qs->last_cycle)
         return;               /* already counted and logged */
-    q->dev->last_cycle = id;
+    q->dev->qs->last_cycle = id;
     char msg[512];
     if (devq__cycle_check(q, msg, sizeof msg) <= 0)
         return;

@@ -30,7 +30,7 @@ static int add_use(void *ctx, devq_buffer *buf, enum devq_access acc)
     e->nread += (acc & DEVQ_READ) != 0;
     e->nwrite += (acc & DEVQ_WRITE) != 0;
     b->parked_uses++;
-    b->q->dev->parked_uses++;
+    b->q->dev->qs->parked_uses++;
     return 0;
 }
 
@@ -43,8 +43,8 @@ static int drop_use(void *ctx, devq_buffer *buf, enum devq_access acc)
     e->nread -= (acc & DEVQ_READ) != 0;
     e->nwrite -= (acc & DEVQ_WRITE) != 0;
     b->parked_uses--;
-    b->q->dev->parked_uses--;
-    b->q->dev->parked_progress = 1;
+    b->q->dev->qs->parked_uses--;
+    b->q->dev->qs->parked_progress = 1;
     if (e->nread == 0 && e->nwrite == 0) {
         *e = buf->parked[--buf->nparked];
         if (buf->nparked == 0) {

@@ -44,7 +44,7 @@ int  devq__hazard_blocker(const struct batch *b, struct devq_hazard *out);
 
 static inline int devq__hazard_any(const struct devq_device *dev)
 {
-    return dev->parked_uses != 0;
+    return dev->qs->parked_uses != 0;
 }
 
 #endif

@@ -16,6 +16,20 @@
 #include "trace.h"
 #include "value_wait.h"
 
+int devq__queue_state_create(struct devq_device *dev)
+{
+    if (!(dev->qs = calloc(1, sizeof *dev->qs)))
+        return devq__err(-ENOMEM, "out of memory for a device's queue state");
+    return 0;
+}
+
+void devq__queue_state_destroy(struct devq_device *dev)
+{
+    devq__value_wait_fini(dev);
+    free(dev->qs);
+    dev->qs = NULL;
+}
+
 DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, devq_queue **out)
 {
     int r = devq__device_check(dev, "devq_queue_create");
@@ -52,9 +66,9 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
         goto fail_stream;
     }
     q->stream.dev = dev;
-    q->number = ++dev->queue_numbers;
-    q->next = dev->queues;
-    dev->queues = q;
+    q->number = ++dev->qs->queue_numbers;
+    q->next = dev->qs->queues;
+    dev->qs->queues = q;
     pthread_mutex_unlock(&dev->lock);
     devq__device_retain(dev);
     devq__trace_queue(q);
@@ -194,7 +208,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
     devq__queue_finish_until(q, DEVQ_NO_DEADLINE);
 
     pthread_mutex_lock(&dev->lock);
-    for (struct devq_queue **pp = &dev->queues; *pp; pp = &(*pp)->next)
+    for (struct devq_queue **pp = &dev->qs->queues; *pp; pp = &(*pp)->next)
         if (*pp == q) {
             *pp = q->next;
             break;

@@ -159,6 +159,22 @@ struct batch {
     struct batch *next;            /* deferred FIFO / free list */
 };
 
+/* The queue layer's state of one device (dev->qs), under the device lock
+ * unless said otherwise. */
+struct devq_queue_state {
+    struct devq_queue *queues;            /* list of live queues */
+    uint32_t queue_numbers;               /* last queue number handed out */
+    struct devq_buffer *pending_frees;    /* frees waiting for their last use to issue */
+    uint64_t submit_serial;               /* batches submitted, in order (hazard.c) */
+    uint32_t parked_uses;                 /* buffer uses of deferred batches (hazard.c) */
+    int parked_progress;                  /* a parked use was issued: retry hazard waits */
+    uint64_t last_cycle;                  /* identity of the last wait cycle counted (cycle.c) */
+    /* value_wait.c, under its own slot lock */
+    struct devq_value_slot *value_slots_free, *value_slots_active;
+};
+int  devq__queue_state_create(struct devq_device *dev);
+void devq__queue_state_destroy(struct devq_device *dev);
+
 struct devq_queue {
     uint32_t magic;
     struct devq_device *dev;

@@ -587,9 +587,9 @@ static int drain_one(struct devq_queue *q)
  * waited for them may go now, and theirs may free others in turn. */
 static void retry_hazard_waits(struct devq_device *dev)
 {
-    while (dev->parked_progress) {
-        dev->parked_progress = 0;
-        for (struct devq_queue *x = dev->queues; x; x = x->next)
+    while (dev->qs->parked_progress) {
+        dev->qs->parked_progress = 0;
+        for (struct devq_queue *x = dev->qs->queues; x; x = x->next)
             if (x->deferred && x->deferred->hazard_wait)
                 drain_one(x);
     }
@@ -610,7 +610,7 @@ static int signals_awaited(struct devq_device *dev, const struct batch *b)
     for (uint32_t i = 0; i < b->nops; i++) {
         if (b->ops[i].kind != OP_SIGNAL)
             continue;
-        for (struct devq_queue *x = dev->queues; x; x = x->next)
+        for (struct devq_queue *x = dev->qs->queues; x; x = x->next)
             if (x != b->q && x->deferred && x->deferred->blocked_on == b->ops[i].u.sig.s &&
                 b->ops[i].u.sig.v >= x->deferred->blocked_value)
                 return 1;
@@ -620,7 +620,7 @@ static int signals_awaited(struct devq_device *dev, const struct batch *b)
 
 int devq__submit_locked(struct devq_queue *q, struct batch *b)
 {
-    b->serial = ++q->dev->submit_serial;
+    b->serial = ++q->dev->qs->submit_serial;
     if (q->deferred) {
         /* Order holds: wait behind the deferred head, uses known to
          * batches submitted after this one. */

@@ -18,7 +18,7 @@ DEVQ_API int devq_device_synchronize(devq_device *dev, uint64_t timeout_ns)
     /* Snapshot the queues; queues destroyed meanwhile are the caller's race. */
     pthread_mutex_lock(&dev->lock);
     size_t n = 0;
-    for (struct devq_queue *q = dev->queues; q; q = q->next)
+    for (struct devq_queue *q = dev->qs->queues; q; q = q->next)
         n++;
     struct devq_queue **qs = malloc((n ? n : 1) * sizeof *qs);
     if (!qs) {
@@ -26,7 +26,7 @@ DEVQ_API int devq_device_synchronize(devq_device *dev, uint64_t timeout_ns)
         return devq__err(-ENOMEM, "devq_device_synchronize: out of memory");
     }
     n = 0;
-    for (struct devq_queue *q = dev->queues; q; q = q->next)
+    for (struct devq_queue *q = dev->qs->queues; q; q = q->next)
         qs[n++] = q;
     pthread_mutex_unlock(&dev->lock);
     int first = 0;

@@ -35,7 +35,7 @@ static void unlink_active(struct devq_value_slot *s)
     if (s->prev)
         s->prev->next = s->next;
     else
-        dev->value_slots_active = s->next;
+        dev->qs->value_slots_active = s->next;
     if (s->next)
         s->next->prev = s->prev;
     s->next = s->prev = NULL;
@@ -59,17 +59,17 @@ static void slot_put(struct devq_value_slot *s)
     if (s->sig)
         devq__signal_release(s->sig);
     s->sig = NULL;
-    s->next = s->dev->value_slots_free;
-    s->dev->value_slots_free = s;
+    s->next = s->dev->qs->value_slots_free;
+    s->dev->qs->value_slots_free = s;
     pthread_mutex_unlock(&slot_lock);
 }
 
 static struct devq_value_slot *slot_get(struct devq_device *dev)
 {
     pthread_mutex_lock(&slot_lock);
-    struct devq_value_slot *s = dev->value_slots_free;
+    struct devq_value_slot *s = dev->qs->value_slots_free;
     if (s)
-        dev->value_slots_free = s->next;
+        dev->qs->value_slots_free = s->next;
     pthread_mutex_unlock(&slot_lock);
     if (!s) {
         if (posix_memalign((void **)&s, 64, sizeof *s))
@@ -114,8 +114,8 @@ int devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s
         return 0;              /* fall back to deferral */
     if (push_slot(b, s) < 0) {
         pthread_mutex_lock(&slot_lock);
-        s->next = dev->value_slots_free;
-        dev->value_slots_free = s;
+        s->next = dev->qs->value_slots_free;
+        dev->qs->value_slots_free = s;
         pthread_mutex_unlock(&slot_lock);
         return 0;
     }
@@ -130,10 +130,10 @@ int devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s
     atomic_store(&s->refs, 2);
     pthread_mutex_lock(&slot_lock);
     s->prev = NULL;
-    s->next = dev->value_slots_active;
+    s->next = dev->qs->value_slots_active;
     if (s->next)
         s->next->prev = s;
-    dev->value_slots_active = s;
+    dev->qs->value_slots_active = s;
     pthread_mutex_unlock(&slot_lock);
     devq__checkpoint(dev, &q->stream);
     int r = dev->ops->stream_wait_value(q->stream.pl, s->pv, 1);
@@ -186,12 +186,12 @@ void devq__value_wait_cancel_queue(struct devq_queue *q)
     /* Batches issued behind the earliest wait still held never ran:
      * they are cancelled like deferred ones (batch_walk.c), not run. */
     uint64_t first = UINT64_MAX;
-    for (struct devq_value_slot *s = q->dev->value_slots_active; s; s = s->next)
+    for (struct devq_value_slot *s = q->dev->qs->value_slots_active; s; s = s->next)
         if (s->q == q && !atomic_load(&s->cancelled) && !__atomic_load_n(&s->word, __ATOMIC_ACQUIRE) &&
             s->seq < first)
             first = s->seq;
     atomic_store(&q->cancel_after, first);
-    for (struct devq_value_slot *s = q->dev->value_slots_active; s; s = s->next)
+    for (struct devq_value_slot *s = q->dev->qs->value_slots_active; s; s = s->next)
         if (s->q == q && !atomic_load(&s->cancelled)) {
             atomic_store(&s->cancelled, 1);
             release_device(s);
@@ -202,19 +202,19 @@ void devq__value_wait_cancel_queue(struct devq_queue *q)
 void devq__value_wait_fini(struct devq_device *dev)
 {
     pthread_mutex_lock(&slot_lock);
-    struct devq_value_slot *s = dev->value_slots_free;
-    dev->value_slots_free = NULL;
+    struct devq_value_slot *s = dev->qs->value_slots_free;
+    dev->qs->value_slots_free = NULL;
     /* Active slots wait for a notify that may still come (a signal that
      * is never set): their memory stays, so the late write lands safely,
      * but the backend's attachment goes now, while the device is open. */
-    for (struct devq_value_slot *a = dev->value_slots_active; a; a = a->next) {
+    for (struct devq_value_slot *a = dev->qs->value_slots_active; a; a = a->next) {
         /* Under the lock: a late callback frees a slot with no device. */
         dev->ops->value_detach(a->pv);
         a->pv = NULL;
         a->dev = NULL;
         a->q = NULL;
     }
-    dev->value_slots_active = NULL;
+    dev->qs->value_slots_active = NULL;
     pthread_mutex_unlock(&slot_lock);
     while (s) {
         struct devq_value_slot *n = s->next;
@@ -229,7 +229,7 @@ int devq__value_wait_blocker(struct devq_queue *q, devq_signal **sig, uint64_t *
 {
     int found = 0;
     pthread_mutex_lock(&slot_lock);
-    for (struct devq_value_slot *s = q->dev->value_slots_active; s; s = s->next)
+    for (struct devq_value_slot *s = q->dev->qs->value_slots_active; s; s = s->next)
         if (s->q == q && !atomic_load(&s->cancelled) && !__atomic_load_n(&s->word, __ATOMIC_ACQUIRE) &&
             (!found || s->seq < *seq)) {
             *sig = s->sig;
@@ -245,7 +245,7 @@ int devq__value_wait_blocker(struct devq_queue *q, devq_signal **sig, uint64_t *
 int devq__value_wait_any(struct devq_device *dev)
 {
     pthread_mutex_lock(&slot_lock);
-    int any = dev->value_slots_active != NULL;
+    int any = dev->qs->value_slots_active != NULL;
     pthread_mutex_unlock(&slot_lock);
     return any;
 }
