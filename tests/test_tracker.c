@@ -13,9 +13,11 @@ struct align_log {
     uint32_t dst[64], src[64];
 };
 
-static int record_align(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced)
+static int record_align(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced,
+                        const char *why)
 {
     (void)need;
+    (void)why;
     (void)synced;          /* the tail: *synced stays src's cursor */
     struct align_log *l = ctx;
     if (l->n < 64) {

@@ -49,7 +49,6 @@ struct devq_device {
     pthread_mutex_t lock;                 /* streams, tracker, queue state */
     struct devq_stream **streams;         /* by tracker stream id */
     uint32_t streams_cap;
-    char align_why[64];                   /* what the next tracker wait is for (logs) */
     struct devq_tracker *tracker;         /* device/tracker.h */
     struct devq_event_pool *event_pool;   /* device/event_pool.h */
     struct devq_mem *mem;                 /* mem/mem.h */

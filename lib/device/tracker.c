@@ -153,6 +153,12 @@ static int use_pending(const struct devq_tracker *t, const struct devq_use *u)
 
 int devq__tracker_require(struct devq_tracker *t, uint32_t stream, const struct devq_use *u)
 {
+    return devq__tracker_require_why(t, stream, u, NULL);
+}
+
+int devq__tracker_require_why(struct devq_tracker *t, uint32_t stream, const struct devq_use *u,
+                              const char *why)
+{
     if (!use_pending(t, u) || u->stream == stream)
         return 0;
     if (*synced(t, stream, u->stream) >= u->cursor) {
@@ -161,7 +167,7 @@ int devq__tracker_require(struct devq_tracker *t, uint32_t stream, const struct 
     }
     uint32_t src = u->stream;
     uint64_t got = t->streams[src].cursor;
-    int r = t->ops->align(t->ctx, stream, src, u->cursor, &got);
+    int r = t->ops->align(t->ctx, stream, src, u->cursor, &got, why);
     if (r < 0)
         return r;
     t->counts.waits_inserted++;
@@ -195,16 +201,22 @@ static int add_read(struct devq_buffer_track *b, struct devq_use u)
 int devq__tracker_bind(struct devq_tracker *t, uint32_t stream, struct devq_buffer_track *b,
                        enum devq_access access)
 {
+    return devq__tracker_bind_why(t, stream, b, access, NULL);
+}
+
+int devq__tracker_bind_why(struct devq_tracker *t, uint32_t stream, struct devq_buffer_track *b,
+                           enum devq_access access, const char *why)
+{
     int inserted = 0, r;
     /* Every access orders after the last write (RAW, WAW). */
-    r = devq__tracker_require(t, stream, &b->write);
+    r = devq__tracker_require_why(t, stream, &b->write, why);
     if (r < 0)
         return r;
     inserted += r;
     if (access & DEVQ_WRITE) {
         /* WAR: a write waits for every read since the last write. */
         for (uint32_t i = 0; i < b->nreads; i++) {
-            r = devq__tracker_require(t, stream, &b->reads[i]);
+            r = devq__tracker_require_why(t, stream, &b->reads[i], why);
             if (r < 0)
                 return r;
             inserted += r;

@@ -26,7 +26,9 @@ struct devq_tracker_ops {
      * Store in *synced the cursor dst now follows: src's current cursor
      * when it waited for src's tail, or an earlier point >= need when it
      * waited for a checkpoint (then nothing is inherited transitively). */
-    int (*align)(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced);
+    /* `why` says what the wait is for, for logs ("buffer #3"), or NULL. */
+    int (*align)(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced,
+                 const char *why);
 };
 
 /* A point in one stream's history.  `gen` tells a reused stream id from
@@ -64,11 +66,16 @@ struct devq_use devq__tracker_here(const struct devq_tracker *t, uint32_t stream
 /* Order the current unit on `stream` after use `u`; 1 if a wait was
  * inserted, 0 if elided or not needed, negative errno from align. */
 int devq__tracker_require(struct devq_tracker *t, uint32_t stream, const struct devq_use *u);
+/* The same, saying what the wait is for (handed to align, for logs). */
+int devq__tracker_require_why(struct devq_tracker *t, uint32_t stream, const struct devq_use *u,
+                              const char *why);
 
 /* Bind a buffer use in the current unit on `stream`: resolve hazards,
  * then record the use.  Returns the waits inserted (>= 0) or an error. */
 int devq__tracker_bind(struct devq_tracker *t, uint32_t stream, struct devq_buffer_track *b,
                        enum devq_access access);
+int devq__tracker_bind_why(struct devq_tracker *t, uint32_t stream, struct devq_buffer_track *b,
+                           enum devq_access access, const char *why);
 
 /* Streams whose uses of b may still be running, for a synchronous free:
  * fills up to cap uses (one per stream, latest) and returns the count. */

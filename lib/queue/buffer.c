@@ -144,10 +144,11 @@ static int free_on(struct devq_device *dev, devq_buffer *b, struct devq_queue *f
 {
     uint32_t sid = fq->stream.id;
     devq__tracker_begin(dev->tracker, sid);
+    char why[96], label[80];
     if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-        snprintf(dev->align_why, sizeof dev->align_why, "the free of buffer %p", b->dptr);
-    int r = devq__tracker_bind(dev->tracker, sid, &b->track, DEVQ_WRITE);
-    dev->align_why[0] = 0;
+        snprintf(why, sizeof why, "the free of %s", devq__buffer_label(b, label, sizeof label));
+    int r = devq__tracker_bind_why(dev->tracker, sid, &b->track, DEVQ_WRITE,
+                                   DEVQ_LOG_ON(DEVQ_LOG_BASIC) ? why : NULL);
     *ordered = r >= 0;
     if (r < 0)
         return r;

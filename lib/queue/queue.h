@@ -246,7 +246,8 @@ int  devq__record_commit(struct devq_queue *q, int r);
 int  devq__issue(struct devq_queue *q, struct batch *b);      /* 1: deferred */
 int  devq__submit_locked(struct devq_queue *q, struct batch *b);
 void devq__drain_deferred(struct devq_queue *q);
-int  devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced);
+int  devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced,
+                         const char *why);
 
 /* completion.c: host callbacks. */
 int  devq__end_cb(void *arg, int status);

@@ -81,7 +81,8 @@ static struct flow *flow_new(struct devq_device *dev, struct devq_stream *st)
 /* The tracker's way to order streams: an event at src's tail, waited on
  * by dst.  The event goes back to the pool at once: stream_wait_event
  * captures its position at call time. */
-int devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced)
+int devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced,
+                        const char *why)
 {
     struct devq_device *dev = ctx;
     struct devq_stream *d = dev->streams[dst], *s = dev->streams[src];
@@ -103,7 +104,7 @@ int devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, ui
                     devq__log(DEVQ_LOG_BASIC, "%s:%d: stream %u waits on stream %u @%llu (checkpoint) for %s",
                               dev->info.backend, dev->info.ordinal, dst, src,
                               (unsigned long long)s->cp[i].cursor,
-                              dev->align_why[0] ? dev->align_why : "a barrier");
+                              why ? why : "a barrier");
             }
             return r;
         }
@@ -127,16 +128,15 @@ int devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, ui
         devq__log(DEVQ_LOG_BASIC, "%s:%d: stream %u waits on stream %u @%llu for %s",
                   dev->info.backend, dev->info.ordinal, dst, src,
                   (unsigned long long)devq__tracker_cursor(dev->tracker, src),
-                  dev->align_why[0] ? dev->align_why : "a barrier");
+                  why ? why : "a barrier");
     return r;
 }
 
 static int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, enum devq_access acc)
 {
-    if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-        snprintf(dev->align_why, sizeof dev->align_why, "buffer %p", b->dptr);
-    int r = devq__tracker_bind(dev->tracker, sid, &b->track, acc);
-    dev->align_why[0] = 0;
+    char why[80];
+    int r = devq__tracker_bind_why(dev->tracker, sid, &b->track, acc,
+                                   DEVQ_LOG_ON(DEVQ_LOG_BASIC) ? devq__buffer_label(b, why, sizeof why) : NULL);
     if (r >= 0 && DEVQ_LOG_ON(DEVQ_LOG_FULL))
         devq__log(DEVQ_LOG_FULL, "%s:%d: stream %u binds buffer %p %s: %d wait(s)",
                   dev->info.backend, dev->info.ordinal, sid, b->dptr,
@@ -407,11 +407,12 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                 devq__tracker_begin(dev->tracker, sid);
                 *began = 1;
             }
+            char for_what[48];
             if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-                snprintf(dev->align_why, sizeof dev->align_why, "s%llu>=%llu",
-                         (unsigned long long)devq__signal_id(s), (unsigned long long)v);
-            int r = devq__tracker_require(dev->tracker, sid, &u);
-            dev->align_why[0] = 0;
+                snprintf(for_what, sizeof for_what, "s%llu>=%llu", (unsigned long long)devq__signal_id(s),
+                         (unsigned long long)v);
+            int r = devq__tracker_require_why(dev->tracker, sid, &u,
+                                              DEVQ_LOG_ON(DEVQ_LOG_BASIC) ? for_what : NULL);
             if (r < 0 || (r = gate_push(b, s, v)) < 0) {
                 force(b, r, "queue %u batch %llu: ordering after s%llu>=%llu failed: %s", q->number,
                       (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
