@@ -11,7 +11,7 @@ libdevq_core_la_SOURCES += \
 	lib/device/device.c lib/device/device.h lib/device/device_spec.c lib/device/device_spec.h \
 	lib/device/stream.h lib/device/checkpoint.c lib/device/checkpoint.h \
 	lib/device/tracker.c lib/device/tracker.h lib/device/event_pool.c lib/device/event_pool.h \
-	lib/device/stats.c
+	lib/device/object.c lib/device/object.h lib/device/stats.c
 
 # ---- purpose-built test plugins (tests/plugins), loaded from temporary
 # folders that each test points DEVQ_PLUGIN_PATH at.  -rpath makes libtool

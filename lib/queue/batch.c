@@ -25,8 +25,7 @@ struct batch *devq__batch_get(struct devq_queue *q)
             return NULL;
     }
     b->q = q;
-    b->nops = b->nargs = b->ngate = b->nslots = b->nheld = 0;
-    memset(b->held_memo, 0, sizeof b->held_memo);
+    b->nops = b->nargs = b->ngate = b->nslots = 0;
     b->nbytes = 0;
     b->next_op = 0;
     b->forced_error = 0;
@@ -61,7 +60,7 @@ void devq__batch_free(struct batch *b)
     free(b->bytes);
     free(b->gate);
     free(b->slots);
-    free(b->held);
+    devq__ref_set_fini(&b->held);
     free(b->marks);
     free(b);
 }
@@ -78,20 +77,13 @@ void devq__batch_release_refs(struct batch *b, uint32_t from_op)
             devq__signal_release(o->u.sig.s);
             break;
         case OP_TIMESTAMP:
-            devq__timestamp_release(o->u.ts);
+            devq__object_release(&o->u.ts->obj);
             break;
         default:
             break;
         }
     }
-    for (uint32_t i = 0; i < b->nheld; i++) {
-        uintptr_t h = b->held[i];
-        if (h & DEVQ_HELD_KERNEL)
-            devq__kernel_release((devq_kernel *)(h & ~(uintptr_t)DEVQ_HELD_KERNEL));
-        else
-            devq__buffer_release((devq_buffer *)h);
-    }
-    b->nheld = 0;
+    devq__ref_set_release(&b->held);
 }
 
 void devq__batch_unissue(struct batch *b, uint32_t from)

@@ -24,33 +24,23 @@ int devq__buffer_check(const devq_buffer *b, const char *fn)
 {
     if (!b)
         return devq__err(-EINVAL, "%s: buffer is NULL", fn);
-    if (b->magic != DEVQ_MAGIC_BUFFER)
+    if (b->obj.magic != DEVQ_MAGIC_BUFFER)
         return devq__err(-EINVAL, "%s: %p is not a live buffer", fn, (const void *)b);
     if (b->freed)
         return devq__err(-EINVAL, "%s: buffer %p was freed", fn, b->dptr);
     return 0;
 }
 
-static void buffer_destroy(devq_buffer *b)
+/* The last reference (object.h): a batch's release hands it to the
+ * notifier, since closing the device may call the backend. */
+static void buffer_destroy(struct devq_object *o)
 {
+    devq_buffer *b = (devq_buffer *)o;
     struct devq_device *dev = b->dev;
-    b->magic = DEVQ_MAGIC_DEAD;
+    b->obj.magic = DEVQ_MAGIC_DEAD;
     devq__buffer_fail_fini(b);
     free(b);
     devq_device_close(dev);
-}
-
-static void buffer_destroy_cb(void *arg)
-{
-    buffer_destroy(arg);
-}
-
-/* Drop a batch's reference; may run in a host callback, where the device
- * must not be closed: the last reference hands the handle to the notifier. */
-void devq__buffer_release(devq_buffer *b)
-{
-    if (atomic_fetch_sub(&b->refs, 1) == 1 && devq__notifier_post(buffer_destroy_cb, b) < 0)
-        buffer_destroy(b);
 }
 
 void devq__buffer_issued(devq_buffer *b)
@@ -86,8 +76,7 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
     devq_buffer *b = calloc(1, sizeof *b);
     if (!b)
         return devq__err(-ENOMEM, "%s: out of memory for a buffer handle", fn);
-    b->magic = DEVQ_MAGIC_BUFFER;
-    atomic_init(&b->refs, 1);
+    devq__object_init(&b->obj, DEVQ_MAGIC_BUFFER, buffer_destroy);
     b->dev = dev;
     b->size = bytes;
     b->tag = tag;
@@ -233,7 +222,7 @@ void devq__process_pending_frees(struct devq_device *dev)
             continue;
         }
         b->free_pending = 0;
-        devq__buffer_release(b);
+        devq__object_release(&b->obj);
     }
 }
 
@@ -250,7 +239,7 @@ DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
     const char *fn = "devq_buffer_free";
     if (!b)
         return devq__err(-EINVAL, "%s: buffer is NULL", fn);
-    if (b->magic != DEVQ_MAGIC_BUFFER)
+    if (b->obj.magic != DEVQ_MAGIC_BUFFER)
         return devq__err(-EINVAL, "%s: %p is not a live buffer (freed twice?)", fn, (void *)b);
     int r;
     if (q && (r = devq__queue_check(q, fn)) < 0)
@@ -274,24 +263,23 @@ DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
     }
     pthread_mutex_unlock(&dev->lock);
     trace_outstanding(dev);
-    if (atomic_fetch_sub(&b->refs, 1) == 1)
-        buffer_destroy(b);
+    devq__object_release_here(&b->obj);
     return r;
 }
 
 DEVQ_API size_t devq_buffer_size(const devq_buffer *b)
 {
-    return b && b->magic == DEVQ_MAGIC_BUFFER ? b->size : 0;
+    return b && b->obj.magic == DEVQ_MAGIC_BUFFER ? b->size : 0;
 }
 
 DEVQ_API void *devq_buffer_device_ptr(const devq_buffer *b)
 {
-    return b && b->magic == DEVQ_MAGIC_BUFFER ? b->dptr : NULL;
+    return b && b->obj.magic == DEVQ_MAGIC_BUFFER ? b->dptr : NULL;
 }
 
 DEVQ_API void *devq_buffer_host_ptr(const devq_buffer *b)
 {
-    return b && b->magic == DEVQ_MAGIC_BUFFER ? b->hptr : NULL;
+    return b && b->obj.magic == DEVQ_MAGIC_BUFFER ? b->hptr : NULL;
 }
 
 DEVQ_API int devq_buffer_status(const devq_buffer *b)

@@ -12,30 +12,20 @@ int devq__kernel_check(const devq_kernel *k, const char *fn)
 {
     if (!k)
         return devq__err(-EINVAL, "%s: kernel is NULL", fn);
-    if (k->magic != DEVQ_MAGIC_KERNEL)
+    if (k->obj.magic != DEVQ_MAGIC_KERNEL)
         return devq__err(-EINVAL, "%s: %p is not a live kernel (destroyed?)", fn, (const void *)k);
     return 0;
 }
 
-static void kernel_free(devq_kernel *k)
+/* The last reference: calls the backend, so a batch's release hands it
+ * to the notifier (object.h). */
+static void kernel_destroy(struct devq_object *o)
 {
+    devq_kernel *k = (devq_kernel *)o;
     struct devq_device *dev = k->dev;
     dev->ops->kernel_destroy(k->pl);
     free(k);
     devq_device_close(dev);
-}
-
-static void kernel_free_cb(void *arg)
-{
-    kernel_free(arg);
-}
-
-/* From a batch, possibly inside a host callback: the backend may not be
- * called there, so the last reference hands the kernel to the notifier. */
-void devq__kernel_release(devq_kernel *k)
-{
-    if (atomic_fetch_sub(&k->refs, 1) == 1 && devq__notifier_post(kernel_free_cb, k) < 0)
-        kernel_free(k);
 }
 
 DEVQ_API int devq_kernel_load(devq_device *dev, const void *image, size_t size, const char *entry,
@@ -61,8 +51,7 @@ DEVQ_API int devq_kernel_load(devq_device *dev, const void *image, size_t size, 
         free(k);
         return r;
     }
-    k->magic = DEVQ_MAGIC_KERNEL;
-    atomic_init(&k->refs, 1);
+    devq__object_init(&k->obj, DEVQ_MAGIC_KERNEL, kernel_destroy);
     k->dev = dev;
     snprintf(k->name, sizeof k->name, "%s", entry);
     devq__device_retain(dev);
@@ -74,7 +63,6 @@ DEVQ_API void devq_kernel_destroy(devq_kernel *k)
 {
     if (devq__kernel_check(k, "devq_kernel_destroy") < 0)
         return;
-    k->magic = DEVQ_MAGIC_DEAD;   /* no new launches; batches in flight keep it */
-    if (atomic_fetch_sub(&k->refs, 1) == 1)
-        kernel_free(k);
+    k->obj.magic = DEVQ_MAGIC_DEAD;   /* no new launches; batches in flight keep it */
+    devq__object_release_here(&k->obj);
 }

@@ -21,6 +21,7 @@
 #include "error.h"
 #include "checkpoint.h"
 #include "device.h"
+#include "object.h"
 #include "stream.h"
 #include "tracker.h"
 
@@ -28,30 +29,25 @@
 #define DEVQ_MAGIC_BUFFER 0x42554646u  /* "BUFF" */
 #define DEVQ_MAGIC_KERNEL 0x4b45524eu  /* "KERN" */
 #define DEVQ_MAGIC_TIMESTAMP 0x54494d45u  /* "TIME" */
-#define DEVQ_MAGIC_DEAD   0xdeadbeefu
 
 struct devq_timestamp {
-    uint32_t magic;
-    _Atomic int refs;              /* user + the batch until issued */
+    struct devq_object obj;        /* refs: user + the batch until issued */
     struct devq_device *dev;
     devq_pl_event *ev;
     _Atomic int recorded;          /* the event was recorded on the stream */
 };
-void devq__timestamp_release(struct devq_timestamp *ts);
 
 #define DEVQ_CAUSE_MAX 384
 
 struct devq_kernel {
-    uint32_t magic;
-    _Atomic int refs;              /* user + batches in flight */
+    struct devq_object obj;        /* refs: user + batches in flight */
     struct devq_device *dev;
     devq_pl_kernel *pl;
     char name[64];
 };
 
 struct devq_buffer {
-    uint32_t magic;
-    _Atomic int refs;              /* user + batches in flight */
+    struct devq_object obj;        /* refs: user + batches in flight */
     struct devq_device *dev;
     size_t size;
     void *dptr, *hptr;
@@ -109,9 +105,6 @@ struct batch_arg {
     size_t value_off, size;        /* value bytes live in batch->bytes */
 };
 
-#define DEVQ_HELD_BUFFER 0u
-#define DEVQ_HELD_KERNEL 1u            /* low bit of a held pointer */
-#define DEVQ_HELD_MEMO   8u
 
 struct batch {
     struct devq_queue *q;
@@ -127,11 +120,9 @@ struct batch {
     uint32_t ngate, capgate;
     struct devq_value_slot **slots;   /* device-side waits (value_wait.c) */
     uint32_t nslots, capslots;
-    /* One reference to each buffer and kernel the ops use (record.c),
-     * tagged DEVQ_HELD_*; dropped when the batch completes. */
-    uintptr_t *held;
-    uint32_t nheld, capheld;
-    uintptr_t held_memo[DEVQ_HELD_MEMO];   /* recently held, direct-mapped */
+    /* One reference to each buffer and kernel the ops use (record.c);
+     * dropped when the batch completes. */
+    struct devq_ref_set held;
     /* Issue state (device lock). */
     uint32_t next_op;              /* first op not yet issued */
     int forced_error;              /* fail without running the rest */
@@ -306,13 +297,11 @@ void devq__note_cycle(struct devq_queue *q);
 
 /* buffer.c / kernel.c */
 int  devq__buffer_check(const devq_buffer *b, const char *fn);
-void devq__buffer_release(devq_buffer *b);
 void devq__buffer_issued(devq_buffer *b);      /* one unissued use went out (device lock) */
 /* Run frees that waited for their buffer's last use to be issued (device lock). */
 void devq__process_pending_frees(struct devq_device *dev);
 void devq__op_issued(struct batch *b, struct op *o);
 void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q);
 int  devq__kernel_check(const devq_kernel *k, const char *fn);
-void devq__kernel_release(devq_kernel *k);
 
 #endif

@@ -75,43 +75,17 @@ int devq__record_commit(devq_queue *q, int r)
     return leave(q, r);
 }
 
-/* Room for n more held references, so that holding never fails once an
- * op is pushed (a failed recording call leaves the batch unchanged). */
-static int reserve_held(struct batch *b, uint32_t n)
-{
-    if (b->nheld + n <= b->capheld)
-        return 0;
-    uint32_t cap = b->capheld ? b->capheld : 8;
-    while (cap < b->nheld + n)
-        cap *= 2;
-    uintptr_t *h = realloc(b->held, cap * sizeof *h);
-    if (!h)
-        return -ENOMEM;
-    b->held = h;
-    b->capheld = cap;
-    return 0;
-}
-
-/* The batch holds one reference to each buffer and kernel its ops use,
- * taken the first time (as far as a small direct-mapped memo of recent
- * ones tells; a miss only costs a second reference).  A batch of 64
- * launches over 3 buffers takes 3 references, not 192: these counters
- * are shared with the stream thread that drops them at completion, and
- * every touch moves their cache line between the two. */
-static void hold(struct batch *b, void *obj, uintptr_t kind, _Atomic int *refs)
-{
-    uintptr_t key = (uintptr_t)obj | kind;
-    unsigned slot = (unsigned)(key >> 6) % DEVQ_HELD_MEMO;
-    if (b->held_memo[slot] == key)
-        return;
-    atomic_fetch_add_explicit(refs, 1, memory_order_relaxed);
-    b->held[b->nheld++] = key;
-    b->held_memo[slot] = key;
-}
-
+/* The batch holds one reference to each buffer and kernel its ops use
+ * (object.h's reference set), taken the first time as far as its small
+ * memo of recent ones tells (a miss only costs a second reference).  A
+ * batch of 64 launches over 3 buffers takes 3 references, not 192: these
+ * counters are shared with the stream thread that drops them at
+ * completion, and every touch moves their cache line between the two.
+ * Room is reserved before an op is pushed, so holding never fails and a
+ * failed recording call leaves the batch unchanged. */
 static struct op *push_op_holding(struct batch *b, uint32_t nheld)
 {
-    if (reserve_held(b, nheld) < 0)
+    if (devq__ref_set_reserve(&b->held, nheld) < 0)
         return NULL;
     return push_op(b);
 }
@@ -159,7 +133,7 @@ static int check_buffer(devq_queue *q, const devq_buffer *b, const char *fn, con
  * recording with), and the counter is atomic. */
 static void use_buffer(struct batch *batch, devq_buffer *b)
 {
-    hold(batch, b, DEVQ_HELD_BUFFER, &b->refs);
+    devq__ref_set_add(&batch->held, &b->obj);
     atomic_fetch_add_explicit(&b->unissued, 1, memory_order_relaxed);
 }
 
@@ -301,7 +275,7 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
     o->u.exec.l = launch;
     o->u.exec.first_arg = b->nargs;
     o->u.exec.nargs = (uint32_t)nargs;
-    hold(b, k, DEVQ_HELD_KERNEL, &k->refs);
+    devq__ref_set_add(&b->held, &k->obj);
     for (size_t i = 0; i < nargs; i++) {
         struct batch_arg *ba = &b->args[b->nargs++];
         memset(ba, 0, sizeof *ba);

@@ -9,26 +9,16 @@
 #include "notifier.h"
 #include "queue.h"
 
-static void timestamp_free(struct devq_timestamp *ts)
+/* The last reference: returning the event may destroy it in the backend,
+ * so a batch's release hands this to the notifier (object.h). */
+static void timestamp_destroy(struct devq_object *o)
 {
+    struct devq_timestamp *ts = (struct devq_timestamp *)o;
     struct devq_device *dev = ts->dev;
     devq__event_put(dev, ts->ev, DEVQ_EVENT_TIMING);
-    ts->magic = DEVQ_MAGIC_DEAD;
+    ts->obj.magic = DEVQ_MAGIC_DEAD;
     free(ts);
     devq_device_close(dev);
-}
-
-static void timestamp_free_cb(void *arg)
-{
-    timestamp_free(arg);
-}
-
-/* From a batch (possibly a host callback): hand the last reference to the
- * notifier, since returning the event may destroy it in the backend. */
-void devq__timestamp_release(struct devq_timestamp *ts)
-{
-    if (atomic_fetch_sub(&ts->refs, 1) == 1 && devq__notifier_post(timestamp_free_cb, ts) < 0)
-        timestamp_free(ts);
 }
 
 DEVQ_API int devq_queue_timestamp(devq_queue *q, devq_timestamp **out)
@@ -50,9 +40,9 @@ DEVQ_API int devq_queue_timestamp(devq_queue *q, devq_timestamp **out)
         free(ts);
         return r;
     }
-    ts->magic = DEVQ_MAGIC_TIMESTAMP;
+    devq__object_init(&ts->obj, DEVQ_MAGIC_TIMESTAMP, timestamp_destroy);
+    devq__object_retain(&ts->obj);      /* the user's and the batch's */
     ts->dev = dev;
-    atomic_init(&ts->refs, 2);          /* the user's and the batch's */
     devq__device_retain(dev);
     /* The op is filled in before the recorder role is given up: a submit
      * in another thread may take the batch the moment it is. */
@@ -68,14 +58,14 @@ DEVQ_API int devq_queue_timestamp(devq_queue *q, devq_timestamp **out)
     *out = ts;
     return devq__record_commit(q, 0);
 fail:
-    atomic_store(&ts->refs, 1);
-    timestamp_free(ts);
+    atomic_store(&ts->obj.refs, 1);
+    devq__object_release_here(&ts->obj);
     return r;
 }
 
 static int ts_check(const devq_timestamp *ts, const char *fn)
 {
-    if (!ts || ts->magic != DEVQ_MAGIC_TIMESTAMP)
+    if (!ts || ts->obj.magic != DEVQ_MAGIC_TIMESTAMP)
         return devq__err(-EINVAL, "%s: %p is not a live timestamp", fn, (const void *)ts);
     return 0;
 }
@@ -105,7 +95,6 @@ DEVQ_API void devq_timestamp_destroy(devq_timestamp *ts)
         return;
     /* Dead to the user now (a second destroy is refused); a batch that
      * still records it keeps its own reference. */
-    ts->magic = DEVQ_MAGIC_DEAD;
-    if (atomic_fetch_sub(&ts->refs, 1) == 1)
-        timestamp_free(ts);
+    ts->obj.magic = DEVQ_MAGIC_DEAD;
+    devq__object_release_here(&ts->obj);
 }

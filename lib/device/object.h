@@ -1,0 +1,54 @@
+/* Objects: every refcounted handle of the layers above (buffer, kernel,
+ * timestamp) starts with one header, so there is one way to check a
+ * handle, to take and drop a reference, and one release path, as IREE's
+ * objects destroy through their vtable.  And the reference set a batch
+ * keeps of the objects its ops use (IREE's resource_set is the model). */
+#ifndef DEVQ_LIB_OBJECT_H
+#define DEVQ_LIB_OBJECT_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define DEVQ_MAGIC_DEAD 0xdeadbeefu
+
+struct devq_object {
+    uint32_t magic;                       /* the kind's DEVQ_MAGIC_*; DEAD once destroyed */
+    _Atomic int refs;                     /* the user's + one per holder */
+    void (*destroy)(struct devq_object *o);   /* frees it; may call the backend */
+};
+
+static inline void devq__object_init(struct devq_object *o, uint32_t magic,
+                                     void (*destroy)(struct devq_object *))
+{
+    o->magic = magic;
+    atomic_init(&o->refs, 1);
+    o->destroy = destroy;
+}
+
+static inline void devq__object_retain(struct devq_object *o)
+{
+    atomic_fetch_add_explicit(&o->refs, 1, memory_order_relaxed);
+}
+
+/* Drop a reference from anywhere, a host callback included: the backend
+ * may not be called there, so the last one hands the object to the
+ * notifier thread, which destroys it (or destroys it here if it cannot). */
+void devq__object_release(struct devq_object *o);
+/* Drop a reference where the backend may be called (an API call). */
+void devq__object_release_here(struct devq_object *o);
+
+/* The objects a batch holds, each once: add never fails once room was
+ * reserved, so a recording call that fails leaves the set unchanged. */
+#define DEVQ_REF_MEMO 8u
+struct devq_ref_set {
+    struct devq_object **items;
+    uint32_t n, cap;
+    struct devq_object *memo[DEVQ_REF_MEMO];   /* recently added, direct-mapped */
+};
+int  devq__ref_set_reserve(struct devq_ref_set *s, uint32_t more);   /* 0 or -ENOMEM */
+void devq__ref_set_add(struct devq_ref_set *s, struct devq_object *o);
+/* Drop every reference and empty the set (it keeps its memory). */
+void devq__ref_set_release(struct devq_ref_set *s);
+void devq__ref_set_fini(struct devq_ref_set *s);
+
+#endif
