@@ -11,62 +11,16 @@
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
+#include "blocker.h"
 #include "value_wait.h"
 
 #define MAX_DEPTH 16
 
-struct blocker {
-    devq_signal *s;              /* NULL: ordered behind another queue's blocked unit */
-    uint64_t v, seq, cursor;
-    int on_device;
-    struct devq_queue *behind;
-    struct devq_hazard hz;       /* behind, by a buffer hazard (hz.owner set) */
-};
-
 struct step {
     struct devq_queue *q;
-    struct blocker why;
+    struct devq_blocker why;
     uint64_t producer_seq;      /* 0: an issued batch (known by stream position) */
 };
-
-static int own_blocker(struct devq_queue *q, struct blocker *out)
-{
-    struct batch *h = q->deferred;
-    if (h && h->blocked_on) {
-        *out = (struct blocker){ .s = h->blocked_on, .v = h->blocked_value, .seq = h->seq };
-        return 1;
-    }
-    struct devq_hazard hz;
-    if (h && h->hazard_wait && devq__hazard_blocker(h, &hz)) {
-        *out = (struct blocker){ .seq = h->seq, .behind = hz.owner->q, .hz = hz };
-        return 1;
-    }
-    devq_signal *s;
-    uint64_t v, seq, cursor;
-    if (devq__value_wait_blocker(q, &s, &v, &seq, &cursor)) {
-        *out = (struct blocker){ .s = s, .v = v, .seq = seq, .cursor = cursor, .on_device = 1 };
-        return 1;
-    }
-    return 0;
-}
-
-/* Blocked by its own wait, or because the tracker ordered its stream
- * after a unit of another stream that waits on the device. */
-static int blocked(struct devq_queue *q, struct blocker *out)
-{
-    if (own_blocker(q, out))
-        return 1;
-    struct devq_tracker *t = q->dev->tracker;
-    for (struct devq_queue *y = q->dev->qs->queues; y; y = y->next) {
-        struct blocker yb;
-        if (y != q && own_blocker(y, &yb) && yb.on_device &&
-            devq__tracker_last_synced(t, q->stream.id, y->stream.id) >= yb.cursor) {
-            *out = (struct blocker){ .behind = y };
-            return 1;
-        }
-    }
-    return 0;
-}
 
 /* Would queue x signal s >= v only after what blocks x?  Deferred
  * batches (behind x's deferred head) first, their number is known; then
@@ -97,7 +51,7 @@ static int produces(struct devq_queue *x, devq_signal *s, uint64_t v, uint64_t *
 static int search(struct step *path, int depth, int *loop_at)
 {
     struct devq_queue *c = path[depth].q;
-    if (depth + 1 >= MAX_DEPTH || !blocked(c, &path[depth].why))
+    if (depth + 1 >= MAX_DEPTH || !devq__queue_blocker(c, &path[depth].why))
         return 0;
     for (struct devq_queue *x = c->dev->qs->queues; x; x = x->next) {
         if (x == c)

@@ -8,6 +8,7 @@
 #include "error.h"
 #include "event_pool.h"
 #include "futex.h"
+#include "blocker.h"
 #include "hazard.h"
 #include "log.h"
 #include "mem.h"
@@ -94,23 +95,12 @@ static void describe_pending(struct devq_queue *q, char *msg, size_t cap)
     int n = snprintf(msg, cap, "queue %u on %s:%d: %llu batch(es) unfinished",
                      q->number, dev->info.backend, dev->info.ordinal, (unsigned long long)(sub - done));
     pthread_mutex_lock(&dev->lock);
-    struct batch *b = q->deferred;
-    devq_signal *ws;
-    uint64_t wv, wseq, wcur;
-    struct devq_hazard hz;
-    if (b && b->blocked_on && n > 0 && (size_t)n < cap)
-        n += snprintf(msg + n, cap - (size_t)n, "; batch %llu waits s%llu>=%llu (value %llu)",
-                      (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
-                      (unsigned long long)b->blocked_value,
-                      (unsigned long long)devq_signal_value(b->blocked_on));
-    else if (b && b->hazard_wait && n > 0 && (size_t)n < cap && devq__hazard_blocker(b, &hz))
-        n += snprintf(msg + n, cap - (size_t)n, "; batch %llu %s buffer %p after queue %u batch %llu, "
-                      "which is deferred", (unsigned long long)b->seq, hz.mine & DEVQ_WRITE ? "writes" : "reads",
-                      hz.buf->dptr, hz.owner->q->number, (unsigned long long)hz.owner->seq);
-    else if (n > 0 && (size_t)n < cap && devq__value_wait_blocker(q, &ws, &wv, &wseq, &wcur))
-        n += snprintf(msg + n, cap - (size_t)n, "; batch %llu waits s%llu>=%llu on the device (value %llu)",
-                      (unsigned long long)wseq, (unsigned long long)devq__signal_id(ws),
-                      (unsigned long long)wv, (unsigned long long)devq_signal_value(ws));
+    struct devq_blocker why;
+    char what[DEVQ_CAUSE_MAX];
+    if (n > 0 && (size_t)n < cap && devq__queue_blocker(q, &why)) {
+        devq__blocker_describe(&why, what, sizeof what);
+        n += snprintf(msg + n, cap - (size_t)n, "; %s", what);
+    }
     if (n > 0 && (size_t)n < cap - 16) {
         char cyc[256];
         if (devq__cycle_check(q, cyc, sizeof cyc) > 0)
