@@ -4,6 +4,7 @@
  * the issue or lifecycle code above it. */
 #include "config.h"
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,4 +133,19 @@ void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause
         snprintf(q->first_cause, sizeof q->first_cause, "%s", cause);
         atomic_compare_exchange_strong(&q->first_error, &expected, err);
     }
+}
+
+/* Fail the rest of b without running it; the end callback reports it. */
+void devq__batch_force(struct batch *b, int err, const char *fmt, ...)
+{
+    if (b->forced_error)
+        return;
+    b->forced_error = err;
+    b->fail_from = b->next_op;
+    char chain[DEVQ_CAUSE_MAX + 256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(chain, sizeof chain, fmt, ap);
+    va_end(ap);
+    devq__cause_compact(b->cause, sizeof b->cause, chain);   /* the root cause survives */
 }

@@ -1,7 +1,7 @@
 /* Queues, batches, buffers and kernels as lib keeps them.
  *
  * A queue records ops into an open batch; submit hands the batch to the
- * issuer (submit.c), which asks the tracker for cross-stream waits and
+ * issuer (issue.c), which asks the tracker for cross-stream waits and
  * calls the backend.  A batch whose wait cannot be resolved on the device
  * (value produced by the host, another device, or not yet submitted) is
  * parked on the queue's deferred FIFO and resumed from the notifier
@@ -127,6 +127,7 @@ struct batch {
     uint32_t next_op;              /* first op not yet issued */
     int forced_error;              /* fail without running the rest */
     uint32_t fail_from;            /* first op that did not run when forced */
+    uint32_t park_at;              /* the op issue stopped at to park (issue.c) */
     char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
     /* The walk (batch_walk.c): owned by the batch's callbacks. */
     uint32_t walked;               /* ops whose buffer effects are applied */
@@ -219,6 +220,9 @@ void devq__batch_release_refs(struct batch *b, uint32_t from_op);
 /* Drop a batch that never ran (takes the device lock); err != 0 fails the
  * signals it would have signalled with that cause. */
 void devq__batch_discard(struct batch *b, int err, const char *cause);
+/* Fail the rest of b without running it; the end callback reports it.
+ * First error wins; the cause keeps its root through any chain. */
+void devq__batch_force(struct batch *b, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Buffer uses of ops from `from` on were not issued and never will be (device lock). */
 void devq__batch_unissue(struct batch *b, uint32_t from);
 void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause);
@@ -233,10 +237,15 @@ int  devq__record_append(struct devq_queue *q, uint32_t nheld, const char *fn, s
 int  devq__record_signal(struct devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn);
 int  devq__record_commit(struct devq_queue *q, int r);
 
-/* submit.c: issue a submitted batch (device lock held). */
-int  devq__issue(struct devq_queue *q, struct batch *b);      /* 1: deferred */
+/* issue.c: issue a submitted batch (device lock held): DEVQ_ISSUE_PARK (the batch must park at b->park_at), or the
+ * error the backend gave (0: none; the batch is done either way). */
+#define DEVQ_ISSUE_PARK 1
+int  devq__issue(struct devq_queue *q, struct batch *b);
+/* defer.c: submit (issue or park) a batch; issue what a queue's FIFO
+ * lets go (device lock held). */
 int  devq__submit_locked(struct devq_queue *q, struct batch *b);
 void devq__drain_deferred(struct devq_queue *q);
+/* align.c: the tracker's align op (tracker.h). */
 int  devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced,
                          const char *why);
 

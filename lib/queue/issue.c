@@ -1,0 +1,434 @@
+/* Issue: what of a submitted batch can go to the backend stream now.
+ * Each wait is resolved by the resolver of its kind; the ops before the
+ * first one that cannot be resolved on the device go out, each bound in
+ * the tracker right before it (so an inserted wait holds only that op),
+ * and the verdict says whether the batch is done (its end callback
+ * queued) or must park (defer.c does that).  Device lock held. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "error.h"
+#include "grow.h"
+#include "hazard.h"
+#include "log.h"
+#include "queue.h"
+#include "signal_int.h"
+#include "trace.h"
+#include "value_wait.h"
+
+static const char *dev_name(const struct devq_device *dev, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%s:%d", dev->info.backend, dev->info.ordinal);
+    return buf;
+}
+
+static int gate_push(struct batch *b, devq_signal *s, uint64_t v)
+{
+    if (b->ngate == b->capgate && DEVQ_GROW(b->gate, b->capgate, 4) < 0)
+        return devq__err(-ENOMEM, "out of memory");
+    b->gate[b->ngate++] = (struct gate_wait){ s, v };
+    return 0;
+}
+
+static int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, enum devq_access acc)
+{
+    char why[80];
+    int r = devq__tracker_bind_why(dev->tracker, sid, &b->track, acc,
+                                   DEVQ_LOG_ON(DEVQ_LOG_BASIC) ? devq__buffer_label(b, why, sizeof why) : NULL);
+    if (r >= 0 && DEVQ_LOG_ON(DEVQ_LOG_FULL))
+        devq__log(DEVQ_LOG_FULL, "%s:%d: stream %u binds buffer %p %s: %d wait(s)",
+                  dev->info.backend, dev->info.ordinal, sid, b->dptr,
+                  acc == DEVQ_READ ? "read" : acc == DEVQ_WRITE ? "write" : "read-write", r);
+    return r;
+}
+
+static int bind_cb(void *ctx, devq_buffer *buf, enum devq_access acc)
+{
+    const struct batch *b = ctx;
+    struct devq_device *dev = b->q->dev;
+    int r = bind(dev, b->q->stream.id, buf, acc);
+    return r < 0 ? r : 0;
+}
+
+static int bind_op(struct batch *b, const struct op *o)
+{
+    return devq__op_each_buffer(b, o, bind_cb, b);
+}
+
+/* A skipped op still "writes" its destinations: they become failed when
+ * the batch ends (batch_walk.c), and later users must be ordered after
+ * that point, exactly as after a write that ran. */
+static int bind_skipped_cb(void *ctx, devq_buffer *buf, enum devq_access acc)
+{
+    if (acc & DEVQ_WRITE)
+        bind_cb(ctx, buf, DEVQ_WRITE);     /* best effort: the batch failed already */
+    return 0;
+}
+
+static void bind_skipped(struct batch *b, const struct op *o, int *began)
+{
+    if (!*began) {
+        devq__tracker_begin(b->q->dev->tracker, b->q->stream.id);
+        *began = 1;
+    }
+    devq__op_each_buffer(b, o, bind_skipped_cb, b);
+}
+
+static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)
+{
+    struct devq_pl_arg stack_args[16], *pa = stack_args;
+    uint32_t n = o->u.exec.nargs;
+    if (n > 16 && !(pa = malloc(n * sizeof *pa)))
+        return devq__err(-ENOMEM, "devq_queue_submit: out of memory for %u kernel arguments", n);
+    for (uint32_t a = 0; a < n; a++) {
+        const struct batch_arg *ba = &b->args[o->u.exec.first_arg + a];
+        pa[a] = ba->buf ? (struct devq_pl_arg){ .is_buffer = 1, .device_ptr = ba->buf->dptr }
+                        : (struct devq_pl_arg){ .value = b->bytes + ba->value_off, .size = ba->size };
+    }
+    int r = dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, pa, n);
+    if (pa != stack_args)
+        free(pa);
+    return r;
+}
+
+/* Queue a host callback that points into b, holding a reference for it. */
+static int enqueue_cb(const struct devq_backend_ops *ops, struct devq_stream *st, devq_pl_host_fn fn,
+                      void *arg, struct batch *b)
+{
+    atomic_fetch_add_explicit(&b->cb_refs, 1, memory_order_relaxed);
+    int r = ops->host_fn(st->pl, fn, arg);
+    if (r < 0)
+        atomic_fetch_sub_explicit(&b->cb_refs, 1, memory_order_relaxed);
+    return r;
+}
+
+static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batch *b, struct op *o)
+{
+    const struct devq_backend_ops *ops = dev->ops;
+    switch (o->kind) {
+    case OP_SIGNAL: {
+        int r = devq__tracker_producer_add(dev->tracker, o->u.sig.s, o->u.sig.v, st->id);
+        if (r < 0 || o->at_end)
+            return r;
+        return enqueue_cb(ops, st, devq__signal_cb, o, b);
+    }
+    case OP_EXEC:
+        return launch(dev, st, b, o);
+    case OP_COPY:
+        return ops->copy(st->pl, (char *)o->u.copy.dst->dptr + o->u.copy.dst_off,
+                         (const char *)o->u.copy.src->dptr + o->u.copy.src_off, o->u.copy.n, DEVQ_COPY_D2D);
+    case OP_FILL:
+        return ops->fill(st->pl, (char *)o->u.fill.dst->dptr + o->u.fill.off, o->u.fill.byte, o->u.fill.n);
+    case OP_WRITE:
+        return ops->copy(st->pl, (char *)o->u.xfer.buf->dptr + o->u.xfer.off, o->u.xfer.host,
+                         o->u.xfer.n, DEVQ_COPY_H2D);
+    case OP_READ:
+        return ops->copy(st->pl, o->u.xfer.host, (const char *)o->u.xfer.buf->dptr + o->u.xfer.off,
+                         o->u.xfer.n, DEVQ_COPY_D2H);
+    case OP_HOST_FN:
+        return enqueue_cb(ops, st, devq__user_fn_cb, o, b);
+    case OP_TIMESTAMP: {
+        int r = ops->event_record(o->u.ts->ev, st->pl);
+        if (r == 0)
+            atomic_store(&o->u.ts->recorded, 1);
+        return r;
+    }
+    default:
+        return 0;     /* OP_WAIT was resolved before; OP_BARRIER marks a point */
+    }
+}
+
+/* Signals after the last op that does work are delivered by the end
+ * callback (the common case: one host callback per batch). */
+static void mark_end_signals(struct batch *b)
+{
+    int32_t last_work = -1;
+    for (uint32_t i = 0; i < b->nops; i++) {
+        uint8_t k = b->ops[i].kind;
+        if (k != OP_WAIT && k != OP_SIGNAL && k != OP_BARRIER && k != OP_ALIGN && k != OP_TIMESTAMP)
+            last_work = (int32_t)i;
+    }
+    for (uint32_t i = 0; i < b->nops; i++)
+        if (b->ops[i].kind == OP_SIGNAL)
+            b->ops[i].at_end = (int32_t)i > last_work;
+}
+
+static struct gate_rec *gate_snapshot(struct batch *b)
+{
+    struct gate_rec *g = malloc(sizeof *g + b->ngate * sizeof *g->sig + b->nslots * sizeof *g->slot);
+    if (!g)
+        return NULL;
+    g->b = b;
+    g->from = b->next_op;
+    g->nsig = b->ngate;
+    g->nslot = b->nslots;
+    g->sig = (struct gate_wait *)(g + 1);
+    g->slot = (struct devq_value_slot **)(g->sig + g->nsig);
+    if (g->nsig)
+        memcpy(g->sig, b->gate, g->nsig * sizeof *g->sig);
+    if (g->nslot)          /* b->slots is NULL until a device-side wait */
+        memcpy(g->slot, b->slots, g->nslot * sizeof *g->slot);
+    return g;
+}
+
+static int is_work(uint8_t k)
+{
+    return k == OP_EXEC || k == OP_COPY || k == OP_FILL || k == OP_WRITE || k == OP_READ || k == OP_HOST_FN;
+}
+
+static int trace_prepare(struct batch *b)
+{
+    if (b->capmarks < b->nops + 1) {
+        uint64_t *m = realloc(b->marks, (b->nops + 1) * sizeof *m);
+        if (!m)
+            return -ENOMEM;
+        b->marks = m;
+        b->capmarks = b->nops + 1;
+    }
+    if (b->next_op == 0 || !b->traced)
+        memset(b->marks, 0, (b->nops + 1) * sizeof *b->marks);
+    return 0;
+}
+
+/* The portion of b issued up to `upto` is all that goes out for now:
+ * publish its buffer effects at this point of the stream (batch_walk.c).
+ * Without the callback the end callback applies them, later. */
+static void end_portion(struct devq_device *dev, struct devq_stream *st, struct batch *b, uint32_t upto)
+{
+    struct portion *p = malloc(sizeof *p);
+    if (!p)
+        return;
+    *p = (struct portion){ b, upto };
+    if (enqueue_cb(dev->ops, st, devq__portion_cb, p, b) < 0)
+        free(p);
+}
+
+/* Ops in [from, to) that must run before a wait at `to` is placed. */
+static int work_between(const struct batch *b, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++)
+        if (b->ops[i].kind != OP_WAIT && b->ops[i].kind != OP_ALIGN)
+            return 1;
+    return 0;
+}
+
+/* What a resolver tells the portion loop: go on to the next op, stop
+ * the portion here (to park the batch, or to split it before a
+ * device-side wait), or stop because the batch was forced to fail. */
+enum resolved { GO_ON, STOP_PARK, STOP_SPLIT, STOP_FORCED };
+
+static void begin_unit(struct devq_queue *q, int *began)
+{
+    if (!*began) {
+        devq__tracker_begin(q->dev->tracker, q->stream.id);
+        *began = 1;
+    }
+}
+
+/* Any op: a buffer hazard against a batch submitted earlier on another
+ * queue and still parked parks this one behind it (hazard.h). */
+static enum resolved resolve_hazard(struct devq_queue *q, struct batch *b, const struct op *o)
+{
+    struct devq_hazard hz;
+    if (!devq__hazard_find(b, o, &hz))
+        return GO_ON;
+    if (!q->destroying)
+        return STOP_PARK;
+    char label[80];
+    devq__batch_force(b, -ECANCELED, "queue %u destroyed while batch %llu waited for queue %u batch %llu (%s)",
+                      q->number, (unsigned long long)b->seq, hz.owner->q->number,
+                      (unsigned long long)hz.owner->seq, devq__buffer_label(hz.buf, label, sizeof label));
+    return STOP_FORCED;
+}
+
+/* OP_ALIGN (devq_barrier): order after another stream's point. */
+static enum resolved resolve_align(struct devq_queue *q, struct batch *b, const struct op *o, int *began)
+{
+    begin_unit(q, began);
+    int r = devq__tracker_require(q->dev->tracker, q->stream.id, &o->u.align);
+    if (r >= 0)
+        return GO_ON;
+    devq__batch_force(b, r, "queue %u batch %llu: barrier: %s", q->number, (unsigned long long)b->seq,
+                      devq_errmsg());
+    return STOP_FORCED;
+}
+
+/* OP_WAIT: already failed or reached; produced by known work on this
+ * device (a tracker alignment plus a gate); a device-side wait where the
+ * backend has one; else the batch parks and the host bridges the wait. */
+static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, uint32_t i, int *began)
+{
+    struct devq_device *dev = q->dev;
+    devq_signal *s = b->ops[i].u.sig.s;
+    uint64_t v = b->ops[i].u.sig.v;
+    char why[DEVQ_CAUSE_MAX], dn[48];
+    int st = devq__signal_wait_verdict(s, v, why, sizeof why);
+    if (st) {
+        devq__batch_force(b, st, "queue %u batch %llu on %s waits s%llu>=%llu, which failed: %s", q->number,
+                          (unsigned long long)b->seq, dev_name(dev, dn, sizeof dn),
+                          (unsigned long long)devq__signal_id(s), (unsigned long long)v, why);
+        return STOP_FORCED;
+    }
+    if (devq_signal_value(s) >= v) {
+        atomic_fetch_add(&dev->stats.signal_waits_dropped, 1);
+        return GO_ON;
+    }
+    struct devq_use u;
+    if (devq__tracker_producer_find(dev->tracker, s, v, &u)) {
+        begin_unit(q, began);
+        char for_what[48];
+        if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+            snprintf(for_what, sizeof for_what, "s%llu>=%llu", (unsigned long long)devq__signal_id(s),
+                     (unsigned long long)v);
+        int r = devq__tracker_require_why(dev->tracker, q->stream.id, &u,
+                                          DEVQ_LOG_ON(DEVQ_LOG_BASIC) ? for_what : NULL);
+        if (r < 0 || (r = gate_push(b, s, v)) < 0) {
+            devq__batch_force(b, r, "queue %u batch %llu: ordering after s%llu>=%llu failed: %s", q->number,
+                              (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
+                              (unsigned long long)v, devq_errmsg());
+            return STOP_FORCED;
+        }
+        atomic_fetch_add(&dev->stats.signal_waits_aligned, 1);
+        /* Ordering behind a stream that waits on the device can close a cycle. */
+        if (devq__value_wait_any(dev))
+            q->check_cycle = 1;
+        return GO_ON;
+    }
+    if (q->destroying) {
+        devq__batch_force(b, -ECANCELED, "queue %u destroyed while batch %llu waited for s%llu>=%llu",
+                          q->number, (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
+                          (unsigned long long)v);
+        return STOP_FORCED;
+    }
+    if (!(dev->info.caps & DEVQ_CAP_WAIT_VALUE))
+        return STOP_PARK;
+    /* A device-side wait sits where the wait was recorded: the host may
+     * set the value only after seeing earlier ops. */
+    if (work_between(b, b->next_op, i))
+        return STOP_SPLIT;
+    begin_unit(q, began);          /* the wait belongs to this unit */
+    int nr = devq__value_wait_issue(q, b, s, v);
+    if (nr > 0 && gate_push(b, s, v) == 0) {
+        atomic_fetch_add(&dev->stats.signal_waits_native, 1);
+        q->check_cycle = 1;
+        return GO_ON;
+    }
+    if (nr == 0)
+        return STOP_PARK;          /* no slot: bridge through the host after all */
+    devq__batch_force(b, nr < 0 ? nr : -ENOMEM, "queue %u batch %llu: device wait for s%llu>=%llu failed: %s",
+                      q->number, (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
+                      (unsigned long long)v, devq_errmsg());
+    return STOP_FORCED;
+}
+
+/* Resolve the waits of the portion starting at next_op, one resolver per
+ * kind.  Returns the end of the portion that can be issued now; *park_at
+ * is set to the op the batch must park at (== the returned end), and
+ * *split_at to a device-side wait that must come after the ops before
+ * it (== the returned end), or UINT32_MAX. */
+static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began, uint32_t *park_at,
+                              uint32_t *split_at)
+{
+    *park_at = *split_at = UINT32_MAX;
+    for (uint32_t i = b->next_op; i < b->nops && !b->forced_error; i++) {
+        const struct op *o = &b->ops[i];
+        enum resolved r = resolve_hazard(q, b, o);
+        if (r == GO_ON && o->kind == OP_ALIGN)
+            r = resolve_align(q, b, o, began);
+        else if (r == GO_ON && o->kind == OP_WAIT)
+            r = resolve_signal_wait(q, b, i, began);
+        if (r == STOP_PARK) {
+            *park_at = i;
+            return i;
+        }
+        if (r == STOP_SPLIT) {
+            *split_at = i;
+            return i;
+        }
+        if (r == STOP_FORCED)
+            break;
+    }
+    return b->nops;
+}
+
+int devq__issue(struct devq_queue *q, struct batch *b)
+{
+    struct devq_device *dev = q->dev;
+    struct devq_stream *st = &q->stream;
+    const struct devq_backend_ops *ops = dev->ops;
+    int began, r = 0, sync_err = 0;
+    if (b->next_op == 0)
+        mark_end_signals(b);
+    uint32_t defer_at, split_at, stop, from;
+again:
+    began = 0;
+    from = b->next_op;
+    b->ngate = 0;
+    stop = resolve_waits(q, b, &began, &defer_at, &split_at);
+    if (!b->forced_error && stop > b->next_op && !began) {
+        devq__tracker_begin(dev->tracker, st->id);
+        began = 1;
+    }
+    struct gate_rec *g = NULL;
+    if (!b->forced_error && b->ngate && !(g = gate_snapshot(b))) {
+        sync_err = -ENOMEM;
+        devq__batch_force(b, -ENOMEM, "queue %u batch %llu: out of memory", q->number, (unsigned long long)b->seq);
+    }
+    if (g && (r = enqueue_cb(ops, st, devq__gate_cb, g, b)) < 0) {
+        free(g);
+        sync_err = r;
+        devq__batch_force(b, r, "queue %u batch %llu: %s", q->number, (unsigned long long)b->seq, devq_errmsg());
+    }
+    if (devq__trace_on() && !b->forced_error && stop > b->next_op && trace_prepare(b) == 0)
+        b->traced = 1;
+    for (uint32_t i = b->next_op; i < stop; i++) {
+        struct op *o = &b->ops[i];
+        b->next_op = i;
+        /* Bound right before it goes out, so a wait the tracker inserts
+         * sits just before the op that needs it: ops before it (a
+         * signal another queue waits for, say) do not wait too. */
+        if (!b->forced_error && (r = bind_op(b, o)) < 0)
+            devq__batch_force(b, r, "queue %u batch %llu: ordering failed: %s", q->number,
+                  (unsigned long long)b->seq, devq_errmsg());
+        else if (b->forced_error)
+            bind_skipped(b, o, &began);
+        if (b->traced && !b->forced_error && is_work(o->kind))
+            ops->host_fn(st->pl, devq__trace_mark_cb, &b->marks[i]);
+        if (!b->forced_error && (r = issue_op(dev, st, b, o)) < 0) {
+            if (r == -ENODEV)
+                devq__device_set_lost(dev, devq_errmsg());
+            sync_err = r;
+            char dn[48];
+            devq__batch_force(b, r, "queue %u batch %llu on %s: %s", q->number, (unsigned long long)b->seq,
+                  dev_name(dev, dn, sizeof dn), devq_errmsg());
+        }
+        devq__op_issued(b, o);      /* its buffer uses are settled either way */
+    }
+    b->next_op = stop;
+    if (stop > from && stop < b->nops && !b->forced_error &&
+        (split_at != UINT32_MAX || defer_at != UINT32_MAX))
+        end_portion(dev, st, b, stop);
+    if (split_at != UINT32_MAX && !b->forced_error)
+        goto again;          /* the ops before the device wait are out: place it */
+    if (defer_at != UINT32_MAX && !b->forced_error) {
+        b->park_at = defer_at;
+        return DEVQ_ISSUE_PARK;      /* defer.c parks it; the rest goes out when it resumes */
+    }
+    for (; b->next_op < b->nops; b->next_op++) {    /* forced: the rest is skipped */
+        bind_skipped(b, &b->ops[b->next_op], &began);
+        devq__op_issued(b, &b->ops[b->next_op]);
+    }
+    q->issued_seq = b->seq;
+    /* After this call the batch belongs to the end callback. */
+    if ((r = ops->host_fn(st->pl, devq__end_cb, b)) < 0) {
+        if (!sync_err)
+            sync_err = r;
+        devq__complete_inline(b, r);
+    }
+    /* A backend that refuses with -ENODEV lost the device, whichever call. */
+    if (sync_err == -ENODEV)
+        devq__device_set_lost(dev, devq__errmsg_peek());
+    return sync_err;
+}
