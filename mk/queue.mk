@@ -1,7 +1,7 @@
 # The queue layer (lib/queue/): queues, batches, recording, issue and
 # deferral, hazards, cycles, completion, buffers, kernels, timestamps.
 libdevq_core_la_SOURCES += \
-	lib/queue/queue.c lib/queue/queue.h lib/queue/batch.c lib/queue/op.c \
+	lib/queue/queue.c lib/queue/queue.h lib/queue/batch.c \
 	lib/queue/record.c lib/queue/issue.c lib/queue/defer.c lib/queue/align.c \
 	lib/queue/hazard.c lib/queue/hazard.h lib/queue/completion.c lib/queue/cycle.c lib/queue/blocker.c lib/queue/blocker.h \
 	lib/queue/buffer.c lib/queue/buffer_fail.c lib/queue/batch_walk.c lib/queue/kernel.c \

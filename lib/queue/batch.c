@@ -26,7 +26,7 @@ struct batch *devq__batch_get(struct devq_queue *q)
             return NULL;
     }
     b->q = q;
-    b->nops = b->nargs = b->ngate = b->nslots = 0;
+    b->nops = b->nargs = b->nuses = b->ngate = b->nslots = 0;
     b->nbytes = 0;
     b->next_op = 0;
     b->forced_error = 0;
@@ -58,6 +58,7 @@ void devq__batch_free(struct batch *b)
 {
     free(b->ops);
     free(b->args);
+    free(b->uses);
     free(b->bytes);
     free(b->gate);
     free(b->slots);
@@ -93,18 +94,12 @@ void devq__batch_unissue(struct batch *b, uint32_t from)
         devq__op_issued(b, &b->ops[i]);
 }
 
-static int buffer_issued(void *ctx, devq_buffer *buf, enum devq_access acc)
-{
-    (void)ctx;
-    (void)acc;
-    devq__buffer_issued(buf);
-    return 0;
-}
-
 void devq__op_issued(struct batch *b, struct op *o)
 {
     devq__hazard_op_done(b, o);
-    devq__op_each_buffer(b, o, buffer_issued, NULL);
+    const struct buffer_use *u = devq__op_uses(b, o);
+    for (uint32_t k = 0; k < o->nuses; k++)
+        devq__buffer_issued(u[k].buf);
 }
 
 void devq__batch_discard(struct batch *b, int err, const char *cause)

@@ -49,41 +49,33 @@ void devq__batch_walk_fail_cause(struct batch *b, int err, const char *cause)
     walk_fail(b, b->walked, err, cause);
 }
 
-struct visit {
-    struct batch *b;
-    uint32_t at;
-};
-
-static int check_read(void *ctx, devq_buffer *buf, enum devq_access acc)
+/* An op that reads a failed buffer fails, with a chained cause. */
+static void check_read(struct batch *b, uint32_t at, devq_buffer *buf, enum devq_access acc)
 {
-    struct visit *v = ctx;
-    struct batch *b = v->b;
     if (!(acc & DEVQ_READ) || b->walk_err)
-        return 0;
+        return;
     char cause[DEVQ_CAUSE_MAX];
     int err = devq__buffer_failed(buf, cause, sizeof cause);
     if (!err)
-        return 0;
+        return;
     char label[80], chained[DEVQ_CAUSE_MAX + 160];
     snprintf(chained, sizeof chained, "queue %u batch %llu reads %s, which failed: %s", b->q->number,
              (unsigned long long)b->seq, devq__buffer_label(buf, label, sizeof label), cause);
     char compact[DEVQ_CAUSE_MAX];
     devq__cause_compact(compact, sizeof compact, chained);
-    walk_fail(b, v->at, err, compact);
-    return 0;
+    walk_fail(b, at, err, compact);
 }
 
-static int apply_write(void *ctx, devq_buffer *buf, enum devq_access acc)
+/* What an op wrote is failed if the walk failed, else cleared when the
+ * op declared new contents without reading the old. */
+static void apply_write(struct batch *b, devq_buffer *buf, enum devq_access acc)
 {
-    struct visit *v = ctx;
-    struct batch *b = v->b;
     if (!(acc & DEVQ_WRITE))
-        return 0;
+        return;
     if (b->walk_err)
         devq__buffer_fail(buf, b->walk_err, b->walk_cause);
     else if (acc == DEVQ_WRITE && !atomic_load_explicit(&b->inline_done, memory_order_acquire))
         devq__buffer_clear(buf);       /* new contents, declared by a writer that ran */
-    return 0;
 }
 
 int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
@@ -111,9 +103,11 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
          * thread may still be setting one while earlier callbacks run. */
         if (final && !b->walk_err && b->forced_error && i >= b->fail_from)
             walk_fail(b, i, b->forced_error, b->cause);
-        struct visit v = { b, i };
-        devq__op_each_buffer(b, o, check_read, &v);
-        devq__op_each_buffer(b, o, apply_write, &v);
+        const struct buffer_use *u = devq__op_uses(b, o);
+        for (uint32_t k = 0; k < o->nuses; k++)
+            check_read(b, i, u[k].buf, u[k].access);
+        for (uint32_t k = 0; k < o->nuses; k++)
+            apply_write(b, u[k].buf, u[k].access);
     }
     if (upto > b->walked)
         b->walked = upto;
@@ -125,23 +119,10 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
 /* A batch that completes inline (its end callback could not be queued)
  * may still have callbacks queued, which walk concurrently: this only
  * ever fails buffers, and stops the walk from clearing any. */
-struct spoil {
-    int err;
-    const char *cause;
-};
-
-static int spoil_write(void *ctx, devq_buffer *buf, enum devq_access acc)
-{
-    const struct spoil *s = ctx;
-    if (acc & DEVQ_WRITE)
-        devq__buffer_fail(buf, s->err, s->cause);
-    return 0;
-}
-
 void devq__batch_walk_inline(struct batch *b, int err, const char *cause)
 {
     atomic_store_explicit(&b->inline_done, 1, memory_order_release);
-    struct spoil s = { err, cause };
-    for (uint32_t i = 0; i < b->nops; i++)
-        devq__op_each_buffer(b, &b->ops[i], spoil_write, &s);
+    for (uint32_t k = 0; k < b->nuses; k++)
+        if (b->uses[k].access & DEVQ_WRITE)
+            devq__buffer_fail(b->uses[k].buf, err, cause);
 }

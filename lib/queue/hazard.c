@@ -17,9 +17,8 @@ static struct devq_parked_use *entry(devq_buffer *buf, const struct batch *b)
     return NULL;
 }
 
-static int add_use(void *ctx, devq_buffer *buf, enum devq_access acc)
+static int add_use(struct batch *b, devq_buffer *buf, enum devq_access acc)
 {
-    struct batch *b = ctx;
     struct devq_parked_use *e = entry(buf, b);
     if (!e) {
         if (buf->nparked == buf->capparked && DEVQ_GROW(buf->parked, buf->capparked, 2) < 0)
@@ -34,12 +33,11 @@ static int add_use(void *ctx, devq_buffer *buf, enum devq_access acc)
     return 0;
 }
 
-static int drop_use(void *ctx, devq_buffer *buf, enum devq_access acc)
+static void drop_use(struct batch *b, devq_buffer *buf, enum devq_access acc)
 {
-    struct batch *b = ctx;
     struct devq_parked_use *e = entry(buf, b);
     if (!e)
-        return 0;             /* registered after this op (a later park) */
+        return;               /* registered after this op (a later park) */
     e->nread -= (acc & DEVQ_READ) != 0;
     e->nwrite -= (acc & DEVQ_WRITE) != 0;
     b->parked_uses--;
@@ -53,19 +51,20 @@ static int drop_use(void *ctx, devq_buffer *buf, enum devq_access acc)
             buf->capparked = 0;
         }
     }
-    return 0;
 }
 
 int devq__hazard_park(struct batch *b)
 {
     if (b->parked_uses)
         return 0;             /* its unissued uses are registered already */
-    for (uint32_t i = b->next_op; i < b->nops; i++) {
-        int r = devq__op_each_buffer(b, &b->ops[i], add_use, b);
+    /* The unissued ops' uses are one slice of the flat list. */
+    uint32_t from = b->next_op < b->nops ? b->ops[b->next_op].first_use : b->nuses;
+    for (uint32_t k = from; k < b->nuses; k++) {
+        int r = add_use(b, b->uses[k].buf, b->uses[k].access);
         if (r < 0) {
             /* Leave nothing half registered: the caller fails the batch. */
-            for (uint32_t j = b->next_op; j <= i; j++)
-                devq__op_each_buffer(b, &b->ops[j], drop_use, b);
+            while (k-- > from)
+                drop_use(b, b->uses[k].buf, b->uses[k].access);
             return r;
         }
     }
@@ -74,14 +73,12 @@ int devq__hazard_park(struct batch *b)
 
 void devq__hazard_op_done(struct batch *b, const struct op *o)
 {
-    if (b->parked_uses)
-        devq__op_each_buffer(b, o, drop_use, b);
+    if (!b->parked_uses)
+        return;
+    const struct buffer_use *u = devq__op_uses(b, o);
+    for (uint32_t k = 0; k < o->nuses; k++)
+        drop_use(b, u[k].buf, u[k].access);
 }
-
-struct find_ctx {
-    const struct batch *b;
-    struct devq_hazard *out;
-};
 
 static int conflicts(const struct devq_parked_use *e, enum devq_access acc, enum devq_access *theirs)
 {
@@ -96,17 +93,16 @@ static int conflicts(const struct devq_parked_use *e, enum devq_access acc, enum
     return 0;
 }
 
-static int find_use(void *ctx, devq_buffer *buf, enum devq_access acc)
+static int find_use(const struct batch *b, devq_buffer *buf, enum devq_access acc, struct devq_hazard *out)
 {
-    struct find_ctx *f = ctx;
     for (uint32_t i = 0; i < buf->nparked; i++) {
         const struct devq_parked_use *e = &buf->parked[i];
         enum devq_access theirs;
         /* Same queue: FIFO order covers it.  Later batches: they order
          * after this one when they are issued. */
-        if (e->b->q == f->b->q || e->b->serial > f->b->serial || !conflicts(e, acc, &theirs))
+        if (e->b->q == b->q || e->b->serial > b->serial || !conflicts(e, acc, &theirs))
             continue;
-        *f->out = (struct devq_hazard){ .owner = e->b, .buf = buf, .mine = acc, .theirs = theirs };
+        *out = (struct devq_hazard){ .owner = e->b, .buf = buf, .mine = acc, .theirs = theirs };
         return 1;
     }
     return 0;
@@ -116,8 +112,11 @@ int devq__hazard_find(const struct batch *b, const struct op *o, struct devq_haz
 {
     if (!devq__hazard_any(b->q->dev))
         return 0;
-    struct find_ctx f = { .b = b, .out = out };
-    return devq__op_each_buffer(b, o, find_use, &f) > 0;
+    const struct buffer_use *u = devq__op_uses(b, o);
+    for (uint32_t k = 0; k < o->nuses; k++)
+        if (find_use(b, u[k].buf, u[k].access, out))
+            return 1;
+    return 0;
 }
 
 int devq__hazard_blocker(const struct batch *b, struct devq_hazard *out)

@@ -44,36 +44,31 @@ static int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, enum devq
     return r;
 }
 
-static int bind_cb(void *ctx, devq_buffer *buf, enum devq_access acc)
-{
-    const struct batch *b = ctx;
-    struct devq_device *dev = b->q->dev;
-    int r = bind(dev, b->q->stream.id, buf, acc);
-    return r < 0 ? r : 0;
-}
-
+/* Bind every buffer use of op o, in order; stops at the first error. */
 static int bind_op(struct batch *b, const struct op *o)
 {
-    return devq__op_each_buffer(b, o, bind_cb, b);
+    const struct buffer_use *u = devq__op_uses(b, o);
+    for (uint32_t k = 0; k < o->nuses; k++) {
+        int r = bind(b->q->dev, b->q->stream.id, u[k].buf, u[k].access);
+        if (r < 0)
+            return r;
+    }
+    return 0;
 }
 
 /* A skipped op still "writes" its destinations: they become failed when
  * the batch ends (batch_walk.c), and later users must be ordered after
  * that point, exactly as after a write that ran. */
-static int bind_skipped_cb(void *ctx, devq_buffer *buf, enum devq_access acc)
-{
-    if (acc & DEVQ_WRITE)
-        bind_cb(ctx, buf, DEVQ_WRITE);     /* best effort: the batch failed already */
-    return 0;
-}
-
 static void bind_skipped(struct batch *b, const struct op *o, int *began)
 {
     if (!*began) {
         devq__tracker_begin(b->q->dev->tracker, b->q->stream.id);
         *began = 1;
     }
-    devq__op_each_buffer(b, o, bind_skipped_cb, b);
+    const struct buffer_use *u = devq__op_uses(b, o);
+    for (uint32_t k = 0; k < o->nuses; k++)
+        if (u[k].access & DEVQ_WRITE)   /* best effort: the batch failed already */
+            bind(b->q->dev, b->q->stream.id, u[k].buf, DEVQ_WRITE);
 }
 
 static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)

@@ -84,9 +84,19 @@ struct gate_wait {
     uint64_t v;
 };
 
+/* A buffer an op uses, with its access.  A batch keeps them in one flat
+ * array, built at record time in op order (record.c); an op's uses are
+ * the slice [first_use, first_use + nuses). */
+struct buffer_use {
+    devq_buffer *buf;
+    enum devq_access access;
+};
+
 struct op {
     uint8_t kind;
     uint8_t at_end;                /* OP_SIGNAL delivered by the end callback */
+    uint16_t nuses;                /* buffers it uses (exec: at most 4096) */
+    uint32_t first_use;            /* its slice of batch->uses */
     union {
         struct { devq_signal *s; uint64_t v; struct batch *owner; } sig;
         struct { devq_kernel *k; devq_launch l; uint32_t first_arg, nargs; } exec;
@@ -114,6 +124,8 @@ struct batch {
     uint32_t nops, capops;
     struct batch_arg *args;
     uint32_t nargs, capargs;
+    struct buffer_use *uses;       /* every op's buffer uses, in op order */
+    uint32_t nuses, capuses;
     unsigned char *bytes;
     size_t nbytes, capbytes;
     struct gate_wait *gate;        /* aligned signal waits to re-check on the device */
@@ -275,9 +287,11 @@ void devq__trace_batch(struct batch *b);
 void devq__complete_inline(struct batch *b, int err);
 void devq__batch_unref(struct batch *b);
 
-/* op.c: each buffer an op uses, with its access; stops at fn's first nonzero result. */
-int  devq__op_each_buffer(const struct batch *b, const struct op *o,
-                          int (*fn)(void *ctx, devq_buffer *buf, enum devq_access acc), void *ctx);
+/* The buffers op o of b uses (o->nuses of them). */
+static inline const struct buffer_use *devq__op_uses(const struct batch *b, const struct op *o)
+{
+    return b->uses + o->first_use;
+}
 
 /* batch_walk.c: the batch's verdict, op by op, in its callbacks (stream
  * order).  walk applies ops [walked, upto) to the buffers they use;

@@ -87,6 +87,17 @@ static struct op *push_op_holding(struct batch *b, uint32_t nheld)
 {
     if (devq__ref_set_reserve(&b->held, nheld) < 0)
         return NULL;
+    /* And room in the flat list of buffer uses (at most one per held). */
+    if (b->nuses + nheld > b->capuses) {
+        uint32_t cap = b->capuses ? b->capuses : 16;
+        while (cap < b->nuses + nheld)
+            cap *= 2;
+        struct buffer_use *u = realloc(b->uses, cap * sizeof *u);
+        if (!u)
+            return NULL;
+        b->uses = u;
+        b->capuses = cap;
+    }
     return push_op(b);
 }
 
@@ -102,6 +113,7 @@ static struct op *push_op(struct batch *b)
     }
     struct op *o = &b->ops[b->nops++];
     memset(o, 0, sizeof *o);
+    o->first_use = b->nuses;
     return o;
 }
 
@@ -131,10 +143,12 @@ static int check_buffer(devq_queue *q, const devq_buffer *b, const char *fn, con
  * No device lock: a free that must see this use happens after the
  * recording call returned (else the program frees a buffer it is still
  * recording with), and the counter is atomic. */
-static void use_buffer(struct batch *batch, devq_buffer *b)
+static void use_buffer(struct batch *batch, struct op *o, devq_buffer *b, enum devq_access access)
 {
     devq__ref_set_add(&batch->held, &b->obj);
     atomic_fetch_add_explicit(&b->unissued, 1, memory_order_relaxed);
+    batch->uses[batch->nuses++] = (struct buffer_use){ b, access };   /* room was reserved */
+    o->nuses++;
 }
 
 /* A signal recorded after the batch went bad (a sticky error, a lost
@@ -282,7 +296,7 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
         if (args[i].buf) {
             ba->buf = args[i].buf;
             ba->access = args[i].access;
-            use_buffer(b, ba->buf);
+            use_buffer(b, o, ba->buf, ba->access);
         } else {
             /* Values are copied now: the caller's bytes may be gone by submit. */
             ba->value_off = b->nbytes;
@@ -316,8 +330,8 @@ DEVQ_API int devq_queue_copy(devq_queue *q, devq_buffer *dst, size_t dst_off, de
     o->u.copy.dst_off = dst_off;
     o->u.copy.src_off = src_off;
     o->u.copy.n = n;
-    use_buffer(q->open, dst);
-    use_buffer(q->open, src);
+    use_buffer(q->open, o, src, DEVQ_READ);
+    use_buffer(q->open, o, dst, DEVQ_WRITE);
     return leave(q, 0);
 }
 
@@ -337,7 +351,7 @@ DEVQ_API int devq_queue_fill(devq_queue *q, devq_buffer *dst, size_t off, size_t
     o->u.fill.off = off;
     o->u.fill.n = n;
     o->u.fill.byte = byte;
-    use_buffer(q->open, dst);
+    use_buffer(q->open, o, dst, DEVQ_WRITE);
     return leave(q, 0);
 }
 
@@ -359,7 +373,7 @@ static int record_xfer(devq_queue *q, enum op_kind kind, devq_buffer *buf, size_
     o->u.xfer.off = off;
     o->u.xfer.n = n;
     o->u.xfer.host = host;
-    use_buffer(q->open, buf);
+    use_buffer(q->open, o, buf, kind == OP_WRITE ? DEVQ_WRITE : DEVQ_READ);
     return leave(q, 0);
 }
 
