@@ -10,7 +10,7 @@ libdevq_core_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libdevq_core_la_LIBADD =
 libdevq_core_la_SOURCES = \
 	lib/error.c lib/error.h \
-	lib/env.c lib/env.h \
+	lib/env.c lib/env.h lib/env_table.c lib/env_table.h \
 	lib/log.c lib/log.h \
 	lib/futex.c lib/futex.h \
 	lib/host.c lib/host.h \

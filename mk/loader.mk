@@ -1,7 +1,7 @@
 # loader area: plugin loader, device registry, backend report, their tests
 # (with purpose-built broken plugins) and the out-of-tree plugin proof.
 libdevq_core_la_SOURCES += \
-	lib/plugin.c lib/plugin.h \
+	lib/plugin.c lib/plugin.h lib/plugin_dir.c lib/plugin_dir.h \
 	lib/plugin_validate.c lib/plugin_validate.h \
 	lib/device.c lib/device_spec.c lib/device_spec.h \
 	lib/backend_report.c
@@ -73,6 +73,15 @@ tests_test_device_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_TEST_PLUGIN_CPPFLAGS)
 tests_test_device_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_device_LDADD = libdevq.la $(CHECK_LIBS) $(PTHREAD_LIBS)
 tests_test_device_DEPENDENCIES = libdevq.la $(DEVQ_LOADER_TEST_PLUGINS)
+
+# The environment as users meet it: malformed values are -EINVAL naming the
+# variable from every open, and the messages of issue 20 item 3.
+check_PROGRAMS += tests/test_env
+TESTS += tests/test_env
+tests_test_env_SOURCES = tests/test_env.c
+tests_test_env_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_env_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_test_env_LDADD = libdevq.la $(CHECK_LIBS) $(PTHREAD_LIBS)
 endif
 
 # ---- the out-of-tree plugin proof: build examples/plugin-null against the

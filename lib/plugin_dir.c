@@ -1,0 +1,23 @@
+#include "config.h"
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+#include "plugin_dir.h"
+
+int devq__plugin_install_dir(const void *addr, char *out, size_t len)
+{
+    Dl_info info;
+    if (addr && dladdr(addr, &info) && info.dli_fname) {
+        const char *slash = strrchr(info.dli_fname, '/');
+        const char *base = slash ? slash + 1 : info.dli_fname;
+        /* dli_fname is the path the loader opened: absolute whenever the
+         * library was found by a search path, an rpath or ld.so.cache. */
+        if (slash && !strncmp(base, "libdevq.so", 10)) {
+            int n = snprintf(out, len, "%.*s/devq", (int)(slash - info.dli_fname), info.dli_fname);
+            if (n > 0 && (size_t)n < len)
+                return 1;
+        }
+    }
+    snprintf(out, len, "%s", DEVQ_PLUGIN_DIR);
+    return 0;
+}
