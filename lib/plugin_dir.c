@@ -1,5 +1,7 @@
 #include "config.h"
 #include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include "plugin_dir.h"
@@ -13,7 +15,12 @@ int devq__plugin_install_dir(const void *addr, char *out, size_t len)
         /* dli_fname is the path the loader opened: absolute whenever the
          * library was found by a search path, an rpath or ld.so.cache. */
         if (slash && !strncmp(base, "libdevq.so", 10)) {
-            int n = snprintf(out, len, "%.*s/devq", (int)(slash - info.dli_fname), info.dli_fname);
+            char dir[PATH_MAX], real[PATH_MAX];
+            snprintf(dir, sizeof dir, "%.*s", (int)(slash - info.dli_fname), info.dli_fname);
+            /* "/opt/p/bin/../lib" (found through a program's $ORIGIN run
+             * path) is shown and searched as "/opt/p/lib". */
+            const char *d = realpath(dir, real) ? real : dir;
+            int n = snprintf(out, len, "%s/devq", d);
             if (n > 0 && (size_t)n < len)
                 return 1;
         }

@@ -24,3 +24,13 @@ man1_MANS += man/man1/devq-trace-svg.1
 # environment table (lib/env_table.c), as devq-info -e prints it.
 TESTS += tests/test_env_docs.sh
 EXTRA_DIST += tests/test_env_docs.sh
+
+# Relocatable install: configure, build and install to two prefixes in a row
+# from one build folder (no 'make clean'), then run each copy's devq-info
+# and the README's pkg-config-built program.  Builds from scratch in a
+# temporary folder (about 2 minutes on 2 cores), so it is not part of
+# 'make check'; .ci/run runs it.
+EXTRA_DIST += tests/install/two-prefixes.sh
+check-install:
+	$(top_srcdir)/tests/install/two-prefixes.sh $(top_srcdir)
+.PHONY: check-install
