@@ -9,6 +9,7 @@
 #include <string.h>
 #include "error.h"
 #include "log.h"
+#include "mem.h"
 #include "queue.h"
 #include "signal_int.h"
 #include "trace.h"
@@ -174,6 +175,7 @@ int devq__end_cb(void *arg, int status)
             if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
                 devq__signal_advance(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
     }
+    devq__mem_reap_soon(dev);   /* earlier stream-ordered frees may be done now */
     devq__batch_unref(b);
     return 0;
 }

@@ -59,3 +59,10 @@ TESTS += tests/test_logging.sh
 dist_noinst_SCRIPTS += tests/test_logging.sh
 TESTS += tests/test_trace.sh
 dist_noinst_SCRIPTS += tests/test_trace.sh
+# Memory in the trace (alloc/free slices, the counter drawn) and the budget
+# refusal at DEVQ_LOG=basic; tests/mem_events is the program it runs.
+check_PROGRAMS += tests/mem_events
+tests_mem_events_SOURCES = tests/mem_events.c
+tests_mem_events_LDADD = libdevq.la
+TESTS += tests/test_mem_trace.sh
+dist_noinst_SCRIPTS += tests/test_mem_trace.sh
