@@ -54,6 +54,9 @@ tools_devq_bench_SOURCES = tools/devq-bench.c
 tools_devq_bench_LDFLAGS = $(AM_LDFLAGS) -export-dynamic $(DEVQ_TOOL_RPATH)
 tools_devq_bench_LDADD = libdevq.la
 man1_MANS += man/man1/devq-bench.1
+# Its output: one ratio convention, aligned columns, --compare.
+TESTS += tests/test_devq_bench.sh
+dist_noinst_SCRIPTS += tests/test_devq_bench.sh
 
 TESTS += tests/test_logging.sh
 dist_noinst_SCRIPTS += tests/test_logging.sh
