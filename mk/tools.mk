@@ -30,7 +30,7 @@ EXTRA_DIST += tests/test_env_docs.sh
 # and the README's pkg-config-built program.  Builds from scratch in a
 # temporary folder (about 2 minutes on 2 cores), so it is not part of
 # 'make check'; .ci/run runs it.
-EXTRA_DIST += tests/install/two-prefixes.sh
+EXTRA_DIST += tests/install/two-prefixes.sh tests/install/debian.sh
 check-install:
 	$(top_srcdir)/tests/install/two-prefixes.sh $(top_srcdir)
 .PHONY: check-install
