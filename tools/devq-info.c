@@ -1,7 +1,10 @@
 /* devq-info: what devq sees on this machine — the plugins it tried (and
  * why any was skipped), the devices of each backend, and the environment
  * that steers it.  Like fi_info or vulkaninfo: the first thing to run
- * when a program says "no device".  Uses only the public API. */
+ * when a program says "no device".  Talks to libdevq through the public
+ * API only; the environment table and the plugin-folder rule are lib's
+ * own source files compiled in (mk/tools.mk), so what it prints and
+ * checks is exactly what the library does. */
 #include "config.h"
 #include <dlfcn.h>
 #include <errno.h>
