@@ -17,6 +17,9 @@ plugins_cuda_devq_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
 plugins_cuda_devq_cuda_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 plugins_cuda_devq_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -no-undefined
 plugins_cuda_devq_cuda_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
+# Relinked when a reconfigure changes the install folder (config.h), so the
+# .la names the new one; the sources do not include config.h.
+EXTRA_plugins_cuda_devq_cuda_la_DEPENDENCIES = config.h
 plugins_cuda_devq_cuda_la_SOURCES = \
 	plugins/cuda/cuda_plugin.h plugins/cuda/plugin.c plugins/cuda/driver.c \
 	plugins/cuda/device.c plugins/cuda/stream.c plugins/cuda/event.c \

@@ -42,7 +42,7 @@ tests_fuzz_replay_plugin_validate_LDADD = $(DEVQ_INTERNAL_LIBS)
 # These two #include the .c file whose static parser they drive (see the
 # targets' comments), so they link only what that file needs besides.
 tests_fuzz_replay_log_level_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_log_level.c \
-	lib/base/env.c lib/base/error.c
+	lib/base/env.c lib/base/env_table.c lib/base/device_spec.c lib/base/error.c
 tests_fuzz_replay_log_level_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
 tests_fuzz_replay_log_level_LDADD = $(PTHREAD_LIBS) $(LIBS)
 EXTRA_tests_fuzz_replay_log_level_DEPENDENCIES = $(top_srcdir)/lib/base/log.c
@@ -71,14 +71,14 @@ FUZZ_BINS = tests/fuzz/fuzz-env_number tests/fuzz/fuzz-device_spec tests/fuzz/fu
 CLEANFILES += $(FUZZ_BINS)
 
 FUZZ_SRC_env_number = $(top_srcdir)/tests/fuzz/fuzz_env_number.c $(top_srcdir)/lib/base/env.c \
-	$(top_srcdir)/lib/base/error.c
-FUZZ_SRC_device_spec = $(top_srcdir)/tests/fuzz/fuzz_device_spec.c $(top_srcdir)/lib/device/device_spec.c
+	$(top_srcdir)/lib/base/env_table.c $(top_srcdir)/lib/base/device_spec.c $(top_srcdir)/lib/base/error.c
+FUZZ_SRC_device_spec = $(top_srcdir)/tests/fuzz/fuzz_device_spec.c $(top_srcdir)/lib/base/device_spec.c
 FUZZ_SRC_backend_pref = $(top_srcdir)/tests/fuzz/fuzz_backend_pref.c \
-	$(top_srcdir)/lib/device/device_spec.c
+	$(top_srcdir)/lib/base/device_spec.c
 FUZZ_SRC_plugin_validate = $(top_srcdir)/tests/fuzz/fuzz_plugin_validate.c \
 	$(top_srcdir)/lib/loader/plugin_validate.c
 FUZZ_SRC_log_level = $(top_srcdir)/tests/fuzz/fuzz_log_level.c $(top_srcdir)/lib/base/env.c \
-	$(top_srcdir)/lib/base/error.c
+	$(top_srcdir)/lib/base/env_table.c $(top_srcdir)/lib/base/device_spec.c $(top_srcdir)/lib/base/error.c
 FUZZ_SRC_emu_fail = $(top_srcdir)/tests/fuzz/fuzz_emu_fail.c $(top_srcdir)/tests/emu/emu_stream.c \
 	$(top_srcdir)/tests/emu/emu_mem.c
 FUZZ_SRC_cpu_devices = $(top_srcdir)/tests/fuzz/fuzz_cpu_devices.c $(top_srcdir)/tests/cpu_test_host.c \

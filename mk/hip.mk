@@ -10,6 +10,8 @@ plugins_hip_devq_hip_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS)
 plugins_hip_devq_hip_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 plugins_hip_devq_hip_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -no-undefined
 plugins_hip_devq_hip_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
+# Relinked when a reconfigure changes the install folder: see mk/cuda.mk.
+EXTRA_plugins_hip_devq_hip_la_DEPENDENCIES = config.h
 plugins_hip_devq_hip_la_SOURCES = \
 	plugins/hip/hip_plugin.h plugins/hip/plugin.c plugins/hip/runtime.c \
 	plugins/hip/device.c plugins/hip/stream.c plugins/hip/event.c \

@@ -56,11 +56,21 @@ endif
 # devq-bench: the installed benchmark tool (public API, baselines in the same run).
 bin_PROGRAMS += tools/devq-bench
 tools_devq_bench_SOURCES = tools/devq-bench.c
-tools_devq_bench_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tools_devq_bench_LDFLAGS = $(AM_LDFLAGS) -export-dynamic $(DEVQ_TOOL_RPATH)
 tools_devq_bench_LDADD = libdevq.la
 man1_MANS += man/man1/devq-bench.1
+# Its output: one ratio convention, aligned columns, --compare.
+TESTS += tests/test_devq_bench.sh
+dist_noinst_SCRIPTS += tests/test_devq_bench.sh
 
 TESTS += tests/test_logging.sh
 dist_noinst_SCRIPTS += tests/test_logging.sh
 TESTS += tests/test_trace.sh
 dist_noinst_SCRIPTS += tests/test_trace.sh
+# Memory in the trace (alloc/free slices, the counter drawn) and the budget
+# refusal at DEVQ_LOG=basic; tests/mem_events is the program it runs.
+check_PROGRAMS += tests/mem_events
+tests_mem_events_SOURCES = tests/mem_events.c
+tests_mem_events_LDADD = libdevq.la
+TESTS += tests/test_mem_trace.sh
+dist_noinst_SCRIPTS += tests/test_mem_trace.sh

@@ -13,9 +13,22 @@ ORDER = ['base', 'signal', 'loader', 'device', 'mem', 'queue', 'root']
 MAX_KNOT = 5
 
 def objects(build):
+    """The objects of libdevq_core's sources: from DEVQ_CORE_SOURCES (the
+    Makefile's list, so stale objects of moved files never count), else
+    every object found under lib/."""
     out = {}
-    for o in glob.glob(os.path.join(build, 'lib', '*', '.libs', '*.o')) + \
-             glob.glob(os.path.join(build, 'lib', '.libs', '*.o')):
+    sources = os.environ.get('DEVQ_CORE_SOURCES', '').split()
+    if sources:
+        found = []
+        for src in sources:
+            if not src.endswith('.c') or not src.startswith('lib/'):
+                continue
+            d, f = os.path.split(src)
+            found.append(os.path.join(build, d, '.libs', 'libdevq_core_la-' + f[:-2] + '.o'))
+    else:
+        found = glob.glob(os.path.join(build, 'lib', '*', '.libs', '*.o')) + \
+                glob.glob(os.path.join(build, 'lib', '.libs', '*.o'))
+    for o in found:
         layer = os.path.basename(os.path.dirname(os.path.dirname(o)))
         layer = 'root' if layer == 'lib' else layer
         name = re.sub(r'^libdevq_core_la-', '', os.path.basename(o))[:-2]
@@ -25,6 +38,10 @@ def objects(build):
 def main():
     build = sys.argv[1] if len(sys.argv) > 1 else '.'
     objs = objects(build)
+    missing = [o for o in objs.values() if not os.path.exists(o)]
+    if missing:
+        print('layers: not built: ' + ' '.join(missing))
+        return 99
     if not objs:
         print(f'layers: no objects under {build}/lib (build first)')
         return 99

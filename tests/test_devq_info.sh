@@ -100,12 +100,37 @@ fi
 # -e lists every variable devq reads, with its value.
 out=$(DEVQ_MEM_BUDGET=64M DEVQ_PLUGIN_PATH="$dir/broken" "$info" -e) || fail "devq-info -e exited $?"
 for v in DEVQ_BACKEND DEVQ_PLUGIN_PATH DEVQ_LOG DEVQ_LOG_FILE DEVQ_TRACE DEVQ_TRACE_MAX \
-         DEVQ_MEM_BUDGET DEVQ_MEM_LOG DEVQ_MEM_GUARD DEVQ_CPU_DEVICES DEVQ_CPU_THREADS \
+         DEVQ_MEM_POOL DEVQ_MEM_BUDGET DEVQ_MEM_LOG DEVQ_MEM_GUARD DEVQ_CPU_DEVICES DEVQ_CPU_THREADS \
          DEVQ_CUDA_LIBRARY DEVQ_HIP_LIBRARY; do
     printf '%s\n' "$out" | grep -q "^  $v " || fail "-e lacks $v"
 done
 printf '%s\n' "$out" | grep -q "^  DEVQ_MEM_BUDGET *64M$" || fail "-e does not show DEVQ_MEM_BUDGET=64M"
 printf '%s\n' "$out" | grep -q "^  DEVQ_BACKEND *(unset)$" || fail "-e does not show unset DEVQ_BACKEND"
+
+printf '%s\n' "$out" | grep -q "^devq_device_open(NULL) opens cpu:0$" || fail "no default-device line"
+
+# Exit statuses (devq-info(1)): 3 for an invalid environment, with the
+# reason on stderr; 1 when devq_device_open(NULL) finds no device.
+status_of() {   # expected-status stderr-text env...
+    want=$1 text=$2
+    shift 2
+    err=$(env "$@" DEVQ_PLUGIN_PATH="$dir/broken" "$info" 2>&1 >/dev/null)
+    got=$?
+    [ "$got" = "$want" ] || fail "$*: exit $got, expected $want"
+    case "$err" in
+        *"$text"*) ;;
+        *) fail "$*: stderr '$err' lacks '$text'" ;;
+    esac
+}
+status_of 3 "DEVQ_BACKEND='cdua': unknown backend 'cdua'; did you mean 'cuda'?" DEVQ_BACKEND=cdua
+status_of 3 "DEVQ_MEM_BUDGET='12Q'" DEVQ_MEM_BUDGET=12Q
+status_of 3 "DEVQ_MEM_GUARD='maybe'" DEVQ_MEM_GUARD=maybe
+status_of 3 "DEVQ_TRACE='/no/such/dir/t.json'" DEVQ_TRACE=/no/such/dir/t.json
+status_of 3 "DEVQ_CPU_THREADS='0'" DEVQ_CPU_THREADS=0
+status_of 1 "no device" DEVQ_CPU_DEVICES=0 DEVQ_BACKEND=cpu
+out=$(DEVQ_MEM_POOL=cuda DEVQ_PLUGIN_PATH="$dir/broken" "$info" -e 2>/dev/null)
+printf '%s\n' "$out" | grep -q "^      INVALID: DEVQ_MEM_POOL='cuda': unknown pool" ||
+    fail "-e does not mark DEVQ_MEM_POOL=cuda invalid"
 
 "$info" -h | grep -q "^Usage: devq-info" || fail "-h"
 "$info" --bogus > /dev/null 2>&1

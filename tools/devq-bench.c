@@ -20,9 +20,13 @@
 
 #define REPS 7
 
+/* One convention everywhere (table, JSON, plot): "better" is how many
+ * times better devq did than the baseline, whatever the unit's direction
+ * (base/devq for times, devq/base for rates): above 1 devq wins.  A
+ * target is a floor on it (0: none). */
 struct result {
-    const char *name, *unit, *baseline, *target;
-    double devq, base;
+    const char *name, *unit, *baseline;
+    double devq, base, target;
     int higher_is_better;
 };
 
@@ -53,9 +57,9 @@ static double median(double *v, int n)
 }
 
 static void add(const char *name, double devq, double base, const char *unit, int higher,
-                const char *baseline, const char *target)
+                const char *baseline, double target)
 {
-    results[nresults++] = (struct result){ name, unit, baseline, target, devq, base, higher };
+    results[nresults++] = (struct result){ name, unit, baseline, devq, base, target, higher };
 }
 
 /* ---- 1. signal ping-pong: devq vs mutex+condvar vs raw futex ---- */
@@ -174,8 +178,8 @@ static void bench_signals(void)
         f[r] = pingpong_ns(PP_FUTEX, rounds);
     }
     double dm = median(d, REPS);
-    add("signal ping-pong round trip", dm, median(c, REPS), "ns", 0, "atomic u64 + mutex/condvar signal", "<= 0.5x");
-    add("signal ping-pong round trip", dm, median(f, REPS), "ns", 0, "raw futex ping-pong", "<= 1.3x");
+    add("signal ping-pong round trip", dm, median(c, REPS), "ns", 0, "atomic u64 + mutex/condvar signal", 2.0);
+    add("signal ping-pong round trip", dm, median(f, REPS), "ns", 0, "raw futex ping-pong", 0.77);
 }
 
 /* ---- 2. queues: latency vs a mutex+condvar work queue; empty batches ---- */
@@ -268,11 +272,11 @@ static void bench_queues(devq_device *dev)
         b[r] = wq_latency_ns(rounds);
     }
     add("batch submit -> completion latency", median(d, REPS), median(b, REPS), "ns", 0,
-        "mutex+condvar work queue", "<= 1.5x");
+        "mutex+condvar work queue", 0.67);
     int n = quick ? 100000 : 1000000;
     for (int r = 0; r < REPS; r++)
         d[r] = empty_batches_per_s(q, n);
-    add("empty batches per second", median(d, REPS), 1e6, "batch/s", 1, "the target: 1,000,000/s", ">= 1.0x");
+    add("empty batches per second", median(d, REPS), 1e6, "batch/s", 1, "the target: 1,000,000/s", 1.0);
     devq_queue_destroy(q);
 }
 
@@ -398,7 +402,7 @@ static void bench_launches(devq_device *dev)
         b[r] = callq_per_s(n);
     }
     add("tiny kernel launches (3 buffers, 64/batch)", median(d, REPS), median(b, REPS), "launch/s", 1,
-        "mutex+condvar queue of function calls", "(see RESULTS.md)");
+        "mutex+condvar queue of function calls", 0);
     devq_kernel_destroy(k);
     devq_queue_destroy(q);
 }
@@ -480,7 +484,7 @@ static void bench_saxpy(devq_device *dev)
             exit(1);
         }
     add(quick ? "SAXPY 32 MiB bandwidth" : "SAXPY 256 MiB bandwidth", median(d, 5), median(b, 5), "GB/s", 1,
-        "hand-written pthread loop", ">= 0.8x");
+        "hand-written pthread loop", 0.8);
     free(px);
     free(py);
     devq_kernel_destroy(k);
@@ -515,7 +519,7 @@ static void bench_buffers(devq_device *dev)
             }
             b[r] = pairs / ((double)(now_ns() - t0) / 1e9);
         }
-        add(names[s], median(d, REPS), median(b, REPS), "pairs/s", 1, "glibc malloc/free", "(see RESULTS.md)");
+        add(names[s], median(d, REPS), median(b, REPS), "pairs/s", 1, "glibc malloc/free", 0);
     }
     CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
     devq_queue_destroy(q);
@@ -530,32 +534,143 @@ static double better_ratio(const struct result *r)
     return r->higher_is_better ? r->devq / r->base : r->base / r->devq;
 }
 
+#define BETTER_IS "x better: how many times better devq did than the baseline (>1: devq wins)"
+
+static void target_text(const struct result *r, char *buf, size_t len)
+{
+    if (r->target > 0)
+        snprintf(buf, len, ">= %.2fx %s", r->target, better_ratio(r) >= r->target ? "met" : "MISSED");
+    else
+        snprintf(buf, len, "-");
+}
+
 static void print_table(const devq_device_info *info)
 {
     printf("devq-bench: devq %s on %s:%d (%s), %ld cpus%s\n", devq_version(), info->backend, info->ordinal,
            info->name, sysconf(_SC_NPROCESSORS_ONLN), quick ? ", --quick" : "");
-    printf("%-36s %14s %14s %-8s %8s  %-8s  %s\n", "benchmark", "devq", "baseline", "unit", "devq/base", "target",
-           "baseline is");
+    int wname = (int)strlen("benchmark"), wunit = (int)strlen("unit");
+    for (int i = 0; i < nresults; i++) {
+        if ((int)strlen(results[i].name) > wname)
+            wname = (int)strlen(results[i].name);
+        if ((int)strlen(results[i].unit) > wunit)
+            wunit = (int)strlen(results[i].unit);
+    }
+    printf("%-*s  %14s  %14s  %-*s  %9s  %-17s  %s\n", wname, "benchmark", "devq", "baseline", wunit, "unit",
+           "x better", "target", "baseline is");
     for (int i = 0; i < nresults; i++) {
         const struct result *r = &results[i];
-        printf("%-36s %14.1f %14.1f %-8s %8.2fx  %-8s  %s\n", r->name, r->devq, r->base, r->unit,
-               r->base ? r->devq / r->base : 0.0, r->target, r->baseline);
+        char target[32];
+        target_text(r, target, sizeof target);
+        printf("%-*s  %14.1f  %14.1f  %-*s  %8.2fx  %-17s  %s (%s is better)\n", wname, r->name, r->devq,
+               r->base, wunit, r->unit, better_ratio(r), target, r->baseline,
+               r->higher_is_better ? "higher" : "lower");
     }
-    printf("(medians of %d runs; devq/base is the raw ratio of the two values in the unit shown)\n", REPS);
+    printf("(medians of %d runs; " BETTER_IS ")\n", REPS);
+}
+
+static void json_str(const char *v)
+{
+    putchar('"');
+    for (; *v; v++) {
+        if (*v == '"' || *v == '\\')
+            putchar('\\');
+        putchar(*v);
+    }
+    putchar('"');
 }
 
 static void print_json(const devq_device_info *info)
 {
-    printf("{\"devq\":\"%s\",\"backend\":\"%s\",\"device\":\"%s\",\"quick\":%s,\"results\":[", devq_version(),
-           info->backend, info->name, quick ? "true" : "false");
+    printf("{\"devq\":\"%s\",\"backend\":\"%s\",\"device\":", devq_version(), info->backend);
+    json_str(info->name);
+    printf(",\"quick\":%s,\"better_is\":\"%s\",\"results\":[", quick ? "true" : "false", BETTER_IS);
     for (int i = 0; i < nresults; i++) {
         const struct result *r = &results[i];
-        printf("%s{\"name\":\"%s\",\"unit\":\"%s\",\"devq\":%.3f,\"baseline\":%.3f,\"baseline_is\":\"%s\","
-               "\"ratio\":%.4f,\"speedup\":%.4f,\"higher_is_better\":%s,\"target\":\"%s\"}",
-               i ? "," : "", r->name, r->unit, r->devq, r->base, r->baseline, r->base ? r->devq / r->base : 0.0,
-               better_ratio(r), r->higher_is_better ? "true" : "false", r->target);
+        printf("%s\n{\"name\":", i ? "," : "");
+        json_str(r->name);
+        printf(",\"unit\":\"%s\",\"devq\":%.3f,\"baseline\":%.3f,\"baseline_is\":", r->unit, r->devq, r->base);
+        json_str(r->baseline);
+        printf(",\"higher_is_better\":%s,\"better\":%.4f,\"target\":%.2f}",
+               r->higher_is_better ? "true" : "false", better_ratio(r), r->target);
     }
-    printf("]}\n");
+    printf("\n]}\n");
+}
+
+/* ---- --compare a.json b.json: two runs' "better" side by side ---- */
+
+struct cmp_row { char name[160]; double better; int found; };
+
+/* Our own --json output: one result per line, keys in a fixed order. */
+static int read_run(const char *path, struct cmp_row *rows, int cap, char *label, size_t label_len)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "devq-bench: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    char line[2048];
+    int n = 0, ok = 0;
+    snprintf(label, label_len, "%s", path);
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "\"better_is\""))
+            ok = 1;
+        /* A benchmark is its name and its baseline: one name may be
+         * measured against two. */
+        const char *nm = strstr(line, "{\"name\":\""), *bt = strstr(line, "\"better\":"),
+                   *bl = strstr(line, "\"baseline_is\":\"");
+        if (!nm || !bt || !bl || n == cap)
+            continue;
+        nm += 9;
+        bl += 15;
+        const char *end = strchr(nm, '"'), *blend = strchr(bl, '"');
+        if (!end || !blend)
+            continue;
+        snprintf(rows[n].name, sizeof rows[n].name, "%.*s, vs %.*s", (int)(end - nm), nm,
+                 (int)(blend - bl), bl);
+        rows[n].better = strtod(bt + 9, NULL);
+        rows[n].found = 0;
+        n++;
+    }
+    fclose(f);
+    if (!ok) {
+        fprintf(stderr, "devq-bench: %s: not a devq-bench --json file of this version (no \"better_is\")\n",
+                path);
+        return -1;
+    }
+    return n;
+}
+
+static int compare(const char *a, const char *b)
+{
+    struct cmp_row ra[32], rb[32];
+    char la[256], lb[256];
+    int na = read_run(a, ra, 32, la, sizeof la), nb = read_run(b, rb, 32, lb, sizeof lb);
+    if (na < 0 || nb < 0)
+        return 1;
+    int wname = (int)strlen("benchmark");
+    for (int i = 0; i < na; i++)
+        if ((int)strlen(ra[i].name) > wname)
+            wname = (int)strlen(ra[i].name);
+    printf("A = %s\nB = %s\n", la, lb);
+    printf("%-*s  %10s  %10s  %10s\n", wname, "benchmark", "A x better", "B x better", "B/A");
+    for (int i = 0; i < na; i++) {
+        int j = 0;
+        while (j < nb && strcmp(ra[i].name, rb[j].name))
+            j++;
+        if (j == nb) {
+            printf("%-*s  %9.2fx  %10s  %10s\n", wname, ra[i].name, ra[i].better, "-", "-");
+            continue;
+        }
+        rb[j].found = 1;
+        printf("%-*s  %9.2fx  %9.2fx  %9.2fx\n", wname, ra[i].name, ra[i].better, rb[j].better,
+               ra[i].better > 0 ? rb[j].better / ra[i].better : 0.0);
+    }
+    for (int j = 0; j < nb; j++)
+        if (!rb[j].found)
+            printf("%-*s  %10s  %9.2fx  %10s\n", wname, rb[j].name, "-", rb[j].better, "-");
+    printf("(x better: devq against the baseline measured in the same run, >1: devq wins;\n"
+           " B/A > 1: devq did better relative to its baseline in B than in A)\n");
+    return 0;
 }
 
 /* Bars of "how many times better than the baseline" (>1: devq wins). */
@@ -576,7 +691,7 @@ static int write_plot(const char *path, const devq_device_info *info)
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             width, h);
-    fprintf(f, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">devq-bench: devq vs baseline (x better; right of 1.0 = devq faster)</text>\n");
+    fprintf(f, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">devq-bench: x better than the baseline (right of 1.0: devq wins)</text>\n");
     fprintf(f, "<text x=\"10\" y=\"42\" fill=\"#555\">devq %s, %s:%d %s, medians of %d runs</text>\n", devq_version(),
             info->backend, info->ordinal, info->name, REPS);
     double scale = (width - left - 60) / maxr;
@@ -601,15 +716,18 @@ static int write_plot(const char *path, const devq_device_info *info)
 static void usage(FILE *out)
 {
     fprintf(out, "usage: devq-bench [-b BACKEND] [--quick] [--json] [--plot OUT.svg]\n"
-                 "Run devq's benchmarks side by side with their baselines; see devq-bench(1).\n");
+                 "       devq-bench --compare A.json B.json\n"
+                 "Run devq's benchmarks side by side with their baselines, or compare two\n"
+                 "--json runs; see devq-bench(1).\n");
 }
 
 int main(int argc, char **argv)
 {
     static const struct option opts[] = { { "backend", required_argument, 0, 'b' }, { "quick", no_argument, 0, 'q' },
                                           { "json", no_argument, 0, 'j' },       { "plot", required_argument, 0, 'p' },
-                                          { "help", no_argument, 0, 'h' },       { 0, 0, 0, 0 } };
-    int json = 0, c;
+                                          { "help", no_argument, 0, 'h' },       { "compare", no_argument, 0, 'c' },
+                                          { 0, 0, 0, 0 } };
+    int json = 0, cmp_runs = 0, c;
     const char *plot = NULL;
     while ((c = getopt_long(argc, argv, "b:qjp:h", opts, NULL)) != -1) {
         switch (c) {
@@ -618,8 +736,20 @@ int main(int argc, char **argv)
         case 'j': json = 1; break;
         case 'p': plot = optarg; break;
         case 'h': usage(stdout); return 0;
+        case 'c': cmp_runs = 1; break;
         default: usage(stderr); return 2;
         }
+    }
+    if (cmp_runs) {
+        if (argc - optind != 2) {
+            usage(stderr);
+            return 2;
+        }
+        return compare(argv[optind], argv[optind + 1]);
+    }
+    if (optind < argc) {
+        usage(stderr);
+        return 2;
     }
     devq_device *dev;
     if (devq_device_open(backend, &dev) < 0) {

@@ -1,8 +1,12 @@
 /* devq-info: what devq sees on this machine — the plugins it tried (and
  * why any was skipped), the devices of each backend, and the environment
  * that steers it.  Like fi_info or vulkaninfo: the first thing to run
- * when a program says "no device".  Uses only the public API. */
+ * when a program says "no device".  Talks to libdevq through the public
+ * API only; the environment table and the plugin-folder rule are lib's
+ * own source files compiled in (mk/tools.mk), so what it prints and
+ * checks is exactly what the library does. */
 #include "config.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -11,17 +15,17 @@
 #include <string.h>
 #include <devq/devq.h>
 #include <devq/devq_plugin.h>
+#include "env_table.h"
+#include "plugin_dir.h"
 
-#ifndef DEVQ_PLUGIN_DIR
-#define DEVQ_PLUGIN_DIR "/usr/local/lib/devq"
-#endif
+#define DEVQ_ERRMSG_MAX_INFO 32   /* rows of the environment table, at most */
 
-static const char *const env_vars[] = {
-    "DEVQ_BACKEND", "DEVQ_PLUGIN_PATH", "DEVQ_LOG", "DEVQ_LOG_FILE", "DEVQ_TRACE",
-    "DEVQ_TRACE_MAX", "DEVQ_MEM_BUDGET", "DEVQ_MEM_LOG", "DEVQ_MEM_GUARD", "DEVQ_CPU_DEVICES",
-    "DEVQ_CPU_THREADS", "DEVQ_CUDA_LIBRARY", "DEVQ_HIP_LIBRARY",
+/* Exit statuses, documented in devq-info(1). */
+enum {
+    EXIT_NO_DEVICE = 1,     /* devq_device_open(NULL) finds no device */
+    EXIT_USAGE = 2,
+    EXIT_BAD_ENV = 3,       /* a variable is malformed, or DEVQ_BACKEND names no backend */
 };
-#define NVARS (sizeof env_vars / sizeof env_vars[0])
 
 static const struct { uint64_t bit; const char *name; } cap_names[] = {
     { DEVQ_CAP_KERNELS, "kernels" },         { DEVQ_CAP_TIMING, "timing" },
@@ -41,6 +45,11 @@ struct device_entry {
 };
 
 struct snapshot {
+    char default_spec[32];     /* what devq_device_open(NULL) opens */
+    int default_status;
+    char default_error[512];
+    char env_error[DEVQ_ERRMSG_MAX_INFO][512];   /* per variable of the table, "" when valid */
+    int env_invalid;
     devq_backend_report *reports;
     size_t nreports;
     struct device_entry *devices;
@@ -65,9 +74,38 @@ static const char *errno_name(int err)
     }
 }
 
+static void check_env(struct snapshot *s)
+{
+    for (size_t i = 0; i < devq__env_nvars && i < DEVQ_ERRMSG_MAX_INFO; i++) {
+        const struct devq_env_var *v = &devq__env_vars[i];
+        if (devq__env_check_var(v, devq__env_get(v->name), s->env_error[i],
+                                sizeof s->env_error[i]) < 0)
+            s->env_invalid++;
+        else
+            s->env_error[i][0] = '\0';
+    }
+}
+
+/* What a program calling devq_device_open(NULL) gets: this is where an
+ * unknown name in DEVQ_BACKEND shows. */
+static void open_default(struct snapshot *s)
+{
+    devq_device *dev = NULL;
+    devq_device_info info;
+    s->default_status = devq_device_open(NULL, &dev);
+    if (s->default_status == 0)
+        s->default_status = devq_device_info_get(dev, &info);
+    if (s->default_status < 0)
+        snprintf(s->default_error, sizeof s->default_error, "%s", devq_errmsg());
+    else
+        snprintf(s->default_spec, sizeof s->default_spec, "%s:%d", info.backend, info.ordinal);
+    devq_device_close(dev);
+}
+
 static int take_snapshot(struct snapshot *s)
 {
     memset(s, 0, sizeof *s);
+    check_env(s);
     size_t n = 0;
     int r = devq_backends_report(NULL, 0, &n);
     if (r < 0)
@@ -106,6 +144,7 @@ static int take_snapshot(struct snapshot *s)
             devq_device_close(dev);    /* NULL when the open failed */
         }
     }
+    open_default(s);
     return 0;
 }
 
@@ -142,21 +181,40 @@ static void human_bytes(uint64_t b, char *buf, size_t len)
         snprintf(buf, len, "%.1f %s", v, unit[u]);
 }
 
-static void print_env_text(void)
+static void print_env_text(const struct snapshot *s)
 {
-    printf("environment:\n");
-    for (size_t i = 0; i < NVARS; i++) {
-        const char *v = getenv(env_vars[i]);
-        printf("  %-18s %s\n", env_vars[i], v ? v : "(unset)");
+    printf("environment (see devq(7)):\n");
+    for (size_t i = 0; i < devq__env_nvars; i++) {
+        const struct devq_env_var *v = &devq__env_vars[i];
+        const char *val = devq__env_get(v->name);
+        printf("  %-18s %s\n", v->name, val ? val : "(unset)");
+        printf("      %s; %s\n", v->meaning, v->values);
+        if (i < DEVQ_ERRMSG_MAX_INFO && s->env_error[i][0])
+            printf("      INVALID: %s\n", s->env_error[i]);
     }
+}
+
+/* An address inside libdevq.so.  Not &devq_version: in a program built
+ * without -fPIE that is the program's own PLT stub. */
+static const void *lib_address(void)
+{
+    return dlsym(RTLD_DEFAULT, "devq_version");
+}
+
+static void plugin_folders(char *buf, size_t len)
+{
+    const char *path = devq__env_get("DEVQ_PLUGIN_PATH");
+    char dir[4096];
+    devq__plugin_install_dir(lib_address(), dir, sizeof dir);
+    snprintf(buf, len, "%s%s%s", path && *path ? path : "", path && *path ? ":" : "", dir);
 }
 
 static void print_text(const struct snapshot *s, int show_env)
 {
-    const char *path = getenv("DEVQ_PLUGIN_PATH");
+    char folders[8192];
+    plugin_folders(folders, sizeof folders);
     printf("devq %s (plugin ABI %u)\n", devq_version(), DEVQ_PLUGIN_ABI_VERSION);
-    printf("plugin folders: %s%s%s\n", path && *path ? path : "", path && *path ? ":" : "",
-           DEVQ_PLUGIN_DIR);
+    printf("plugin folders: %s\n", folders);
     printf("\nplugins, in search order:\n");
     for (size_t i = 0; i < s->nreports; i++) {
         const devq_backend_report *r = &s->reports[i];
@@ -205,9 +263,14 @@ static void print_text(const struct snapshot *s, int show_env)
     } else {
         printf("%d accelerator%s found\n", s->accelerators, s->accelerators == 1 ? "" : "s");
     }
+    if (s->default_status == 0)
+        printf("devq_device_open(NULL) opens %s\n", s->default_spec);
+    else
+        printf("devq_device_open(NULL) fails (%s): %s\n", errno_name(s->default_status),
+               s->default_error);
     if (show_env) {
         printf("\n");
-        print_env_text();
+        print_env_text(s);
     }
 }
 
@@ -234,10 +297,12 @@ static void print_json(const struct snapshot *s, int show_env)
     printf("{\n  \"version\": ");
     json_str(devq_version());
     printf(",\n  \"plugin_abi\": %u,\n  \"plugin_path\": ", DEVQ_PLUGIN_ABI_VERSION);
-    const char *path = getenv("DEVQ_PLUGIN_PATH");
+    const char *path = devq__env_get("DEVQ_PLUGIN_PATH");
     json_str(path ? path : "");
+    char dir[4096];
+    devq__plugin_install_dir(lib_address(), dir, sizeof dir);
     printf(",\n  \"plugin_dir\": ");
-    json_str(DEVQ_PLUGIN_DIR);
+    json_str(dir);
     printf(",\n  \"plugins\": [");
     for (size_t i = 0; i < s->nreports; i++) {
         const devq_backend_report *r = &s->reports[i];
@@ -280,12 +345,27 @@ static void print_json(const struct snapshot *s, int show_env)
         printf("]}");
     }
     printf("\n  ],\n  \"accelerators\": %d", s->accelerators);
+    printf(",\n  \"default_device\": {\"status\": %d, \"spec\": ", s->default_status);
+    json_str(s->default_spec);
+    printf(", \"error\": ");
+    json_str(s->default_error);
+    printf("}");
+    printf(",\n  \"environment_errors\": {");
+    for (size_t i = 0, n = 0; i < devq__env_nvars && i < DEVQ_ERRMSG_MAX_INFO; i++) {
+        if (!s->env_error[i][0])
+            continue;
+        printf("%s\n    ", n++ ? "," : "");
+        json_str(devq__env_vars[i].name);
+        printf(": ");
+        json_str(s->env_error[i]);
+    }
+    printf("\n  }");
     if (show_env) {
         printf(",\n  \"environment\": {");
-        for (size_t i = 0; i < NVARS; i++) {
-            const char *v = getenv(env_vars[i]);
+        for (size_t i = 0; i < devq__env_nvars; i++) {
+            const char *v = devq__env_get(devq__env_vars[i].name);
             printf("%s\n    ", i ? "," : "");
-            json_str(env_vars[i]);
+            json_str(devq__env_vars[i].name);
             printf(": ");
             if (v)
                 json_str(v);
@@ -299,6 +379,8 @@ static void print_json(const struct snapshot *s, int show_env)
 
 static void usage(FILE *f)
 {
+    char dir[4096];
+    devq__plugin_install_dir(lib_address(), dir, sizeof dir);
     fprintf(f,
             "Usage: devq-info [-e] [--json]\n"
             "Show the devq plugins found (and why any was skipped), the devices of each\n"
@@ -310,8 +392,10 @@ static void usage(FILE *f)
             "  -h, --help     print this help\n"
             "\n"
             "Plugins are searched in DEVQ_PLUGIN_PATH, then %s.\n"
-            "DEVQ_LOG=full shows every file tried on stderr.  See devq-info(1).\n",
-            DEVQ_PLUGIN_DIR);
+            "DEVQ_LOG=full shows every file tried on stderr.\n"
+            "Exit status: 0 ok, 1 devq_device_open(NULL) finds no device, 2 usage error,\n"
+            "3 invalid environment.  See devq-info(1).\n",
+            dir);
 }
 
 int main(int argc, char **argv)
@@ -328,25 +412,36 @@ int main(int argc, char **argv)
         case 'j': json = 1; break;
         case 'V': printf("devq-info %s\n", devq_version()); return 0;
         case 'h': usage(stdout); return 0;
-        default: usage(stderr); return 2;
+        default: usage(stderr); return EXIT_USAGE;
         }
     }
     if (optind < argc) {
         fprintf(stderr, "devq-info: unexpected argument '%s'\n", argv[optind]);
         usage(stderr);
-        return 2;
+        return EXIT_USAGE;
     }
     struct snapshot s;
     int r = take_snapshot(&s);
     if (r < 0) {
         fprintf(stderr, "devq-info: %s\n", devq_errmsg());
-        return 1;
+        return EXIT_NO_DEVICE;
     }
     if (json)
         print_json(&s, show_env);
     else
         print_text(&s, show_env);
+    /* The reasons again on stderr, so that a script sees why it failed. */
+    for (size_t i = 0; i < devq__env_nvars && i < DEVQ_ERRMSG_MAX_INFO; i++)
+        if (s.env_error[i][0])
+            fprintf(stderr, "devq-info: %s\n", s.env_error[i]);
+    if (s.default_status < 0 && !s.env_invalid)   /* else it repeats the first of them */
+        fprintf(stderr, "devq-info: %s\n", s.default_error);
+    int status = 0;
+    if (s.env_invalid || s.default_status == -EINVAL)
+        status = EXIT_BAD_ENV;
+    else if (s.default_status < 0)
+        status = EXIT_NO_DEVICE;
     free(s.reports);
     free(s.devices);
-    return 0;
+    return status;
 }

@@ -1,7 +1,9 @@
 /* devq-trace-svg: render a DEVQ_TRACE file as an SVG timeline.
  *
- * One lane per queue (grouped by device), a box per op, an arrow for every
- * wait the tracker inserted.  It reads the one-event-per-line layout that
+ * One lane per queue (grouped by device), a box per op (allocations and
+ * stream-ordered frees included), an arrow for every wait the tracker
+ * inserted, and under each device a lane drawing its bytes-outstanding
+ * counter as a step line.  It reads the one-event-per-line layout that
  * libdevq writes; other trace files are not supported.  No dependencies:
  * the SVG is written by hand. */
 #include <errno.h>
@@ -18,6 +20,7 @@
 struct lane { unsigned pid, tid; char name[160]; };
 struct slice { int lane; double ts, dur; char name[160]; };
 struct flowpt { unsigned long long id; int lane; double ts; int start; };
+struct sample { unsigned pid; double ts, v; };
 
 static struct lane lanes[MAX_LANES];
 static int nlanes;
@@ -28,6 +31,8 @@ static struct slice *slices;
 static size_t nslices, capslices;
 static struct flowpt *flows;
 static size_t nflows, capflows;
+static struct sample *samples;       /* "bytes outstanding" counters, in file order */
+static size_t nsamples, capsamples;
 
 static int field_str(const char *line, const char *key, char *out, size_t cap)
 {
@@ -150,13 +155,105 @@ static int read_trace(FILE *in)
                     return -ENOMEM;
             }
             flows[nflows++] = (struct flowpt){ (unsigned long long)id, l, ts, ph[0] == 's' };
+        } else if (ph[0] == 'C') {
+            double v = 0;
+            const char *a = strstr(line, "\"args\":{");
+            if (!field_str(line, "name", name, sizeof name) || strcmp(name, "bytes outstanding") ||
+                !a || !field_num(a, "bytes", &v))
+                continue;
+            field_num(line, "ts", &ts);
+            if (nsamples == capsamples) {
+                capsamples = capsamples ? capsamples * 2 : 256;
+                samples = realloc(samples, capsamples * sizeof *samples);
+                if (!samples)
+                    return -ENOMEM;
+            }
+            samples[nsamples++] = (struct sample){ (unsigned)pid, ts, v };
         }
     }
     return 0;
 }
 
+#define COUNTER_TID 0xffffffffu
+
+static void human(double b, char *buf, size_t len)
+{
+    static const char *const unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+    int u = 0;
+    while (b >= 1024 && u < 4) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", b, unit[u]);
+}
+
+static double counter_peak(unsigned pid)
+{
+    double peak = 0;
+    for (size_t i = 0; i < nsamples; i++)
+        if (samples[i].pid == pid && samples[i].v > peak)
+            peak = samples[i].v;
+    return peak;
+}
+
+/* One counter lane per device with samples, placed after its queues. */
+static void add_counter_lanes(void)
+{
+    for (size_t i = 0; i < nsamples; i++) {
+        unsigned pid = samples[i].pid;
+        int have = 0;
+        for (int l = 0; l < nlanes; l++)
+            have |= lanes[l].pid == pid && lanes[l].tid == COUNTER_TID;
+        if (have || nlanes == MAX_LANES)
+            continue;
+        int at = nlanes;   /* after the device's last lane, else at the end */
+        for (int l = 0; l < nlanes; l++)
+            if (lanes[l].pid == pid)
+                at = l + 1;
+        for (size_t k = 0; k < nslices; k++)
+            if (slices[k].lane >= at)
+                slices[k].lane++;
+        for (size_t k = 0; k < nflows; k++)
+            if (flows[k].lane >= at)
+                flows[k].lane++;
+        memmove(&lanes[at + 1], &lanes[at], (size_t)(nlanes - at) * sizeof lanes[0]);
+        lanes[at] = (struct lane){ .pid = pid, .tid = COUNTER_TID };
+        char p[32];
+        human(counter_peak(pid), p, sizeof p);
+        snprintf(lanes[at].name, sizeof lanes[at].name, "bytes outstanding (peak %s)", p);
+        nlanes++;
+    }
+}
+
+/* A step line of the device's bytes outstanding, scaled to its peak. */
+static void draw_counter(FILE *f, int l, double t_min, double span)
+{
+    double peak = counter_peak(lanes[l].pid), y0 = TOP + l * LANE_H + LANE_H - 4, h = LANE_H - 10;
+    char p[32];
+    human(peak, p, sizeof p);
+    fprintf(f, "<polyline fill=\"none\" stroke=\"#e15759\" stroke-width=\"1.2\" points=\"");
+    double last = y0;
+    int first = 1;
+    for (size_t i = 0; i < nsamples; i++) {
+        if (samples[i].pid != lanes[l].pid)
+            continue;
+        double x = LEFT + (samples[i].ts - t_min) / span * (WIDTH - LEFT - 20);
+        if (x < LEFT)
+            x = LEFT;
+        double y = y0 - (peak > 0 ? samples[i].v / peak * h : 0);
+        if (first)
+            fprintf(f, "%.1f,%.1f ", LEFT, y0);
+        fprintf(f, "%.1f,%.1f %.1f,%.1f ", x, last, x, y);
+        last = y;
+        first = 0;
+    }
+    fprintf(f, "%.1f,%.1f\"><title>bytes outstanding, peak %s</title></polyline>\n",
+            WIDTH - 20, last, p);
+}
+
 static void write_svg(FILE *f, const char *title)
 {
+    add_counter_lanes();
     double t_min = 1e300, t_max = 0;
     for (size_t i = 0; i < nslices; i++) {
         if (slices[i].ts < t_min)
@@ -176,7 +273,7 @@ static void write_svg(FILE *f, const char *title)
                "markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n");
     fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
     xml_text(f, title);
-    fprintf(f, "</text>\n<text x=\"10\" y=\"38\" fill=\"#555\">%.3f ms; boxes are ops on each queue's stream, arrows are waits the tracker inserted</text>\n",
+    fprintf(f, "</text>\n<text x=\"10\" y=\"38\" fill=\"#555\">%.3f ms; boxes are ops on each queue's stream, arrows are waits the tracker inserted, the red line is device memory outstanding</text>\n",
             span / 1000.0);
     for (int l = 0; l < nlanes; l++) {
         double y = TOP + l * LANE_H;
@@ -212,6 +309,9 @@ static void write_svg(FILE *f, const char *title)
             fputs("</text>\n", f);
         }
     }
+    for (int l = 0; l < nlanes; l++)
+        if (lanes[l].tid == COUNTER_TID)
+            draw_counter(f, l, t_min, span);
     for (size_t i = 0; i < nflows; i++) {
         if (!flows[i].start)
             continue;
@@ -262,5 +362,6 @@ int main(int argc, char **argv)
     }
     free(slices);
     free(flows);
+    free(samples);
     return 0;
 }

@@ -18,7 +18,7 @@ text = open(readme).read()
 def splice(text, tag, body, cmd):
     block = "<!-- %s:begin -->\n```\n$ %s\n%s```\n<!-- %s:end -->" % (tag, cmd, body, tag)
     return re.sub(r"<!-- %s:begin -->.*?<!-- %s:end -->" % (tag, tag), lambda m: block, text, flags=re.S)
-text = splice(text, "devq-info", open(info).read(), "DEVQ_PLUGIN_PATH=plugins/cuda/.libs devq-info   # no GPU on this machine")
+text = splice(text, "devq-info", open(info).read(), "DEVQ_PLUGIN_PATH=plugins/cuda/.libs:plugins/hip/.libs tools/devq-info   # in the build folder; no GPU on this machine")
 text = splice(text, "demo", open(demo).read(), "./examples/demo")
 open(readme, "w").write(text)
 PY

@@ -92,9 +92,9 @@ typedef void (*devq_notify_fn)(void *arg, int status);         /* status 0, fail
 DEVQ_API int      devq_signal_notify(devq_signal *s, uint64_t value, devq_notify_fn fn, void *arg,
                                      devq_notify **handle);    /* handle may be NULL */
 DEVQ_API int      devq_notify_cancel(devq_notify *h);          /* 0: fn will run with -ECANCELED; -EALREADY: it ran/runs */
-/* Added after API.md v1 (signal area): a handle taken with
- * devq_signal_notify(..., &h) is given back exactly once, by
- * devq_notify_cancel(h) or, to keep the callback, devq_notify_release(h). */
+/* A handle taken with devq_signal_notify(..., &h) is given back exactly
+ * once, by devq_notify_cancel(h) or, to keep the callback,
+ * devq_notify_release(h). */
 DEVQ_API int      devq_notify_release(devq_notify *h);
 DEVQ_API int      devq_signal_wait_fd(devq_signal *s, uint64_t value, int *fd); /* readable when reached or failed */
 DEVQ_API int      devq_signal_create_shared(uint64_t initial, devq_signal **out);
@@ -173,7 +173,7 @@ typedef struct devq_stats {
     uint64_t batches_submitted, batches_completed, batches_deferred;
     uint64_t waits_inserted, waits_elided;
     uint64_t events_in_use, events_pooled;
-    /* added after API.md v1: */
+    /* later additions, appended so the layout of the fields above stays: */
     uint64_t batches_failed;
     uint64_t wait_cycles;
     uint64_t signal_waits_aligned;   /* queue waits turned into stream waits */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "env.h"
+#include "env_table.h"
 #include "error.h"
 #include "futex.h"
 #include "queue.h"
@@ -42,6 +43,9 @@ static void init(void)
         snprintf(config_error, sizeof config_error, "%s", devq_errmsg());
         return;
     }
+    /* A folder that does not exist is an error now, not a trace lost at exit. */
+    if (devq__env_check_var(devq__env_find("DEVQ_TRACE"), p, config_error, sizeof config_error) < 0)
+        return;
     if (max_bytes < 4096)
         max_bytes = 4096;
     snprintf(path, sizeof path, "%s", p);
@@ -192,10 +196,14 @@ void devq__trace_flush(void)
         /* The last line closes the array (events each end with a comma). */
         fprintf(f, "{\"ph\":\"M\",\"name\":\"devq\",\"pid\":0,\"tid\":0,\"args\":{\"dropped_events\":%llu,\"max_bytes\":%llu}}\n]}\n",
                 (unsigned long long)dropped, (unsigned long long)max_bytes);
-        if (fclose(f) == 0)
-            rename(tmp, path);
-        else
-            unlink(tmp);
+        if (fclose(f) == 0 && rename(tmp, path) == 0) {
+            pthread_mutex_unlock(&lock);
+            return;
+        }
+        unlink(tmp);
     }
+    /* Said on stderr, whatever DEVQ_LOG is: the user asked for this file. */
+    fprintf(stderr, "devq: DEVQ_TRACE='%.200s': cannot write the trace: %s\n", path,
+            strerror(errno));
     pthread_mutex_unlock(&lock);
 }

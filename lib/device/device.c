@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "device.h"
 #include "device_spec.h"
 #include "env.h"
@@ -28,6 +29,7 @@
 #include "log.h"
 #include "plugin.h"
 #include "stream.h"
+#include "plugin_dir.h"
 
 #define DEVQ_MAGIC_CLOSED 0x44454144u  /* "DEAD" */
 
@@ -124,19 +126,46 @@ static void loaded_names(char *buf, size_t len)
         snprintf(buf, len, "none");
 }
 
+/* Backends devq ships, loaded or not: "cdua" means cuda even on a
+ * machine without the cuda plugin, where "cpu" is the only loaded name. */
+static const char *const known_backends[] = { "cpu", "cuda", "hip" };
+
+static void consider(const char *name, const char *cand, const char **best, unsigned *best_d)
+{
+    unsigned d = devq__edit_distance(name, cand);
+    if (d < *best_d && d < strlen(cand)) {
+        *best_d = d;
+        *best = cand;
+    }
+}
+
 static const char *nearest_backend(const char *name)
 {
     const char *best = NULL;
     unsigned best_d = 3;                 /* suggest only close matches */
-    for (size_t i = 0; i < devq__backend_count(); i++) {
-        const char *cand = devq__backend_at(i)->name;
-        unsigned d = devq__edit_distance(name, cand);
-        if (d < best_d && d < strlen(cand)) {
-            best_d = d;
-            best = cand;
-        }
-    }
+    for (size_t i = 0; i < sizeof known_backends / sizeof known_backends[0]; i++)
+        consider(name, known_backends[i], &best, &best_d);
+    for (size_t i = 0; i < devq__backend_count(); i++)
+        consider(name, devq__backend_at(i)->name, &best, &best_d);
     return best;
+}
+
+/* Words people use for a kind of device rather than a backend: "gpu" is
+ * one edit from "cpu", and suggesting the cpu to someone who asked for a
+ * GPU would be wrong. */
+static const char *generic_name(const char *name)
+{
+    static const struct { const char *word, *advice; } words[] = {
+        { "gpu", "for a GPU use cuda (NVIDIA) or hip (AMD)" },
+        { "nvidia", "for an NVIDIA GPU use cuda" },
+        { "amd", "for an AMD GPU use hip" },
+        { "rocm", "for ROCm use hip" },
+        { "accelerator", "unset DEVQ_BACKEND to take the first accelerator found" },
+    };
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (!strcasecmp(name, words[i].word))
+            return words[i].advice;
+    return NULL;
 }
 
 /* "unknown backend 'cdua'; did you mean 'cuda'? (have: cpu, cuda)", plus
@@ -150,9 +179,21 @@ static int unknown_backend(int err, const char *context, const char *name)
     char hint[600] = "";
     if (skipped)
         snprintf(hint, sizeof hint, "; %s was skipped: %s", skipped->path, skipped->reason);
-    else if (!near)
-        snprintf(hint, sizeof hint, "; is devq-%s.so in DEVQ_PLUGIN_PATH or %s?", name,
-                 DEVQ_PLUGIN_DIR);
+    else if (!near) {
+        char dir[4096];
+        devq__plugin_install_dir((const void *)unknown_backend, dir, sizeof dir);
+        snprintf(hint, sizeof hint, "; is devq-%s.so in DEVQ_PLUGIN_PATH or %.256s?", name, dir);
+    }
+    const char *generic = generic_name(name);
+    if (generic)
+        return devq__err(err, "%s: unknown backend '%s': backends are named by their driver; "
+                         "%s (have: %s)", context, name, generic, have);
+    if (near && !skipped && !devq__backend_find_loaded(near)) {
+        char dir[4096];
+        devq__plugin_install_dir((const void *)unknown_backend, dir, sizeof dir);
+        snprintf(hint, sizeof hint, "; no devq-%s.so was found in DEVQ_PLUGIN_PATH or %.256s",
+                 near, dir);
+    }
     if (near)
         return devq__err(err, "%s: unknown backend '%s'; did you mean '%s'? (have: %s)%s", context,
                          name, near, have, hint);
@@ -391,7 +432,7 @@ int devq__registry_open(const char *spec, devq_device **out)
         return devq__err(-EINVAL, "devq_device_open: out is NULL");
     *out = NULL;
     int r = devq__log_config_error();
-    if (r < 0)
+    if (r < 0 || (r = devq__env_config_error()) < 0)
         return r;
     return spec ? open_spec(spec, out) : open_preferred(out);
 }

@@ -2,8 +2,10 @@
  * keeps a report of every file it tried.
  *
  * Search order: the built-in cpu backend, then every devq-*.so in each
- * folder of DEVQ_PLUGIN_PATH (colon list), then DEVQ_PLUGIN_DIR
- * ($(libdir)/devq).  Within a folder files load in name order so that the
+ * folder of DEVQ_PLUGIN_PATH (colon list), then the install folder: devq/
+ * next to the libdevq.so that is running (plugin_dir.c), so that an
+ * install under any prefix, or a moved one, finds its own plugins; the
+ * configure-time $(libdir)/devq only when that cannot be told.  Within a folder files load in name order so that the
  * result does not depend on directory hashing.  The first backend of a
  * name wins; later ones are reported as duplicates, which is how a
  * DEVQ_PLUGIN_PATH build overrides an installed plugin.
@@ -37,11 +39,8 @@
 #include "host.h"
 #include "log.h"
 #include "plugin.h"
+#include "plugin_dir.h"
 #include "plugin_validate.h"
-
-#ifndef DEVQ_PLUGIN_DIR
-#define DEVQ_PLUGIN_DIR "/usr/local/lib/devq"
-#endif
 
 /* More than any real machine has; a larger count is a broken plugin. */
 #define MAX_DEVICES_PER_BACKEND 4096u
@@ -332,7 +331,9 @@ static void load_all(void)
     const char *path = devq__getenv("DEVQ_PLUGIN_PATH");
     if (path && *path)
         load_path_list(path);
-    load_dir(DEVQ_PLUGIN_DIR);
+    char dir[4096];
+    devq__plugin_install_dir((const void *)load_all, dir, sizeof dir);
+    load_dir(dir);
 
     free(searched);
     searched = NULL;

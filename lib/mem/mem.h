@@ -25,6 +25,16 @@ int  devq__mem_alloc(struct devq_device *dev, size_t bytes, struct devq_stream *
  * the memory is idle now (synchronous free). */
 int  devq__mem_free(struct devq_device *dev, void *device_ptr, size_t bytes,
                     struct devq_stream *st, uint32_t tag);
+/* Complete the stream-ordered frees whose fences were reached, so that
+ * devq_mem_stats_get is true when the queues are idle without a call to
+ * devq_mem_reap.  Reaps the base only: a decorator's report (the guard's
+ * use-after-free) stays for the user's devq_mem_reap.  Cheap when no
+ * stream-ordered free was issued since the last reap.  Called when a
+ * queue finishes (device lock not held). */
+void devq__mem_reap_quiet(struct devq_device *dev);
+/* The same from the notifier thread, soon: for host callbacks (a batch's
+ * end), which must not call the backend themselves. */
+void devq__mem_reap_soon(struct devq_device *dev);
 /* A stream is going away: its pending frees must stay safe. */
 void devq__mem_stream_gone(struct devq_device *dev, struct devq_stream *st);
 

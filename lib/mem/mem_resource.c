@@ -9,8 +9,11 @@
 #include "device.h"
 #include "event_pool.h"
 #include "error.h"
+#include "log.h"
 #include "mem.h"
 #include "mem_resource.h"
+#include "notifier.h"
+#include "trace.h"
 
 /* ---- the wrapper ---- */
 
@@ -427,6 +430,12 @@ int devq__mem_alloc(struct devq_device *dev, size_t bytes, struct devq_stream *s
     if (r == 0)
         atomic_fetch_add(&m->live, 1);
     pthread_rwlock_unlock(&m->lock);
+    /* A refusal (budget) or an out-of-memory is what a user tuning memory
+     * needs to see first; the caller still gets the error. */
+    if (r == -ENOMEM && DEVQ_LOG_ON(DEVQ_LOG_BASIC))
+        devq__log(DEVQ_LOG_BASIC, "mem: %s:%d: allocation of %zu bytes (tag %u%s) refused: %s",
+                  dev->info.backend, dev->info.ordinal, bytes, tag, st ? ", stream-ordered" : "",
+                  devq__errmsg_peek());
     return r;
 }
 
@@ -441,8 +450,56 @@ int devq__mem_free(struct devq_device *dev, void *device_ptr, size_t bytes,
     r = devq_resource_deallocate(m->stack, device_ptr, bytes, st, tag);
     if (r == 0 || r == -EFAULT)
         atomic_fetch_sub(&m->live, 1);
+    if (r == 0 && st)
+        atomic_store(&m->reap_wanted, 1);
     pthread_rwlock_unlock(&m->lock);
     return r;
+}
+
+void devq__mem_reap_quiet(struct devq_device *dev)
+{
+    struct devq_mem *m = dev->mem;
+    if (!m || !atomic_exchange(&m->reap_wanted, 0))
+        return;
+    char saved[DEVQ_ERRMSG_MAX];   /* a reap's failure is not the caller's */
+    snprintf(saved, sizeof saved, "%s", devq__errmsg_peek());
+    pthread_rwlock_rdlock(&m->lock);
+    devq_resource *base = m->stack;
+    while (base->inner)
+        base = base->inner;
+    if (devq_resource_reap(base) < 0)
+        devq__log(DEVQ_LOG_FULL, "mem: %s:%d: reaping after a finish: %s", dev->info.backend,
+                  dev->info.ordinal, devq__errmsg_peek());
+    devq_mem_stats st;
+    if (devq_resource_stats_get(m->stack, &st) == 0) {
+        if (st.pending_frees)
+            atomic_store(&m->reap_wanted, 1);      /* fences not reached yet: next time */
+        if (devq__trace_on())
+            devq__trace_counter(dev, "bytes outstanding", st.bytes_outstanding, devq__trace_now());
+    }
+    pthread_rwlock_unlock(&m->lock);
+    devq__err_str(0, saved);
+}
+
+static void reap_job(void *arg)
+{
+    struct devq_device *dev = arg;
+    atomic_store(&dev->mem->reap_posted, 0);
+    devq__mem_reap_quiet(dev);
+    devq_device_close(dev);
+}
+
+void devq__mem_reap_soon(struct devq_device *dev)
+{
+    struct devq_mem *m = dev->mem;
+    if (!m || !atomic_load_explicit(&m->reap_wanted, memory_order_relaxed) ||
+        atomic_exchange(&m->reap_posted, 1))
+        return;
+    devq__device_retain(dev);
+    if (devq__notifier_post(reap_job, dev) < 0) {
+        atomic_store(&m->reap_posted, 0);
+        devq_device_close(dev);   /* not the last reference: the caller's batch holds one */
+    }
 }
 
 void devq__mem_stream_gone(struct devq_device *dev, struct devq_stream *st)

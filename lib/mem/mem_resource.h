@@ -44,6 +44,8 @@ struct devq_mem {
     devq_resource *stack;              /* top of the installed stack */
     _Atomic uint64_t live;             /* allocations handed out via devq__mem_alloc */
     _Atomic uint64_t budget_limit;     /* of the installed stack, 0 = none (for reports) */
+    _Atomic int reap_wanted;           /* stream-ordered frees may be waiting for their fence */
+    _Atomic int reap_posted;           /* a notifier reap is queued */
 };
 
 /* Wrap built-in ops; `inner` (may be NULL) becomes owned by the result. */

@@ -22,19 +22,6 @@
 #include "mem.h"
 #include "mem_resource.h"
 
-static int parse_flag(const char *var, const char *v, int *on)
-{
-    if (!v || !*v || !strcmp(v, "0") || !strcmp(v, "off") || !strcmp(v, "no")) {
-        *on = 0;
-        return 0;
-    }
-    if (!strcmp(v, "1") || !strcmp(v, "on") || !strcmp(v, "yes")) {
-        *on = 1;
-        return 0;
-    }
-    return devq__err(-EINVAL, "%s='%.64s': expected 1 or 0", var, v);
-}
-
 static int make_base(struct devq_device *dev, devq_resource **out)
 {
     const char *v = devq__getenv("DEVQ_MEM_POOL");
@@ -68,7 +55,7 @@ static int build_default(struct devq_device *dev, devq_resource **out)
     if (v && !budget)
         return devq__err(-EINVAL, "DEVQ_MEM_BUDGET='%.64s': a budget of 0 refuses every "
                          "allocation; unset it for no limit", v);
-    if ((r = parse_flag("DEVQ_MEM_GUARD", devq__getenv("DEVQ_MEM_GUARD"), &guard)) < 0)
+    if ((r = devq__parse_flag("DEVQ_MEM_GUARD", devq__getenv("DEVQ_MEM_GUARD"), &guard)) < 0)
         return r;
     const char *log = devq__getenv("DEVQ_MEM_LOG");
 

@@ -82,6 +82,7 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
     b->tag = tag;
     b->number = devq__buffer_number_next();
     devq__tracker_buffer_init(&b->track);
+    uint64_t t0 = q && devq__trace_on() ? devq__trace_now() : 0;   /* a slice on q's track */
     pthread_mutex_lock(&dev->lock);
     struct devq_stream *st = q ? &q->stream : NULL;
     r = devq__mem_alloc(dev, bytes, st, tag, &b->dptr, &b->hptr);
@@ -97,6 +98,8 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
         return r;
     }
     devq__device_retain(dev);
+    if (t0)
+        devq__trace_slice(q, "alloc", "bytes", bytes, t0, devq__trace_now());
     trace_outstanding(dev);
     *out = b;
     return 0;
@@ -132,6 +135,7 @@ static struct devq_queue *a_user_queue(struct devq_device *dev, devq_buffer *b)
 static int free_on(struct devq_device *dev, devq_buffer *b, struct devq_queue *fq, int *ordered)
 {
     uint32_t sid = fq->stream.id;
+    uint64_t t0 = devq__trace_on() ? devq__trace_now() : 0;
     devq__tracker_begin(dev->tracker, sid);
     char why[96], label[80];
     if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
@@ -141,7 +145,10 @@ static int free_on(struct devq_device *dev, devq_buffer *b, struct devq_queue *f
     *ordered = r >= 0;
     if (r < 0)
         return r;
-    return devq__mem_free(dev, b->dptr, b->size, &fq->stream, b->tag);
+    r = devq__mem_free(dev, b->dptr, b->size, &fq->stream, b->tag);
+    if (t0 && r == 0)
+        devq__trace_slice(fq, "free", "bytes", b->size, t0, devq__trace_now());
+    return r;
 }
 
 /* The free's ordering failed on fq (a driver call of the alignment

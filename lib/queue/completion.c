@@ -9,6 +9,7 @@
 #include <string.h>
 #include "error.h"
 #include "log.h"
+#include "mem.h"
 #include "queue.h"
 #include "signal_int.h"
 #include "trace.h"
@@ -173,6 +174,7 @@ static void batch_done(struct batch *b, int err, const char *cause)
             if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
                 devq__signal_advance(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
     }
+    devq__mem_reap_soon(dev);   /* earlier stream-ordered frees may be done now */
     devq__batch_unref(b);
 }
 

@@ -152,6 +152,7 @@ int devq__queue_finish_until(struct devq_queue *q, uint64_t deadline)
     /* A finished queue is a quiet moment: give back events a burst left
      * pooled beyond a small reserve. */
     devq__event_pool_trim(q->dev);
+    devq__mem_reap_quiet(q->dev);     /* frees whose fences the tail reached */
     int err = atomic_exchange(&q->first_error, 0);
     if (err)
         return devq__err(err, "%s", q->first_cause);

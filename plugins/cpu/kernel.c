@@ -3,6 +3,7 @@
 #include "config.h"
 #include <dlfcn.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ struct cpu_launch {
     devq_pl_kernel *k;
     uint32_t global[3], local[3], groups[3];
     uint64_t total;                 /* groups[0] * groups[1] * groups[2] */
+    _Atomic int positive;           /* a positive return of some group, for the message */
     size_t nargs;
     void *args[];                   /* then the copied value bytes */
 };
@@ -95,6 +97,30 @@ void cpu_launch_cache_free(devq_pl_stream *s)
     s->launch_private = NULL;
 }
 
+/* Any exported function can be found by name, and the search reaches
+ * the C library and libdevq itself: "printf" would load, then crash or
+ * scribble when launched with kernel arguments.  Those two never hold a
+ * kernel, so a symbol defined in either is refused by name. */
+static int not_a_kernel(void *sym, const char *entry, const char *shown)
+{
+    Dl_info at, libc, self;
+    if (!dladdr(sym, &at) || !at.dli_fbase)
+        return 0;    /* cannot tell: trust the name */
+    int in_libc = dladdr((void *)gnu_get_libc_version, &libc) && libc.dli_fbase == at.dli_fbase;
+    /* Only when this code is in libdevq.so: tests link the cpu backend
+     * into the program whose kernels it loads. */
+    int in_devq = dladdr((void *)not_a_kernel, &self) && self.dli_fbase == at.dli_fbase &&
+                  self.dli_fname && strstr(self.dli_fname, "libdevq.so");
+    if (!in_libc && !in_devq)
+        return 0;
+    return cpu_host->error(-EINVAL, "cpu: kernel_load: '%s' in '%s' resolves to %s's %s (%s), "
+                           "not a kernel; export the kernel under its own name from the program "
+                           "(link with -rdynamic) or the library given as the image",
+                           entry, shown, in_libc ? "the C library" : "libdevq",
+                           entry,
+                           at.dli_fname ? at.dli_fname : "?");
+}
+
 int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
                     devq_pl_kernel **out)
 {
@@ -132,6 +158,11 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
                                   "(is it exported? build with -fvisibility=default, and "
                                   "link the program with -rdynamic for this process)",
                                   entry, shown, why ? why : "symbol is NULL");
+        dlclose(dl);
+        return err;
+    }
+    int err = not_a_kernel(sym, entry, shown);
+    if (err) {
         dlclose(dl);
         return err;
     }
@@ -195,6 +226,7 @@ static int cpu_launch_dims(struct cpu_launch *cl, const devq_launch *l, const ch
                                    cl->groups[0], cl->groups[1], cl->groups[2]);
     }
     cl->total = total;
+    atomic_init(&cl->positive, 0);
     return 0;
 }
 
@@ -250,7 +282,7 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
 
 static int cpu_launch_group(struct cpu_job *job, uint64_t index)
 {
-    const struct cpu_launch *cl = job->ctx;
+    struct cpu_launch *cl = job->ctx;
     devq_cpu_group g;
     g.group_id[0] = (uint32_t)(index % cl->groups[0]);
     g.group_id[1] = (uint32_t)(index / cl->groups[0] % cl->groups[1]);
@@ -265,7 +297,13 @@ static int cpu_launch_group(struct cpu_job *job, uint64_t index)
         if (cpu_host->log_level() >= DEVQ_LOG_BASIC)
             cpu_host->log(DEVQ_LOG_BASIC, "cpu: kernel '%s' failed in group (%u,%u,%u): %d",
                           cl->k->entry, g.group_id[0], g.group_id[1], g.group_id[2], r);
-        return r < 0 ? r : -EIO;   /* a positive return is a failure too */
+        if (r < 0)
+            return r;
+        /* A positive return is a failure too; keep it for the message,
+         * which would otherwise show only the -EIO it becomes. */
+        int none = 0;
+        atomic_compare_exchange_strong(&cl->positive, &none, r);
+        return -EIO;
     }
     return 0;
 }
@@ -281,7 +319,12 @@ void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
             .ctx = cl,
         };
         int err = cpu_pool_run(&job);
-        if (err) {
+        int positive = atomic_load(&cl->positive);
+        if (err && positive && err == -EIO) {
+            s->error = err;
+            snprintf(s->error_msg, sizeof s->error_msg, "cpu: kernel '%s' returned %d, not 0 or "
+                     "a negative errno; reported as -EIO", cl->k->entry, positive);
+        } else if (err) {
             s->error = err;
             snprintf(s->error_msg, sizeof s->error_msg, "cpu: kernel '%s' returned %d (%s)",
                      cl->k->entry, err, strerror(-err));

@@ -196,6 +196,73 @@ START_TEST(every_base_aligns_to_256_bytes)
 }
 END_TEST
 
+/* A buffer written on one queue and read on another, then freed in
+ * stream order; returns with the free issued. */
+static void used_on_two_then_freed(devq_device *dev, devq_queue *a, devq_queue *b)
+{
+    devq_buffer *buf, *dst = conf_buffer(dev, 4096);
+    ck_assert_int_eq(devq_buffer_alloc(dev, 4096, a, 0, &buf), 0);
+    ck_assert_int_eq(devq_queue_fill(a, buf, 0, 4096, 7), 0);
+    ck_assert_int_eq(devq_queue_submit(a), 0);
+    ck_assert_int_eq(devq_queue_copy(b, dst, 0, buf, 0, 4096), 0);
+    ck_assert_int_eq(devq_queue_submit(b), 0);
+    ck_assert_int_eq(devq_buffer_free(buf, NULL), 0);
+    ck_assert_int_eq(devq_queue_finish(b, 10 * SEC), 0);
+    ck_assert_int_eq(devq_buffer_free(dst, NULL), 0);
+}
+
+/* When the queues are idle the stats are true without devq_mem_reap:
+ * finish completes the stream-ordered frees its tail reached (it used to
+ * leave pending_frees at 1 until an explicit reap). */
+START_TEST(idle_stats_true_after_finish)
+{
+    devq_device *dev = conf_open();
+    devq_queue *a = conf_queue(dev), *b = conf_queue(dev);
+    devq_mem_stats before, after;
+    ck_assert_int_eq(devq_mem_stats_get(dev, &before), 0);
+    used_on_two_then_freed(dev, a, b);
+    ck_assert_int_eq(devq_queue_finish(a, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(b, 10 * SEC), 0);
+    ck_assert_int_eq(devq_mem_stats_get(dev, &after), 0);
+    ck_assert_msg(after.pending_frees == 0, "pending_frees %llu after both queues finished",
+                  (unsigned long long)after.pending_frees);
+    ck_assert_uint_eq(after.bytes_outstanding, before.bytes_outstanding);
+    devq_queue_destroy(a);
+    devq_queue_destroy(b);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* Without finish either: batches completing later let the notifier reap
+ * the frees before them. */
+START_TEST(frees_reaped_as_work_completes)
+{
+    devq_device *dev = conf_open();
+    devq_queue *a = conf_queue(dev), *b = conf_queue(dev);
+    used_on_two_then_freed(dev, a, b);
+    devq_signal *s = conf_signal(0);
+    for (uint64_t v = 1; v <= 3; v++) {   /* later work on both queues, waited on the host */
+        ck_assert_int_eq(devq_queue_signal(a, s, 2 * v - 1), 0);
+        ck_assert_int_eq(devq_queue_submit(a), 0);
+        ck_assert_int_eq(devq_queue_wait(b, s, 2 * v - 1), 0);
+        ck_assert_int_eq(devq_queue_signal(b, s, 2 * v), 0);
+        ck_assert_int_eq(devq_queue_submit(b), 0);
+        ck_assert_int_eq(devq_signal_wait(s, 2 * v, 10 * SEC), 0);
+    }
+    devq_mem_stats st = { .pending_frees = 1 };
+    for (int i = 0; i < 200 && st.pending_frees; i++) {
+        conf_sleep_ms(5);
+        ck_assert_int_eq(devq_mem_stats_get(dev, &st), 0);
+    }
+    ck_assert_msg(st.pending_frees == 0, "pending_frees %llu with no finish and no reap",
+                  (unsigned long long)st.pending_frees);
+    devq_signal_destroy(s);
+    devq_queue_destroy(a);
+    devq_queue_destroy(b);
+    devq_device_close(dev);
+}
+END_TEST
+
 Suite *conf_memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -207,6 +274,8 @@ Suite *conf_memory_suite(void)
     tcase_add_test(tc, free_with_unsubmitted_use_waits_for_it);
     tcase_add_test(tc, buffer_queries);
     tcase_add_test(tc, every_base_aligns_to_256_bytes);
+    tcase_add_test(tc, idle_stats_true_after_finish);
+    tcase_add_test(tc, frees_reaped_as_work_completes);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,17 @@
+/* Where the installed plugins are: next to the libdevq.so that is
+ * running, so that a copy installed or unpacked under any prefix finds
+ * its own plugins (and not those of another install).  Pure libc + libdl:
+ * devq-info compiles this file in to print the same folder. */
+#ifndef DEVQ_LIB_PLUGIN_DIR_H
+#define DEVQ_LIB_PLUGIN_DIR_H
+
+#include <stddef.h>
+
+/* addr: any address inside libdevq.so.  Writes "<folder of libdevq.so>/devq",
+ * or the configure-time DEVQ_PLUGIN_DIR (config.h) when addr is not in a
+ * file named libdevq.so* (a test linked with lib statically) or dladdr
+ * cannot tell.  Returns 1 when the folder was found from the library's
+ * location, 0 for the fallback. */
+int devq__plugin_install_dir(const void *addr, char *out, size_t len);
+
+#endif
