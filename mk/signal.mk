@@ -1,7 +1,7 @@
 # signal area: timeline signals and the notifier thread (issue 3).
 libdevq_core_la_SOURCES += \
 	lib/signal.c lib/signal_wait.c lib/signal_many.c lib/signal_notify.c \
-	lib/signal_shared.c lib/signal_impl.h lib/notifier.c
+	lib/signal_shared.c lib/signal_page.c lib/signal_impl.h lib/notifier.c
 
 # Tests.  test_signal, test_signal_notify and test_signal_many reach
 # internals (the early-wake counter, devq__notifier_is_current, the
