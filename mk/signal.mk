@@ -10,9 +10,9 @@ libdevq_core_la_SOURCES += \
 # in another process.
 if HAVE_CHECK
 check_PROGRAMS += tests/test_signal tests/test_signal_notify tests/test_signal_many \
-	tests/test_signal_shared tests/signal_helper
+	tests/test_signal_shared tests/signal_helper tests/test_signal_corrupt
 TESTS += tests/test_signal tests/test_signal_notify tests/test_signal_many \
-	tests/test_signal_shared
+	tests/test_signal_shared tests/test_signal_corrupt
 tests_test_signal_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 tests_test_signal_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_signal_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
@@ -25,6 +25,11 @@ tests_test_signal_many_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
 tests_test_signal_shared_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_signal_shared_LDADD = libdevq.la $(CHECK_LIBS)
 tests_signal_helper_LDADD = libdevq.la
+# test_signal_corrupt writes the page as another process would: it needs
+# the page's layout (lib/signal_impl.h), nothing else of the internals.
+tests_test_signal_corrupt_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_signal_corrupt_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_signal_corrupt_LDADD = libdevq.la $(CHECK_LIBS)
 endif
 
 # Benchmark: signal ping-pong vs condvar and raw futex, notify, wait_many.
