@@ -98,6 +98,8 @@ struct devq_signal {
     int watched;                 /* shared: the notifier watches tl->seq */
     struct devq_signal *watch_next;
 
+    _Alignas(64) struct devq_timeline local;
+
     /* Shared only (signal_page.c): what this process has seen of a
      * page that other processes write, so that a page that goes wrong is
      * caught and named instead of trusted.  A line of its own: the
@@ -106,8 +108,6 @@ struct devq_signal {
     _Atomic int seen_status;     /* the failure once seen: it may never change */
     _Atomic int corrupt;         /* 0; 1 naming it; 2 named (sticky) */
     char corrupt_what[120];      /* printable, set once before corrupt = 2 */
-
-    _Alignas(64) struct devq_timeline local;
 };
 
 /* signal.c */
@@ -150,6 +150,8 @@ void devq__signal_shared_unmap(struct devq_signal *s);
 /* The status (0 or a negative errno), DEVQ_SHARED_CORRUPT once corrupted;
  * also validates the header, the fail state and the value. */
 int      devq__shared_status(const struct devq_signal *s);
+/* 1 reached, 0 not yet, or the status (a failure or DEVQ_SHARED_CORRUPT). */
+int      devq__shared_probe(const struct devq_signal *s, uint64_t want);
 /* The value, never below one already seen (corrupted when it went down). */
 uint64_t devq__shared_value(const struct devq_signal *s);
 /* The highest value seen so far: read before the page, compare after

@@ -71,11 +71,13 @@ uint64_t devq__shared_floor(const struct devq_signal *s)
     return atomic_load_explicit(&s->seen_value, memory_order_acquire);
 }
 
+/* A plain store, not a CAS loop: two threads racing may leave the lower
+ * of their two values, which only weakens the check (every value stored
+ * here was on the page before it was stored), never makes it wrong. */
 void devq__shared_saw(const struct devq_signal *s, uint64_t v)
 {
-    uint64_t floor = atomic_load_explicit(&s->seen_value, memory_order_relaxed);
-    while (v > floor && !atomic_compare_exchange_weak(&mut(s)->seen_value, &floor, v))
-        ;
+    if (v > atomic_load_explicit(&s->seen_value, memory_order_relaxed))
+        atomic_store_explicit(&mut(s)->seen_value, v, memory_order_release);
 }
 
 int devq__shared_check_floor(const struct devq_signal *s, uint64_t floor, uint64_t cur)
@@ -134,7 +136,9 @@ static int check_failure(const struct devq_signal *s)
     return st;
 }
 
-int devq__shared_status(const struct devq_signal *s)
+/* The whole page, read once: 0 with *value, the failure, or
+ * DEVQ_SHARED_CORRUPT. */
+static int read_page(const struct devq_signal *s, uint64_t *value)
 {
     if (atomic_load_explicit(&s->corrupt, memory_order_relaxed))
         return DEVQ_SHARED_CORRUPT;
@@ -147,8 +151,28 @@ int devq__shared_status(const struct devq_signal *s)
     int st = check_failure(s);
     if (st)
         return st;
-    devq__shared_value(s);
-    return atomic_load_explicit(&s->corrupt, memory_order_relaxed) ? DEVQ_SHARED_CORRUPT : 0;
+    uint64_t floor = devq__shared_floor(s);
+    uint64_t v = atomic_load_explicit(&tl->value, memory_order_acquire);
+    if (v == floor) {   /* the common case: nothing new */
+        *value = v;
+        return 0;
+    }
+    int r = devq__shared_check_floor(s, floor, v);
+    *value = r ? floor : v;
+    return r;
+}
+
+int devq__shared_status(const struct devq_signal *s)
+{
+    uint64_t v;
+    return read_page(s, &v);
+}
+
+int devq__shared_probe(const struct devq_signal *s, uint64_t want)
+{
+    uint64_t v;
+    int r = read_page(s, &v);
+    return r ? r : v >= want;
 }
 
 int devq__shared_check(const struct devq_signal *s)

@@ -40,15 +40,15 @@ _Atomic uint64_t devq__signal_early_wakes;
 
 /* 1 reached, a negative failure, 0 not yet.  A shared page is validated
  * (signal_page.c): corruption is a failure like any other here. */
-static int probe(const struct devq_signal *s, uint64_t want)
+static inline __attribute__((always_inline)) int probe(const struct devq_signal *s,
+                                                      uint64_t want)
 {
-    int st = devq__tl_status(s);
+    if (__builtin_expect(s->shared, 0))
+        return devq__shared_probe(s, want);
+    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
     if (st)
         return st;
-    uint64_t v = devq__tl_value(s);
-    if (__builtin_expect(s->shared, 0) && atomic_load_explicit(&s->corrupt, memory_order_relaxed))
-        return DEVQ_SHARED_CORRUPT;
-    return v >= want;
+    return atomic_load_explicit(&s->tl->value, memory_order_acquire) >= want;
 }
 
 static int spin(struct devq_signal *s, uint64_t want, uint64_t start, uint64_t deadline)
