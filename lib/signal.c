@@ -300,19 +300,18 @@ static int raise_value(struct devq_signal *s, uint64_t v, uint64_t *cur)
     return 1;
 }
 
+static int advance_shared(struct devq_signal *s, uint64_t v);
+
 int devq__signal_advance(devq_signal *s, uint64_t v)
 {
-    uint64_t floor = s->shared ? devq__shared_floor(s) : 0;
-    int st = devq__tl_status(s);
+    if (__builtin_expect(s->shared, 0))
+        return advance_shared(s, v);
+    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
     if (st)
         return st;
     uint64_t cur;
-    int raised = raise_value(s, v, &cur);
-    if (!s->shared)
-        return 0;
-    if (raised)
-        devq__shared_saw(s, v);
-    return devq__shared_check_floor(s, floor, cur);
+    raise_value(s, v, &cur);   /* s may be gone once it returns */
+    return 0;
 }
 
 /* A failure passed on through a wait reads "<hop>, which failed: <the
@@ -419,22 +418,43 @@ static int set_below(const struct devq_signal *s, uint64_t value, uint64_t cur)
                      s->id, value, cur);
 }
 
-/* devq_signal_set on a process-shared signal: the page is checked before
- * and after (signal_page.c), apart from the private path so that path
- * stays as short as it was. */
-static __attribute__((noinline)) int set_shared(struct devq_signal *s, uint64_t value)
+/* Raise a process-shared signal: the page is checked before and after
+ * (signal_page.c).  1 raised, 0 not (*cur set), or the failure with its
+ * devq_errmsg().  Apart from the private paths so that they stay as
+ * short as they were.  Holds a reference: s is looked at after the new
+ * value is visible, when a waiter may already destroy it. */
+static __attribute__((noinline)) int raise_shared(struct devq_signal *s, uint64_t v,
+                                                  uint64_t *cur)
 {
     uint64_t floor = devq__shared_floor(s);
     int r = devq__shared_status(s);
     if (r)
         return devq__signal_fail_err(s, r);
-    uint64_t cur;
-    int raised = raise_value(s, value, &cur);
+    devq__signal_retain(s);
+    int raised = raise_value(s, v, cur);
     if (raised)
-        devq__shared_saw(s, value);
-    if ((r = devq__shared_check_floor(s, floor, cur)))
-        return devq__signal_fail_err(s, r);
-    return raised ? 0 : set_below(s, value, cur);
+        devq__shared_saw(s, v);
+    r = devq__shared_check_floor(s, floor, *cur);
+    if (r)
+        r = devq__signal_fail_err(s, r);
+    devq__signal_release(s);
+    return r ? r : raised;
+}
+
+static int advance_shared(struct devq_signal *s, uint64_t v)
+{
+    uint64_t cur;
+    int r = raise_shared(s, v, &cur);
+    return r < 0 ? r : 0;
+}
+
+static __attribute__((noinline)) int set_shared(struct devq_signal *s, uint64_t value)
+{
+    uint64_t cur;
+    int r = raise_shared(s, value, &cur);
+    if (r < 0)
+        return r;
+    return r ? 0 : set_below(s, value, cur);   /* not raised: s is still the caller's */
 }
 
 DEVQ_API int devq_signal_set(devq_signal *s, uint64_t value)

@@ -349,7 +349,8 @@ START_TEST(honest_peer_is_not_corruption)
         uint64_t v = devq_signal_value(s);
         ck_assert_uint_gt(v, last);
         last = v;
-        ck_assert_int_eq(devq_signal_status(s), 0);
+        int st = devq_signal_status(s);   /* the peer may have failed it by now */
+        ck_assert_msg(st == 0 || st == -ENOLINK, "%d: %s", st, devq_errmsg());
     }
     ck_assert_msg(r == -ENOLINK, "%d: %s", r, devq_errmsg());
     const char *m = devq_errmsg();
