@@ -278,25 +278,30 @@ static void publish(struct devq_signal *s, uint64_t old, uint64_t new)
 }
 
 /* Raise to v if above the current value: 1 raised, 0 not.  *cur: the
- * value found before (either way), for the check of a shared page. */
-static int raise_value(struct devq_signal *s, uint64_t v, uint64_t *cur)
+ * value found before (either way), for the check of a shared page.
+ * `held`: the caller holds a reference of its own across the call (and
+ * looks at s after it), so none is taken here. */
+static inline int raise_value(struct devq_signal *s, uint64_t v, uint64_t *cur, int held)
 {
     struct devq_timeline *tl = s->tl;
     *cur = atomic_load_explicit(&tl->value, memory_order_relaxed);
     if (v <= *cur)
         return 0;
-    devq__signal_retain(s);
+    if (!held)
+        devq__signal_retain(s);
     uint64_t old = *cur;
     while (!atomic_compare_exchange_weak(&tl->value, &old, v)) {
         if (v <= old) {
             *cur = old;
-            devq__signal_release(s);
+            if (!held)
+                devq__signal_release(s);
             return 0;
         }
     }
     *cur = old;
     publish(s, old, v);
-    devq__signal_release(s);
+    if (!held)
+        devq__signal_release(s);
     return 1;
 }
 
@@ -310,7 +315,7 @@ int devq__signal_advance(devq_signal *s, uint64_t v)
     if (st)
         return st;
     uint64_t cur;
-    raise_value(s, v, &cur);   /* s may be gone once it returns */
+    raise_value(s, v, &cur, 0);   /* s may be gone once it returns */
     return 0;
 }
 
@@ -431,7 +436,7 @@ static __attribute__((noinline)) int raise_shared(struct devq_signal *s, uint64_
     if (r)
         return devq__signal_fail_err(s, r);
     devq__signal_retain(s);
-    int raised = raise_value(s, v, cur);
+    int raised = raise_value(s, v, cur, 1);
     if (raised)
         devq__shared_saw(s, v);
     r = devq__shared_check_floor(s, floor, *cur);
@@ -468,7 +473,7 @@ DEVQ_API int devq_signal_set(devq_signal *s, uint64_t value)
     if (st)
         return devq__signal_fail_err(s, st);
     uint64_t cur;
-    if (!raise_value(s, value, &cur))
+    if (!raise_value(s, value, &cur, 0))
         return set_below(s, value, cur);
     return 0;
 }
