@@ -76,10 +76,15 @@ static void *devq_ponger(void *p)
     return NULL;
 }
 
-static double bench_devq(uint64_t *t)
+static int create(int shared, devq_signal **s)
+{
+    return shared ? devq_signal_create_shared(0, s) : devq_signal_create(0, s);
+}
+
+static double bench_devq(uint64_t *t, int shared)
 {
     struct devq_pp pp;
-    if (devq_signal_create(0, &pp.ping) || devq_signal_create(0, &pp.pong))
+    if (create(shared, &pp.ping) || create(shared, &pp.pong))
         die("create");
     pthread_t th;
     pthread_create(&th, NULL, devq_ponger, &pp);
@@ -94,6 +99,29 @@ static double bench_devq(uint64_t *t)
     devq_signal_destroy(pp.ping);
     devq_signal_destroy(pp.pong);
     return median(t, rounds);
+}
+
+/* ---- one thread: set then a wait that is already reached ----
+ * The checks every call pays (and, for a shared signal, the validation
+ * of the page) without any hand-off: ns per set+wait pair, median of
+ * batches of 1000. */
+static double bench_fast(uint64_t *t, long n, int shared)
+{
+    devq_signal *s;
+    if (create(shared, &s))
+        die("create");
+    uint64_t v = 0;
+    for (long i = 0; i < n; i++) {
+        uint64_t t0 = now_ns();
+        for (int k = 0; k < 1000; k++) {
+            v++;
+            if (devq_signal_set(s, v) || devq_signal_wait(s, v, 0))
+                die("fast set/wait");
+        }
+        t[i] = now_ns() - t0;
+    }
+    devq_signal_destroy(s);
+    return median(t, n) / 1000.0;
 }
 
 /* ---- (a) atomic + mutex/condvar ---- */
@@ -285,13 +313,14 @@ int main(void)
 
     /* Interleave three repetitions so that a noisy neighbour hits every
      * contender alike; report the median of the three medians. */
-    double d[3], a[3], b[3];
+    double d[3], a[3], b[3], sh[3];
     for (int rep = 0; rep < 3; rep++) {
-        d[rep] = bench_devq(t);
+        d[rep] = bench_devq(t, 0);
+        sh[rep] = bench_devq(t, 1);
         a[rep] = bench_condvar(t);
         b[rep] = bench_futex(t);
     }
-    double dm = mid3(d), am = mid3(a), bm = mid3(b);
+    double dm = mid3(d), am = mid3(a), bm = mid3(b), shm = mid3(sh);
     double load[1] = { 0 };
     getloadavg(load, 1);
     /* With other runnable threads on the machine the two threads often
@@ -306,6 +335,19 @@ int main(void)
     printf("  %-44s %10.0f %10.2f   (target <= 0.50)\n",
            "(a) atomic u64 + mutex/condvar broadcast", am, dm / am);
     printf("  %-44s %10.0f %10.2f   (target <= 1.30)\n", "(b) raw futex ping-pong", bm, dm / bm);
+    printf("  %-44s %10.0f %10.2f\n", "devq process-shared signals (create_shared)", shm, dm / shm);
+
+    /* The fast path alone: one thread, set then a wait already reached. */
+    long fr = rounds / 10 > 100 ? rounds / 10 : 100;
+    double fp[3], fs[3];
+    for (int rep = 0; rep < 3; rep++) {
+        fp[rep] = bench_fast(t, fr, 0);
+        fs[rep] = bench_fast(t, fr, 1);
+    }
+    printf("\nset + reached wait, one thread, ns per pair (median of %ld x 1000)\n", fr);
+    printf("  %-44s %10.1f\n", "private signal", mid3(fp));
+    printf("  %-44s %10.1f %10.2f   (shared/private)\n", "process-shared signal", mid3(fs),
+           mid3(fs) / mid3(fp));
 
     long nr = rounds / 4 > 1000 ? rounds / 4 : rounds;
     printf("\nnotify wake-up (set -> callback on notifier -> set -> waiter), %ld rounds\n", nr);

@@ -14,13 +14,15 @@ EXTRA_DIST += tests/fuzz/fuzz.h tests/fuzz/run-fuzzers.sh tests/fuzz/corpus test
 	tests/fuzz/README.md
 dist_noinst_SCRIPTS += tests/fuzz-corpora
 
-FUZZ_NAMES = env_number device_spec backend_pref plugin_validate log_level emu_fail cpu_devices
+FUZZ_NAMES = env_number device_spec backend_pref plugin_validate log_level emu_fail cpu_devices \
+	signal_page
 
 # ---- replay under the normal compiler (make check) ----
 FUZZ_REPLAY_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS) -I$(top_srcdir)/tests/fuzz
 check_PROGRAMS += tests/fuzz/replay_env_number tests/fuzz/replay_device_spec \
 	tests/fuzz/replay_backend_pref tests/fuzz/replay_plugin_validate \
-	tests/fuzz/replay_log_level tests/fuzz/replay_emu_fail tests/fuzz/replay_cpu_devices
+	tests/fuzz/replay_log_level tests/fuzz/replay_emu_fail tests/fuzz/replay_cpu_devices \
+	tests/fuzz/replay_signal_page
 TESTS += tests/fuzz-corpora
 
 tests_fuzz_replay_env_number_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_env_number.c
@@ -38,6 +40,10 @@ tests_fuzz_replay_backend_pref_LDADD = $(DEVQ_INTERNAL_LIBS)
 tests_fuzz_replay_plugin_validate_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_plugin_validate.c
 tests_fuzz_replay_plugin_validate_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
 tests_fuzz_replay_plugin_validate_LDADD = $(DEVQ_INTERNAL_LIBS)
+
+tests_fuzz_replay_signal_page_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_signal_page.c
+tests_fuzz_replay_signal_page_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
+tests_fuzz_replay_signal_page_LDADD = $(DEVQ_INTERNAL_LIBS)
 
 # These two #include the .c file whose static parser they drive (see the
 # targets' comments), so they link only what that file needs besides.
@@ -67,7 +73,7 @@ FUZZ_BUILD_FLAGS = -g -O1 -std=gnu11 $(FUZZ_SANITIZE) -I$(top_srcdir)/include \
 	$(DEVQ_LIB_INCLUDES) -I$(top_builddir) -I$(top_srcdir)/tests/fuzz -pthread
 FUZZ_BINS = tests/fuzz/fuzz-env_number tests/fuzz/fuzz-device_spec tests/fuzz/fuzz-backend_pref \
 	tests/fuzz/fuzz-plugin_validate tests/fuzz/fuzz-log_level tests/fuzz/fuzz-emu_fail \
-	tests/fuzz/fuzz-cpu_devices
+	tests/fuzz/fuzz-cpu_devices tests/fuzz/fuzz-signal_page
 CLEANFILES += $(FUZZ_BINS)
 
 FUZZ_SRC_env_number = $(top_srcdir)/tests/fuzz/fuzz_env_number.c $(top_srcdir)/lib/base/env.c \
@@ -86,6 +92,13 @@ FUZZ_SRC_cpu_devices = $(top_srcdir)/tests/fuzz/fuzz_cpu_devices.c $(top_srcdir)
 	$(top_srcdir)/plugins/cpu/stream.c $(top_srcdir)/plugins/cpu/event.c \
 	$(top_srcdir)/plugins/cpu/hostfn.c $(top_srcdir)/plugins/cpu/memory.c \
 	$(top_srcdir)/plugins/cpu/kernel.c $(top_srcdir)/plugins/cpu/pool.c
+# The signal area alone (and the base it sits on).
+FUZZ_SRC_signal_page = $(top_srcdir)/tests/fuzz/fuzz_signal_page.c $(top_srcdir)/lib/signal/signal.c \
+	$(top_srcdir)/lib/signal/signal_wait.c $(top_srcdir)/lib/signal/signal_many.c \
+	$(top_srcdir)/lib/signal/signal_notify.c $(top_srcdir)/lib/signal/signal_shared.c \
+	$(top_srcdir)/lib/signal/signal_page.c $(top_srcdir)/lib/signal/notifier.c \
+	$(top_srcdir)/lib/base/futex.c $(top_srcdir)/lib/base/error.c $(top_srcdir)/lib/base/log.c \
+	$(top_srcdir)/lib/base/env.c $(top_srcdir)/lib/base/env_table.c $(top_srcdir)/lib/base/device_spec.c
 FUZZ_DEPS = $(top_srcdir)/tests/fuzz/fuzz.h config.h
 
 tests/fuzz/fuzz-env_number: $(FUZZ_SRC_env_number) $(FUZZ_DEPS)
@@ -110,6 +123,10 @@ tests/fuzz/fuzz-emu_fail: $(FUZZ_SRC_emu_fail) $(top_srcdir)/tests/emu/emu_engin
 tests/fuzz/fuzz-cpu_devices: $(FUZZ_SRC_cpu_devices) $(top_srcdir)/plugins/cpu/cpu.h $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) -I$(top_srcdir)/tests $(FUZZ_SRC_cpu_devices) -o $@ $(LIBS)
+
+tests/fuzz/fuzz-signal_page: $(FUZZ_SRC_signal_page) $(top_srcdir)/lib/signal/signal_impl.h $(FUZZ_DEPS)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) $(FUZZ_SRC_signal_page) -o $@ $(LIBS)
 
 .PHONY: fuzz fuzz-short
 fuzz: $(FUZZ_BINS)

@@ -1,7 +1,7 @@
 # signal area: timeline signals and the notifier thread (issue 3).
 libdevq_core_la_SOURCES += \
 	lib/signal/signal.c lib/signal/signal_wait.c lib/signal/signal_many.c lib/signal/signal_notify.c \
-	lib/signal/signal_shared.c lib/signal/signal_impl.h lib/signal/signal_int.h \
+	lib/signal/signal_shared.c lib/signal/signal_page.c lib/signal/signal_impl.h lib/signal/signal_int.h \
 	lib/signal/notifier.c lib/signal/notifier.h
 
 # Tests.  test_signal, test_signal_notify and test_signal_many reach
@@ -11,9 +11,9 @@ libdevq_core_la_SOURCES += \
 # in another process.
 if HAVE_CHECK
 check_PROGRAMS += tests/test_signal tests/test_signal_notify tests/test_signal_many \
-	tests/test_signal_shared tests/signal_helper
+	tests/test_signal_shared tests/signal_helper tests/test_signal_corrupt
 TESTS += tests/test_signal tests/test_signal_notify tests/test_signal_many \
-	tests/test_signal_shared
+	tests/test_signal_shared tests/test_signal_corrupt
 tests_test_signal_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 tests_test_signal_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_signal_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
@@ -26,6 +26,11 @@ tests_test_signal_many_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
 tests_test_signal_shared_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_signal_shared_LDADD = libdevq.la $(CHECK_LIBS)
 tests_signal_helper_LDADD = libdevq.la
+# test_signal_corrupt writes the page as another process would: it needs
+# the page's layout (lib/signal_impl.h), nothing else of the internals.
+tests_test_signal_corrupt_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_signal_corrupt_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_signal_corrupt_LDADD = libdevq.la $(CHECK_LIBS)
 endif
 
 # Benchmark: signal ping-pong vs condvar and raw futex, notify, wait_many.

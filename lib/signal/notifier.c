@@ -151,7 +151,9 @@ static void *notifier_main(void *unused)
         if (k) {
             w[0] = (struct futex_waitv){ .val = seen, .uaddr = (uintptr_t)&N.word,
                                          .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
-            devq__futex_waitv(w, k + 1, DEVQ_NO_DEADLINE);
+            /* Watched pages are shared: another process may change one
+             * without waking us, so look again now and then. */
+            devq__futex_waitv(w, k + 1, devq__shared_slice(DEVQ_NO_DEADLINE));
         } else {
             devq__futex_wait((const uint32_t *)&N.word, seen, DEVQ_NO_DEADLINE, 0);
         }

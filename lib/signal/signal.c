@@ -89,6 +89,8 @@ uint64_t *devq__signal_value_word(devq_signal *s)
 
 const char *devq__signal_cause(const devq_signal *s)
 {
+    if (s->shared)
+        return devq__shared_cause(s);
     if (!atomic_load_explicit(&s->tl->status, memory_order_acquire))
         return "";
     return s->tl->cause;
@@ -96,12 +98,13 @@ const char *devq__signal_cause(const devq_signal *s)
 
 int devq__signal_wait_verdict(const devq_signal *s, uint64_t v, char *cause, size_t cap)
 {
-    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
+    /* Through the validating readers: a shared page is never trusted. */
+    int st = devq__tl_status(s);
     if (st) {
-        snprintf(cause, cap, "%s", s->tl->cause);
+        snprintf(cause, cap, "%s", devq__signal_cause(s));
         return st;
     }
-    uint64_t cur = atomic_load_explicit(&s->tl->value, memory_order_acquire);
+    uint64_t cur = devq__tl_value(s);
     if (cur >= v || !atomic_load(&s->user_dead))
         return 0;
     snprintf(cause, cap, "signal s%" PRIu64 " was destroyed at value %" PRIu64 " before reaching %" PRIu64,
@@ -111,14 +114,15 @@ int devq__signal_wait_verdict(const devq_signal *s, uint64_t v, char *cause, siz
 
 int devq__signal_fail_err(const struct devq_signal *s, int status)
 {
+    if (s->shared)
+        return devq__shared_fail_err(s, status);
     return devq__err_str(status, s->tl->cause);
 }
 
 int devq__signal_timeout_err(const struct devq_signal *s, uint64_t want)
 {
     return devq__err(-ETIMEDOUT, "signal s%" PRIu64 ": timed out waiting for %" PRIu64
-                     ", value is %" PRIu64, s->id, want,
-                     atomic_load_explicit(&s->tl->value, memory_order_relaxed));
+                     ", value is %" PRIu64, s->id, want, devq__tl_value(s));
 }
 
 /* ---- the pending heap (min-heap on value; caller holds s->lock) ---- */
@@ -224,8 +228,8 @@ static void deliver_list(struct devq_pending *list)
  * (destroy), with status `force`. */
 static struct devq_pending *pop_due(struct devq_signal *s, int force)
 {
-    int st = atomic_load(&s->tl->status);
-    uint64_t v = atomic_load(&s->tl->value);
+    int st = devq__tl_status(s);
+    uint64_t v = devq__tl_value(s);
     struct devq_pending *list = NULL, **tail = &list;
     while (s->nheap && (force || st || s->heap[0]->value <= v)) {
         struct devq_pending *p = s->heap[0];
@@ -256,7 +260,7 @@ void devq__signal_recheck(struct devq_signal *s)
     /* UINT64_MAX also means "empty": a registration for UINT64_MAX itself
      * is then found by the locked look, which is rare and cheap. */
     uint64_t min = atomic_load(&s->pending_min);
-    if (atomic_load(&s->tl->value) >= min || atomic_load(&s->tl->status))
+    if (devq__tl_value(s) >= min || devq__tl_status(s))
         devq__signal_fire_ready(s);
 }
 
@@ -289,35 +293,45 @@ static void publish(struct devq_signal *s, uint64_t old, uint64_t new)
         devq__signal_fire_ready(s);
 }
 
-/* Raise to v if above the current value: 1 raised, 0 not (cur set). */
-static int raise_value(struct devq_signal *s, uint64_t v, uint64_t *cur)
+/* Raise to v if above the current value: 1 raised, 0 not.  *cur: the
+ * value found before (either way), for the check of a shared page.
+ * `held`: the caller holds a reference of its own across the call (and
+ * looks at s after it), so none is taken here. */
+static inline int raise_value(struct devq_signal *s, uint64_t v, uint64_t *cur, int held)
 {
     struct devq_timeline *tl = s->tl;
     *cur = atomic_load_explicit(&tl->value, memory_order_relaxed);
     if (v <= *cur)
         return 0;
-    devq__signal_retain(s);
+    if (!held)
+        devq__signal_retain(s);
     uint64_t old = *cur;
     while (!atomic_compare_exchange_weak(&tl->value, &old, v)) {
         if (v <= old) {
             *cur = old;
-            devq__signal_release(s);
+            if (!held)
+                devq__signal_release(s);
             return 0;
         }
     }
+    *cur = old;
     publish(s, old, v);
-    devq__signal_release(s);
+    if (!held)
+        devq__signal_release(s);
     return 1;
 }
 
+static int advance_shared(struct devq_signal *s, uint64_t v);
+
 int devq__signal_advance(devq_signal *s, uint64_t v)
 {
-    struct devq_timeline *tl = s->tl;
-    int st = atomic_load_explicit(&tl->status, memory_order_acquire);
+    if (__builtin_expect(s->shared, 0))
+        return advance_shared(s, v);
+    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
     if (st)
         return st;
     uint64_t cur;
-    raise_value(s, v, &cur);
+    raise_value(s, v, &cur, 0);   /* s may be gone once it returns */
     return 0;
 }
 
@@ -357,7 +371,7 @@ void devq__signal_fail_cause(devq_signal *s, int err, const char *cause)
     if (!atomic_compare_exchange_strong(&tl->fail_state, &expect, FAIL_WRITING))
         return;
     devq__signal_retain(s);   /* waiters may destroy it once they see it */
-    if (err >= 0)
+    if (err >= 0 || err < -4095)   /* not an errno: every reader must get one */
         err = -EIO;
     devq__cause_compact(tl->cause, sizeof tl->cause, cause && *cause ? cause : "signal failed");
     atomic_store(&tl->status, err);   /* after the cause: readers see both */
@@ -406,7 +420,7 @@ DEVQ_API uint64_t devq_signal_value(const devq_signal *s)
 {
     if (!s || s->magic != DEVQ_MAGIC_SIGNAL)
         return 0;
-    return atomic_load_explicit(&s->tl->value, memory_order_acquire);
+    return devq__tl_value(s);
 }
 
 DEVQ_API int devq_signal_status(const devq_signal *s)
@@ -414,7 +428,54 @@ DEVQ_API int devq_signal_status(const devq_signal *s)
     int r = devq__signal_check_user(s, "devq_signal_status");
     if (r)
         return r;
-    return atomic_load_explicit(&s->tl->status, memory_order_acquire);
+    r = devq__tl_status(s);
+    return r && s->shared ? devq__signal_fail_err(s, r) : r;
+}
+
+static int set_below(const struct devq_signal *s, uint64_t value, uint64_t cur)
+{
+    return devq__err(-EINVAL, "devq_signal_set: signal s%" PRIu64 ": value %" PRIu64
+                     " is not above the current value %" PRIu64 " (values only rise)",
+                     s->id, value, cur);
+}
+
+/* Raise a process-shared signal: the page is checked before and after
+ * (signal_page.c).  1 raised, 0 not (*cur set), or the failure with its
+ * devq_errmsg().  Apart from the private paths so that they stay as
+ * short as they were.  Holds a reference: s is looked at after the new
+ * value is visible, when a waiter may already destroy it. */
+static __attribute__((noinline)) int raise_shared(struct devq_signal *s, uint64_t v,
+                                                  uint64_t *cur)
+{
+    uint64_t floor = devq__shared_floor(s);
+    int r = devq__shared_status(s);
+    if (r)
+        return devq__signal_fail_err(s, r);
+    devq__signal_retain(s);
+    int raised = raise_value(s, v, cur, 1);
+    if (raised)
+        devq__shared_saw(s, v);
+    r = devq__shared_check_floor(s, floor, *cur);
+    if (r)
+        r = devq__signal_fail_err(s, r);
+    devq__signal_release(s);
+    return r ? r : raised;
+}
+
+static int advance_shared(struct devq_signal *s, uint64_t v)
+{
+    uint64_t cur;
+    int r = raise_shared(s, v, &cur);
+    return r < 0 ? r : 0;
+}
+
+static __attribute__((noinline)) int set_shared(struct devq_signal *s, uint64_t value)
+{
+    uint64_t cur;
+    int r = raise_shared(s, value, &cur);
+    if (r < 0)
+        return r;
+    return r ? 0 : set_below(s, value, cur);   /* not raised: s is still the caller's */
 }
 
 DEVQ_API int devq_signal_set(devq_signal *s, uint64_t value)
@@ -422,15 +483,14 @@ DEVQ_API int devq_signal_set(devq_signal *s, uint64_t value)
     int r = devq__signal_check_user(s, "devq_signal_set");
     if (r)
         return r;
-    struct devq_timeline *tl = s->tl;
-    int st = atomic_load_explicit(&tl->status, memory_order_acquire);
+    if (__builtin_expect(s->shared, 0))
+        return set_shared(s, value);
+    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
     if (st)
         return devq__signal_fail_err(s, st);
     uint64_t cur;
-    if (!raise_value(s, value, &cur))
-        return devq__err(-EINVAL, "devq_signal_set: signal s%" PRIu64 ": value %" PRIu64
-                         " is not above the current value %" PRIu64 " (values only rise)",
-                         s->id, value, cur);
+    if (!raise_value(s, value, &cur, 0))
+        return set_below(s, value, cur);
     return 0;
 }
 
@@ -446,9 +506,9 @@ static const char *errno_name(int err, char *buf, size_t n)
 DEVQ_API int devq_signal_fail(devq_signal *s, int error)
 {
     int r = devq__signal_check_user(s, "devq_signal_fail");
-    if (r)
+    if (r || (s->shared && (r = devq__shared_check(s))))
         return r;
-    if (error >= 0)
+    if (error >= 0 || error < -4095)
         return devq__err(-EINVAL, "devq_signal_fail: signal s%" PRIu64
                          ": error must be a negative errno such as -EIO (got %d)", s->id, error);
     char cause[DEVQ_SIGNAL_CAUSE_MAX], num[16];

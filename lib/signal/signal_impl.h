@@ -14,6 +14,7 @@
 #ifndef DEVQ_LIB_SIGNAL_IMPL_H
 #define DEVQ_LIB_SIGNAL_IMPL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -98,6 +99,15 @@ struct devq_signal {
     struct devq_signal *watch_next;
 
     _Alignas(64) struct devq_timeline local;
+
+    /* Shared only (signal_page.c): what this process has seen of a
+     * page that other processes write, so that a page that goes wrong is
+     * caught and named instead of trusted.  A line of its own: the
+     * waiter raises seen_value as it sees new values. */
+    _Alignas(64) _Atomic uint64_t seen_value;  /* highest value read from the page */
+    _Atomic int seen_status;     /* the failure once seen: it may never change */
+    _Atomic int corrupt;         /* 0; 1 naming it; 2 named (sticky) */
+    char corrupt_what[120];      /* printable, set once before corrupt = 2 */
 };
 
 /* signal.c */
@@ -127,6 +137,52 @@ void devq__fd_deliver(struct devq_pending *p, int status);
 
 /* signal_shared.c */
 void devq__signal_shared_unmap(struct devq_signal *s);
+
+/* signal_page.c.  A shared signal's page may be written by any process
+ * that maps it, correctly or not.  Every read of it goes through these,
+ * which validate what they read; a page found wrong makes the handle
+ * *corrupted* for good: every call returns DEVQ_SHARED_CORRUPT (see
+ * devq_signal_create_shared(3)), sleeping waiters are woken. */
+#define DEVQ_SHARED_CORRUPT (-EBADMSG)
+/* Another process can change the page without waking anyone, so waits
+ * on shared signals re-check it at least this often (ns). */
+#define DEVQ_SHARED_RECHECK_NS 100000000ull
+/* The status (0 or a negative errno), DEVQ_SHARED_CORRUPT once corrupted;
+ * also validates the header, the fail state and the value. */
+int      devq__shared_status(const struct devq_signal *s);
+/* 1 reached, 0 not yet, or the status (a failure or DEVQ_SHARED_CORRUPT). */
+int      devq__shared_probe(const struct devq_signal *s, uint64_t want);
+/* The value, never below one already seen (corrupted when it went down). */
+uint64_t devq__shared_value(const struct devq_signal *s);
+/* The highest value seen so far: read before the page, compare after
+ * with devq__shared_check_floor. */
+uint64_t devq__shared_floor(const struct devq_signal *s);
+int      devq__shared_check_floor(const struct devq_signal *s, uint64_t floor, uint64_t cur);
+/* This process raised the value to v itself: never below it again. */
+void     devq__shared_saw(const struct devq_signal *s, uint64_t v);
+/* 0, or DEVQ_SHARED_CORRUPT with its devq_errmsg() when corrupted. */
+int      devq__shared_check(const struct devq_signal *s);
+/* devq__signal_fail_err and devq__signal_cause for shared signals:
+ * the cause copied out of the page bounded and printable, or the
+ * corruption named. */
+int      devq__shared_fail_err(const struct devq_signal *s, int status);
+const char *devq__shared_cause(const struct devq_signal *s);
+/* deadline, cut to the next re-check of a shared signal's page. */
+uint64_t devq__shared_slice(uint64_t deadline);
+
+static inline int devq__tl_status(const struct devq_signal *s)
+{
+    if (__builtin_expect(s->shared, 0))
+        return devq__shared_status(s);
+    return atomic_load_explicit(&s->tl->status, memory_order_acquire);
+}
+
+static inline uint64_t devq__tl_value(const struct devq_signal *s)
+{
+    if (__builtin_expect(s->shared, 0))
+        return devq__shared_value(s);
+    return atomic_load_explicit(&s->tl->value, memory_order_acquire);
+}
 
 /* signal_many.c: futex_waitv (Linux 5.16).  Index of a woken word,
  * -EAGAIN (a word differed), -ETIMEDOUT, -EINTR or -ENOSYS. */

@@ -81,11 +81,19 @@ struct many {
     size_t n;
     enum devq_wait_mode mode;
     size_t *first_ready;
+    int shared;                  /* some signal is process-shared */
 };
+
+/* The sleep's deadline: cut into slices when a shared page is involved,
+ * since another process can change it without waking anyone. */
+static uint64_t sleep_until(const struct many *m, uint64_t deadline)
+{
+    return m->shared ? devq__shared_slice(deadline) : deadline;
+}
 
 static int reached(const struct many *m, size_t i)
 {
-    return atomic_load(&m->s[i]->tl->value) >= m->values[i];
+    return devq__tl_value(m->s[i]) >= m->values[i];
 }
 
 /* 0 done, a failure (errmsg set to its root cause), or NOT_YET.
@@ -94,7 +102,7 @@ static int reached(const struct many *m, size_t i)
 static int scan(const struct many *m)
 {
     for (size_t i = 0; i < m->n; i++) {
-        int st = atomic_load(&m->s[i]->tl->status);
+        int st = devq__tl_status(m->s[i]);   /* validates a shared page */
         if (st) {
             if (m->first_ready)
                 *m->first_ready = i;
@@ -124,7 +132,7 @@ static int timeout_err(const struct many *m)
         return devq__err(-ETIMEDOUT, "devq_signal_wait_many: timed out (%s of %zu): signal s%"
                          PRIu64 " (index %zu) is at %" PRIu64 ", waiting for %" PRIu64,
                          m->mode == DEVQ_WAIT_ANY ? "ANY" : "ALL", m->n, s->id, i,
-                         (uint64_t)atomic_load(&s->tl->value), m->values[i]);
+                         devq__tl_value(s), m->values[i]);
     }
     return devq__err(-ETIMEDOUT, "devq_signal_wait_many: timed out");
 }
@@ -159,7 +167,10 @@ static int wait_waitv(const struct many *m, uint64_t deadline, int *sys)
             };
             k++;
         }
-        int rc = devq__futex_waitv(w, k, deadline);
+        uint64_t until = sleep_until(m, deadline);
+        int rc = devq__futex_waitv(w, k, until);
+        if (rc == -ETIMEDOUT && until != deadline)
+            continue;
         if (rc == -ETIMEDOUT) {
             r = scan(m);
             if (r == NOT_YET)
@@ -215,7 +226,10 @@ static int wait_wakers(const struct many *m, uint64_t deadline)
         r = scan(m);
         if (r != NOT_YET)
             break;
-        if (devq__futex_wait((const uint32_t *)&word, w, deadline, 0) == -ETIMEDOUT) {
+        uint64_t until = sleep_until(m, deadline);
+        if (devq__futex_wait((const uint32_t *)&word, w, until, 0) == -ETIMEDOUT) {
+            if (until != deadline)
+                continue;
             r = scan(m);
             if (r == NOT_YET)
                 r = timeout_err(m);
@@ -247,7 +261,9 @@ DEVQ_API int devq_signal_wait_many(devq_signal *const *s, const uint64_t *values
         if (r)
             return r;
     }
-    struct many m = { s, values, n, mode, first_ready };
+    struct many m = { s, values, n, mode, first_ready, 0 };
+    for (size_t i = 0; i < n; i++)
+        m.shared |= s[i]->shared;
     int r = scan(&m);
     if (r != NOT_YET)
         return r;

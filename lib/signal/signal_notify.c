@@ -78,7 +78,7 @@ DEVQ_API int devq_signal_notify(devq_signal *s, uint64_t value, devq_notify_fn f
     if (handle)
         *handle = NULL;
     int r = devq__signal_check_user(s, "devq_signal_notify");
-    if (r)
+    if (r || (s->shared && (r = devq__shared_check(s))))
         return r;
     if (!fn)
         return devq__err(-EINVAL, "devq_signal_notify: fn is NULL (signal s%" PRIu64 ")", s->id);
@@ -168,6 +168,8 @@ DEVQ_API int devq_signal_wait_fd(devq_signal *s, uint64_t value, int *fd)
     if (!fd)
         return devq__err(-EINVAL, "devq_signal_wait_fd: fd is NULL (signal s%" PRIu64 ")", s->id);
     *fd = -1;
+    if (s->shared && (r = devq__shared_check(s)))
+        return r;
     int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (efd < 0)
         return devq__err(-errno, "devq_signal_wait_fd: eventfd: %m");

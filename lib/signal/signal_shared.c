@@ -66,6 +66,7 @@ DEVQ_API int devq_signal_create_shared(uint64_t initial, devq_signal **out)
     tl->version = DEVQ_TIMELINE_VERSION;
     atomic_store(&tl->value, initial);
     tl->magic = DEVQ_TIMELINE_MAGIC;
+    atomic_store(&s->seen_value, initial);
     s->tl = tl;
     s->shared = 1;
     s->memfd = fd;
@@ -84,6 +85,8 @@ DEVQ_API int devq_signal_export_fd(devq_signal *s, int *fd)
     if (!s->shared)
         return devq__err(-EINVAL, "devq_signal_export_fd: signal s%" PRIu64 " is not shared; "
                          "create it with devq_signal_create_shared", s->id);
+    if ((r = devq__shared_check(s)))
+        return r;
     int d = fcntl(s->memfd, F_DUPFD_CLOEXEC, 0);
     if (d < 0)
         return devq__err(-errno, "devq_signal_export_fd: signal s%" PRIu64 ": dup: %m", s->id);
@@ -128,6 +131,16 @@ DEVQ_API int devq_signal_import_fd(int fd, devq_signal **out)
     s->tl = tl;
     s->shared = 1;
     s->memfd = mine;
+    /* From here on the page is judged by what this handle saw of it;
+     * one already broken is refused like a foreign file. */
+    atomic_store(&s->seen_value, atomic_load(&tl->value));
+    if (devq__shared_status(s) == DEVQ_SHARED_CORRUPT && atomic_load(&s->corrupt)) {
+        char what[sizeof s->corrupt_what];
+        memcpy(what, s->corrupt_what, sizeof what);
+        devq__signal_release(s);
+        return devq__err(DEVQ_SHARED_CORRUPT, "devq_signal_import_fd: fd %d: the shared "
+                         "signal was corrupted by a process sharing it (%s)", fd, what);
+    }
     *out = s;
     return 0;
 }

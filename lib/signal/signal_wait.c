@@ -38,13 +38,17 @@ _Atomic uint64_t devq__signal_early_wakes;
 #define SPIN_RETRY    256     /* failed spins in a row before trying again */
 #define SPIN_RETRY_NS 8000    /* the budget a retry starts with */
 
-/* 1 reached, a negative failure, 0 not yet. */
-static int probe(const struct devq_timeline *tl, uint64_t want)
+/* 1 reached, a negative failure, 0 not yet.  A shared page is validated
+ * (signal_page.c): corruption is a failure like any other here. */
+static inline __attribute__((always_inline)) int probe(const struct devq_signal *s,
+                                                      uint64_t want)
 {
-    int st = atomic_load_explicit(&tl->status, memory_order_acquire);
+    if (__builtin_expect(s->shared, 0))
+        return devq__shared_probe(s, want);
+    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
     if (st)
         return st;
-    return atomic_load_explicit(&tl->value, memory_order_acquire) >= want;
+    return atomic_load_explicit(&s->tl->value, memory_order_acquire) >= want;
 }
 
 static int spin(struct devq_signal *s, uint64_t want, uint64_t start, uint64_t deadline)
@@ -55,7 +59,7 @@ static int spin(struct devq_signal *s, uint64_t want, uint64_t start, uint64_t d
     uint64_t end = start + budget < deadline ? start + budget : deadline;
     for (;;) {
         for (int i = 0; i < SPIN_CHECK; i++) {
-            int r = probe(s->tl, want);
+            int r = probe(s, want);
             if (r)
                 return r;
             devq__cpu_relax();
@@ -101,7 +105,9 @@ static void adapt(struct devq_signal *s, uint64_t waited)
         atomic_store_explicit(&s->spin_budget, (int)next, memory_order_relaxed);
 }
 
-/* 1 reached, a negative failure, 0 timed out. */
+/* 1 reached, a negative failure, 0 timed out.  On a shared signal the
+ * sleep is cut into slices: another process may change the page (or
+ * zero the waiter count) without waking anyone. */
 static int sleep_until(struct devq_signal *s, uint64_t want, uint64_t deadline)
 {
     struct devq_timeline *tl = s->tl;
@@ -109,15 +115,18 @@ static int sleep_until(struct devq_signal *s, uint64_t want, uint64_t deadline)
     atomic_fetch_add(&tl->waiters, 1);
     for (;;) {
         uint32_t seq = atomic_load(&tl->seq);
-        r = probe(tl, want);
+        r = probe(s, want);
         if (r)
             break;
+        uint64_t until = s->shared ? devq__shared_slice(deadline) : deadline;
         if (devq__futex_wait_bits((const uint32_t *)&tl->seq, seq, devq__signal_bucket(want),
-                                  deadline, s->shared) == -ETIMEDOUT) {
-            r = probe(tl, want);   /* 0: timed out */
+                                  until, s->shared) == -ETIMEDOUT) {
+            if (until != deadline)
+                continue;   /* a re-check of the page */
+            r = probe(s, want);   /* 0: timed out */
             break;
         }
-        if (atomic_load(&tl->seq) != seq && !probe(tl, want))
+        if (atomic_load(&tl->seq) != seq && !probe(s, want))
             atomic_fetch_add_explicit(&devq__signal_early_wakes, 1, memory_order_relaxed);
     }
     atomic_fetch_sub(&tl->waiters, 1);
@@ -129,7 +138,7 @@ DEVQ_API int devq_signal_wait(devq_signal *s, uint64_t value, uint64_t timeout_n
     int r = devq__signal_check_user(s, "devq_signal_wait");
     if (r)
         return r;
-    r = probe(s->tl, value);
+    r = probe(s, value);
     if (!r && timeout_ns) {
         uint64_t deadline = devq__deadline(timeout_ns);
         uint64_t start = timed(s) ? devq__now_ns() : 0;
