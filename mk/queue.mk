@@ -1,7 +1,8 @@
 # The queue layer (lib/queue/): queues, batches, recording, issue and
 # deferral, hazards, cycles, completion, buffers, kernels, timestamps.
 libdevq_core_la_SOURCES += \
-	lib/queue/queue.c lib/queue/queue.h lib/queue/batch.c \
+	lib/queue/queue.c lib/queue/queue.h lib/queue/batch.c lib/queue/batch.h \
+	lib/queue/buffer.h lib/queue/kernel.h lib/queue/timestamp.h lib/queue/completion.h \
 	lib/queue/record.c lib/queue/issue.c lib/queue/defer.c lib/queue/align.c \
 	lib/queue/hazard.c lib/queue/hazard.h lib/queue/completion.c lib/queue/cycle.c lib/queue/blocker.c lib/queue/blocker.h \
 	lib/queue/buffer.c lib/queue/buffer_fail.c lib/queue/batch_walk.c lib/queue/kernel.c \

@@ -1,0 +1,147 @@
+/* Batches and their ops: what a queue records and issues, the flat list
+ * of buffer uses, the references held, and the verdict its callbacks
+ * walk (batch.c, batch_walk.c). */
+#ifndef DEVQ_LIB_BATCH_H
+#define DEVQ_LIB_BATCH_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <devq/devq.h>
+#include "buffer.h"
+#include "kernel.h"
+#include "object.h"
+#include "timestamp.h"
+#include "tracker.h"
+
+#define DEVQ_CAUSE_MAX 384
+
+struct devq_queue;
+struct devq_value_slot;
+
+enum op_kind {
+    OP_WAIT, OP_SIGNAL, OP_EXEC, OP_COPY, OP_FILL, OP_WRITE, OP_READ,
+    OP_BARRIER, OP_HOST_FN,
+    OP_ALIGN,                      /* order after another stream's point (devq_barrier) */
+    OP_TIMESTAMP,                  /* record a timing event */
+};
+
+struct batch;
+
+struct gate_wait {
+    devq_signal *s;
+    uint64_t v;
+};
+
+/* A buffer an op uses, with its access.  A batch keeps them in one flat
+ * array, built at record time in op order (record.c); an op's uses are
+ * the slice [first_use, first_use + nuses). */
+struct buffer_use {
+    devq_buffer *buf;
+    enum devq_access access;
+};
+
+struct op {
+    uint8_t kind;
+    uint8_t at_end;                /* OP_SIGNAL delivered by the end callback */
+    uint16_t nuses;                /* buffers it uses (exec: at most 4096) */
+    uint32_t first_use;            /* its slice of batch->uses */
+    union {
+        struct { devq_signal *s; uint64_t v; struct batch *owner; } sig;
+        struct { devq_kernel *k; devq_launch l; uint32_t first_arg, nargs; } exec;
+        struct { devq_buffer *dst, *src; size_t dst_off, src_off, n; } copy;
+        struct { devq_buffer *dst; size_t off, n; uint8_t byte; } fill;
+        struct { devq_buffer *buf; size_t off, n; void *host; } xfer;   /* write: host is the source */
+        struct { void (*fn)(void *); void *arg; struct batch *owner; } host;
+        struct devq_use align;
+        struct devq_timestamp *ts;
+    } u;
+};
+
+struct batch_arg {
+    devq_buffer *buf;
+    enum devq_access access;
+    size_t value_off, size;        /* value bytes live in batch->bytes */
+};
+
+
+struct batch {
+    struct devq_queue *q;
+    uint64_t seq;                  /* 1-based number on its queue */
+    uint64_t serial;               /* submission order on the device (device lock) */
+    struct op *ops;
+    uint32_t nops, capops;
+    struct batch_arg *args;
+    uint32_t nargs, capargs;
+    struct buffer_use *uses;       /* every op's buffer uses, in op order */
+    uint32_t nuses, capuses;
+    unsigned char *bytes;
+    size_t nbytes, capbytes;
+    struct gate_wait *gate;        /* aligned signal waits to re-check on the device */
+    uint32_t ngate, capgate;
+    struct devq_value_slot **slots;   /* device-side waits (value_wait.c) */
+    uint32_t nslots, capslots;
+    /* One reference to each buffer and kernel the ops use (record.c);
+     * dropped when the batch completes. */
+    struct devq_ref_set held;
+    /* Issue state (device lock). */
+    uint32_t next_op;              /* first op not yet issued */
+    int forced_error;              /* fail without running the rest */
+    uint32_t fail_from;            /* first op that did not run when forced */
+    uint32_t park_at;              /* the op issue stopped at to park (issue.c) */
+    char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
+    /* The walk (batch_walk.c): owned by the batch's callbacks. */
+    uint32_t walked;               /* ops whose buffer effects are applied */
+    uint32_t walk_at;              /* first op failed */
+    int walk_err;                  /* the batch's failure, as far as walked */
+    char walk_cause[DEVQ_CAUSE_MAX];
+    _Atomic int inline_done;       /* completed inline: the walk never clears */
+    devq_signal *blocked_on;       /* deferred: waiting for this value */
+    uint64_t blocked_value;
+    int hazard_wait;               /* deferred: an op conflicts with an earlier parked batch */
+    uint32_t parked_uses;          /* buffer uses registered in hazard.c */
+    devq_notify *notify;
+    uint64_t *marks;               /* DEVQ_TRACE: op start times, [nops] = end */
+    uint32_t capmarks;
+    int traced;
+    /* Host callbacks that still point into this batch, plus one for its
+     * completion: the last to let go recycles it, so a batch completed
+     * early (its end callback could not be queued) outlives the
+     * callbacks already queued for its ops. */
+    _Atomic uint32_t cb_refs;
+    struct batch *next;            /* deferred FIFO / free list */
+};
+
+/* batch.c */
+struct batch *devq__batch_get(struct devq_queue *q);
+void devq__batch_put(struct devq_queue *q, struct batch *b);
+void devq__batch_free(struct batch *b);        /* memory of a recycled batch */
+void devq__batch_release_refs(struct batch *b, uint32_t from_op);
+/* Drop a batch that never ran (takes the device lock); err != 0 fails the
+ * signals it would have signalled with that cause. */
+void devq__batch_discard(struct batch *b, int err, const char *cause);
+/* Fail the rest of b without running it; the end callback reports it.
+ * First error wins; the cause keeps its root through any chain. */
+void devq__batch_force(struct batch *b, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Buffer uses of ops from `from` on were not issued and never will be (device lock). */
+void devq__batch_unissue(struct batch *b, uint32_t from);
+void devq__op_issued(struct batch *b, struct op *o);
+
+/* The buffers op o of b uses (o->nuses of them). */
+static inline const struct buffer_use *devq__op_uses(const struct batch *b, const struct op *o)
+{
+    return b->uses + o->first_use;
+}
+
+/* batch_walk.c: the batch's verdict, op by op, in its callbacks (stream
+ * order).  walk applies ops [walked, upto) to the buffers they use;
+ * status is what the backend reported for them; final (the end
+ * callback) also applies a forced error.  Returns the batch's failure. */
+int  devq__batch_walk(struct batch *b, uint32_t upto, int status, int final);
+/* Fail the walk from where it is: with the plugin's detail for status
+ * (devq_errmsg() on this thread), or with a given cause. */
+void devq__batch_walk_fail(struct batch *b, int status);
+void devq__batch_walk_fail_cause(struct batch *b, int err, const char *cause);
+void devq__batch_walk_inline(struct batch *b, int err, const char *cause);
+
+#endif

@@ -1,0 +1,60 @@
+/* Buffers as lib keeps them: device memory, the tracking state the
+ * tracker needs (tracker.h), the failure its last writer left
+ * (buffer_fail.c), and the stream-ordered free (buffer.c). */
+#ifndef DEVQ_LIB_BUFFER_H
+#define DEVQ_LIB_BUFFER_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <devq/devq.h>
+#include "device.h"
+#include "object.h"
+#include "tracker.h"
+
+#define DEVQ_MAGIC_BUFFER 0x42554646u  /* "BUFF" */
+
+struct devq_queue;
+struct devq_parked_use;
+
+struct devq_buffer {
+    struct devq_object obj;        /* refs: user + batches in flight */
+    struct devq_device *dev;
+    size_t size;
+    void *dptr, *hptr;
+    uint32_t tag;
+    uint32_t number;               /* "buffer #7": per process, creation order */
+    /* The failure its last writer left (buffer_fail.c): 0 or a negative
+     * errno; the cause under a striped lock, only while failed. */
+    _Atomic int fail_err;
+    char *fail_cause;
+    struct devq_use alloc_use;     /* stream-ordered alloc point (cursor 0: sync) */
+    /* Under the device lock: */
+    struct devq_buffer_track track;
+    _Atomic uint32_t unissued;     /* uses recorded but not yet issued (recorders add
+                                    * without the device lock; the rest is under it) */
+    int freed;                     /* devq_buffer_free called */
+    int free_pending;              /* free waits for unissued uses */
+    struct devq_queue *free_q;     /* where the pending free goes (NULL: sync) */
+    struct devq_buffer *next_pending;
+    struct devq_parked_use *parked;   /* uses by deferred batches (hazard.c) */
+    uint32_t nparked, capparked;
+};
+
+/* buffer.c */
+int  devq__buffer_check(const devq_buffer *b, const char *fn);
+void devq__buffer_issued(devq_buffer *b);      /* one unissued use went out (device lock) */
+/* Run frees that waited for their buffer's last use to be issued (device lock). */
+void devq__process_pending_frees(struct devq_device *dev);
+void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q);
+
+/* buffer_fail.c: the failure a buffer's last writer left. */
+void devq__buffer_fail(devq_buffer *b, int err, const char *cause);
+void devq__buffer_clear(devq_buffer *b);
+int  devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap);   /* 0 or the error */
+void devq__buffer_fail_fini(devq_buffer *b);
+int  devq__buffer_any_failed(void);        /* any buffer failed, process-wide */
+uint32_t devq__buffer_number_next(void);
+const char *devq__buffer_label(const devq_buffer *b, char *buf, size_t cap);
+
+#endif
