@@ -196,9 +196,9 @@ int soak_check_round(struct soak_round *r);
 struct soak_root {
     int op;                      /* this op fails, -1: none */
     int end_batch;               /* this batch fails after its ops, -1: none */
-    const soak_bset *whole;      /* these batches fail from their first op, or NULL */
+    const soak_bset *whole;      /* these batches fail, any of their ops may (lost device), or NULL */
     bool host_failed;            /* the host signal failed */
-    const uint8_t *also;         /* per op: these fail too (see soak_check.c), or NULL */
+    const uint8_t *maybe;        /* per op: these may fail (see soak_check.c), or NULL */
     bool late;                   /* op fails as it is issued (a driver call): see soak_model.c */
 };
 /* What the rules of devq(7) FAILURES predict from a root, per batch,

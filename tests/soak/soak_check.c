@@ -120,51 +120,49 @@ static int check_buffer_status(struct soak_round *r, const struct soak_sim *s, i
 /* lib bug (tests/soak/repro/early_publish.c): a batch that fails while
  * deferred (its wait failed before it was issued) marks the buffers it
  * would have written failed at once, out of submission order, so a read
- * submitted before it but not yet judged by lib fails too.  When the
- * first batch that failed against the model failed reading a buffer that
- * is clean there, and a batch submitted after it that writes that buffer
- * failed, this returns the read's op (made a root; everything it spoils
- * is then judged by the rules), else -1.  SOAK_EARLY_PUBLISH=1 does not
- * forgive it. */
-static int late_writer_op(const struct soak_round *r, const struct soak_sim *s, int x)
+ * submitted before it but not yet run fails too.  So a read of a buffer
+ * that a later batch would write, and that batch fails (or may), may fail
+ * (MAYBE); to a fixpoint, as such reads spoil more.  SOAK_EARLY_PUBLISH=1
+ * expects the rules instead. */
+static bool early_publish_strict(void)
 {
-    static int strict = -1;
-    if (strict < 0)
-        strict = getenv("SOAK_EARLY_PUBLISH") && *getenv("SOAK_EARLY_PUBLISH") == '1';
-    unsigned k;
-    if (strict || sscanf(r->batch[x].msg, "queue %*u batch %*u reads buffer #%*u (tag %u", &k) != 1 ||
-        k >= (unsigned)r->nbufs)
-        return -1;
-    bool later = false;
-    for (int w = x + 1; w < r->nbatches && !later; w++)
-        for (int i = r->batch[w].mop_first; i < r->batch[w].mop_end && !later; i++)
-            later = r->mop[i].dst == (int)k && s->op[i] != SIM_OK;
-    for (int i = r->batch[x].mop_first; later && i < r->batch[x].mop_end; i++) {
-        const struct soak_mop *m = &r->mop[i];
-        if (s->op[i] != SIM_OK)
-            break;
-        if (m->src == (int)k || ((m->kind == MOP_MIX || m->kind == MOP_COMBINE) && m->dst == (int)k))
-            return i;
-    }
-    return -1;
+    static int on = -1;
+    if (on < 0)
+        on = getenv("SOAK_EARLY_PUBLISH") && *getenv("SOAK_EARLY_PUBLISH") == '1';
+    return on;
 }
 
-/* soak_predict, forgiving late_writer_op's lib bug. */
-static void predict(struct soak_round *r, const soak_bset *F, const struct soak_root *root, struct soak_sim *s,
-                    bool count)
+static void predict(struct soak_round *r, const struct soak_root *root, struct soak_sim *s, bool count)
 {
-    static uint8_t also[SOAK_MAX_MOPS];
+    static uint8_t maybe[SOAK_MAX_MOPS];
     struct soak_root rt = *root;
-    memset(also, 0, sizeof also);
-    rt.also = also;
-    for (int n = 0; n < 64; n++) {
+    memset(maybe, 0, sizeof maybe);
+    rt.maybe = maybe;
+    for (int n = 0; n < 16; n++) {
         soak_predict(r, &rt, s);
-        int x = first_diff(r, F, s);
-        int op = x >= 0 && bset_has(F, x) ? late_writer_op(r, s, x) : -1;
-        if (op < 0)
+        if (early_publish_strict())
             return;
-        also[op] = 1;
-        r->late_failures += count;
+        int bad_after[SOAK_MAX_BUFS];      /* first later batch with a failed writer of the buffer */
+        bool changed = false;
+        for (int k = 0; k < r->nbufs; k++)
+            bad_after[k] = INT32_MAX;
+        for (int i = r->nmops - 1; i >= 0; i--) {
+            const struct soak_mop *m = &r->mop[i];
+            int k = m->src >= 0 ? m->src : m->kind == MOP_MIX || m->kind == MOP_COMBINE ? m->dst : -1;
+            int k2 = m->kind == MOP_COMBINE ? m->dst : -1;
+            bool hit = (k >= 0 && bad_after[k] > m->batch && bad_after[k] != INT32_MAX) ||
+                       (k2 >= 0 && bad_after[k2] > m->batch && bad_after[k2] != INT32_MAX);
+            if (hit && !maybe[i] && s->op[i] == SIM_OK) {
+                maybe[i] = 1;
+                changed = true;
+                r->late_failures += count;
+            }
+            if (m->dst >= 0 && m->kind >= MOP_MIX && m->kind <= MOP_STAGED && s->op[i] != SIM_OK &&
+                !r->batch[m->batch].discarded && m->batch < bad_after[m->dst])
+                bad_after[m->dst] = m->batch;
+        }
+        if (!changed)
+            return;
     }
 }
 
@@ -172,7 +170,7 @@ static void predict(struct soak_round *r, const soak_bset *F, const struct soak_
 static int judge(struct soak_round *r, const soak_bset *F, const struct soak_root *rt, const char *root,
                  int want_status, bool report, struct soak_sim *s)
 {
-    predict(r, F, rt, s, report);
+    predict(r, rt, s, report);
     if (!report)
         return first_diff(r, F, s) >= 0 ? 1 : check_buffer_status(r, s, want_status, false) +
                                            soak_check_data(r, s, false, &r->unknown_elements);

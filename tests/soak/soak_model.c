@@ -50,9 +50,11 @@ static bool exact_fail_op(void)
  * never issued), the buffers its skipped ops would have written are marked
  * failed only later (by its last callback), and a reader submitted after
  * it but not ordered behind those unissued ops may run first and succeed
- * with the old contents.  So such a buffer is only MAYBE failed; and as
- * the failure may land at any time later, after writers submitted later
- * cleared the buffer, those leave it MAYBE failed too.
+ * with the old contents.  So such a buffer is only MAYBE failed.  And a
+ * failed writer's mark may land after a writer on another queue,
+ * submitted later, cleared the buffer (any failure: seen with a batch
+ * that failed on a read at issue): those clears leave it MAYBE failed
+ * (their values are still checked).
  * SOAK_LATE_PUBLISH=1 expects the rules instead. */
 static bool late_publish_strict(void)
 {
@@ -72,7 +74,7 @@ static uint8_t worse(uint8_t a, uint8_t b)
 static uint8_t own_verdict(const struct soak_round *r, const struct soak_root *rt, const struct soak_sim *s, int i)
 {
     const struct soak_mop *m = &r->mop[i];
-    uint8_t v = i == rt->op || (rt->also && rt->also[i]) ? SIM_FAILED : SIM_OK;
+    uint8_t v = i == rt->op ? SIM_FAILED : rt->maybe && rt->maybe[i] ? SIM_MAYBE : SIM_OK;
     if (m->kind == MOP_WAIT)
         v = worse(v, s->batch[m->wait]);
     else if (m->kind == MOP_HOST_WAIT && rt->host_failed)
@@ -100,17 +102,24 @@ static bool placed_late(const struct soak_round *r, const struct soak_root *rt, 
 
 void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct soak_sim *s)
 {
-    bool haunted[SOAK_MAX_BUFS] = { false };      /* see late_publish_strict */
+    uint32_t haunted[SOAK_MAX_BUFS] = { 0 };      /* queues of failed writers: see late_publish_strict */
     memset(s, 0, sizeof *s);
     for (int b = 0; b < r->nbatches; b++) {
         const struct soak_batch *sb = &r->batch[b];
-        uint8_t bv = sb->discarded || (rt->whole && bset_has(rt->whole, b)) ? SIM_FAILED : SIM_OK;
+        /* A batch of a lost device fails, but which of its ops ran before
+         * the loss is unknown: they may have failed. */
+        bool lost = rt->whole && bset_has(rt->whole, b);
+        uint8_t bv = sb->discarded ? SIM_FAILED : lost ? SIM_MAYBE : SIM_OK;
         int since = sb->mop_first;          /* the batch's last completion point */
         bool by_wait = false;               /* it failed on a wait (or rt->late) */
         for (int i = sb->mop_first; i < sb->mop_end; i++) {
             const struct soak_mop *m = &r->mop[i];
-            uint8_t v = bv == SIM_FAILED ? SIM_FAILED : worse(bv, own_verdict(r, rt, s, i));
-            if (v != SIM_OK && bv == SIM_OK && placed_late(r, rt, s, i))
+            uint8_t own = own_verdict(r, rt, s, i);
+            uint8_t v = bv == SIM_FAILED ? SIM_FAILED : worse(bv, own);
+            /* A batch whose wait fails while it is deferred is failed
+             * without issuing anything: even after an op that failed. */
+            bool failed_wait = (m->kind == MOP_WAIT || m->kind == MOP_HOST_WAIT) && own != SIM_OK;
+            if (((v != SIM_OK && v != bv) || failed_wait) && placed_late(r, rt, s, i))
                 for (int j = since; j < i; j++)
                     if (r->mop[j].kind != MOP_HOSTFN && s->op[j] == SIM_OK) {
                         s->op[j] = SIM_MAYBE;
@@ -129,11 +138,12 @@ void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct
                 since = i;
             if (writes(m->kind) && !sb->discarded) {  /* a writer that ran cleared it (or it was clean) */
                 bool late = v == SIM_FAILED && by_wait && !late_publish_strict();
-                haunted[m->dst] |= late;
-                s->buf[m->dst] = late || (v == SIM_OK && haunted[m->dst]) ? SIM_MAYBE : v;
+                if (v != SIM_OK && !late_publish_strict())
+                    haunted[m->dst] |= 1u << sb->q;
+                s->buf[m->dst] = late || (v == SIM_OK && (haunted[m->dst] & ~(1u << sb->q))) ? SIM_MAYBE : v;
             }
         }
-        s->batch[b] = b == rt->end_batch ? SIM_FAILED : bv;
+        s->batch[b] = b == rt->end_batch || lost ? SIM_FAILED : bv;
     }
 }
 

@@ -1195,7 +1195,7 @@ int soak_run_round(const struct soak_plan *plan)
     close_all(r);
     if (failures || getenv("SOAK_VERBOSE"))
         printf("round %d: seed %llu fault %s%s%s: %d batches (%d failed), %d reads (%d elements unknown), "
-           "%d buffers, %d probes, %d call errors, %d reads failed by a later writer%s\n",
+           "%d buffers, %d probes, %d call errors, %d reads a later failed writer may fail%s\n",
            plan->round, (unsigned long long)plan->seed, soak_fault_names[plan->fault],
            plan->emu_fail[0] ? " DEVQ_EMU_FAIL=" : "", plan->emu_fail, r->nbatches, r->failed_batches,
            r->nreads, r->unknown_elements, r->nbufs, r->nprobes, r->call_errors, r->late_failures,

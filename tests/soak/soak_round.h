@@ -56,7 +56,7 @@ struct soak_round {
     bool aborted;                 /* a hang: stop building, no teardown */
     int failures;                 /* checks that failed */
     int failed_batches;
-    int late_failures;            /* reads failed by a later writer (soak_check.c) */
+    int late_failures;            /* reads a later failed writer may fail (soak_check.c) */
     int unknown_elements;         /* read elements a failed op left unknown (not compared) */
 };
 
