@@ -210,6 +210,8 @@ struct soak_sim {
     uint8_t buf[SOAK_MAX_BUFS];          /* at the end */
     uint8_t op[SOAK_MAX_MOPS];
 };
+/* A failure-model switch (README.md): set to 1 in the environment. */
+bool soak_switch_on(const char *name);
 void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct soak_sim *s);
 /* Replays the data under s: every read whose op surely succeeded must
  * match; elements of unknown content (written by an op that failed or

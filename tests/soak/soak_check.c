@@ -126,10 +126,7 @@ static int check_buffer_status(struct soak_round *r, const struct soak_sim *s, i
  * expects the rules instead. */
 static bool early_publish_strict(void)
 {
-    static int on = -1;
-    if (on < 0)
-        on = getenv("SOAK_EARLY_PUBLISH") && *getenv("SOAK_EARLY_PUBLISH") == '1';
-    return on;
+    return soak_switch_on("SOAK_EARLY_PUBLISH");
 }
 
 static void predict(struct soak_round *r, const struct soak_root *root, struct soak_sim *s, bool count)

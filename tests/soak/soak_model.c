@@ -35,13 +35,16 @@ static bool writes(int kind)
     return kind >= MOP_MIX && kind <= MOP_STAGED;
 }
 
+bool soak_switch_on(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v == '1';
+}
+
 /* SOAK_EXACT_FAIL_OP=1: a failure starts exactly at the op that caused it. */
 static bool exact_fail_op(void)
 {
-    static int on = -1;
-    if (on < 0)
-        on = getenv("SOAK_EXACT_FAIL_OP") && *getenv("SOAK_EXACT_FAIL_OP") == '1';
-    return on;
+    return soak_switch_on("SOAK_EXACT_FAIL_OP");
 }
 
 /* lib bug (tests/soak/repro/parked_reader.c, gpu_issue_failure.c): when
@@ -58,10 +61,7 @@ static bool exact_fail_op(void)
  * SOAK_LATE_PUBLISH=1 expects the rules instead. */
 static bool late_publish_strict(void)
 {
-    static int on = -1;
-    if (on < 0)
-        on = getenv("SOAK_LATE_PUBLISH") && *getenv("SOAK_LATE_PUBLISH") == '1';
-    return on;
+    return soak_switch_on("SOAK_LATE_PUBLISH");
 }
 
 /* Worse of two verdicts: FAILED, then MAYBE, then OK. */
