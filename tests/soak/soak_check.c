@@ -179,6 +179,16 @@ static int judge(struct soak_round *r, const soak_bset *F, const struct soak_roo
 /* A non-sticky cuda call failed somewhere: find an op (or the end of a
  * batch) where it struck that explains everything seen.  Returns false
  * when none does. */
+/* The devq op kind (soak_op) of a model op, -1 for waits. */
+static int op_kind_of(int mop_kind)
+{
+    static const int8_t kind[] = { [MOP_WAIT] = -1, [MOP_HOST_WAIT] = -1, [MOP_MIX] = OP_EXEC,
+                                   [MOP_COMBINE] = OP_EXEC, [MOP_GEN] = OP_EXEC, [MOP_COPY] = OP_COPY,
+                                   [MOP_FILL] = OP_FILL, [MOP_WRITE] = OP_WRITE, [MOP_STAGED] = OP_WRITE,
+                                   [MOP_READ] = OP_READ, [MOP_FAIL] = OP_EXEC, [MOP_HOSTFN] = OP_HOSTFN };
+    return kind[mop_kind];
+}
+
 static bool judge_cuda_call(struct soak_round *r, const soak_bset *F, struct soak_sim *s, int *root_batch)
 {
     struct soak_root rt = { -1, -1, NULL, false, NULL, false };
@@ -186,20 +196,25 @@ static bool judge_cuda_call(struct soak_round *r, const soak_bset *F, struct soa
         *root_batch = -1;
         return true;
     }
-    for (int b = 0; b < r->nbatches; b++) {
-        const struct soak_batch *sb = &r->batch[b];
-        if (!is_cuda(r, b) || !bset_has(F, b))
-            continue;
-        rt.late = true;
-        for (int i = sb->mop_first; i <= sb->mop_end; i++) {
-            rt.op = i < sb->mop_end ? i : -1;
-            rt.end_batch = i < sb->mop_end ? -1 : b;
-            if (judge(r, F, &rt, "", 0, false, s) == 0) {
-                *root_batch = b;
-                return true;
+    /* First the ops that make the failing call, then any point. */
+    int want = r->plan->op_kind;
+    for (int pass = want >= 0 ? 0 : 1; pass < 2; pass++)
+        for (int b = 0; b < r->nbatches; b++) {
+            const struct soak_batch *sb = &r->batch[b];
+            if (!is_cuda(r, b) || !bset_has(F, b))
+                continue;
+            rt.late = true;
+            for (int i = sb->mop_first; i <= sb->mop_end; i++) {
+                if (pass == 0 && (i == sb->mop_end || op_kind_of(r->mop[i].kind) != want))
+                    continue;
+                rt.op = i < sb->mop_end ? i : -1;
+                rt.end_batch = i < sb->mop_end ? -1 : b;
+                if (judge(r, F, &rt, "", 0, false, s) == 0) {
+                    *root_batch = b;
+                    return true;
+                }
             }
         }
-    }
     return false;
 }
 
