@@ -240,6 +240,8 @@ static void check_failures(struct soak_round *r, soak_bset *F)
     switch (p->fault) {
     case FAULT_NONE:
         judge(r, F, &rt, "no fault injected", 0, true, s);
+        if (r->unknown_elements)
+            soak_fail(r, "%d read elements could not be compared with no fault injected", r->unknown_elements);
         break;
     case FAULT_HOST_SIGNAL:
         rt.host_failed = true;
