@@ -15,4 +15,5 @@ EXTRA_tests_soak_soak_DEPENDENCIES = tests/emu/libcuda-emu.la
 EXTRA_DIST += tests/soak/README.md
 # Reproducers of lib bugs the soak found (not built: see the README).
 EXTRA_DIST += tests/soak/repro/fail_position.c tests/soak/repro/early_publish.c \
-	tests/soak/repro/parked_reader.c tests/soak/repro/gpu_issue_failure.c
+	tests/soak/repro/parked_reader.c tests/soak/repro/gpu_issue_failure.c \
+	tests/soak/repro/gpu_callback_stale.c

@@ -1,14 +1,17 @@
 /* cuda-emu, DEVQ_EMU_FAIL=cuMemcpyDtoHAsync:1:CUDA_ERROR_INVALID_VALUE:
  * a driver call that fails while a batch is issued fails that op; the
- * ops after it are skipped, so what they would have written is failed.
- * A read of such a buffer on another queue must fail.
- *   q1: wait h (unset: deferred); read a -> host (the DtoH call fails
- *       when h is set and the batch is issued); fill b 0x55; submit
- *   q2: read b -> out; submit      -> expect < 0 (parked behind q1's fill)
- *   set h
+ * ops after it are skipped, so what they would have written is failed,
+ * and a read of it on another queue must fail.  lib marks the buffer
+ * failed only in the batch's last callback, and the reader, not ordered
+ * behind the never-issued fill, runs first: it succeeds with the old
+ * contents (silent stale data), every time.
+ *   q1: wait h (host, unset: a device-side wait); read a -> host (the
+ *       DtoH call fails at submit); fill b 0x55; submit  (returns -22)
+ *   q2: read b -> out; submit
+ *   set h; finish q1 (<0), finish q2 -> expect < 0.
  * Run: DEVQ_PLUGIN_PATH=<build>/plugins/cuda/.libs
  *      DEVQ_CUDA_LIBRARY=<build>/tests/emu/.libs/libcuda-emu.so
- *      DEVQ_EMU_FAIL=cuMemcpyDtoHAsync:1:CUDA_ERROR_INVALID_VALUE ./gpu_forced_error */
+ *      DEVQ_EMU_FAIL=cuMemcpyDtoHAsync:1:CUDA_ERROR_INVALID_VALUE ./gpu_issue_failure */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
