@@ -57,7 +57,8 @@ struct soak_round {
     int failures;                 /* checks that failed */
     int failed_batches;
     int late_failures;            /* reads a later failed writer may fail (soak_check.c) */
-    int unknown_elements;         /* read elements a failed op left unknown (not compared) */
+    int unknown_elements;
+    int noted_cause_lost;         /* see callback_cause_lost (soak_check.c) */         /* read elements a failed op left unknown (not compared) */
 };
 
 /* op kind names, for messages */
