@@ -59,13 +59,13 @@ static void check_messages(struct soak_round *r, const soak_bset *F, int want_st
             /* Each hop of a failure chain prefixes "queue Q batch B waits
              * sN, which failed: " to its cause, in a bounded buffer: past
              * a few hops the root cause is cut off the end. */
-            if (strlen(sb->msg) >= 200 && strstr(sb->msg, "which failed: "))
-                soak_known(r, KNOWN_CAUSE_TRUNCATED, "devq_errmsg() after batch %d's failed wait lost the root "
-                           "cause '%s' (%zu characters of hops): %.160s...", b, want_text, strlen(sb->msg), sb->msg);
-            else if (callback_cause_lost(r, sb->msg)) {
+            if (callback_cause_lost(r, sb->msg)) {
                 if (!r->noted_cause_lost++)
                     printf("round %d: note: lib bug (SOAK_CALLBACK_CAUSE=1 fails the round): batch %d's cause lost "
                            "the injected %s: %s\n", r->plan->round, b, r->plan->func, sb->msg);
+            } else if (strlen(sb->msg) >= 200 && strstr(sb->msg, "which failed: ")) {
+                soak_known(r, KNOWN_CAUSE_TRUNCATED, "devq_errmsg() after batch %d's failed wait lost the root "
+                           "cause '%s' (%zu characters of hops): %.160s...", b, want_text, strlen(sb->msg), sb->msg);
             } else {
                 soak_fail(r, "devq_errmsg() after batch %d's failed wait does not name the root cause '%s': %s", b,
                           want_text, sb->msg);
