@@ -125,6 +125,8 @@ void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct
                         s->op[j] = SIM_MAYBE;
                         if (writes(r->mop[j].kind) && !sb->discarded && s->buf[r->mop[j].dst] == SIM_OK)
                             s->buf[r->mop[j].dst] = SIM_MAYBE;
+                        if (writes(r->mop[j].kind) && !sb->discarded && !late_publish_strict())
+                            haunted[r->mop[j].dst] |= 1u << sb->q;
                     }
             if (v == SIM_FAILED && bv != SIM_FAILED) {
                 by_wait = ((m->kind == MOP_WAIT || m->kind == MOP_HOST_WAIT) && i != rt->op) ||
