@@ -5,7 +5,7 @@
 check_PROGRAMS += tests/soak/soak
 TESTS += tests/soak/soak
 tests_soak_soak_SOURCES = tests/soak/soak.h tests/soak/soak_round.h tests/soak/soak_main.c \
-	tests/soak/soak_round.c tests/soak/soak_check.c tests/soak/soak_kernels.c tests/soak/soak_proc.c
+	tests/soak/soak_round.c tests/soak/soak_check.c tests/soak/soak_model.c tests/soak/soak_kernels.c tests/soak/soak_proc.c
 tests_soak_soak_CFLAGS = $(AM_CFLAGS)
 # -export-dynamic: the emulated driver finds the kernels with dlsym.
 tests_soak_soak_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
@@ -13,3 +13,7 @@ tests_soak_soak_LDADD = libdevq.la $(PTHREAD_LIBS)
 # The emulated driver must be built before the soak runs.
 EXTRA_tests_soak_soak_DEPENDENCIES = tests/emu/libcuda-emu.la
 EXTRA_DIST += tests/soak/README.md
+# Reproducers of lib bugs the soak found (not built: see the README).
+EXTRA_DIST += tests/soak/repro/fail_position.c tests/soak/repro/early_publish.c \
+	tests/soak/repro/parked_reader.c tests/soak/repro/gpu_issue_failure.c \
+	tests/soak/repro/gpu_callback_stale.c

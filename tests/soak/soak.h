@@ -29,6 +29,7 @@
 #define SOAK_MAX_READS 1024
 #define SOAK_MAX_STAGING 512
 #define SOAK_MAX_PROBES 64
+#define SOAK_MAX_MOPS 4096
 /* Why a batch may be held up (deferred by lib) for a while. */
 #define BLOCK_HOST 1u               /* until the host sets its signal */
 #define BLOCK_XDEV 2u               /* until work on the other device is done */
@@ -81,7 +82,8 @@ struct soak_plan {
 struct soak_batch {
     int q;                       /* queue index */
     devq_signal *sig;            /* reaches 1 when the batch is done */
-    soak_bset up;                /* batches it follows through signal waits, itself included */
+    int mop_first, mop_end;      /* its ops in r->mop[], in recording order */
+    bool discarded;              /* a recording call failed: lib drops it at submit */
     bool host_dep;               /* waits (perhaps transitively) on the host signal */
     unsigned block;              /* BLOCK_* bits: why it may be held up (soak_round.h) */
     bool has_fail_kernel;
@@ -100,9 +102,10 @@ struct soak_buf {
     devq_buffer *b;
     int dev;
     uint32_t n;                  /* elements (uint32_t) */
-    uint32_t *ref;               /* expected content */
-    soak_bset deps;              /* batches whose work produced the content */
     bool live;
+    bool kept;                   /* freed only after the final waits, to read its status */
+    int final_status;            /* devq_buffer_status() then */
+    char final_msg[320];
     unsigned block;              /* BLOCK_* bits of held-up batches that touched it */
     int block_q;                 /* the queue of the held-up batch that touched it */
     uint32_t qmask;              /* queues that touched it */
@@ -112,19 +115,45 @@ struct soak_buf {
 
 struct soak_read {
     int batch;
-    uint32_t *got, *expect;
+    uint32_t *got;
     uint32_t n;
-    soak_bset deps;
     int buf;
+    int mop;                     /* its op in r->mop[] */
 };
 
 /* Host memory a read filled and a later write on another queue uses. */
 struct soak_staging {
     int batch;                   /* the batch that read into it */
     uint32_t *data;              /* = that read's got */
-    uint32_t *expect;
     uint32_t n;
-    soak_bset deps;
+    int read;                    /* the read, in r->read[] */
+};
+
+/* One op as the model sees it (soak_model.c replays them).  Waits are
+ * ops too: a wait in the middle of a batch fails only what follows it. */
+enum soak_mop_kind {
+    MOP_WAIT,                    /* on batch `wait`'s signal */
+    MOP_HOST_WAIT,               /* on the host signal */
+    MOP_MIX,                     /* exec READ_WRITE dst[0..n) */
+    MOP_COMBINE,                 /* exec READ_WRITE dst, READ src, [0..n) */
+    MOP_GEN,                     /* exec WRITE dst[0..n) */
+    MOP_COPY,                    /* dst[doff..+n) <- src[soff..+n) */
+    MOP_FILL,                    /* dst[doff..+n) = byte k */
+    MOP_WRITE,                   /* dst[doff..+n) <- host data */
+    MOP_STAGED,                  /* dst[doff..+n) <- what read `read` got */
+    MOP_READ,                    /* host <- src[soff..+n), read `read` */
+    MOP_FAIL,                    /* the failing cpu kernel (no buffers) */
+    MOP_HOSTFN,
+};
+
+struct soak_mop {
+    uint8_t kind;
+    int batch;
+    int dst, src;                /* buffers, -1 if none */
+    uint32_t doff, soff, n, k;
+    const uint32_t *data;        /* MOP_WRITE */
+    int read;                    /* MOP_READ, MOP_STAGED */
+    int wait;                    /* MOP_WAIT */
 };
 
 /* A host wait done during the round, checked against the final status. */
@@ -162,6 +191,34 @@ int soak_run_round(const struct soak_plan *plan);
 
 /* soak_check.c */
 int soak_check_round(struct soak_round *r);
+
+/* soak_model.c: where the injected fault struck (a guess, for cuda) */
+struct soak_root {
+    int op;                      /* this op fails, -1: none */
+    int end_batch;               /* this batch fails after its ops, -1: none */
+    const soak_bset *whole;      /* these batches fail, any of their ops may (lost device), or NULL */
+    bool host_failed;            /* the host signal failed */
+    const uint8_t *maybe;        /* per op: these may fail (see soak_check.c), or NULL */
+    bool late;                   /* op fails as it is issued (a driver call): see soak_model.c */
+};
+/* What the rules of devq(7) FAILURES predict from a root, per batch,
+ * op and buffer: OK, FAILED, or MAYBE where lib may place a failure
+ * earlier in its batch than the op that caused it (soak_model.c). */
+enum { SIM_OK, SIM_FAILED, SIM_MAYBE };
+struct soak_sim {
+    uint8_t batch[SOAK_MAX_BATCHES];
+    uint8_t buf[SOAK_MAX_BUFS];          /* at the end */
+    uint8_t op[SOAK_MAX_MOPS];
+};
+/* A failure-model switch (README.md): set to 1 in the environment. */
+bool soak_switch_on(const char *name);
+void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct soak_sim *s);
+/* Replays the data under s: every read whose op surely succeeded must
+ * match; elements of unknown content (written by an op that failed or
+ * may have, and not written since) are not compared: *unknown counts
+ * them.  Returns the
+ * mismatches, reported through soak_fail when report is set. */
+int soak_check_data(struct soak_round *r, const struct soak_sim *s, bool report, int *unknown);
 
 /* a failure of the round: printed with the round's seed */
 void soak_fail(struct soak_round *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -11,6 +11,7 @@
 
 int soak_mix(void *const *a, const devq_cpu_group *g);
 int soak_combine(void *const *a, const devq_cpu_group *g);
+int soak_gen(void *const *a, const devq_cpu_group *g);
 int soak_fail_kernel(void *const *a, const devq_cpu_group *g);
 
 /* soak_mix(v, n, k): v[i] = v[i] * 2654435761 + k + i */
@@ -40,6 +41,20 @@ int soak_combine(void *const *a, const devq_cpu_group *g)
     return 0;
 }
 
+/* soak_gen(v, n, k): v[i] = k ^ (i * 0x9e3779b9), reading nothing: an
+ * exec with DEVQ_WRITE access, which clears a failed buffer. */
+int soak_gen(void *const *a, const devq_cpu_group *g)
+{
+    uint32_t *v = a[0];
+    uint32_t n = *(const uint32_t *)a[1], k = *(const uint32_t *)a[2];
+    for (uint32_t i = 0; i < g->local_size[0]; i++) {
+        uint32_t j = g->group_id[0] * g->local_size[0] + i;
+        if (j < n)
+            v[j] = k ^ (j * 0x9e3779b9u);
+    }
+    return 0;
+}
+
 /* soak_fail_kernel(code): fails with code (cpu only: a failing kernel
  * is recoverable there, DEVQ_CAP_SKIP_ON_ERROR). */
 int soak_fail_kernel(void *const *a, const devq_cpu_group *g)
@@ -51,4 +66,5 @@ int soak_fail_kernel(void *const *a, const devq_cpu_group *g)
 const char soak_emu_module[] =
     "devq-emu-module cpu-args\n"
     "soak_mix ptr 4 4\n"
-    "soak_combine ptr ptr 4\n";
+    "soak_combine ptr ptr 4\n"
+    "soak_gen ptr 4 4\n";

@@ -197,11 +197,27 @@ static int batch_begin(struct soak_round *r, int qi)
         soak_fail(r, "devq_signal_create: %s", devq_errmsg());
         return -1;
     }
-    bset_add(&sb->up, b);
+    sb->mop_first = sb->mop_end = r->nmops;
     sb->block = r->q_block[qi];
     r->ntouched = 0;
     r->nbatches++;
     return b;
+}
+
+/* Append an op of batch b to the model (soak_model.c). */
+static struct soak_mop *mop(struct soak_round *r, int b, int kind, int dst, int src)
+{
+    static struct soak_mop spill;      /* the model is full: the round fails, the op goes here */
+    if (r->nmops == SOAK_MAX_MOPS) {
+        if (!r->aborted)
+            soak_fail(r, "more than %d ops: raise SOAK_MAX_MOPS", SOAK_MAX_MOPS);
+        r->aborted = true;
+        return &spill;
+    }
+    struct soak_mop *m = &r->mop[r->nmops++];
+    *m = (struct soak_mop){ .kind = (uint8_t)kind, .batch = b, .dst = dst, .src = src, .read = -1, .wait = -1 };
+    r->batch[b].mop_end = r->nmops;
+    return m;
 }
 
 static void follow(struct soak_round *r, int b, int w)
@@ -213,7 +229,7 @@ static void follow(struct soak_round *r, int b, int w)
         call_ok(r, rc, r->q[sb->q].dev, "devq_queue_wait");
         return;
     }
-    bset_or(&sb->up, &r->batch[w].up);
+    mop(r, b, MOP_WAIT, -1, -1)->wait = w;
     sb->host_dep |= r->batch[w].host_dep;
     if (r->q[r->batch[w].q].dev == r->q[sb->q].dev)
         sb->aligned = true;
@@ -245,6 +261,7 @@ static void follow_host(struct soak_round *r, int b)
         call_ok(r, rc, r->q[sb->q].dev, "devq_queue_wait(host signal)");
         return;
     }
+    mop(r, b, MOP_HOST_WAIT, -1, -1);
     sb->host_dep = true;
     sb->block |= BLOCK_HOST;
     if (r->native_wait[r->q[sb->q].dev])
@@ -279,6 +296,7 @@ static void batch_end(struct soak_round *r, int b)
         /* Nothing promised the signal: fail it ourselves, or its
          * followers would wait for good (the user's duty, not lib's). */
         call_ok(r, rc, q->dev, "devq_queue_signal");
+        sb->discarded = true;
         devq_signal_fail(sb->sig, rc);
         r->self_failed++;
     }
@@ -291,6 +309,8 @@ static void batch_end(struct soak_round *r, int b)
             r->buf[r->touched[i]].block_q = sb->q;
         }
     }
+    static int nth[SOAK_NQ];            /* lib numbers a queue's batches from 1 */
+    TRACE("batch %d q%d: submit (its batch %d)\n", b, sb->q, ++nth[sb->q]);
     sb->submit_rc = devq_queue_submit(q->q);
     if (sb->submit_rc < 0) {
         /* The batch is failed: its signal must say so (checked later). */
@@ -311,6 +331,7 @@ static bool rec(struct soak_round *r, int b, int kind, int rc, const char *what)
     int dev = r->q[sb->q].dev;
     if (rc < 0) {
         call_ok(r, rc, dev, what);
+        sb->discarded = true;           /* the error is sticky: submit drops the batch */
         return false;
     }
     sb->kinds |= 1u << kind;
@@ -335,9 +356,26 @@ static void op_exec_mix(struct soak_round *r, int b, int bi)
     if (!rec(r, b, OP_EXEC, devq_queue_exec(r->q[sb->q].q, r->mix[B->dev], a, 3, &l), "devq_queue_exec(soak_mix)"))
         return;
     TRACE("batch %d q%d: mix buf %d n %u k %u\n", b, sb->q, bi, n, k);
-    for (uint32_t j = 0; j < n; j++)
-        B->ref[j] = B->ref[j] * 2654435761u + k + j;
-    bset_add(&B->deps, b);
+    struct soak_mop *m = mop(r, b, MOP_MIX, bi, -1);
+    m->n = n;
+    m->k = k;
+}
+
+/* exec WRITE: declares new contents of [0, n), clearing a failure. */
+static void op_exec_gen(struct soak_round *r, int b, int bi)
+{
+    struct soak_buf *B = &r->buf[bi];
+    struct soak_batch *sb = &r->batch[b];
+    uint32_t n = pick_len(r, B->n), k = (uint32_t)rnd(r);
+    devq_arg a[3] = { DEVQ_ARG_BUF(B->b, DEVQ_WRITE), DEVQ_ARG_VAL(&n), DEVQ_ARG_VAL(&k) };
+    devq_launch l = { { n, 1, 1 }, { 64, 1, 1 }, 0 };
+    touch(r, b, bi);
+    if (!rec(r, b, OP_EXEC, devq_queue_exec(r->q[sb->q].q, r->gen[B->dev], a, 3, &l), "devq_queue_exec(soak_gen)"))
+        return;
+    TRACE("batch %d q%d: gen buf %d n %u k %u\n", b, sb->q, bi, n, k);
+    struct soak_mop *m = mop(r, b, MOP_GEN, bi, -1);
+    m->n = n;
+    m->k = k;
 }
 
 static void op_exec_combine(struct soak_round *r, int b, int di, int si)
@@ -353,10 +391,7 @@ static void op_exec_combine(struct soak_round *r, int b, int di, int si)
              "devq_queue_exec(soak_combine)"))
         return;
     TRACE("batch %d q%d: combine buf %d <- buf %d n %u\n", b, sb->q, di, si, n);
-    for (uint32_t j = 0; j < n; j++)
-        D->ref[j] = D->ref[j] * 31u + (S->ref[j] ^ 0x5bd1e995u);
-    bset_or(&D->deps, &S->deps);
-    bset_add(&D->deps, b);
+    mop(r, b, MOP_COMBINE, di, si)->n = n;
 }
 
 static void op_copy(struct soak_round *r, int b, int di, int si)
@@ -370,9 +405,10 @@ static void op_copy(struct soak_round *r, int b, int di, int si)
     if (!rec(r, b, OP_COPY, rc, "devq_queue_copy"))
         return;
     TRACE("batch %d q%d: copy buf %d[%u] <- buf %d[%u] n %u\n", b, r->batch[b].q, di, doff, si, soff, n);
-    memmove(D->ref + doff, S->ref + soff, n * 4u);
-    bset_or(&D->deps, &S->deps);
-    bset_add(&D->deps, b);
+    struct soak_mop *m = mop(r, b, MOP_COPY, di, si);
+    m->doff = doff;
+    m->soff = soff;
+    m->n = n;
 }
 
 static void op_fill(struct soak_round *r, int b, int di, bool whole)
@@ -385,10 +421,10 @@ static void op_fill(struct soak_round *r, int b, int di, bool whole)
     if (!rec(r, b, OP_FILL, rc, "devq_queue_fill"))
         return;
     TRACE("batch %d q%d: fill buf %d[%u] n %u byte %02x\n", b, r->batch[b].q, di, off, n, byte);
-    memset(D->ref + off, byte, n * 4u);
-    if (whole)
-        memset(&D->deps, 0, sizeof D->deps);
-    bset_add(&D->deps, b);
+    struct soak_mop *m = mop(r, b, MOP_FILL, di, -1);
+    m->doff = off;
+    m->n = n;
+    m->k = byte;
 }
 
 static void op_write(struct soak_round *r, int b, int di, bool whole)
@@ -405,10 +441,10 @@ static void op_write(struct soak_round *r, int b, int di, bool whole)
     if (!rec(r, b, OP_WRITE, rc, "devq_queue_write"))
         return;
     TRACE("batch %d q%d: write buf %d[%u] n %u (%08x)\n", b, r->batch[b].q, di, off, n, src[0]);
-    memcpy(D->ref + off, src, n * 4u);
-    if (whole)
-        memset(&D->deps, 0, sizeof D->deps);
-    bset_add(&D->deps, b);
+    struct soak_mop *m = mop(r, b, MOP_WRITE, di, -1);
+    m->doff = off;
+    m->n = n;
+    m->data = src;
 }
 
 /* Write what an earlier batch (perhaps on the other device) read into
@@ -424,10 +460,10 @@ static void op_write_staged(struct soak_round *r, int b, int di, int st)
     if (!rec(r, b, OP_WRITE, rc, "devq_queue_write(staged)"))
         return;
     TRACE("batch %d q%d: staged write buf %d[%u] n %u from batch %d\n", b, r->batch[b].q, di, off, n, S->batch);
-    memcpy(D->ref + off, S->expect, n * 4u);
-    bset_or(&D->deps, &S->deps);
-    bset_add(&D->deps, S->batch);
-    bset_add(&D->deps, b);
+    struct soak_mop *m = mop(r, b, MOP_STAGED, di, -1);
+    m->doff = off;
+    m->n = n;
+    m->read = S->read;
 }
 
 static void op_read(struct soak_round *r, int b, int si, bool whole)
@@ -436,26 +472,31 @@ static void op_read(struct soak_round *r, int b, int si, bool whole)
     if (r->nreads == SOAK_MAX_READS)
         return;
     uint32_t n = whole ? S->n : pick_len(r, S->n), off = whole ? 0 : below(r, S->n - n + 1);
-    uint32_t *got = keep(r, n * 4u), *expect = keep(r, n * 4u);
-    if (!got || !expect)
+    uint32_t *got = keep(r, n * 4u);
+    if (!got)
         return;
     touch(r, b, si);
     int rc = devq_queue_read(r->q[r->batch[b].q].q, got, S->b, off * 4u, n * 4u);
     if (!rec(r, b, OP_READ, rc, "devq_queue_read"))
         return;
-    TRACE("batch %d q%d: read %d buf %d[%u] n %u (%08x)\n", b, r->batch[b].q, r->nreads, si, off, n, S->ref[off]);
-    memcpy(expect, S->ref + off, n * 4u);
-    struct soak_read *rd = &r->read[r->nreads++];
-    *rd = (struct soak_read){ .batch = b, .got = got, .expect = expect, .n = n, .deps = S->deps, .buf = si };
+    TRACE("batch %d q%d: read %d buf %d[%u] n %u\n", b, r->batch[b].q, r->nreads, si, off, n);
+    struct soak_mop *m = mop(r, b, MOP_READ, -1, si);
+    m->soff = off;
+    m->n = n;
+    m->read = r->nreads;
+    r->read[r->nreads] = (struct soak_read){ .batch = b, .got = got, .n = n, .buf = si, .mop = r->nmops - 1 };
     if (r->nstaging < SOAK_MAX_STAGING && chance(r, 50))
-        r->staging[r->nstaging++] = (struct soak_staging){ b, got, expect, n, S->deps };
+        r->staging[r->nstaging++] = (struct soak_staging){ b, got, n, r->nreads };
+    r->nreads++;
 }
 
 static void op_hostfn(struct soak_round *r, int b)
 {
     struct soak_batch *sb = &r->batch[b];
-    if (rec(r, b, OP_HOSTFN, devq_queue_host_fn(r->q[sb->q].q, hostfn_cb, sb), "devq_queue_host_fn"))
+    if (rec(r, b, OP_HOSTFN, devq_queue_host_fn(r->q[sb->q].q, hostfn_cb, sb), "devq_queue_host_fn")) {
         sb->hostfns++;
+        mop(r, b, MOP_HOSTFN, -1, -1);
+    }
 }
 
 static void op_fail_kernel(struct soak_round *r, int b)
@@ -463,8 +504,12 @@ static void op_fail_kernel(struct soak_round *r, int b)
     int32_t code = -EDOM;
     devq_arg a = DEVQ_ARG_VAL(&code);
     devq_launch l = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
-    if (rec(r, b, OP_EXEC, devq_queue_exec(r->q[r->batch[b].q].q, r->failk, &a, 1, &l), "devq_queue_exec(fail)"))
+    if (rec(r, b, OP_EXEC, devq_queue_exec(r->q[r->batch[b].q].q, r->failk, &a, 1, &l), "devq_queue_exec(fail)")) {
+        TRACE("batch %d q%d: failing kernel\n", b, r->batch[b].q);
         r->batch[b].has_fail_kernel = true;
+        r->fail_mop = r->nmops;
+        mop(r, b, MOP_FAIL, -1, -1);
+    }
 }
 
 /* ---- buffers: allocation and stream-ordered free ---- */
@@ -480,9 +525,6 @@ static int new_buffer(struct soak_round *r, int dev, int qi /* -1: synchronous *
     memset(B, 0, sizeof *B);
     B->dev = dev;
     B->n = n;
-    B->ref = keep(r, n * 4u);
-    if (!B->ref)
-        return -1;
     int rc = devq_buffer_alloc(r->dev[dev], n * 4u, qi < 0 ? NULL : r->q[qi].q, (uint32_t)r->nbufs, &B->b);
     if (!call_ok(r, rc, dev, qi < 0 ? "devq_buffer_alloc" : "devq_buffer_alloc(stream-ordered)"))
         return -1;
@@ -641,8 +683,11 @@ static void random_batch(struct soak_round *r, bool fail_here)
         if (!(ops_mask >> kind_of_pick[kind] & 1))
             continue;
         if (q->kind == DEVQ_QUEUE_COMPUTE && pick < 30) {
-            if (y >= 0 && chance(r, 50))
+            uint32_t which = below(r, 3);
+            if (y >= 0 && which == 0)
                 op_exec_combine(r, b, x, y);
+            else if (which == 1)
+                op_exec_gen(r, b, x);
             else
                 op_exec_mix(r, b, x);
         } else if (pick < 45 && y >= 0) {
@@ -783,6 +828,10 @@ static int open_devices(struct soak_round *r)
             rc = d == 0 ? devq_kernel_load(r->dev[d], NULL, 0, "soak_combine", &r->combine[d])
                         : devq_kernel_load(r->dev[d], soak_emu_module, strlen(soak_emu_module) + 1, "soak_combine",
                                            &r->combine[d]);
+        if (rc == 0)
+            rc = d == 0 ? devq_kernel_load(r->dev[d], NULL, 0, "soak_gen", &r->gen[d])
+                        : devq_kernel_load(r->dev[d], soak_emu_module, strlen(soak_emu_module) + 1, "soak_gen",
+                                           &r->gen[d]);
         if (rc < 0) {
             soak_fail(r, "devq_kernel_load on %s: %d %s", dev_names[d], rc, devq_errmsg());
             return rc;
@@ -838,6 +887,21 @@ static int wait_all(struct soak_round *r)
         }
     }
     return 0;
+}
+
+/* Every batch is done: read the failure state of the buffers kept for
+ * it (soak_check.c compares it with the model), then free them. */
+static void free_kept(struct soak_round *r)
+{
+    for (int i = 0; i < r->nbufs; i++) {
+        struct soak_buf *B = &r->buf[i];
+        if (!B->live || !B->kept)
+            continue;
+        B->final_status = devq_buffer_status(B->b);
+        snprintf(B->final_msg, sizeof B->final_msg, "%s", B->final_status ? devq_errmsg() : "");
+        free_buffer(r, i);
+        B->kept = true;                 /* free_buffer does not clear it: still judged */
+    }
 }
 
 /* Notify callbacks run on lib's notifier thread: wait (bounded) for all
@@ -937,6 +1001,8 @@ static void close_all(struct soak_round *r)
             devq_kernel_destroy(r->mix[d]);
         if (r->combine[d])
             devq_kernel_destroy(r->combine[d]);
+        if (r->gen[d])
+            devq_kernel_destroy(r->gen[d]);
     }
     if (r->failk)
         devq_kernel_destroy(r->failk);
@@ -1042,6 +1108,7 @@ static void build(struct soak_round *r)
             new_buffer(r, d, -1);
     int fail_at = p->fault == FAULT_CPU_KERNEL ? 5 + (int)below(r, (uint32_t)p->batches - 10) : -1;
     r->fail_batch = -1;
+    r->fail_mop = -1;
     for (int i = 0; i < p->batches && r->nbatches < SOAK_MAX_BATCHES - 40 && !r->aborted; i++) {
         uint32_t pick = below(r, 100);
         if (pick < 6) {
@@ -1076,10 +1143,15 @@ static void build(struct soak_round *r)
             break;
         op_read(r, b, i, true);
         batch_end(r, b);
-        free_buffer(r, i);
+        /* Half are kept until every batch is done, to check their
+         * devq_buffer_status() against the model (free_kept). */
+        if (chance(r, 50))
+            r->buf[i].kept = true;
+        else
+            free_buffer(r, i);
     }
     for (int i = 0; i < r->nbufs; i++)
-        if (r->buf[i].live)
+        if (r->buf[i].live && !r->buf[i].kept)
             free_buffer(r, i);
     /* Release (or fail) what waits on the host. */
     if (p->fault == FAULT_HOST_SIGNAL) {
@@ -1103,6 +1175,7 @@ int soak_run_round(const struct soak_plan *plan)
     if (open_devices(r) == 0) {
         build(r);
         if (!r->aborted && wait_all(r) == 0) {
+            free_kept(r);
             wait_notifies(r);
             soak_check_round(r);
             finish_and_check_memory(r);
@@ -1121,11 +1194,12 @@ int soak_run_round(const struct soak_plan *plan)
     }
     close_all(r);
     if (failures || getenv("SOAK_VERBOSE"))
-        printf("round %d: seed %llu fault %s%s%s: %d batches (%d failed), %d reads, %d buffers, %d probes, "
-           "%d call errors%s\n",
+        printf("round %d: seed %llu fault %s%s%s: %d batches (%d failed), %d reads (%d elements unknown), "
+           "%d buffers, %d probes, %d call errors, %d reads a later failed writer may fail%s\n",
            plan->round, (unsigned long long)plan->seed, soak_fault_names[plan->fault],
            plan->emu_fail[0] ? " DEVQ_EMU_FAIL=" : "", plan->emu_fail, r->nbatches, r->failed_batches,
-           r->nreads, r->nbufs, r->nprobes, r->call_errors, r->device_lost ? " (cuda device lost)" : "");
+           r->nreads, r->unknown_elements, r->nbufs, r->nprobes, r->call_errors, r->late_failures,
+           r->device_lost ? " (cuda device lost)" : "");
     free(r);
     return failures;
 }

@@ -15,7 +15,7 @@ struct soak_round {
     const struct soak_plan *plan;
     uint64_t rng;
     devq_device *dev[SOAK_NDEV];
-    devq_kernel *mix[SOAK_NDEV], *combine[SOAK_NDEV], *failk;
+    devq_kernel *mix[SOAK_NDEV], *combine[SOAK_NDEV], *gen[SOAK_NDEV], *failk;
     struct soak_queue q[SOAK_NQ];
     devq_signal *host_sig;        /* batches wait on values the host sets later */
     uint64_t host_next;           /* next value a batch may wait for */
@@ -34,7 +34,10 @@ struct soak_round {
     void *host_blocks[4096];      /* host sources of writes, alive to the end */
     int nhost_blocks;
 
+    struct soak_mop mop[SOAK_MAX_MOPS];
+    int nmops;
     int fail_batch;               /* FAULT_CPU_KERNEL: the failing batch */
+    int fail_mop;                 /* ... and its failing op */
     int ops_of_kind[SOAK_NDEV][OP_NKINDS];   /* ops submitted, per device */
     bool device_lost;             /* a call saw the sticky fault */
     int call_errors;              /* calls outside batches that failed */
@@ -53,6 +56,9 @@ struct soak_round {
     bool aborted;                 /* a hang: stop building, no teardown */
     int failures;                 /* checks that failed */
     int failed_batches;
+    int late_failures;            /* reads a later failed writer may fail (soak_check.c) */
+    int unknown_elements;
+    int noted_cause_lost;         /* see callback_cause_lost (soak_check.c) */         /* read elements a failed op left unknown (not compared) */
 };
 
 /* op kind names, for messages */
