@@ -30,6 +30,7 @@ struct batch *devq__batch_get(struct devq_queue *q)
     b->nbytes = 0;
     b->next_op = 0;
     b->forced_error = 0;
+    b->no_park = 0;
     b->cause[0] = 0;
     b->walked = b->walk_at = 0;
     b->walk_err = 0;

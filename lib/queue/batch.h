@@ -89,6 +89,7 @@ struct batch {
     int forced_error;              /* fail without running the rest */
     uint32_t fail_from;            /* first op that did not run when forced */
     uint32_t park_at;              /* the op issue stopped at to park (issue.c) */
+    int no_park;                   /* parking failed: finish it without waiting */
     char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
     /* The walk (batch_walk.c): owned by the batch's callbacks. */
     uint32_t walked;               /* ops whose buffer effects are applied */

@@ -74,6 +74,10 @@ int devq__portion_cb(void *arg, int status)
 {
     struct portion *p = arg;
     struct batch *b = p->b;
+    if (p->forced) {
+        devq__batch_walk(b, p->fail_from < p->upto ? p->fail_from : p->upto, status, 0);
+        devq__batch_walk_fail_cause(b, p->forced, b->cause);   /* written before p was queued */
+    }
     devq__batch_walk(b, p->upto, status, 0);
     free(p);
     devq__batch_unref(b);

@@ -21,6 +21,8 @@ struct gate_rec {
 struct portion {
     struct batch *b;
     uint32_t upto;
+    int forced;                        /* b's forced error when it was queued */
+    uint32_t fail_from;                /* and the op it applies from */
 };
 
 /* completion.c: host callbacks. */

@@ -80,7 +80,8 @@ static int issue_or_park(struct devq_queue *q, struct batch *b)
         return r;
     if (park(q, b) == 0)
         return ISSUE_DEFERRED;
-    return devq__issue(q, b);          /* forced: the rest is skipped and the batch ends */
+    b->no_park = 1;                    /* it could not park: end it now, forced */
+    return devq__issue(q, b);
 }
 
 /* Issue deferred batches from the head of the FIFO until one blocks;

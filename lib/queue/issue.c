@@ -195,7 +195,10 @@ static void end_portion(struct devq_device *dev, struct devq_stream *st, struct 
     struct portion *p = malloc(sizeof *p);
     if (!p)
         return;
-    *p = (struct portion){ b, upto };
+    /* A forced error is handed over here, set before the callback is
+     * queued: the callback must not read it from b (a later portion may
+     * be forcing it on another thread). */
+    *p = (struct portion){ .b = b, .upto = upto, .forced = b->forced_error, .fail_from = b->fail_from };
     if (enqueue_cb(dev->ops, st, devq__portion_cb, p, b) < 0)
         free(p);
 }
@@ -327,8 +330,19 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                               uint32_t *split_at)
 {
     *park_at = *split_at = UINT32_MAX;
-    for (uint32_t i = b->next_op; i < b->nops && !b->forced_error; i++) {
+    for (uint32_t i = b->next_op; i < b->nops; i++) {
         const struct op *o = &b->ops[i];
+        if (b->forced_error) {
+            /* A skipped op still writes its destinations (they become
+             * failed): like a write that ran, it waits for the uses of
+             * batches submitted before it that are still parked, or it
+             * would fail a buffer under a reader that comes first. */
+            if (!b->no_park && resolve_hazard(q, b, o) == STOP_PARK) {
+                *park_at = i;
+                return i;
+            }
+            continue;
+        }
         enum resolved r = resolve_hazard(q, b, o);
         if (r == GO_ON && o->kind == OP_ALIGN)
             r = resolve_align(q, b, o, began);
@@ -342,8 +356,7 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
             *split_at = i;
             return i;
         }
-        if (r == STOP_FORCED)
-            break;
+        /* STOP_FORCED: the rest is skipped, hazards still checked. */
     }
     return b->nops;
 }
@@ -402,12 +415,11 @@ again:
         devq__op_issued(b, o);      /* its buffer uses are settled either way */
     }
     b->next_op = stop;
-    if (stop > from && stop < b->nops && !b->forced_error &&
-        (split_at != UINT32_MAX || defer_at != UINT32_MAX))
+    if (stop > from && stop < b->nops && (split_at != UINT32_MAX || defer_at != UINT32_MAX))
         end_portion(dev, st, b, stop);
     if (split_at != UINT32_MAX && !b->forced_error)
         goto again;          /* the ops before the device wait are out: place it */
-    if (defer_at != UINT32_MAX && !b->forced_error) {
+    if (defer_at != UINT32_MAX) {
         b->park_at = defer_at;
         return DEVQ_ISSUE_PARK;      /* defer.c parks it; the rest goes out when it resumes */
     }
