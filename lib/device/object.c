@@ -25,10 +25,8 @@ void devq__object_release_here(struct devq_object *o)
         o->destroy(o);
 }
 
-int devq__ref_set_reserve(struct devq_ref_set *s, uint32_t more)
+int devq__ref_set_grow(struct devq_ref_set *s, uint32_t more)
 {
-    if (s->n + more <= s->cap)
-        return 0;
     uint32_t cap = s->cap ? s->cap : 8;
     while (cap < s->n + more)
         cap *= 2;

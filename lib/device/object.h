@@ -45,7 +45,11 @@ struct devq_ref_set {
     uint32_t n, cap;
     struct devq_object *memo[DEVQ_REF_MEMO];   /* recently added, direct-mapped */
 };
-int  devq__ref_set_reserve(struct devq_ref_set *s, uint32_t more);   /* 0 or -ENOMEM */
+int  devq__ref_set_grow(struct devq_ref_set *s, uint32_t more);      /* 0 or -ENOMEM */
+static inline int devq__ref_set_reserve(struct devq_ref_set *s, uint32_t more)   /* 0 or -ENOMEM */
+{
+    return s->n + more <= s->cap ? 0 : devq__ref_set_grow(s, more);
+}
 void devq__ref_set_add(struct devq_ref_set *s, struct devq_object *o);
 /* Drop every reference and empty the set (it keeps its memory). */
 void devq__ref_set_release(struct devq_ref_set *s);

@@ -332,18 +332,20 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
     *park_at = *split_at = UINT32_MAX;
     for (uint32_t i = b->next_op; i < b->nops; i++) {
         const struct op *o = &b->ops[i];
+        /* Hazards exist only while some batch is parked: one load. */
+        int hazards = devq__hazard_any(q->dev);
         if (b->forced_error) {
             /* A skipped op still writes its destinations (they become
              * failed): like a write that ran, it waits for the uses of
              * batches submitted before it that are still parked, or it
              * would fail a buffer under a reader that comes first. */
-            if (!b->no_park && resolve_hazard(q, b, o) == STOP_PARK) {
+            if (hazards && !b->no_park && resolve_hazard(q, b, o) == STOP_PARK) {
                 *park_at = i;
                 return i;
             }
             continue;
         }
-        enum resolved r = resolve_hazard(q, b, o);
+        enum resolved r = hazards ? resolve_hazard(q, b, o) : GO_ON;
         if (r == GO_ON && o->kind == OP_ALIGN)
             r = resolve_align(q, b, o, began);
         else if (r == GO_ON && o->kind == OP_WAIT)
