@@ -131,7 +131,7 @@ void devq__op_issued(struct batch *b, struct op *o);
 /* The buffers op o of b uses (o->nuses of them). */
 static inline const struct buffer_use *devq__op_uses(const struct batch *b, const struct op *o)
 {
-    return b->uses + o->first_use;
+    return o->nuses ? &b->uses[o->first_use] : NULL;    /* an op of no buffer: uses may be NULL */
 }
 
 /* batch_walk.c: the batch's verdict, op by op, in its callbacks (stream
