@@ -63,13 +63,6 @@ struct cu_driver {
 extern struct cu_driver cu_drv CU_HIDDEN;
 extern const struct devq_host *cu_host CU_HIDDEN;
 
-/* A pooled helper stream for event_wait (see event.c). */
-struct cu_waiter_stream {
-    struct cu_waiter_stream *next;
-    CUstream stream;
-    uint32_t contexts;             /* the device's contexts when it was made */
-};
-
 struct devq_pl_device {
     uint32_t        ordinal;
     CUdevice        dev;
@@ -81,15 +74,9 @@ struct devq_pl_device {
     uint32_t        compute_units;
     uint64_t        caps;
     int             prio_least, prio_greatest;
-    /* Its own lock: a waiter callback returns its stream here, and must
-     * not wait for mu, which cu_device_close holds across the context
-     * release (which may wait for that callback). */
-    pthread_mutex_t waiters_mu;
-    struct cu_waiter_stream *idle_waiters;
-    /* Primary contexts released (each last close destroys one): a helper
-     * made under an earlier count has a stream that died with its
-     * context (waiters_mu). */
-    uint32_t        contexts;
+    /* event_wait's helper streams; each last close releases the primary
+     * context, which destroys them, so every release retires them. */
+    struct gpu_evwait_pool waits;
     struct gpu_loss loss;
 };
 
@@ -135,9 +122,8 @@ void cu_stream_destroy(devq_pl_stream *s);
 int  cu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
 
 /* event.c */
-/* At the last close, before the context release: destroy the idle helper
- * streams and retire the busy ones (their streams die with the context). */
-void cu_waiters_release(struct devq_pl_device *dev);
+/* The helper-stream pool's driver calls (gpu_evwait_init at driver load). */
+extern const struct gpu_evwait_driver cu_evwait_driver CU_HIDDEN;
 int  cu_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out);
 void cu_event_destroy(devq_pl_event *e);
 int  cu_event_record(devq_pl_event *e, devq_pl_stream *s);

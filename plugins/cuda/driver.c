@@ -313,7 +313,7 @@ static int load(void)
         struct devq_pl_device *d = &drv.devices[i];
         d->ordinal = (uint32_t)i;
         pthread_mutex_init(&d->mu, NULL);
-        pthread_mutex_init(&d->waiters_mu, NULL);
+        gpu_evwait_init(&d->waits, &cu_evwait_driver, d);
         gpu_loss_init(&d->loss);
         r = cu_drv.DeviceGet(&d->dev, i);
         if (r != CUDA_SUCCESS) {

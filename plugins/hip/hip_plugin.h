@@ -68,13 +68,6 @@ struct hip_runtime {
 extern struct hip_runtime hip_rt HIP_HIDDEN;
 extern const struct devq_host *hip_host HIP_HIDDEN;
 
-/* A pooled helper stream for event_wait (see event.c). */
-struct hip_waiter_stream {
-    struct hip_waiter_stream *next;
-    hipStream_t stream;
-    uint32_t    resets;            /* the device's resets when it was made */
-};
-
 struct devq_pl_device {
     uint32_t        ordinal;
     hipDevice_t     dev;
@@ -85,14 +78,9 @@ struct devq_pl_device {
     uint32_t        compute_units;
     uint64_t        caps;
     int             prio_least, prio_greatest;
-    /* Its own lock: a waiter callback returns its stream here, and must
-     * not wait for mu, which hip_device_close holds across
-     * hipDeviceReset (which may wait for that callback). */
-    pthread_mutex_t waiters_mu;
-    struct hip_waiter_stream *idle_waiters;
-    /* hipDeviceReset count: a helper made before the last reset has a
-     * stream the reset destroyed (waiters_mu). */
-    uint32_t        resets;
+    /* event_wait's helper streams; a release retires them only when
+     * hipDeviceReset follows (it destroys the busy ones' streams). */
+    struct gpu_evwait_pool waits;
     struct gpu_loss loss;
 };
 
@@ -146,7 +134,8 @@ int  hip_event_query(devq_pl_event *e);
 int  hip_event_wait(devq_pl_event *e, uint64_t timeout_ns);
 int  hip_stream_wait_event(devq_pl_stream *s, devq_pl_event *e);
 int  hip_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns);
-void hip_waiters_release(struct devq_pl_device *dev, bool reset);
+/* The helper-stream pool's runtime calls (gpu_evwait_init at load). */
+extern const struct gpu_evwait_driver hip_evwait_driver HIP_HIDDEN;
 
 /* mem.c */
 int  hip_mem_alloc(devq_pl_device *dev, size_t bytes, void **device_ptr, void **host_ptr);

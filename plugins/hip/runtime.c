@@ -253,7 +253,7 @@ static int load(void)
         struct devq_pl_device *d = &rt.devices[i];
         d->ordinal = (uint32_t)i;
         pthread_mutex_init(&d->mu, NULL);
-        pthread_mutex_init(&d->waiters_mu, NULL);
+        gpu_evwait_init(&d->waits, &hip_evwait_driver, d);
         gpu_loss_init(&d->loss);
         r = hip_rt.DeviceGet(&d->dev, i);
         if (r != hipSuccess) {
