@@ -13,49 +13,57 @@
 
 #define CU_HIDDEN __attribute__((visibility("hidden")))
 
-/* Entry points, resolved with cuGetProcAddress at the ABI version whose
- * signature is used here (the typedef names say which). */
+/* The entry points resolved with cuGetProcAddress, each named once:
+ * X(name, abi, group, newer) is the field cu_drv.name, of type
+ * PFN_cu<name>_v<abi>, looked up as "cu<name>" at ABI version abi, or at
+ * newer (same signature) when the driver has it (0: no newer one);
+ * group is enum gpu_entry_group. */
+#define CU_ENTRY_POINTS(X) \
+    X(DeviceGetCount,            2000,  GPU_REQUIRED,   0) \
+    X(DeviceGet,                 2000,  GPU_REQUIRED,   0) \
+    X(DeviceGetName,             2000,  GPU_REQUIRED,   0) \
+    X(DeviceTotalMem,            3020,  GPU_REQUIRED,   0) \
+    X(DeviceGetAttribute,        2000,  GPU_REQUIRED,   0) \
+    X(DevicePrimaryCtxRetain,    7000,  GPU_REQUIRED,   0) \
+    X(DevicePrimaryCtxRelease,   11000, GPU_REQUIRED,   0) \
+    X(CtxSetCurrent,             4000,  GPU_REQUIRED,   0) \
+    X(CtxGetStreamPriorityRange, 5050,  GPU_REQUIRED,   0) \
+    X(StreamCreateWithPriority,  5050,  GPU_REQUIRED,   0) \
+    X(StreamDestroy,             4000,  GPU_REQUIRED,   0) \
+    X(StreamWaitEvent,           3020,  GPU_REQUIRED,   0) \
+    X(StreamAddCallback,         5000,  GPU_REQUIRED,   0) \
+    X(EventCreate,               2000,  GPU_REQUIRED,   0) \
+    X(EventDestroy,              4000,  GPU_REQUIRED,   0) \
+    X(EventRecord,               2000,  GPU_REQUIRED,   0) \
+    X(EventQuery,                2000,  GPU_REQUIRED,   0) \
+    X(EventElapsedTime,          2000,  GPU_REQUIRED,   12080) \
+    X(MemAlloc,                  3020,  GPU_REQUIRED,   0) \
+    X(MemFree,                   3020,  GPU_REQUIRED,   0) \
+    X(MemcpyHtoDAsync,           3020,  GPU_REQUIRED,   0) \
+    X(MemcpyDtoHAsync,           3020,  GPU_REQUIRED,   0) \
+    X(MemcpyDtoDAsync,           3020,  GPU_REQUIRED,   0) \
+    X(MemsetD8Async,             3020,  GPU_REQUIRED,   0) \
+    X(ModuleLoadData,            2000,  GPU_REQUIRED,   0) \
+    X(ModuleUnload,              2000,  GPU_REQUIRED,   0) \
+    X(ModuleGetFunction,         2000,  GPU_REQUIRED,   0) \
+    X(LaunchKernel,              4000,  GPU_REQUIRED,   0) \
+    X(MemAllocAsync,             11020, GPU_OPT_ASYNC,  0) \
+    X(MemFreeAsync,              11020, GPU_OPT_ASYNC,  0) \
+    X(MemHostRegister,           6050,  GPU_OPT_MEMOPS, 0) \
+    X(MemHostUnregister,         4000,  GPU_OPT_MEMOPS, 0) \
+    X(MemHostGetDevicePointer,   3020,  GPU_OPT_MEMOPS, 0) \
+    X(StreamWaitValue64,         9000,  GPU_OPT_MEMOPS, 11070) \
+    X(StreamWriteValue64,        9000,  GPU_OPT_MEMOPS, 11070)
+
 struct cu_driver {
     int version;                               /* cuDriverGetVersion */
     bool memops_v2;                            /* stream memops from CUDA 11.7 */
+    /* dlsym'd at load, usable before cuInit: not in the list */
     PFN_cuGetErrorName_v6000 GetErrorName;
     PFN_cuGetErrorString_v6000 GetErrorString;
-    PFN_cuDeviceGetCount_v2000 DeviceGetCount;
-    PFN_cuDeviceGet_v2000 DeviceGet;
-    PFN_cuDeviceGetName_v2000 DeviceGetName;
-    PFN_cuDeviceTotalMem_v3020 DeviceTotalMem;
-    PFN_cuDeviceGetAttribute_v2000 DeviceGetAttribute;
-    PFN_cuDevicePrimaryCtxRetain_v7000 DevicePrimaryCtxRetain;
-    PFN_cuDevicePrimaryCtxRelease_v11000 DevicePrimaryCtxRelease;
-    PFN_cuCtxSetCurrent_v4000 CtxSetCurrent;
-    PFN_cuCtxGetStreamPriorityRange_v5050 CtxGetStreamPriorityRange;
-    PFN_cuStreamCreateWithPriority_v5050 StreamCreateWithPriority;
-    PFN_cuStreamDestroy_v4000 StreamDestroy;
-    PFN_cuStreamWaitEvent_v3020 StreamWaitEvent;
-    PFN_cuStreamAddCallback_v5000 StreamAddCallback;
-    PFN_cuEventCreate_v2000 EventCreate;
-    PFN_cuEventDestroy_v4000 EventDestroy;
-    PFN_cuEventRecord_v2000 EventRecord;
-    PFN_cuEventQuery_v2000 EventQuery;
-    PFN_cuEventElapsedTime_v2000 EventElapsedTime;
-    PFN_cuMemAlloc_v3020 MemAlloc;
-    PFN_cuMemFree_v3020 MemFree;
-    PFN_cuMemcpyHtoDAsync_v3020 MemcpyHtoDAsync;
-    PFN_cuMemcpyDtoHAsync_v3020 MemcpyDtoHAsync;
-    PFN_cuMemcpyDtoDAsync_v3020 MemcpyDtoDAsync;
-    PFN_cuMemsetD8Async_v3020 MemsetD8Async;
-    PFN_cuModuleLoadData_v2000 ModuleLoadData;
-    PFN_cuModuleUnload_v2000 ModuleUnload;
-    PFN_cuModuleGetFunction_v2000 ModuleGetFunction;
-    PFN_cuLaunchKernel_v4000 LaunchKernel;
-    /* optional */
-    PFN_cuMemAllocAsync_v11020 MemAllocAsync;
-    PFN_cuMemFreeAsync_v11020 MemFreeAsync;
-    PFN_cuMemHostRegister_v6050 MemHostRegister;
-    PFN_cuMemHostUnregister_v4000 MemHostUnregister;
-    PFN_cuMemHostGetDevicePointer_v3020 MemHostGetDevicePointer;
-    PFN_cuStreamWaitValue64_v9000 StreamWaitValue64;     /* same signature as _v11070 */
-    PFN_cuStreamWriteValue64_v9000 StreamWriteValue64;
+#define CU_FIELD(name, abi, group, newer) PFN_cu##name##_v##abi name;
+    CU_ENTRY_POINTS(CU_FIELD)
+#undef CU_FIELD
     char missing_async[256];                   /* why ASYNC_ALLOC is off, "" if not off by a missing entry */
     char missing_memops[256];                  /* same for WAIT/WRITE_VALUE */
 };

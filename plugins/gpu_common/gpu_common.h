@@ -17,6 +17,11 @@
 
 #define GPU_HIDDEN __attribute__((visibility("hidden")))
 
+/* What a driver entry point belongs to, in the plugins' entry-point
+ * lists: required (loading fails without it) or an optional feature that
+ * is off, with the reason kept, when any of its entries is missing. */
+enum gpu_entry_group { GPU_REQUIRED, GPU_OPT_ASYNC, GPU_OPT_MEMOPS };
+
 /* ---- plugin.c ---- */
 
 /* The host table and the backend's name ("cuda", "hip"), the prefix of
