@@ -47,26 +47,28 @@ static int known_index(CUresult r)
     return -1;
 }
 
-const char *cu_err_name(CUresult r)
+/* r's name (text false) or description: the table first, then the
+ * driver, then fallback. */
+static const char *err_lookup(CUresult r, bool text, const char *fallback)
 {
     int i = known_index(r);
     if (i >= 0)
-        return known[i].name;
+        return text ? known[i].text : known[i].name;
     const char *s = NULL;
-    if (cu_drv.GetErrorName && cu_drv.GetErrorName(r, &s) == CUDA_SUCCESS && s)
+    PFN_cuGetErrorName_v6000 get = text ? cu_drv.GetErrorString : cu_drv.GetErrorName;
+    if (get && get(r, &s) == CUDA_SUCCESS && s)
         return s;
-    return "CUDA_ERROR_?";
+    return fallback;
+}
+
+const char *cu_err_name(CUresult r)
+{
+    return err_lookup(r, false, "CUDA_ERROR_?");
 }
 
 const char *cu_err_text(CUresult r)
 {
-    int i = known_index(r);
-    if (i >= 0)
-        return known[i].text;
-    const char *s = NULL;
-    if (cu_drv.GetErrorString && cu_drv.GetErrorString(r, &s) == CUDA_SUCCESS && s)
-        return s;
-    return "unknown error code";
+    return err_lookup(r, true, "unknown error code");
 }
 
 const char *cu_err_desc(CUresult r, char *buf, size_t n)
