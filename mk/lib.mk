@@ -43,3 +43,8 @@ DEVQ_INTERNAL_LIBS = libdevq_core.la $(PTHREAD_LIBS) $(LIBS)
 TESTS += tests/layers.sh
 dist_noinst_SCRIPTS += tests/layers.sh
 EXTRA_DIST += tests/layers.py
+
+# The exports: every DEVQ_API function of include/devq/ named in
+# lib/libdevq.map, in its release's version node, and exported so.
+TESTS += tests/exports.sh
+dist_noinst_SCRIPTS += tests/exports.sh
