@@ -1,7 +1,7 @@
 /* What the stand-alone host tables of the tests (cpu_test_host.c for the
  * cpu backend, emu/test_host.c for the GPU plugins) share: the calling
  * thread's last error text, the monotonic clock, real futexes.  Each
- * table keeps its own logging policy.  Static: included by one .c each. */
+ * table keeps its own logging policy (host_log_level).  Static: included by one .c each. */
 #ifndef DEVQ_TESTS_HOST_FNS_H
 #define DEVQ_TESTS_HOST_FNS_H
 
@@ -61,5 +61,27 @@ static const char *host_getenv(const char *name)
 {
     return getenv(name);
 }
+
+/* The includer's logging policy: the level host_log lets through. */
+static int host_log_level(void);
+
+static void host_log(int level, const char *fmt, ...)
+{
+    if (level > host_log_level())
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+/* The table, for `const struct devq_host name = HOST_FNS_TABLE;`. */
+#define HOST_FNS_TABLE { \
+        .abi_version = DEVQ_HOST_ABI_VERSION, .size = sizeof(struct devq_host), \
+        .error = host_error, .log = host_log, .log_level = host_log_level, \
+        .futex_wait = host_futex_wait, .futex_wake = host_futex_wake, .now_ns = host_now_ns, \
+        .getenv = host_getenv, \
+    }
 
 #endif

@@ -9,30 +9,9 @@
 const char *test_errmsg(void) { return host_errbuf; }
 void test_errmsg_clear(void) { host_errbuf[0] = '\0'; }
 
-static void host_log(int level, const char *fmt, ...)
-{
-    if (!getenv("DEVQ_TEST_VERBOSE"))
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-}
-
 static int host_log_level(void) { return getenv("DEVQ_TEST_VERBOSE") ? DEVQ_LOG_FULL : DEVQ_LOG_OFF; }
 
-const struct devq_host test_host = {
-    .abi_version = DEVQ_HOST_ABI_VERSION,
-    .size = sizeof(struct devq_host),
-    .error = host_error,
-    .log = host_log,
-    .log_level = host_log_level,
-    .futex_wait = host_futex_wait,
-    .futex_wake = host_futex_wake,
-    .now_ns = host_now_ns,
-    .getenv = host_getenv,
-};
+const struct devq_host test_host = HOST_FNS_TABLE;
 
 const struct devq_backend_ops *test_plugin_load(const char *build_dir, const char *rel)
 {
