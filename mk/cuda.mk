@@ -9,7 +9,7 @@ EXTRA_DIST += tests/gpu/run.sh tests/emu/tsan.supp tests/emu/README.md examples/
 # listed in mk/hip.mk).
 GPU_COMMON_SOURCES = \
 	plugins/gpu_common/gpu_common.h plugins/gpu_common/plugin.c plugins/gpu_common/device.c \
-	plugins/gpu_common/hostfn.c plugins/gpu_common/launch.c
+	plugins/gpu_common/hostfn.c plugins/gpu_common/launch.c plugins/gpu_common/evwait.c
 
 if BUILD_CUDA
 plugin_LTLIBRARIES += plugins/cuda/devq-cuda.la

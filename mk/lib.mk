@@ -46,3 +46,8 @@ TESTS += tests/layers.sh
 AM_TESTS_ENVIRONMENT += DEVQ_CORE_SOURCES='$(libdevq_core_la_SOURCES)'; export DEVQ_CORE_SOURCES;
 dist_noinst_SCRIPTS += tests/layers.sh
 EXTRA_DIST += tests/layers.py
+
+# The exports: every DEVQ_API function of include/devq/ named in
+# lib/libdevq.map, in its release's version node, and exported so.
+TESTS += tests/exports.sh
+dist_noinst_SCRIPTS += tests/exports.sh

@@ -36,7 +36,7 @@ tests_test_strict_notes_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_test_strict_notes_LDADD = libdevq.la $(CHECK_LIBS)
 EXTRA_tests_test_strict_notes_DEPENDENCIES = tests/emu/libcuda-emu.la
 # The main() of the Check tests of libdevq on the emulated CUDA driver.
-EXTRA_DIST += tests/cuda_emu_check.h
+EXTRA_DIST += tests/cuda_emu_check.h tests/check_main.h tests/host_fns.h
 # A batch completing ahead of earlier ones (its end callback could not be
 # queued) must not let finish return early.
 check_PROGRAMS += tests/test_completion_order

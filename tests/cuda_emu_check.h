@@ -6,9 +6,9 @@
 #ifndef DEVQ_TESTS_CUDA_EMU_CHECK_H
 #define DEVQ_TESTS_CUDA_EMU_CHECK_H
 
-#include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "check_main.h"
 
 static inline int cuda_emu_run(TCase *tc, const char *suite)
 {
@@ -16,14 +16,7 @@ static inline int cuda_emu_run(TCase *tc, const char *suite)
     char lib[4096];
     snprintf(lib, sizeof lib, "%s/tests/emu/.libs/libcuda-emu.so", top ? top : ".");
     setenv("DEVQ_CUDA_LIBRARY", lib, 1);
-    Suite *su = suite_create(suite);
-    tcase_set_timeout(tc, 60);
-    suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(check_suite_of(suite, tc, 60));
 }
 
 #endif

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cpu_test_host.h"
+#include "check_main.h"
 
 #define SEC 1000000000ull
 
@@ -1082,9 +1083,5 @@ static Suite *cpu_suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(cpu_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int failed = srunner_ntests_failed(r);
-    srunner_free(r);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(cpu_suite());
 }

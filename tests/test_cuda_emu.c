@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cuda.h>
 #include <devq/devq.h>
+#include "check_main.h"
 
 #ifndef TEST_BUILD_DIR
 #error "TEST_BUILD_DIR must name the top build directory"
@@ -280,9 +281,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *su = suite_create("cuda_emu");
     TCase *tc = tcase_create("driver");
-    tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_get_proc_address);
     tcase_add_test(tc, test_error_names);
     tcase_add_test(tc, test_fail_nth_call);
@@ -291,10 +290,5 @@ int main(void)
     tcase_add_test(tc, test_modules);
     tcase_add_test(tc, test_last_release_destroys_context);
     tcase_add_test(tc, test_no_driver_calls_in_callbacks);
-    suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(check_suite_of("cuda_emu", tc, 30));
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <devq/devq.h>
 #include "plugins/testdir.h"
+#include "check_main.h"
 
 struct fake_knobs {
     _Atomic int *open_calls, *close_calls, *fail_opens, *open_delay_us;
@@ -464,13 +465,5 @@ static Suite *device_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(device_suite());
-    if (srunner_fork_status(sr) == CK_NOFORK) {
-        fprintf(stderr, "test_device needs Check's fork mode (unset CK_FORK)\n");
-        return 77;
-    }
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run_forked(device_suite(), "test_device");
 }

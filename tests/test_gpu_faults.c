@@ -527,9 +527,7 @@ int main(void)
     if (!gpu_face_select())
         return 99;
     char name[32];
-    Suite *su = suite_create(strf(name, sizeof name, "%s_faults", face->name));
     TCase *tc = tcase_create("emulated");
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_failing_launch_reaches_next_callback);
     tcase_add_test(tc, test_illegal_address_mid_pipeline);
     tcase_add_test(tc, test_event_wait_ends_on_device_loss);
@@ -551,6 +549,5 @@ int main(void)
         tcase_add_test(tc, test_hip_missing_required_entry_points);
         tcase_add_test(tc, test_hip_rocm_callbacks_without_status);
     }
-    suite_add_tcase(su, tc);
-    return gpu_run_suite(su);
+    return check_run(check_suite_of(strf(name, sizeof name, "%s_faults", face->name), tc, 60));
 }

@@ -629,9 +629,7 @@ int main(void)
     if (!gpu_face_select())
         return 99;
     char name[32];
-    Suite *su = suite_create(strf(name, sizeof name, "%s_plugin", face->name));
     TCase *tc = tcase_create("emulated");
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_devices_and_caps);
     tcase_add_test(tc, test_caps_without_pools_and_memops);
     tcase_add_test(tc, test_stream_runs_in_order);
@@ -649,6 +647,5 @@ int main(void)
     tcase_add_test(tc, test_value_wait_and_write);
     tcase_add_test(tc, test_streams_from_many_threads);
     tcase_add_test(tc, test_event_waits_from_many_threads);
-    suite_add_tcase(su, tc);
-    return gpu_run_suite(su);
+    return check_run(check_suite_of(strf(name, sizeof name, "%s_plugin", face->name), tc, 60));
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 #include <hip/hip_runtime_api.h>
+#include "check_main.h"
 
 #ifndef TEST_BUILD_DIR
 #error "TEST_BUILD_DIR must name the top build directory"
@@ -235,9 +236,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *su = suite_create("hip_emu");
     TCase *tc = tcase_create("runtime");
-    tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_current_device_is_per_thread);
     tcase_add_test(tc, test_no_gpu_answers_like_rocm);
     tcase_add_test(tc, test_callbacks_may_not_call_the_runtime);
@@ -245,10 +244,5 @@ int main(void)
     tcase_add_test(tc, test_fault_injection_by_hip_name);
     tcase_add_test(tc, test_value_wait_and_write);
     tcase_add_test(tc, test_variants_lack_entry_points);
-    suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(check_suite_of("hip_emu", tc, 30));
 }

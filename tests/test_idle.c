@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <time.h>
 #include <devq/devq.h>
+#include "check_main.h"
 
 static void on_value(void *arg, int status)
 {
@@ -68,14 +69,7 @@ END_TEST
 
 int main(void)
 {
-    Suite *su = suite_create("idle");
     TCase *tc = tcase_create("idle");
-    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, idle_process_uses_no_cpu);
-    suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(check_suite_of("idle", tc, 60));
 }

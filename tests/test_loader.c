@@ -15,6 +15,7 @@
 #include "plugin_validate.h"
 #include "plugins/stub_ops.h"
 #include "plugins/testdir.h"
+#include "check_main.h"
 
 static const struct devq_backend_ops good = {
     .abi_version = DEVQ_PLUGIN_ABI_VERSION,
@@ -620,13 +621,5 @@ static Suite *loader_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(loader_suite());
-    if (srunner_fork_status(sr) == CK_NOFORK) {
-        fprintf(stderr, "test_loader needs Check's fork mode (unset CK_FORK)\n");
-        return 77;
-    }
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run_forked(loader_suite(), "test_loader");
 }

@@ -9,6 +9,7 @@
 #include <devq/devq_resource.h>
 #include "mem_resource.h"
 #include "test_mem_fake.h"
+#include "check_main.h"
 
 static struct devq_device *dev;
 static devq_resource *pool;
@@ -586,9 +587,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(suite());
 }

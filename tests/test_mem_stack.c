@@ -12,6 +12,7 @@
 #include <devq/devq_resource.h>
 #include "mem.h"
 #include "test_mem_fake.h"
+#include "check_main.h"
 
 static const char *vars[] = { "DEVQ_MEM_POOL", "DEVQ_MEM_BUDGET", "DEVQ_MEM_GUARD",
                               "DEVQ_MEM_LOG" };
@@ -337,9 +338,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(suite());
 }

@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <devq/devq.h>
 #include <devq/devq_resource.h>
+#include "check_main.h"
 
 /* LeakSanitizer of clang <= 16 (CI's clang 14) can crash at exit
  * ("Tracer caught signal 11") in this test's forked children, and it is
@@ -1102,9 +1103,5 @@ int main(void)
     /* Two cpu devices, before anything reads the environment. */
     setenv("DEVQ_CPU_DEVICES", "2", 1);
     unsetenv("DEVQ_BACKEND");
-    SRunner *sr = srunner_create(misuse_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(misuse_suite());
 }

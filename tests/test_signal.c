@@ -12,40 +12,9 @@
 #include <unistd.h>
 #include <devq/devq.h>
 #include "signal_impl.h"
-
-/* Sanitized builds (gcc defines __SANITIZE_*, clang has __has_feature)
- * run fewer rounds: they are 5-20 times slower. */
-#if defined(__SANITIZE_THREAD__)
-#define DEVQ_TSAN 1
-#endif
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define DEVQ_TSAN 1
-#endif
-#if __has_feature(address_sanitizer)
-#define DEVQ_ASAN 1
-#endif
-#endif
-#if defined(DEVQ_TSAN) || defined(DEVQ_ASAN) || defined(__SANITIZE_ADDRESS__)
-#define SCALE 10
-#else
-#define SCALE 1
-#endif
+#include "check_main.h"
 
 #define MS 1000000ull
-
-static void nap_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 START_TEST(values_only_rise)
 {
@@ -151,20 +120,20 @@ START_TEST(timeouts)
     snprintf(want, sizeof want, "signal s%llu: timed out waiting for 10, value is 7",
              (unsigned long long)devq__signal_id(s));
     /* 0 polls. */
-    uint64_t t0 = now_ns();
+    uint64_t t0 = check_now_ns();
     ck_assert_int_eq(devq_signal_wait(s, 10, 0), -ETIMEDOUT);
     ck_assert_str_eq(devq_errmsg(), want);
     /* A short timeout expires roughly on time. */
-    t0 = now_ns();
+    t0 = check_now_ns();
     ck_assert_int_eq(devq_signal_wait(s, 10, 20 * MS), -ETIMEDOUT);
-    uint64_t took = now_ns() - t0;
+    uint64_t took = check_now_ns() - t0;
     ck_assert_uint_ge(took, 20 * MS);
     ck_assert_uint_lt(took, 2000 * MS);
     ck_assert_str_eq(devq_errmsg(), want);
     /* An already-expired (1 ns) deadline returns at once. */
-    t0 = now_ns();
+    t0 = check_now_ns();
     ck_assert_int_eq(devq_signal_wait(s, 10, 1), -ETIMEDOUT);
-    ck_assert_uint_lt(now_ns() - t0, 50 * MS);
+    ck_assert_uint_lt(check_now_ns() - t0, 50 * MS);
     /* A reached value never times out, even with 0. */
     ck_assert_int_eq(devq_signal_set(s, 10), 0);
     ck_assert_int_eq(devq_signal_wait(s, 10, 0), 0);
@@ -237,7 +206,7 @@ static void wait_sleepers(devq_signal *s, struct waiter_arg *a, int n)
             asleep = atomic_load(&a[i].tid) && task_state(atomic_load(&a[i].tid)) == 'S';
         if (asleep)
             return;
-        nap_ms(1);
+        check_nap_ms(1);
     }
     ck_abort_msg("waiters did not all go to sleep within 10 s");
 }
@@ -396,7 +365,7 @@ static void *slow_set(void *p)
 {
     struct slow_setter *a = p;
     for (int i = 1; i <= a->n; i++) {
-        nap_ms(5);
+        check_nap_ms(5);
         devq_signal_set(a->s, (uint64_t)i);
     }
     return NULL;
@@ -441,9 +410,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(suite());
 }

@@ -10,15 +10,10 @@
 #include <time.h>
 #include <devq/devq.h>
 #include "signal_impl.h"
+#include "check_main.h"
 
 #define MS 1000000ull
 #define SEC 1000000000ull
-
-static void nap_ms(long ms)
-{
-    struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-    nanosleep(&ts, NULL);
-}
 
 struct later {
     devq_signal *s;
@@ -30,7 +25,7 @@ struct later {
 static void *do_later(void *p)
 {
     struct later *l = p;
-    nap_ms(l->delay_ms);
+    check_nap_ms(l->delay_ms);
     if (l->fail)
         devq__signal_fail_cause(l->s, l->fail, "producer crashed");
     else
@@ -214,9 +209,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(suite());
 }

@@ -15,25 +15,7 @@
 #include <devq/devq.h>
 #include "notifier.h"
 #include "signal_int.h"
-
-/* Sanitized builds (gcc defines __SANITIZE_*, clang has __has_feature)
- * run fewer rounds: they are 5-20 times slower. */
-#if defined(__SANITIZE_THREAD__)
-#define DEVQ_TSAN 1
-#endif
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define DEVQ_TSAN 1
-#endif
-#if __has_feature(address_sanitizer)
-#define DEVQ_ASAN 1
-#endif
-#endif
-#if defined(DEVQ_TSAN) || defined(DEVQ_ASAN) || defined(__SANITIZE_ADDRESS__)
-#define SCALE 10
-#else
-#define SCALE 1
-#endif
+#include "check_main.h"
 
 #define SEC 1000000000ull
 
@@ -478,9 +460,5 @@ static Suite *suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(suite());
 }

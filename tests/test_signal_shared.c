@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <devq/devq.h>
+#include "check_main.h"
 
 #define SEC 1000000000ull
 
@@ -318,9 +319,5 @@ int main(int argc, char **argv)
         dir = dirname(dir);
     snprintf(helper, sizeof helper, "%s/signal_helper", dir);
     (void)argv;
-    SRunner *sr = srunner_create(suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return check_run(suite());
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include "signal_int.h"
 #include "tracker.h"
+#include "check_main.h"
 
 struct align_log {
     int n;
@@ -251,9 +252,5 @@ int main(void)
     tcase_add_test(tc, many_streams_grow);
     tcase_add_test(tc, signal_producers);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run(s);
 }

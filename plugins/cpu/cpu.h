@@ -129,6 +129,9 @@ void cpu_stream_destroy(devq_pl_stream *s);
 /* Reserve the next op slot; fill it, then cpu_stream_publish().  Returns
  * NULL only when a new chunk cannot be allocated. */
 struct cpu_op *cpu_stream_reserve(devq_pl_stream *s);
+/* cpu_stream_reserve with the op's kind set; NULL reported as "out of
+ * memory queueing <what>". */
+struct cpu_op *cpu_stream_queue(devq_pl_stream *s, int kind, const char *what);
 /* Publish the reserved op; returns its sequence number. */
 uint64_t cpu_stream_publish(devq_pl_stream *s);
 /* Wait until s completed `seq`: spin briefly, then futex.  0 or -ETIMEDOUT. */

@@ -135,12 +135,11 @@ int cpu_stream_wait_event(devq_pl_stream *s, devq_pl_event *e)
             cpu_stream_unref(other);
         return 0;
     }
-    struct cpu_op *op = cpu_stream_reserve(s);
+    struct cpu_op *op = cpu_stream_queue(s, CPU_OP_WAIT, "a stream wait");
     if (!op) {
         cpu_stream_unref(other);
-        return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a stream wait");
+        return -ENOMEM;
     }
-    op->kind = CPU_OP_WAIT;
     op->u.wait.other = other;      /* the op owns the reference */
     op->u.wait.seq = seq;
     cpu_stream_publish(s);

@@ -13,10 +13,9 @@ int cpu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
 {
     if (!fn)
         return cpu_host->error(-EINVAL, "cpu: host_fn: NULL callback");
-    struct cpu_op *op = cpu_stream_reserve(s);
+    struct cpu_op *op = cpu_stream_queue(s, CPU_OP_HOST_FN, "a host callback");
     if (!op)
-        return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a host callback");
-    op->kind = CPU_OP_HOST_FN;
+        return -ENOMEM;
     op->u.host.fn = fn;
     op->u.host.arg = arg;
     cpu_stream_publish(s);

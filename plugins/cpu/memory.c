@@ -187,10 +187,9 @@ int cpu_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_
         return cpu_host->error(-EINVAL, "cpu: copy: unknown direction %d", (int)dir);
     if (n && (!dst || !src))
         return cpu_host->error(-EINVAL, "cpu: copy of %zu bytes with a NULL pointer", n);
-    struct cpu_op *op = cpu_stream_reserve(s);
+    struct cpu_op *op = cpu_stream_queue(s, CPU_OP_COPY, "a copy");
     if (!op)
-        return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a copy");
-    op->kind = CPU_OP_COPY;
+        return -ENOMEM;
     op->u.copy.dst = dst;
     op->u.copy.src = src;
     op->u.copy.n = n;
@@ -202,10 +201,9 @@ int cpu_fill(devq_pl_stream *s, void *dst, uint8_t byte, size_t n)
 {
     if (n && !dst)
         return cpu_host->error(-EINVAL, "cpu: fill of %zu bytes with a NULL pointer", n);
-    struct cpu_op *op = cpu_stream_reserve(s);
+    struct cpu_op *op = cpu_stream_queue(s, CPU_OP_FILL, "a fill");
     if (!op)
-        return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a fill");
-    op->kind = CPU_OP_FILL;
+        return -ENOMEM;
     op->u.fill.dst = dst;
     op->u.fill.n = n;
     op->u.fill.byte = byte;

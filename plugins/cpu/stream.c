@@ -167,6 +167,17 @@ struct cpu_op *cpu_stream_reserve(devq_pl_stream *s)
     return &s->tail_chunk->ops[n - s->tail_base];
 }
 
+struct cpu_op *cpu_stream_queue(devq_pl_stream *s, int kind, const char *what)
+{
+    struct cpu_op *op = cpu_stream_reserve(s);
+    if (!op) {
+        cpu_host->error(-ENOMEM, "cpu: out of memory queueing %s", what);
+        return NULL;
+    }
+    op->kind = kind;
+    return op;
+}
+
 uint64_t cpu_stream_publish(devq_pl_stream *s)
 {
     uint64_t n = ++s->enqueued_local;

@@ -13,62 +13,63 @@
 
 #define CU_HIDDEN __attribute__((visibility("hidden")))
 
-/* Entry points, resolved with cuGetProcAddress at the ABI version whose
- * signature is used here (the typedef names say which). */
+/* The entry points resolved with cuGetProcAddress, each named once:
+ * X(name, abi, group, newer) is the field cu_drv.name, of type
+ * PFN_cu<name>_v<abi>, looked up as "cu<name>" at ABI version abi, or at
+ * newer (same signature) when the driver has it (0: no newer one);
+ * group is enum gpu_entry_group. */
+#define CU_ENTRY_POINTS(X) \
+    X(DeviceGetCount,            2000,  GPU_REQUIRED,   0) \
+    X(DeviceGet,                 2000,  GPU_REQUIRED,   0) \
+    X(DeviceGetName,             2000,  GPU_REQUIRED,   0) \
+    X(DeviceTotalMem,            3020,  GPU_REQUIRED,   0) \
+    X(DeviceGetAttribute,        2000,  GPU_REQUIRED,   0) \
+    X(DevicePrimaryCtxRetain,    7000,  GPU_REQUIRED,   0) \
+    X(DevicePrimaryCtxRelease,   11000, GPU_REQUIRED,   0) \
+    X(CtxSetCurrent,             4000,  GPU_REQUIRED,   0) \
+    X(CtxGetStreamPriorityRange, 5050,  GPU_REQUIRED,   0) \
+    X(StreamCreateWithPriority,  5050,  GPU_REQUIRED,   0) \
+    X(StreamDestroy,             4000,  GPU_REQUIRED,   0) \
+    X(StreamWaitEvent,           3020,  GPU_REQUIRED,   0) \
+    X(StreamAddCallback,         5000,  GPU_REQUIRED,   0) \
+    X(EventCreate,               2000,  GPU_REQUIRED,   0) \
+    X(EventDestroy,              4000,  GPU_REQUIRED,   0) \
+    X(EventRecord,               2000,  GPU_REQUIRED,   0) \
+    X(EventQuery,                2000,  GPU_REQUIRED,   0) \
+    X(EventElapsedTime,          2000,  GPU_REQUIRED,   12080) \
+    X(MemAlloc,                  3020,  GPU_REQUIRED,   0) \
+    X(MemFree,                   3020,  GPU_REQUIRED,   0) \
+    X(MemcpyHtoDAsync,           3020,  GPU_REQUIRED,   0) \
+    X(MemcpyDtoHAsync,           3020,  GPU_REQUIRED,   0) \
+    X(MemcpyDtoDAsync,           3020,  GPU_REQUIRED,   0) \
+    X(MemsetD8Async,             3020,  GPU_REQUIRED,   0) \
+    X(ModuleLoadData,            2000,  GPU_REQUIRED,   0) \
+    X(ModuleUnload,              2000,  GPU_REQUIRED,   0) \
+    X(ModuleGetFunction,         2000,  GPU_REQUIRED,   0) \
+    X(LaunchKernel,              4000,  GPU_REQUIRED,   0) \
+    X(MemAllocAsync,             11020, GPU_OPT_ASYNC,  0) \
+    X(MemFreeAsync,              11020, GPU_OPT_ASYNC,  0) \
+    X(MemHostRegister,           6050,  GPU_OPT_MEMOPS, 0) \
+    X(MemHostUnregister,         4000,  GPU_OPT_MEMOPS, 0) \
+    X(MemHostGetDevicePointer,   3020,  GPU_OPT_MEMOPS, 0) \
+    X(StreamWaitValue64,         9000,  GPU_OPT_MEMOPS, 11070) \
+    X(StreamWriteValue64,        9000,  GPU_OPT_MEMOPS, 11070)
+
 struct cu_driver {
     int version;                               /* cuDriverGetVersion */
     bool memops_v2;                            /* stream memops from CUDA 11.7 */
+    /* dlsym'd at load, usable before cuInit: not in the list */
     PFN_cuGetErrorName_v6000 GetErrorName;
     PFN_cuGetErrorString_v6000 GetErrorString;
-    PFN_cuDeviceGetCount_v2000 DeviceGetCount;
-    PFN_cuDeviceGet_v2000 DeviceGet;
-    PFN_cuDeviceGetName_v2000 DeviceGetName;
-    PFN_cuDeviceTotalMem_v3020 DeviceTotalMem;
-    PFN_cuDeviceGetAttribute_v2000 DeviceGetAttribute;
-    PFN_cuDevicePrimaryCtxRetain_v7000 DevicePrimaryCtxRetain;
-    PFN_cuDevicePrimaryCtxRelease_v11000 DevicePrimaryCtxRelease;
-    PFN_cuCtxSetCurrent_v4000 CtxSetCurrent;
-    PFN_cuCtxGetStreamPriorityRange_v5050 CtxGetStreamPriorityRange;
-    PFN_cuStreamCreateWithPriority_v5050 StreamCreateWithPriority;
-    PFN_cuStreamDestroy_v4000 StreamDestroy;
-    PFN_cuStreamWaitEvent_v3020 StreamWaitEvent;
-    PFN_cuStreamAddCallback_v5000 StreamAddCallback;
-    PFN_cuEventCreate_v2000 EventCreate;
-    PFN_cuEventDestroy_v4000 EventDestroy;
-    PFN_cuEventRecord_v2000 EventRecord;
-    PFN_cuEventQuery_v2000 EventQuery;
-    PFN_cuEventElapsedTime_v2000 EventElapsedTime;
-    PFN_cuMemAlloc_v3020 MemAlloc;
-    PFN_cuMemFree_v3020 MemFree;
-    PFN_cuMemcpyHtoDAsync_v3020 MemcpyHtoDAsync;
-    PFN_cuMemcpyDtoHAsync_v3020 MemcpyDtoHAsync;
-    PFN_cuMemcpyDtoDAsync_v3020 MemcpyDtoDAsync;
-    PFN_cuMemsetD8Async_v3020 MemsetD8Async;
-    PFN_cuModuleLoadData_v2000 ModuleLoadData;
-    PFN_cuModuleUnload_v2000 ModuleUnload;
-    PFN_cuModuleGetFunction_v2000 ModuleGetFunction;
-    PFN_cuLaunchKernel_v4000 LaunchKernel;
-    /* optional */
-    PFN_cuMemAllocAsync_v11020 MemAllocAsync;
-    PFN_cuMemFreeAsync_v11020 MemFreeAsync;
-    PFN_cuMemHostRegister_v6050 MemHostRegister;
-    PFN_cuMemHostUnregister_v4000 MemHostUnregister;
-    PFN_cuMemHostGetDevicePointer_v3020 MemHostGetDevicePointer;
-    PFN_cuStreamWaitValue64_v9000 StreamWaitValue64;     /* same signature as _v11070 */
-    PFN_cuStreamWriteValue64_v9000 StreamWriteValue64;
+#define CU_FIELD(name, abi, group, newer) PFN_cu##name##_v##abi name;
+    CU_ENTRY_POINTS(CU_FIELD)
+#undef CU_FIELD
     char missing_async[256];                   /* why ASYNC_ALLOC is off, "" if not off by a missing entry */
     char missing_memops[256];                  /* same for WAIT/WRITE_VALUE */
 };
 
 extern struct cu_driver cu_drv CU_HIDDEN;
 extern const struct devq_host *cu_host CU_HIDDEN;
-
-/* A pooled helper stream for event_wait (see event.c). */
-struct cu_waiter_stream {
-    struct cu_waiter_stream *next;
-    CUstream stream;
-    uint32_t contexts;             /* the device's contexts when it was made */
-};
 
 struct devq_pl_device {
     uint32_t        ordinal;
@@ -81,15 +82,9 @@ struct devq_pl_device {
     uint32_t        compute_units;
     uint64_t        caps;
     int             prio_least, prio_greatest;
-    /* Its own lock: a waiter callback returns its stream here, and must
-     * not wait for mu, which cu_device_close holds across the context
-     * release (which may wait for that callback). */
-    pthread_mutex_t waiters_mu;
-    struct cu_waiter_stream *idle_waiters;
-    /* Primary contexts released (each last close destroys one): a helper
-     * made under an earlier count has a stream that died with its
-     * context (waiters_mu). */
-    uint32_t        contexts;
+    /* event_wait's helper streams; each last close releases the primary
+     * context, which destroys them, so every release retires them. */
+    struct gpu_evwait_pool waits;
     struct gpu_loss loss;
 };
 
@@ -135,9 +130,8 @@ void cu_stream_destroy(devq_pl_stream *s);
 int  cu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
 
 /* event.c */
-/* At the last close, before the context release: destroy the idle helper
- * streams and retire the busy ones (their streams die with the context). */
-void cu_waiters_release(struct devq_pl_device *dev);
+/* The helper-stream pool's driver calls (gpu_evwait_init at driver load). */
+extern const struct gpu_evwait_driver cu_evwait_driver CU_HIDDEN;
 int  cu_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out);
 void cu_event_destroy(devq_pl_event *e);
 int  cu_event_record(devq_pl_event *e, devq_pl_stream *s);

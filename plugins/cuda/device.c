@@ -118,7 +118,7 @@ void cu_device_close(devq_pl_device *d)
 {
     pthread_mutex_lock(&d->mu);
     if (d->refs > 0 && --d->refs == 0) {
-        cu_waiters_release(d);
+        gpu_evwait_release(&d->waits, true);
         cu_drv.DevicePrimaryCtxRelease(d->dev);
         d->ctx = NULL;
         /* The last release destroys the primary context, and with it a

@@ -47,26 +47,28 @@ static int known_index(CUresult r)
     return -1;
 }
 
-const char *cu_err_name(CUresult r)
+/* r's name (text false) or description: the table first, then the
+ * driver, then fallback. */
+static const char *err_lookup(CUresult r, bool text, const char *fallback)
 {
     int i = known_index(r);
     if (i >= 0)
-        return known[i].name;
+        return text ? known[i].text : known[i].name;
     const char *s = NULL;
-    if (cu_drv.GetErrorName && cu_drv.GetErrorName(r, &s) == CUDA_SUCCESS && s)
+    PFN_cuGetErrorName_v6000 get = text ? cu_drv.GetErrorString : cu_drv.GetErrorName;
+    if (get && get(r, &s) == CUDA_SUCCESS && s)
         return s;
-    return "CUDA_ERROR_?";
+    return fallback;
+}
+
+const char *cu_err_name(CUresult r)
+{
+    return err_lookup(r, false, "CUDA_ERROR_?");
 }
 
 const char *cu_err_text(CUresult r)
 {
-    int i = known_index(r);
-    if (i >= 0)
-        return known[i].text;
-    const char *s = NULL;
-    if (cu_drv.GetErrorString && cu_drv.GetErrorString(r, &s) == CUDA_SUCCESS && s)
-        return s;
-    return "unknown error code";
+    return err_lookup(r, true, "unknown error code");
 }
 
 const char *cu_err_desc(CUresult r, char *buf, size_t n)
@@ -140,54 +142,13 @@ struct entry {
     const char *name;
     int         version;            /* cudaVersion of the ABI we call */
     void      **slot;
-    int         group;              /* 0 required, else an optional group */
+    int         group;              /* enum gpu_entry_group */
     int         newer;              /* same signature, newer ABI: used when the driver has it */
 };
 
-enum { REQUIRED = 0, OPT_ASYNC = 1, OPT_MEMOPS = 2 };
-
-#define ENTRY(field, name, ver, group) { name, ver, (void **)&cu_drv.field, group, 0 }
-#define ENTRY2(field, name, ver, group, newer) { name, ver, (void **)&cu_drv.field, group, newer }
-static struct entry entries[] = {
-    ENTRY(DeviceGetCount, "cuDeviceGetCount", 2000, REQUIRED),
-    ENTRY(DeviceGet, "cuDeviceGet", 2000, REQUIRED),
-    ENTRY(DeviceGetName, "cuDeviceGetName", 2000, REQUIRED),
-    ENTRY(DeviceTotalMem, "cuDeviceTotalMem", 3020, REQUIRED),
-    ENTRY(DeviceGetAttribute, "cuDeviceGetAttribute", 2000, REQUIRED),
-    ENTRY(DevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", 7000, REQUIRED),
-    ENTRY(DevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease", 11000, REQUIRED),
-    ENTRY(CtxSetCurrent, "cuCtxSetCurrent", 4000, REQUIRED),
-    ENTRY(CtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange", 5050, REQUIRED),
-    ENTRY(StreamCreateWithPriority, "cuStreamCreateWithPriority", 5050, REQUIRED),
-    ENTRY(StreamDestroy, "cuStreamDestroy", 4000, REQUIRED),
-    ENTRY(StreamWaitEvent, "cuStreamWaitEvent", 3020, REQUIRED),
-    ENTRY(StreamAddCallback, "cuStreamAddCallback", 5000, REQUIRED),
-    ENTRY(EventCreate, "cuEventCreate", 2000, REQUIRED),
-    ENTRY(EventDestroy, "cuEventDestroy", 4000, REQUIRED),
-    ENTRY(EventRecord, "cuEventRecord", 2000, REQUIRED),
-    ENTRY(EventQuery, "cuEventQuery", 2000, REQUIRED),
-    ENTRY2(EventElapsedTime, "cuEventElapsedTime", 2000, REQUIRED, 12080),
-    ENTRY(MemAlloc, "cuMemAlloc", 3020, REQUIRED),
-    ENTRY(MemFree, "cuMemFree", 3020, REQUIRED),
-    ENTRY(MemcpyHtoDAsync, "cuMemcpyHtoDAsync", 3020, REQUIRED),
-    ENTRY(MemcpyDtoHAsync, "cuMemcpyDtoHAsync", 3020, REQUIRED),
-    ENTRY(MemcpyDtoDAsync, "cuMemcpyDtoDAsync", 3020, REQUIRED),
-    ENTRY(MemsetD8Async, "cuMemsetD8Async", 3020, REQUIRED),
-    ENTRY(ModuleLoadData, "cuModuleLoadData", 2000, REQUIRED),
-    ENTRY(ModuleUnload, "cuModuleUnload", 2000, REQUIRED),
-    ENTRY(ModuleGetFunction, "cuModuleGetFunction", 2000, REQUIRED),
-    ENTRY(LaunchKernel, "cuLaunchKernel", 4000, REQUIRED),
-    ENTRY(MemAllocAsync, "cuMemAllocAsync", 11020, OPT_ASYNC),
-    ENTRY(MemFreeAsync, "cuMemFreeAsync", 11020, OPT_ASYNC),
-    ENTRY(MemHostRegister, "cuMemHostRegister", 6050, OPT_MEMOPS),
-    ENTRY(MemHostUnregister, "cuMemHostUnregister", 4000, OPT_MEMOPS),
-    ENTRY(MemHostGetDevicePointer, "cuMemHostGetDevicePointer", 3020, OPT_MEMOPS),
-    /* the core "_v2" memory operations from CUDA 11.7 */
-    ENTRY2(StreamWaitValue64, "cuStreamWaitValue64", 9000, OPT_MEMOPS, 11070),
-    ENTRY2(StreamWriteValue64, "cuStreamWriteValue64", 9000, OPT_MEMOPS, 11070),
-};
+#define ENTRY(field, abi, group, newer) { "cu" #field, abi, (void **)&cu_drv.field, group, newer },
+static struct entry entries[] = { CU_ENTRY_POINTS(ENTRY) };
 #undef ENTRY
-#undef ENTRY2
 
 static void version_str(int v, char *buf, size_t n)
 {
@@ -281,11 +242,11 @@ static int load(void)
         struct entry *e = &entries[i];
         if (resolve(e, why, sizeof why))
             continue;
-        if (e->group == REQUIRED) {
+        if (e->group == GPU_REQUIRED) {
             size_t len = strlen(missing);
             snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", why);
         } else {
-            char *dst = e->group == OPT_ASYNC ? cu_drv.missing_async : cu_drv.missing_memops;
+            char *dst = e->group == GPU_OPT_ASYNC ? cu_drv.missing_async : cu_drv.missing_memops;
             if (!*dst)
                 snprintf(dst, sizeof cu_drv.missing_async, "driver %s lacks %s", ver, why);
             cu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: feature off", ver, why);
@@ -295,9 +256,9 @@ static int load(void)
         return fail(-ENODEV, "cuda: driver %s lacks required entry points: %s; update the NVIDIA driver",
                     ver, missing);
     if (*cu_drv.missing_async)
-        clear_group(OPT_ASYNC);
+        clear_group(GPU_OPT_ASYNC);
     if (*cu_drv.missing_memops)
-        clear_group(OPT_MEMOPS);
+        clear_group(GPU_OPT_MEMOPS);
 
     int count = 0;
     r = cu_drv.DeviceGetCount(&count);
@@ -313,7 +274,7 @@ static int load(void)
         struct devq_pl_device *d = &drv.devices[i];
         d->ordinal = (uint32_t)i;
         pthread_mutex_init(&d->mu, NULL);
-        pthread_mutex_init(&d->waiters_mu, NULL);
+        gpu_evwait_init(&d->waits, &cu_evwait_driver, d);
         gpu_loss_init(&d->loss);
         r = cu_drv.DeviceGet(&d->dev, i);
         if (r != CUDA_SUCCESS) {

@@ -65,20 +65,25 @@ void cu_value_detach(devq_pl_value *v)
     free(v);
 }
 
-int cu_stream_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value)
+/* Stream-ordered wait (>= value) or write of v's word. */
+static int value_op(devq_pl_stream *s, devq_pl_value *v, uint64_t value, bool write)
 {
     int err = cu_enter(s->dev);
     if (err)
         return err;
-    CUresult r = cu_drv.StreamWaitValue64(s->stream, v->dptr, value, CU_STREAM_WAIT_VALUE_GEQ);
-    return r == CUDA_SUCCESS ? 0 : cu_fail(s->dev, "cuStreamWaitValue64", r);
+    CUresult r = write ? cu_drv.StreamWriteValue64(s->stream, v->dptr, value, CU_STREAM_WRITE_VALUE_DEFAULT)
+                       : cu_drv.StreamWaitValue64(s->stream, v->dptr, value, CU_STREAM_WAIT_VALUE_GEQ);
+    if (r == CUDA_SUCCESS)
+        return 0;
+    return cu_fail(s->dev, write ? "cuStreamWriteValue64" : "cuStreamWaitValue64", r);
+}
+
+int cu_stream_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value)
+{
+    return value_op(s, v, value, false);
 }
 
 int cu_stream_write_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value)
 {
-    int err = cu_enter(s->dev);
-    if (err)
-        return err;
-    CUresult r = cu_drv.StreamWriteValue64(s->stream, v->dptr, value, CU_STREAM_WRITE_VALUE_DEFAULT);
-    return r == CUDA_SUCCESS ? 0 : cu_fail(s->dev, "cuStreamWriteValue64", r);
+    return value_op(s, v, value, true);
 }

@@ -1,7 +1,8 @@
 /* What devq-cuda.so and devq-hip.so do the same way, written once over
  * no driver API and compiled into both plugins (hidden symbols, one copy
  * per plugin): the plugin init checks, device loss, capabilities from
- * probed attributes, host-callback records and kernel-launch geometry
+ * probed attributes, host-callback records, the helper-stream pool that
+ * gives event waits a timeout, and kernel-launch geometry
  * and arguments.  Each plugin keeps its driver calls, and the messages
  * that quote them, in its own files. */
 #ifndef DEVQ_GPU_COMMON_H
@@ -15,6 +16,11 @@
 #include <devq/devq_plugin.h>
 
 #define GPU_HIDDEN __attribute__((visibility("hidden")))
+
+/* What a driver entry point belongs to, in the plugins' entry-point
+ * lists: required (loading fails without it) or an optional feature that
+ * is off, with the reason kept, when any of its entries is missing. */
+enum gpu_entry_group { GPU_REQUIRED, GPU_OPT_ASYNC, GPU_OPT_MEMOPS };
 
 /* ---- plugin.c ---- */
 
@@ -105,6 +111,54 @@ int  gpu_host_call_latched(struct gpu_host_call *c);
  * DEVQ_CAP_SKIP_ON_ERROR).  True when the stream's last reference went
  * with it: the caller frees the stream. */
 bool gpu_host_call_finish(struct gpu_host_call *c, int status);
+
+/* ---- evwait.c ---- */
+
+/* A pooled helper stream for event_wait. */
+struct gpu_helper {
+    struct gpu_helper *next;
+    void    *stream;             /* the driver's stream handle */
+    uint32_t generation;         /* the pool's generation when it was made */
+};
+
+/* The driver calls the event-wait pool needs; each returns 0 or a
+ * negative errno it has reported (through the plugin's fail path). */
+struct gpu_evwait_driver {
+    /* A non-blocking helper stream at the device's greatest priority. */
+    int  (*stream_create)(struct devq_pl_device *dev, void **stream);
+    /* Destroy it (makes the device current first: called at close too). */
+    void (*stream_destroy)(struct devq_pl_device *dev, void *stream);
+    /* Queue on stream a wait for event, then a host callback that calls
+     * gpu_evwait_done(waiter, driver status). */
+    int  (*arm)(struct devq_pl_device *dev, void *stream, void *event, void *waiter);
+};
+
+struct gpu_evwait_pool {
+    /* Its own lock: a callback returns its helper here, and must not
+     * wait for the device lock, which the plugin's close holds across a
+     * context release or device reset (which may wait for that callback). */
+    pthread_mutex_t mu;
+    struct gpu_helper *idle;
+    /* Retiring releases so far (a context destroyed, a device reset): a
+     * helper made under an earlier generation lost its stream with it. */
+    uint32_t generation;
+    const struct gpu_evwait_driver *drv;
+    struct devq_pl_device *dev;
+};
+
+void gpu_evwait_init(struct gpu_evwait_pool *p, const struct gpu_evwait_driver *drv,
+                     struct devq_pl_device *dev);
+/* Wait up to timeout_ns for event (after the plugin's own query found it
+ * not reached): 0 with the driver's status in *status, or -ETIMEDOUT,
+ * -ENOMEM or the driver's error, reported. */
+int  gpu_evwait(struct gpu_evwait_pool *p, void *event, uint64_t timeout_ns, int *status);
+/* In the driver's stream callback. */
+void gpu_evwait_done(void *waiter, int status);
+/* At the last close: destroy the idle helpers.  retire when the busy
+ * ones' streams die too (the context is released, the device reset):
+ * they are dropped when their callbacks bring them back; without it they
+ * are destroyed at a later release. */
+void gpu_evwait_release(struct gpu_evwait_pool *p, bool retire);
 
 /* ---- launch.c ---- */
 

@@ -111,7 +111,7 @@ void hip_device_close(devq_pl_device *d)
     pthread_mutex_lock(&d->mu);
     if (d->refs > 0 && --d->refs == 0) {
         bool lost = gpu_lost(&d->loss);
-        hip_waiters_release(d, lost);
+        gpu_evwait_release(&d->waits, lost);  /* the reset below destroys the busy ones */
         /* A device lost to a sticky error stays broken for the whole
          * process until it is reset.  lib has freed everything of ours,
          * so reset it then, and the next open starts clean.  A healthy

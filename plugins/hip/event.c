@@ -1,15 +1,5 @@
-/* Events.
- *
- * event_wait needs a timeout, which hipEventSynchronize lacks.  Rather
- * than poll hipEventQuery, a helper stream waits on the event
- * (hipStreamWaitEvent) and then runs a callback that stores 1 into a
- * futex word and wakes it; the host sleeps on that word until the
- * deadline.  The wait costs nothing until the event is reached, reacts at
- * once, and the callback also runs (with the error) if the device is
- * lost.  Helper streams are pooled per device; a wait that timed out
- * leaves its stream busy until the event is reached, and the callback
- * puts it back in the pool.  Each wait has its own helper stream so a
- * slow event never delays another wait. */
+/* Events.  event_wait's timeout comes from the helper-stream pool in
+ * gpu_common/evwait.c; the runtime calls it makes are here. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -92,144 +82,59 @@ int hip_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns)
     return 0;
 }
 
-/* ---- event_wait ---- */
+/* ---- event_wait: the pool's runtime calls ---- */
 
-struct waiter {
-    uint32_t word;                   /* 0 until the callback ran */
-    atomic_int refs;                 /* the waiting thread and the callback */
-    hipError_t status;
-    struct devq_pl_device *dev;
-    struct hip_waiter_stream *ws;
-};
-
-static void waiter_unref(struct waiter *w)
+static int helper_create(struct devq_pl_device *dev, void **stream)
 {
-    if (atomic_fetch_sub(&w->refs, 1) == 1)
-        free(w);
-}
-
-static void waiter_stream_put(struct devq_pl_device *dev, struct hip_waiter_stream *ws)
-{
-    pthread_mutex_lock(&dev->waiters_mu);
-    ws->next = dev->idle_waiters;
-    dev->idle_waiters = ws;
-    pthread_mutex_unlock(&dev->waiters_mu);
-}
-
-static int waiter_stream_get(struct devq_pl_device *dev, struct hip_waiter_stream **out)
-{
-    pthread_mutex_lock(&dev->waiters_mu);
-    struct hip_waiter_stream *ws;
-    while ((ws = dev->idle_waiters) && ws->resets != dev->resets) {
-        /* busy at a reset, returned since: its stream is gone */
-        dev->idle_waiters = ws->next;
-        free(ws);
-    }
-    if (ws)
-        dev->idle_waiters = ws->next;
-    uint32_t resets = dev->resets;
-    pthread_mutex_unlock(&dev->waiters_mu);
-    if (!ws) {
-        ws = calloc(1, sizeof *ws);
-        if (!ws)
-            return hip_host->error(-ENOMEM, "hip: out of memory for an event waiter");
-        ws->resets = resets;
-        hipError_t r = hip_rt.StreamCreateWithPriority(&ws->stream, hipStreamNonBlocking,
-                                                     dev->prio_greatest);
-        if (r != hipSuccess) {
-            free(ws);
-            return hip_fail(dev, "hipStreamCreateWithPriority", r);
-        }
-    }
-    *out = ws;
+    hipStream_t hs;
+    hipError_t r = hip_rt.StreamCreateWithPriority(&hs, hipStreamNonBlocking, dev->prio_greatest);
+    if (r != hipSuccess)
+        return hip_fail(dev, "hipStreamCreateWithPriority", r);
+    *stream = hs;
     return 0;
 }
 
-/* Destroy the idle helper streams; called at the last close.  A helper
- * still busy (a timed-out wait on an event that never came) is returned
- * by its callback later and destroyed at the next last close; with
- * reset, the device is about to be reset, which destroys the busy ones'
- * streams: they are dropped when they come back. */
-void hip_waiters_release(struct devq_pl_device *dev, bool reset)
+static void helper_destroy(struct devq_pl_device *dev, void *stream)
 {
-    pthread_mutex_lock(&dev->waiters_mu);
-    struct hip_waiter_stream *ws = dev->idle_waiters;
-    dev->idle_waiters = NULL;
-    uint32_t current = dev->resets;
-    if (reset)
-        dev->resets++;
-    pthread_mutex_unlock(&dev->waiters_mu);
-    while (ws) {
-        struct hip_waiter_stream *next = ws->next;
-        if (ws->resets == current) {        /* else a reset destroyed it */
-            hip_rt.SetDevice((int)dev->ordinal);
-            hip_rt.StreamDestroy(ws->stream);
-        }
-        free(ws);
-        ws = next;
-    }
+    hip_rt.SetDevice((int)dev->ordinal);
+    hip_rt.StreamDestroy(stream);
 }
 
-static void waiter_done(hipStream_t hs, hipError_t status, void *userData)
+static void helper_done(hipStream_t hs, hipError_t status, void *waiter)
 {
     (void)hs;
-    struct waiter *w = userData;
-    w->status = status;
-    waiter_stream_put(w->dev, w->ws);
-    __atomic_store_n(&w->word, 1, __ATOMIC_RELEASE);
-    hip_host->futex_wake(&w->word, 1);
-    waiter_unref(w);
+    gpu_evwait_done(waiter, (int)status);
 }
+
+static int helper_arm(struct devq_pl_device *dev, void *stream, void *event, void *waiter)
+{
+    hipError_t r = hip_rt.StreamWaitEvent(stream, event, 0);
+    if (r != hipSuccess)
+        return hip_fail(dev, "hipStreamWaitEvent", r);
+    r = hip_rt.StreamAddCallback(stream, helper_done, waiter, 0);
+    return r == hipSuccess ? 0 : hip_fail(dev, "hipStreamAddCallback", r);
+}
+
+const struct gpu_evwait_driver hip_evwait_driver = {
+    .stream_create = helper_create,
+    .stream_destroy = helper_destroy,
+    .arm = helper_arm,
+};
 
 int hip_event_wait(devq_pl_event *e, uint64_t timeout_ns)
 {
-    struct devq_pl_device *dev = e->dev;
     int err = hip_event_query(e);
     if (err != -EAGAIN)
         return err;
-    if (timeout_ns == 0)
-        return hip_host->error(-ETIMEDOUT, "hip: event not reached (poll)");
-    uint64_t now = hip_host->now_ns();
-    uint64_t deadline = timeout_ns > UINT64_MAX - now ? UINT64_MAX : now + timeout_ns;
-
-    struct waiter *w = calloc(1, sizeof *w);
-    if (!w)
-        return hip_host->error(-ENOMEM, "hip: out of memory for an event waiter");
-    w->dev = dev;
-    atomic_init(&w->refs, 2);
-    if ((err = waiter_stream_get(dev, &w->ws))) {
-        free(w);
+    int status;
+    if ((err = gpu_evwait(&e->dev->waits, e->event, timeout_ns, &status)))
         return err;
-    }
-    const char *call = "hipStreamWaitEvent";
-    hipError_t r = hip_rt.StreamWaitEvent(w->ws->stream, e->event, 0);
-    if (r == hipSuccess) {
-        call = "hipStreamAddCallback";
-        r = hip_rt.StreamAddCallback(w->ws->stream, waiter_done, w, 0);
-    }
-    if (r != hipSuccess) {
-        /* The helper may hold a wait that never ends: do not reuse it. */
-        hip_rt.StreamDestroy(w->ws->stream);
-        free(w->ws);
-        free(w);
-        return hip_fail(dev, call, r);
-    }
-    while (!__atomic_load_n(&w->word, __ATOMIC_ACQUIRE)) {
-        if (hip_host->futex_wait(&w->word, 0, deadline) == -ETIMEDOUT &&
-            !__atomic_load_n(&w->word, __ATOMIC_ACQUIRE)) {
-            waiter_unref(w);
-            return hip_host->error(-ETIMEDOUT, "hip: event not reached within %llu ns",
-                                  (unsigned long long)timeout_ns);
-        }
-    }
-    r = w->status;
-    waiter_unref(w);
-    if (r != hipSuccess)
-        return hip_fail(dev, "event wait", r);
+    if (status != hipSuccess)
+        return hip_fail(e->dev, "event wait", (hipError_t)status);
     /* ROCm hands stream callbacks hipSuccess whatever happened before
      * them; the event itself carries a failure.  One query, not a poll. */
-    r = hip_rt.EventQuery(e->event);
+    hipError_t r = hip_rt.EventQuery(e->event);
     if (r != hipSuccess && r != hipErrorNotReady)
-        return hip_fail(dev, "hipEventQuery", r);
+        return hip_fail(e->dev, "hipEventQuery", r);
     return 0;
 }

@@ -16,64 +16,60 @@
 #define HIP_HIDDEN __attribute__((visibility("hidden")))
 
 /* Entry points, resolved by name with dlsym (HIP has no
- * cuGetProcAddress).  Each slot has the type of the function the
- * libamdhip64-dev headers declare. */
-#define HIP_FN(name) __typeof__(&name)
+ * cuGetProcAddress), each named once: X(name, group) is the field
+ * hip_rt.name, looked up as "hip<name>", with the type of the function
+ * the libamdhip64-dev headers declare; group is enum gpu_entry_group. */
+#define HIP_ENTRY_POINTS(X) \
+    X(GetErrorName,                 GPU_REQUIRED) \
+    X(GetErrorString,               GPU_REQUIRED) \
+    X(RuntimeGetVersion,            GPU_REQUIRED) \
+    X(Init,                         GPU_REQUIRED) \
+    X(GetDeviceCount,               GPU_REQUIRED) \
+    X(DeviceGet,                    GPU_REQUIRED) \
+    X(DeviceGetName,                GPU_REQUIRED) \
+    X(DeviceTotalMem,               GPU_REQUIRED) \
+    X(DeviceGetAttribute,           GPU_REQUIRED) \
+    X(SetDevice,                    GPU_REQUIRED) \
+    X(DeviceReset,                  GPU_REQUIRED) \
+    X(DeviceGetStreamPriorityRange, GPU_REQUIRED) \
+    X(StreamCreateWithPriority,     GPU_REQUIRED) \
+    X(StreamDestroy,                GPU_REQUIRED) \
+    X(StreamWaitEvent,              GPU_REQUIRED) \
+    X(StreamAddCallback,            GPU_REQUIRED) \
+    X(EventCreateWithFlags,         GPU_REQUIRED) \
+    X(EventDestroy,                 GPU_REQUIRED) \
+    X(EventRecord,                  GPU_REQUIRED) \
+    X(EventQuery,                   GPU_REQUIRED) \
+    X(EventElapsedTime,             GPU_REQUIRED) \
+    X(Malloc,                       GPU_REQUIRED) \
+    X(Free,                         GPU_REQUIRED) \
+    X(MemcpyHtoDAsync,              GPU_REQUIRED) \
+    X(MemcpyDtoHAsync,              GPU_REQUIRED) \
+    X(MemcpyDtoDAsync,              GPU_REQUIRED) \
+    X(MemsetD8Async,                GPU_REQUIRED) \
+    X(ModuleLoadData,               GPU_REQUIRED) \
+    X(ModuleUnload,                 GPU_REQUIRED) \
+    X(ModuleGetFunction,            GPU_REQUIRED) \
+    X(ModuleLaunchKernel,           GPU_REQUIRED) \
+    X(MallocAsync,                  GPU_OPT_ASYNC) \
+    X(FreeAsync,                    GPU_OPT_ASYNC) \
+    X(HostRegister,                 GPU_OPT_MEMOPS) \
+    X(HostUnregister,               GPU_OPT_MEMOPS) \
+    X(HostGetDevicePointer,         GPU_OPT_MEMOPS) \
+    X(StreamWaitValue64,            GPU_OPT_MEMOPS) \
+    X(StreamWriteValue64,           GPU_OPT_MEMOPS)
+
 struct hip_runtime {
     int version;                                /* hipRuntimeGetVersion */
-    HIP_FN(hipGetErrorName) GetErrorName;
-    HIP_FN(hipGetErrorString) GetErrorString;
-    HIP_FN(hipRuntimeGetVersion) RuntimeGetVersion;
-    HIP_FN(hipInit) Init;
-    HIP_FN(hipGetDeviceCount) GetDeviceCount;
-    HIP_FN(hipDeviceGet) DeviceGet;
-    HIP_FN(hipDeviceGetName) DeviceGetName;
-    HIP_FN(hipDeviceTotalMem) DeviceTotalMem;
-    HIP_FN(hipDeviceGetAttribute) DeviceGetAttribute;
-    HIP_FN(hipSetDevice) SetDevice;
-    HIP_FN(hipDeviceReset) DeviceReset;
-    HIP_FN(hipDeviceGetStreamPriorityRange) DeviceGetStreamPriorityRange;
-    HIP_FN(hipStreamCreateWithPriority) StreamCreateWithPriority;
-    HIP_FN(hipStreamDestroy) StreamDestroy;
-    HIP_FN(hipStreamWaitEvent) StreamWaitEvent;
-    HIP_FN(hipStreamAddCallback) StreamAddCallback;
-    HIP_FN(hipEventCreateWithFlags) EventCreateWithFlags;
-    HIP_FN(hipEventDestroy) EventDestroy;
-    HIP_FN(hipEventRecord) EventRecord;
-    HIP_FN(hipEventQuery) EventQuery;
-    HIP_FN(hipEventElapsedTime) EventElapsedTime;
-    HIP_FN(hipMalloc) Malloc;
-    HIP_FN(hipFree) Free;
-    HIP_FN(hipMemcpyHtoDAsync) MemcpyHtoDAsync;
-    HIP_FN(hipMemcpyDtoHAsync) MemcpyDtoHAsync;
-    HIP_FN(hipMemcpyDtoDAsync) MemcpyDtoDAsync;
-    HIP_FN(hipMemsetD8Async) MemsetD8Async;
-    HIP_FN(hipModuleLoadData) ModuleLoadData;
-    HIP_FN(hipModuleUnload) ModuleUnload;
-    HIP_FN(hipModuleGetFunction) ModuleGetFunction;
-    HIP_FN(hipModuleLaunchKernel) ModuleLaunchKernel;
-    /* optional */
-    HIP_FN(hipMallocAsync) MallocAsync;
-    HIP_FN(hipFreeAsync) FreeAsync;
-    HIP_FN(hipHostRegister) HostRegister;
-    HIP_FN(hipHostUnregister) HostUnregister;
-    HIP_FN(hipHostGetDevicePointer) HostGetDevicePointer;
-    HIP_FN(hipStreamWaitValue64) StreamWaitValue64;
-    HIP_FN(hipStreamWriteValue64) StreamWriteValue64;
+#define HIP_FIELD(name, group) __typeof__(&hip##name) name;
+    HIP_ENTRY_POINTS(HIP_FIELD)
+#undef HIP_FIELD
     char missing_async[256];                    /* why ASYNC_ALLOC is off, "" if not off by a missing entry */
     char missing_memops[256];                   /* same for WAIT/WRITE_VALUE */
 };
-#undef HIP_FN
 
 extern struct hip_runtime hip_rt HIP_HIDDEN;
 extern const struct devq_host *hip_host HIP_HIDDEN;
-
-/* A pooled helper stream for event_wait (see event.c). */
-struct hip_waiter_stream {
-    struct hip_waiter_stream *next;
-    hipStream_t stream;
-    uint32_t    resets;            /* the device's resets when it was made */
-};
 
 struct devq_pl_device {
     uint32_t        ordinal;
@@ -85,14 +81,9 @@ struct devq_pl_device {
     uint32_t        compute_units;
     uint64_t        caps;
     int             prio_least, prio_greatest;
-    /* Its own lock: a waiter callback returns its stream here, and must
-     * not wait for mu, which hip_device_close holds across
-     * hipDeviceReset (which may wait for that callback). */
-    pthread_mutex_t waiters_mu;
-    struct hip_waiter_stream *idle_waiters;
-    /* hipDeviceReset count: a helper made before the last reset has a
-     * stream the reset destroyed (waiters_mu). */
-    uint32_t        resets;
+    /* event_wait's helper streams; a release retires them only when
+     * hipDeviceReset follows (it destroys the busy ones' streams). */
+    struct gpu_evwait_pool waits;
     struct gpu_loss loss;
 };
 
@@ -146,7 +137,8 @@ int  hip_event_query(devq_pl_event *e);
 int  hip_event_wait(devq_pl_event *e, uint64_t timeout_ns);
 int  hip_stream_wait_event(devq_pl_stream *s, devq_pl_event *e);
 int  hip_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns);
-void hip_waiters_release(struct devq_pl_device *dev, bool reset);
+/* The helper-stream pool's runtime calls (gpu_evwait_init at load). */
+extern const struct gpu_evwait_driver hip_evwait_driver HIP_HIDDEN;
 
 /* mem.c */
 int  hip_mem_alloc(devq_pl_device *dev, size_t bytes, void **device_ptr, void **host_ptr);

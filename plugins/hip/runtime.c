@@ -101,55 +101,14 @@ void hip_version_str(int v, char *buf, size_t n)
 
 /* ---- entry points ---- */
 
-enum { REQUIRED = 0, OPT_ASYNC = 1, OPT_MEMOPS = 2 };
-
 struct entry {
     const char *name;
     void      **slot;
-    int         group;              /* 0 required, else an optional group */
+    int         group;              /* enum gpu_entry_group */
 };
 
-#define ENTRY(field, group) { "hip" #field, (void **)&hip_rt.field, group }
-static const struct entry entries[] = {
-    ENTRY(GetErrorName, REQUIRED),
-    ENTRY(GetErrorString, REQUIRED),
-    ENTRY(RuntimeGetVersion, REQUIRED),
-    ENTRY(Init, REQUIRED),
-    ENTRY(GetDeviceCount, REQUIRED),
-    ENTRY(DeviceGet, REQUIRED),
-    ENTRY(DeviceGetName, REQUIRED),
-    ENTRY(DeviceTotalMem, REQUIRED),
-    ENTRY(DeviceGetAttribute, REQUIRED),
-    ENTRY(SetDevice, REQUIRED),
-    ENTRY(DeviceReset, REQUIRED),
-    ENTRY(DeviceGetStreamPriorityRange, REQUIRED),
-    ENTRY(StreamCreateWithPriority, REQUIRED),
-    ENTRY(StreamDestroy, REQUIRED),
-    ENTRY(StreamWaitEvent, REQUIRED),
-    ENTRY(StreamAddCallback, REQUIRED),
-    ENTRY(EventCreateWithFlags, REQUIRED),
-    ENTRY(EventDestroy, REQUIRED),
-    ENTRY(EventRecord, REQUIRED),
-    ENTRY(EventQuery, REQUIRED),
-    ENTRY(EventElapsedTime, REQUIRED),
-    ENTRY(Malloc, REQUIRED),
-    ENTRY(Free, REQUIRED),
-    ENTRY(MemcpyHtoDAsync, REQUIRED),
-    ENTRY(MemcpyDtoHAsync, REQUIRED),
-    ENTRY(MemcpyDtoDAsync, REQUIRED),
-    ENTRY(MemsetD8Async, REQUIRED),
-    ENTRY(ModuleLoadData, REQUIRED),
-    ENTRY(ModuleUnload, REQUIRED),
-    ENTRY(ModuleGetFunction, REQUIRED),
-    ENTRY(ModuleLaunchKernel, REQUIRED),
-    ENTRY(MallocAsync, OPT_ASYNC),
-    ENTRY(FreeAsync, OPT_ASYNC),
-    ENTRY(HostRegister, OPT_MEMOPS),
-    ENTRY(HostUnregister, OPT_MEMOPS),
-    ENTRY(HostGetDevicePointer, OPT_MEMOPS),
-    ENTRY(StreamWaitValue64, OPT_MEMOPS),
-    ENTRY(StreamWriteValue64, OPT_MEMOPS),
-};
+#define ENTRY(field, group) { "hip" #field, (void **)&hip_rt.field, group },
+static const struct entry entries[] = { HIP_ENTRY_POINTS(ENTRY) };
 #undef ENTRY
 #define NENTRIES (sizeof entries / sizeof entries[0])
 
@@ -200,11 +159,11 @@ static int load(void)
         *e->slot = dlsym(rt.lib, e->name);
         if (*e->slot)
             continue;
-        if (e->group == REQUIRED) {
+        if (e->group == GPU_REQUIRED) {
             size_t len = strlen(missing);
             snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", e->name);
         } else {
-            char *dst = e->group == OPT_ASYNC ? hip_rt.missing_async : hip_rt.missing_memops;
+            char *dst = e->group == GPU_OPT_ASYNC ? hip_rt.missing_async : hip_rt.missing_memops;
             if (!*dst)
                 snprintf(dst, sizeof hip_rt.missing_async, "%s lacks %s", path, e->name);
             hip_host->log(DEVQ_LOG_BASIC, "hip: %s lacks %s: feature off", path, e->name);
@@ -216,9 +175,9 @@ static int load(void)
         return fail(-ENODEV, "hip: %s lacks required entry points: %s; install ROCm 5.2 or newer",
                     path, missing);
     if (*hip_rt.missing_async)
-        clear_group(OPT_ASYNC);
+        clear_group(GPU_OPT_ASYNC);
     if (*hip_rt.missing_memops)
-        clear_group(OPT_MEMOPS);
+        clear_group(GPU_OPT_MEMOPS);
 
     if (hip_rt.RuntimeGetVersion(&hip_rt.version) != hipSuccess)
         hip_rt.version = 0;
@@ -253,7 +212,7 @@ static int load(void)
         struct devq_pl_device *d = &rt.devices[i];
         d->ordinal = (uint32_t)i;
         pthread_mutex_init(&d->mu, NULL);
-        pthread_mutex_init(&d->waiters_mu, NULL);
+        gpu_evwait_init(&d->waits, &hip_evwait_driver, d);
         gpu_loss_init(&d->loss);
         r = hip_rt.DeviceGet(&d->dev, i);
         if (r != hipSuccess) {

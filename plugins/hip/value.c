@@ -69,21 +69,26 @@ void hip_value_detach(devq_pl_value *v)
     free(v);
 }
 
-int hip_stream_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value)
+/* Stream-ordered wait (>= value, all bits) or write of v's word. */
+static int value_op(devq_pl_stream *s, devq_pl_value *v, uint64_t value, bool write)
 {
     int err = hip_enter(s->dev);
     if (err)
         return err;
-    hipError_t r = hip_rt.StreamWaitValue64(s->stream, v->dptr, value, hipStreamWaitValueGte,
-                                            UINT64_MAX);
-    return r == hipSuccess ? 0 : hip_fail(s->dev, "hipStreamWaitValue64", r);
+    hipError_t r = write ? hip_rt.StreamWriteValue64(s->stream, v->dptr, value, 0)
+                         : hip_rt.StreamWaitValue64(s->stream, v->dptr, value, hipStreamWaitValueGte,
+                                                    UINT64_MAX);
+    if (r == hipSuccess)
+        return 0;
+    return hip_fail(s->dev, write ? "hipStreamWriteValue64" : "hipStreamWaitValue64", r);
+}
+
+int hip_stream_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value)
+{
+    return value_op(s, v, value, false);
 }
 
 int hip_stream_write_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value)
 {
-    int err = hip_enter(s->dev);
-    if (err)
-        return err;
-    hipError_t r = hip_rt.StreamWriteValue64(s->stream, v->dptr, value, 0);
-    return r == hipSuccess ? 0 : hip_fail(s->dev, "hipStreamWriteValue64", r);
+    return value_op(s, v, value, true);
 }

@@ -1,5 +1,6 @@
 /* The conformance runner: every suite, against DEVQ_TEST_DEVICE. */
 #include "conf.h"
+#include "../check_main.h"
 
 int main(void)
 {
@@ -19,8 +20,5 @@ int main(void)
     srunner_add_suite(sr, conf_tracker_suite());
     srunner_add_suite(sr, conf_timing_suite());
     srunner_add_suite(sr, conf_race_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return check_run_runner(sr);
 }

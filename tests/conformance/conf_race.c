@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include "conf.h"
+#include "../check_main.h"
 
 #define RACE_ROUNDS  4
 #define RACE_MS      300            /* each thread stops after this long (CONF_RACE_MS)... */
@@ -34,13 +35,6 @@ struct race {
     _Atomic uint64_t host_fn_runs;
 };
 
-static uint64_t now_ns(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (uint64_t)t.tv_sec * SEC + (uint64_t)t.tv_nsec;
-}
-
 /* Until the deadline or max_iters calls; a thread that has not got
  * through once yet (slow sanitizer builds, a preempted role holder) goes
  * on for up to RACE_GRACE_NS more, when the others have mostly stopped. */
@@ -48,7 +42,7 @@ static int running(struct race *r, int i, uint64_t ok)
 {
     if (atomic_load(&r->bad))
         return 0;
-    uint64_t now = now_ns();
+    uint64_t now = check_now_ns();
     return (i < r->max_iters && now < r->deadline) || (ok == 0 && now < r->deadline + RACE_GRACE_NS);
 }
 
@@ -152,7 +146,7 @@ static uint64_t race_round(devq_device *dev)
     /* CONF_RACE_MS=5000 runs each round longer (to hunt a rare interleaving). */
     const char *env = getenv("CONF_RACE_MS");
     long ms = env && atol(env) > 0 && atol(env) < 600000 ? atol(env) : RACE_MS;
-    r->deadline = now_ns() + (uint64_t)ms * MS;
+    r->deadline = check_now_ns() + (uint64_t)ms * MS;
     r->max_iters = (int)ms * RACE_ITERS_PER_MS;
     void *(*fns[5])(void *) = { race_timestamps, race_barriers, race_recording, race_submits, race_submits };
     pthread_t th[5];

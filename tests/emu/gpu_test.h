@@ -18,6 +18,7 @@
 #include <string.h>
 #include <time.h>
 #include "test_host.h"
+#include "../check_main.h"
 
 #ifndef TEST_BUILD_DIR
 #error "TEST_BUILD_DIR must name the top build directory"
@@ -208,12 +209,4 @@ __attribute__((unused)) static void gate_open(struct gate *g)
 
 /* Run the suite; the exit status make check expects.  An unknown
  * DEVQ_TEST_DEVICE is a hard error (99), not a pass. */
-__attribute__((unused)) static int gpu_run_suite(Suite *su)
-{
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
 #endif
