@@ -1,0 +1,38 @@
+# vulkan area: the vulkan backend (plugins/vulkan -> devq-vulkan.so), the
+# conformance kernels in GLSL (tests/conformance/*.comp, SPIR-V committed
+# as *.spv), the conformance suite on the installed driver (lavapipe in
+# CI) with the Khronos validation layer on, and devq-vulkan(7).  Built when
+# configure finds vulkan/vulkan.h (BUILD_VULKAN); libvulkan.so.1 is loaded
+# at run time, so the plugin builds and loads without a driver.
+man7_MANS += man/man7/devq-vulkan.7
+CONF_SHADERS = scale add step slow_copy add_u32 oracle_op sleep_ms
+EXTRA_DIST += $(CONF_SHADERS:%=tests/conformance/%.comp) $(CONF_SHADERS:%=tests/conformance/%.spv)
+
+if BUILD_VULKAN
+plugin_LTLIBRARIES += plugins/vulkan/devq-vulkan.la
+plugins_vulkan_devq_vulkan_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+plugins_vulkan_devq_vulkan_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -no-undefined
+plugins_vulkan_devq_vulkan_la_LIBADD = $(PTHREAD_LIBS) $(LIBS) -ldl
+plugins_vulkan_devq_vulkan_la_SOURCES = \
+	plugins/vulkan/vk_plugin.h plugins/vulkan/plugin.c plugins/vulkan/loader.c \
+	plugins/vulkan/device.c plugins/vulkan/stream.c plugins/vulkan/completion.c \
+	plugins/vulkan/event.c plugins/vulkan/mem.c plugins/vulkan/kernel.c \
+	plugins/gpu_common/gpu_common.h plugins/gpu_common/plugin.c
+
+if HAVE_CHECK
+# The conformance suite on the installed Vulkan driver, validation layer
+# on, failing on any validation message; skipped (77) without a driver.
+TESTS += tests/conformance-vulkan
+endif
+endif
+dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv
+
+# The committed SPIR-V is what glslc makes of the .comp files today:
+# regenerated and compared where glslc is (else skipped).
+TESTS += tests/vulkan-spirv
+.PHONY: vulkan-spirv
+vulkan-spirv:
+	@for k in $(CONF_SHADERS); do \
+	  $(GLSLC) --target-env=vulkan1.3 -O -fshader-stage=compute \
+	    -o $(top_srcdir)/tests/conformance/$$k.spv $(top_srcdir)/tests/conformance/$$k.comp || exit 1; \
+	done
