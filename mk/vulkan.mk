@@ -6,7 +6,8 @@
 # at run time, so the plugin builds and loads without a driver.
 man7_MANS += man/man7/devq-vulkan.7
 CONF_SHADERS = scale add step slow_copy add_u32 oracle_op sleep_ms
-EXTRA_DIST += $(CONF_SHADERS:%=tests/conformance/%.comp) $(CONF_SHADERS:%=tests/conformance/%.spv)
+EXTRA_DIST += $(CONF_SHADERS:%=tests/conformance/%.comp) $(CONF_SHADERS:%=tests/conformance/%.spv) \
+	examples/saxpy.comp examples/saxpy.spv
 
 if BUILD_VULKAN
 plugin_LTLIBRARIES += plugins/vulkan/devq-vulkan.la
@@ -18,6 +19,12 @@ plugins_vulkan_devq_vulkan_la_SOURCES = \
 	plugins/vulkan/device.c plugins/vulkan/stream.c plugins/vulkan/completion.c \
 	plugins/vulkan/event.c plugins/vulkan/mem.c plugins/vulkan/kernel.c \
 	plugins/gpu_common/gpu_common.h plugins/gpu_common/plugin.c
+
+# The SAXPY example on vulkan:0, checked against C (skips without a device).
+noinst_PROGRAMS += examples/saxpy-vulkan
+examples_saxpy_vulkan_SOURCES = examples/saxpy-vulkan.c
+examples_saxpy_vulkan_LDADD = libdevq.la -lm
+TESTS += examples/saxpy-vulkan
 
 if HAVE_CHECK
 # The conformance suite on the installed Vulkan driver, validation layer
@@ -32,7 +39,13 @@ dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv
 TESTS += tests/vulkan-spirv
 .PHONY: vulkan-spirv
 vulkan-spirv:
-	@for k in $(CONF_SHADERS); do \
+	@for k in $(CONF_SHADERS:%=tests/conformance/%) examples/saxpy; do \
 	  $(GLSLC) --target-env=vulkan1.3 -O -fshader-stage=compute \
-	    -o $(top_srcdir)/tests/conformance/$$k.spv $(top_srcdir)/tests/conformance/$$k.comp || exit 1; \
+	    -o $(top_srcdir)/$$k.spv $(top_srcdir)/$$k.comp || exit 1; \
 	done
+
+# conformance-vulkan points Mesa's shader cache into the build tree.
+clean-local: vulkan-clean-local
+.PHONY: vulkan-clean-local
+vulkan-clean-local:
+	-rm -rf tests/mesa-shader-cache
