@@ -26,6 +26,15 @@ examples_saxpy_vulkan_SOURCES = examples/saxpy-vulkan.c
 examples_saxpy_vulkan_LDADD = libdevq.la -lm
 TESTS += examples/saxpy-vulkan
 
+# devq against raw Vulkan in the same run (make bench; bench/RESULTS.md).
+if HAVE_LIBVULKAN
+noinst_PROGRAMS += bench/bench_vulkan
+DEVQ_BENCHES += bench/bench_vulkan
+bench_bench_vulkan_SOURCES = bench/bench_vulkan.c bench/bench_util.h
+bench_bench_vulkan_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_SAXPY_SPV='"$(abs_top_srcdir)/examples/saxpy.spv"'
+bench_bench_vulkan_LDADD = libdevq.la -lvulkan
+endif
+
 if HAVE_CHECK
 # The conformance suite on the installed Vulkan driver, validation layer
 # on, failing on any validation message; skipped (77) without a driver.

@@ -6,7 +6,9 @@
  *   - devq_launch.local is specialization constants 0, 1, 2, so a shader
  *     says `layout(local_size_x_id = 0, local_size_y_id = 1,
  *     local_size_z_id = 2) in;`; global is in work-items and the plugin
- *     dispatches ceil(global / local) groups.
+ *     dispatches ceil(global / local) groups (in several dispatches with
+ *     a base group where that exceeds maxComputeWorkGroupCount, which
+ *     gl_GlobalInvocationID includes, so the shader does not know).
  * That is what a GLSL author writes for a compute shader without devq,
  * which is why it was chosen over buffer device addresses.  Pipelines are
  * made at first launch and cached per (local size, bindings, push size). */
@@ -135,6 +137,7 @@ static int make_pipeline(struct devq_pl_kernel *k, struct vk_pipeline *p)
                    .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = k->mod, .pName = k->entry,
                    .pSpecializationInfo = &spec },
         .layout = p->layout,
+        .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT,
     };
     if ((r = vk_vkCreateComputePipelines(d->dev, VK_NULL_HANDLE, 1, &ci, NULL, &p->pipe)) != VK_SUCCESS)
         return vk_fail(d, "vkCreateComputePipelines", r, -EINVAL);
@@ -175,15 +178,27 @@ static int check_launch(struct devq_pl_device *d, const devq_launch *l, uint32_t
         uint32_t loc = l->local[i] ? l->local[i] : 1;
         groups[i] = l->global[i] / loc + (l->global[i] % loc != 0);
         inv *= loc;
-        if (loc > lim->maxComputeWorkGroupSize[i] || groups[i] > lim->maxComputeWorkGroupCount[i])
-            return vk_host->error(-EINVAL, "vulkan:%u: launch: dimension %d: local %u (max %u), %u groups "
-                                  "(max %u)", d->ordinal, i, loc, lim->maxComputeWorkGroupSize[i], groups[i],
-                                  lim->maxComputeWorkGroupCount[i]);
+        if (loc > lim->maxComputeWorkGroupSize[i])
+            return vk_host->error(-EINVAL, "vulkan:%u: launch: dimension %d: local %u (max %u)", d->ordinal, i,
+                                  loc, lim->maxComputeWorkGroupSize[i]);
     }
     if (inv > lim->maxComputeWorkGroupInvocations)
         return vk_host->error(-EINVAL, "vulkan:%u: launch: %llu work-items per group (max %u)", d->ordinal,
                               (unsigned long long)inv, lim->maxComputeWorkGroupInvocations);
     return 0;
+}
+
+/* groups in chunks of at most max per dimension, each with its base. */
+static void dispatch(VkCommandBuffer cb, const uint32_t groups[3], const uint32_t max[3])
+{
+    for (uint32_t z = 0; z < groups[2]; z += max[2])
+        for (uint32_t y = 0; y < groups[1]; y += max[1])
+            for (uint32_t x = 0; x < groups[0]; x += max[0]) {
+                uint32_t nx = groups[0] - x < max[0] ? groups[0] - x : max[0];
+                uint32_t ny = groups[1] - y < max[1] ? groups[1] - y : max[1];
+                uint32_t nz = groups[2] - z < max[2] ? groups[2] - z : max[2];
+                vk_vkCmdDispatchBase(cb, x, y, z, nx, ny, nz);
+            }
 }
 
 int vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_launch *l,
@@ -251,7 +266,7 @@ int vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_lau
             vk_vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, nbuf, writes);
         if (pc)
             vk_vkCmdPushConstants(cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pc, pcbuf);
-        vk_vkCmdDispatch(cb, groups[0], groups[1], groups[2]);
+        dispatch(cb, groups, lim->maxComputeWorkGroupCount);
     }
     pthread_mutex_unlock(&d->mu);
     return err;

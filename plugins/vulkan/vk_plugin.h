@@ -39,7 +39,7 @@ extern const struct devq_host *vk_host VK_HIDDEN;
     X(vkCreateCommandPool) X(vkDestroyCommandPool) X(vkAllocateCommandBuffers) \
     X(vkFreeCommandBuffers) X(vkBeginCommandBuffer) X(vkEndCommandBuffer) \
     X(vkResetCommandBuffer) X(vkCmdCopyBuffer) X(vkCmdFillBuffer) X(vkCmdPipelineBarrier2) \
-    X(vkCmdBindPipeline) X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdWriteTimestamp2) \
+    X(vkCmdBindPipeline) X(vkCmdPushConstants) X(vkCmdDispatchBase) X(vkCmdWriteTimestamp2) \
     X(vkCmdResetQueryPool) X(vkCreateQueryPool) X(vkDestroyQueryPool) \
     X(vkGetQueryPoolResults) X(vkAllocateMemory) X(vkFreeMemory) X(vkMapMemory) \
     X(vkCreateBuffer) X(vkDestroyBuffer) X(vkBindBufferMemory) \
