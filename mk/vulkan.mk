@@ -24,7 +24,7 @@ plugins_vulkan_devq_vulkan_la_SOURCES = \
 noinst_PROGRAMS += examples/saxpy-vulkan
 examples_saxpy_vulkan_SOURCES = examples/saxpy-vulkan.c
 examples_saxpy_vulkan_LDADD = libdevq.la -lm
-TESTS += examples/saxpy-vulkan
+TESTS += tests/saxpy-vulkan
 
 # devq against raw Vulkan in the same run (make bench; bench/RESULTS.md).
 if HAVE_LIBVULKAN
@@ -41,7 +41,7 @@ if HAVE_CHECK
 TESTS += tests/conformance-vulkan
 endif
 endif
-dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv
+dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan
 
 # The committed SPIR-V is what glslc makes of the .comp files today:
 # regenerated and compared where glslc is (else skipped).
