@@ -24,10 +24,14 @@ void vk_completion_push(struct devq_pl_stream *s, struct vk_item *item)
     while (*p)
         p = &(*p)->next;
     *p = item;
-    VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = d->wake,
-                                 .value = ++d->wake_value };
-    if (!atomic_load(&d->lost))
+    /* A thread that is not asleep looks at the list before it sleeps
+     * again: waking it costs a driver call per item for nothing. */
+    if (d->thread_waiting && !atomic_load(&d->lost)) {
+        VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = d->wake,
+                                     .value = ++d->wake_value };
         vk_vkSignalSemaphore(d->dev, &si);
+        d->thread_waiting = false;
+    }
     pthread_cond_signal(&d->cond);
 }
 
@@ -115,6 +119,7 @@ static void *thread_main(void *arg)
             vals[n++] = a->after;
         }
         /* A stream's semaphore stays alive while its item holds a ref. */
+        d->thread_waiting = true;
         pthread_mutex_unlock(&d->mu);
         VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
                                    .flags = VK_SEMAPHORE_WAIT_ANY_BIT, .semaphoreCount = n,
@@ -123,6 +128,7 @@ static void *thread_main(void *arg)
         uint64_t wake = seen;
         VkResult rv = vk_vkGetSemaphoreCounterValue(d->dev, d->wake, &wake);
         pthread_mutex_lock(&d->mu);
+        d->thread_waiting = false;
         if (r != VK_SUCCESS && r != VK_TIMEOUT)
             vk_fail(d, "vkWaitSemaphores", r, -EIO);
         if (rv == VK_SUCCESS)

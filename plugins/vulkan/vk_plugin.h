@@ -108,6 +108,7 @@ struct devq_pl_device {
     /* The completion thread and the host items it runs. */
     pthread_t         thread;
     bool              thread_started, stopping;
+    bool              thread_waiting;  /* in vkWaitSemaphores: pushes must wake it */
     VkSemaphore       wake;          /* host-signalled to wake the thread */
     uint64_t          wake_value;
     struct vk_item   *active;        /* handed to the thread, in order */
