@@ -188,9 +188,21 @@ static int check_launch(struct devq_pl_device *d, const devq_launch *l, uint32_t
     return 0;
 }
 
-/* groups in chunks of at most max per dimension, each with its base. */
-static void dispatch(VkCommandBuffer cb, const uint32_t groups[3], const uint32_t max[3])
+/* groups in chunks of at most max per dimension, each with its base.  A
+ * chunk is max rounded down to a power of two: equal chunks of 32768
+ * groups (max 65535 on lavapipe) run a 64 MiB SAXPY twice as fast there
+ * as chunks of 65535 and a small tail. */
+static uint32_t chunk(uint32_t max)
 {
+    uint32_t c = 1;
+    while (c <= max / 2)
+        c *= 2;
+    return c;
+}
+
+static void dispatch(VkCommandBuffer cb, const uint32_t groups[3], const uint32_t limit[3])
+{
+    uint32_t max[3] = { chunk(limit[0]), chunk(limit[1]), chunk(limit[2]) };
     for (uint32_t z = 0; z < groups[2]; z += max[2])
         for (uint32_t y = 0; y < groups[1]; y += max[1])
             for (uint32_t x = 0; x < groups[0]; x += max[0]) {
