@@ -1,12 +1,13 @@
-/* The completion thread: one per device, runs host items (host callbacks
- * and host copies) once the stream work before them is reached, in stream
- * order, then reaches the item's own value from the host and lets the
- * stream's held work go.  It sleeps in vkWaitSemaphores on every stream
- * it waits for plus a wake semaphore the host signals when it hands over
- * a new item: never a sleep-poll.
- *
- * lib may destroy a stream as soon as its last callback has returned, so
- * each handed-over item holds a reference on its stream. */
+/* Completion threads: one per stream that has had a host item, started
+ * at its first.  Each runs its stream's host items (host callbacks and
+ * host copies) in order, once the stream work before them is reached,
+ * then reaches the item's own value from the host and lets the stream's
+ * held work go.  It sleeps in vkWaitSemaphores on its stream's semaphore
+ * alone, or on a condition variable when it has nothing to do: Mesa's
+ * vkWaitSemaphores with WAIT_ANY over several timeline semaphores polls
+ * (a core kept busy; measured), so no thread waits on more than one.
+ * A stream has at most one item handed over (the rest are held), so its
+ * thread never has to be interrupted in a wait. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -14,25 +15,25 @@
 #include <string.h>
 #include "vk_plugin.h"
 
+static void *thread_main(void *arg);
+
 void vk_completion_push(struct devq_pl_stream *s, struct vk_item *item)
 {
     struct devq_pl_device *d = s->dev;
-    s->refs++;
-    item->owner = s;
-    item->next = NULL;
-    struct vk_item **p = &d->active;
-    while (*p)
-        p = &(*p)->next;
-    *p = item;
-    /* A thread that is not asleep looks at the list before it sleeps
-     * again: waking it costs a driver call per item for nothing. */
-    if (d->thread_waiting && !atomic_load(&d->lost)) {
-        VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = d->wake,
-                                     .value = ++d->wake_value };
-        vk_vkSignalSemaphore(d->dev, &si);
-        d->thread_waiting = false;
+    s->active = item;
+    if (!s->thread_started && !s->thread_failed) {
+        int rc = pthread_create(&s->thread, NULL, thread_main, s);
+        if (rc) {
+            /* Without a thread the item can never run: the stream's
+             * waiters get the device's loss instead of a hang. */
+            s->thread_failed = true;
+            char why[96];
+            snprintf(why, sizeof why, "cannot start a completion thread: %s", strerror(rc));
+            vk_mark_lost(d, why);
+        }
+        s->thread_started = !rc;
     }
-    pthread_cond_signal(&d->cond);
+    pthread_cond_signal(&s->cond);
 }
 
 /* Run one item; called and returns with mu held. */
@@ -72,105 +73,71 @@ static void run(struct devq_pl_device *d, struct devq_pl_stream *s, struct vk_it
     s->busy = false;
     free(it);
     vk_pump(d);
-    vk_stream_unref(s);
 }
 
-/* The first handed-over item whose work is reached (or any, when the
- * device is lost), unlinked; NULL if none. */
-static struct vk_item *take_ready(struct devq_pl_device *d)
+/* The stream's value `after` is reached, or the device is lost.  The
+ * wait is in slices only so that a loss the plugin marks itself (a
+ * refused submission, whose value never comes) ends it too. */
+static void wait_reached(struct devq_pl_stream *s, uint64_t after)
 {
-    bool lost = atomic_load(&d->lost);
-    for (struct vk_item **p = &d->active; *p; p = &(*p)->next) {
-        struct vk_item *h = *p;
-        if (lost || vk_stream_reached(h->owner) >= h->after) {
-            *p = h->next;
-            return h;
-        }
-    }
-    return NULL;
+    struct devq_pl_device *d = s->dev;
+    VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
+                               .pSemaphores = &s->sem, .pValues = &after };
+    VkResult r = vk_vkWaitSemaphores(d->dev, &wi, 1000000000ull);
+    if (r != VK_SUCCESS && r != VK_TIMEOUT)
+        vk_fail(d, "vkWaitSemaphores", r, -EIO);
 }
 
 static void *thread_main(void *arg)
 {
-    struct devq_pl_device *d = arg;
-    uint64_t seen = 0;
-    VkSemaphore sems[64];
-    uint64_t vals[64];
+    struct devq_pl_stream *s = arg;
+    struct devq_pl_device *d = s->dev;
     pthread_mutex_lock(&d->mu);
-    while (!d->stopping) {
-        struct vk_item *h;
-        while ((h = take_ready(d)))
-            run(d, h->owner, h);
-        if (d->stopping)
-            break;
-        /* A lost device answers every wait at once: sleep on the
-         * condition variable until the next item or the stop. */
-        if (atomic_load(&d->lost)) {
-            pthread_cond_wait(&d->cond, &d->mu);
+    while (!s->stopping) {
+        struct vk_item *it = s->active;
+        if (!it) {
+            pthread_cond_wait(&s->cond, &d->mu);
             continue;
         }
-        /* Sleep until the wake value moves past what was seen or one of
-         * the (first 63) handed-over items' work is reached. */
-        uint32_t n = 0;
-        sems[n] = d->wake;
-        vals[n++] = seen + 1;
-        for (struct vk_item *a = d->active; a && n < 64; a = a->next) {
-            sems[n] = a->owner->sem;
-            vals[n++] = a->after;
+        if (!atomic_load(&d->lost) && vk_stream_reached(s) < it->after) {
+            /* The semaphore lives as long as the stream, which lib
+             * destroys only after this item ran (and joins us first). */
+            pthread_mutex_unlock(&d->mu);
+            wait_reached(s, it->after);
+            pthread_mutex_lock(&d->mu);
+            continue;
         }
-        /* A stream's semaphore stays alive while its item holds a ref. */
-        d->thread_waiting = true;
-        pthread_mutex_unlock(&d->mu);
-        VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
-                                   .flags = VK_SEMAPHORE_WAIT_ANY_BIT, .semaphoreCount = n,
-                                   .pSemaphores = sems, .pValues = vals };
-        VkResult r = vk_vkWaitSemaphores(d->dev, &wi, UINT64_MAX);
-        uint64_t wake = seen;
-        VkResult rv = vk_vkGetSemaphoreCounterValue(d->dev, d->wake, &wake);
-        pthread_mutex_lock(&d->mu);
-        d->thread_waiting = false;
-        if (r != VK_SUCCESS && r != VK_TIMEOUT)
-            vk_fail(d, "vkWaitSemaphores", r, -EIO);
-        if (rv == VK_SUCCESS)
-            seen = wake;
-        else
-            vk_fail(d, "vkGetSemaphoreCounterValue", rv, -EIO);
+        s->active = NULL;
+        run(d, s, it);
     }
     pthread_mutex_unlock(&d->mu);
     return NULL;
 }
 
-int vk_completion_start(struct devq_pl_device *d)
+void vk_completion_stop(struct devq_pl_stream *s)
 {
-    VkSemaphoreTypeCreateInfo ti = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
-                                     .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE };
-    VkSemaphoreCreateInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &ti };
-    VkResult r = vk_vkCreateSemaphore(d->dev, &si, NULL, &d->wake);
-    if (r != VK_SUCCESS)
-        return vk_fail(d, "vkCreateSemaphore", r, -ENOMEM);
-    pthread_cond_init(&d->cond, NULL);
-    int rc = pthread_create(&d->thread, NULL, thread_main, d);
-    if (rc)
-        return vk_host->error(-rc, "vulkan:%u: cannot start the completion thread: %s", d->ordinal,
-                              strerror(rc));
-    d->thread_started = true;
-    return 0;
+    struct devq_pl_device *d = s->dev;
+    pthread_mutex_lock(&d->mu);
+    bool started = s->thread_started;
+    s->stopping = true;
+    s->thread_started = false;
+    pthread_cond_signal(&s->cond);
+    pthread_mutex_unlock(&d->mu);
+    if (started)
+        pthread_join(s->thread, NULL);
 }
 
-void vk_completion_stop(struct devq_pl_device *d)
+void vk_completion_stop_all(struct devq_pl_device *d)
 {
-    if (d->thread_started) {
+    for (;;) {
+        struct devq_pl_stream *found = NULL;
         pthread_mutex_lock(&d->mu);
-        d->stopping = true;
-        pthread_cond_signal(&d->cond);
-        VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = d->wake,
-                                     .value = ++d->wake_value };
-        vk_vkSignalSemaphore(d->dev, &si);
+        for (struct devq_pl_stream *s = d->streams; s && !found; s = s->next)
+            if (s->thread_started)
+                found = s;
         pthread_mutex_unlock(&d->mu);
-        pthread_join(d->thread, NULL);
-        d->thread_started = false;
+        if (!found)
+            return;
+        vk_completion_stop(found);
     }
-    if (d->wake)
-        vk_vkDestroySemaphore(d->dev, d->wake, NULL);
-    d->wake = VK_NULL_HANDLE;
 }

@@ -14,13 +14,25 @@ int vk_lost_error(struct devq_pl_device *d)
     return vk_host->error(-EIO, "vulkan:%u: device lost: %s", d->ordinal, d->lost_cause);
 }
 
+void vk_mark_lost(struct devq_pl_device *d, const char *why)
+{
+    /* lost_cause is written once, before lost reads true. */
+    static pthread_mutex_t once = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&once);
+    if (!atomic_load(&d->lost)) {
+        snprintf(d->lost_cause, sizeof d->lost_cause, "%s", why);
+        atomic_store(&d->lost, true);
+        vk_host->log(DEVQ_LOG_BASIC, "vulkan:%u: device lost: %s", d->ordinal, d->lost_cause);
+    }
+    pthread_mutex_unlock(&once);
+}
+
 int vk_fail(struct devq_pl_device *d, const char *call, VkResult r, int err)
 {
     if (r == VK_ERROR_DEVICE_LOST) {
-        if (!atomic_exchange(&d->lost, true)) {
-            snprintf(d->lost_cause, sizeof d->lost_cause, "%s: %s", call, vk_result_str(r));
-            vk_host->log(DEVQ_LOG_BASIC, "vulkan:%u: device lost: %s", d->ordinal, d->lost_cause);
-        }
+        char why[200];
+        snprintf(why, sizeof why, "%s: %s", call, vk_result_str(r));
+        vk_mark_lost(d, why);
         return vk_lost_error(d);
     }
     if (r == VK_ERROR_OUT_OF_HOST_MEMORY || r == VK_ERROR_OUT_OF_DEVICE_MEMORY)
@@ -247,7 +259,7 @@ int vk_device_open(uint32_t ordinal, struct devq_pl_device **out)
     pthread_mutex_init(&d->mu, NULL);
     d->next_addr = 1ull << 40;
     if (!(err = create_device(d, qcount)) && !(err = pick_memory(d)) && !(err = vk_mem_pattern_init(d)) &&
-        !(err = vk_completion_start(d))) {
+        1) {
         vk_device_opened(d);
         *out = d;
         return 0;
@@ -260,7 +272,7 @@ void vk_device_close(struct devq_pl_device *d)
 {
     if (!d || !vk_teardown_begin(d))
         return;
-    vk_completion_stop(d);
+    vk_completion_stop_all(d);
     if (d->dev) {
         vk_vkDeviceWaitIdle(d->dev);
         vk_mem_release_all(d);

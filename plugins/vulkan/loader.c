@@ -206,7 +206,7 @@ static void at_exit(void)
         exiting = true;
         for (size_t i = 0; i < sizeof open_devices / sizeof open_devices[0]; i++)
             if (open_devices[i])
-                vk_completion_stop(open_devices[i]);
+                vk_completion_stop_all(open_devices[i]);
     }
     pthread_mutex_unlock(&teardown_mu);
 }

@@ -30,6 +30,7 @@ int vk_stream_create(struct devq_pl_device *d, const devq_queue_desc *desc, stru
         return vk_host->error(-ENOMEM, "vulkan:%u: out of memory creating a stream", d->ordinal);
     s->dev = d;
     s->refs = 1;
+    pthread_cond_init(&s->cond, NULL);
     VkSemaphoreTypeCreateInfo ti = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE };
     VkSemaphoreCreateInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, .pNext = &ti };
@@ -75,12 +76,15 @@ void vk_stream_unref(struct devq_pl_stream *s)
     vk_vkDestroySemaphore(d->dev, s->sem, NULL);
     free(s->inflight);
     free(s->spare);
+    pthread_cond_destroy(&s->cond);
     free(s);
 }
 
 void vk_stream_destroy(struct devq_pl_stream *s)
 {
     struct devq_pl_device *d = s->dev;
+    /* The last callback may still be returning on the stream's thread. */
+    vk_completion_stop(s);
     pthread_mutex_lock(&d->mu);
     for (struct devq_pl_stream **p = &d->streams; *p; p = &(*p)->next)
         if (*p == s) {
@@ -100,6 +104,10 @@ void vk_stream_destroy(struct devq_pl_stream *s)
     s->waits = NULL;
     s->nwaits = 0;
     /* Nothing is held unless the device was lost. */
+    if (s->active) {
+        free(s->active);
+        s->active = NULL;
+    }
     while (s->head) {
         struct vk_item *it = s->head;
         s->head = it->next;

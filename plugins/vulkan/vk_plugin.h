@@ -105,20 +105,14 @@ struct devq_pl_device {
     VkDeviceMemory    pattern_mem;
     atomic_bool       lost;
     char              lost_cause[256];
-    /* The completion thread and the host items it runs. */
-    pthread_t         thread;
-    bool              thread_started, stopping;
-    bool              thread_waiting;  /* in vkWaitSemaphores: pushes must wake it */
-    VkSemaphore       wake;          /* host-signalled to wake the thread */
-    uint64_t          wake_value;
-    struct vk_item   *active;        /* handed to the thread, in order */
-    pthread_cond_t    cond;          /* wakes the thread once the device is lost */
 };
 
 /* A failed Vulkan call: marks the device lost on VK_ERROR_DEVICE_LOST
  * and returns err (-EIO when lost) with "vulkan:N: call: VK_..." */
 int  vk_fail(struct devq_pl_device *d, const char *call, VkResult r, int err);
 int  vk_lost_error(struct devq_pl_device *d);
+/* Under mu or not: mark the device lost with cause `why`. */
+void vk_mark_lost(struct devq_pl_device *d, const char *why);
 
 int  vk_device_count(uint32_t *count);
 int  vk_device_open(uint32_t ordinal, struct devq_pl_device **out);
@@ -141,11 +135,9 @@ struct vk_inflight {
 
 enum vk_item_kind { VK_ITEM_SUBMIT, VK_ITEM_HOST, VK_ITEM_MEMCPY };
 
-/* Work held in the plugin, in stream order; then, for host items, in
- * the device's list of items handed to the completion thread. */
+/* Work held in the plugin, in stream order. */
 struct vk_item {
     struct vk_item *next;
-    struct devq_pl_stream *owner;
     enum vk_item_kind kind;
     uint64_t signal;              /* the stream value this item reaches */
     /* VK_ITEM_SUBMIT */
@@ -177,6 +169,10 @@ struct devq_pl_stream {
     uint32_t nwaits, cap_waits;
     struct vk_item *head, *tail;  /* held */
     bool busy;                    /* a host item is with the completion thread */
+    struct vk_item *active;       /* that item, until the thread takes it */
+    pthread_t thread;             /* the stream's completion thread */
+    pthread_cond_t cond;          /* wakes it (with the device mutex) */
+    bool thread_started, thread_failed, stopping;
     int latched;                  /* error latched by a host callback: skip */
     int status;                   /* first op error since the last callback */
     char status_msg[256];
@@ -209,10 +205,11 @@ int  vk_stream_wait_event(struct devq_pl_stream *s, struct devq_pl_event *e);
 int  vk_host_fn(struct devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
 
 /* ---- completion.c ---- */
-int  vk_completion_start(struct devq_pl_device *d);
-void vk_completion_stop(struct devq_pl_device *d);
-/* Under mu: give item (at the head of s) to the thread. */
+/* Under mu: give item (just off the head of s) to s's thread. */
 void vk_completion_push(struct devq_pl_stream *s, struct vk_item *item);
+/* Without mu: stop and join s's thread; every stream's of d. */
+void vk_completion_stop(struct devq_pl_stream *s);
+void vk_completion_stop_all(struct devq_pl_device *d);
 
 /* ---- event.c ---- */
 struct devq_pl_event {
