@@ -189,7 +189,7 @@ static void register_atfork(void)
 
 /* lib may close a device on its notifier thread while the main thread is
  * already in exit(), running the driver's static destructors (lavapipe's
- * LLVM); a device left open has its completion thread inside the driver.
+ * LLVM); a device left open has completion threads inside the driver.
  * Either crashes once the driver's statics are gone.  So at exit, before
  * the driver's handlers, the plugin waits for a teardown in progress,
  * stops the completion threads of the devices still open, and skips

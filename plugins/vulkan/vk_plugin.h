@@ -9,7 +9,7 @@
  * every timeline value they wait on has already been submitted.  A wait on
  * a value nobody has submitted yet would stall the whole queue (and on a
  * single-queue device, like lavapipe, every stream), so none is ever
- * submitted.  One completion thread per device runs host callbacks. */
+ * submitted.  Each stream's host callbacks run on a thread of its own. */
 #ifndef DEVQ_VK_PLUGIN_H
 #define DEVQ_VK_PLUGIN_H
 
