@@ -25,6 +25,12 @@ noinst_PROGRAMS += examples/saxpy-vulkan
 examples_saxpy_vulkan_SOURCES = examples/saxpy-vulkan.c
 examples_saxpy_vulkan_LDADD = libdevq.la -lm
 TESTS += tests/saxpy-vulkan
+# The plugin's own behaviour (kernel_load refusals, unaligned fills and
+# copies, launches past maxComputeWorkGroupCount).
+check_PROGRAMS += tests/test_vulkan
+tests_test_vulkan_SOURCES = tests/test_vulkan.c
+tests_test_vulkan_LDADD = libdevq.la
+TESTS += tests/vulkan-plugin
 
 # devq against raw Vulkan in the same run (make bench; bench/RESULTS.md).
 if HAVE_LIBVULKAN
@@ -41,7 +47,7 @@ if HAVE_CHECK
 TESTS += tests/conformance-vulkan
 endif
 endif
-dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan
+dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan tests/vulkan-plugin
 
 # The committed SPIR-V is what glslc makes of the .comp files today:
 # regenerated and compared where glslc is (else skipped).
