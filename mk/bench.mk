@@ -4,7 +4,7 @@
 bench: $(DEVQ_BENCHES)
 	@for b in $(DEVQ_BENCHES); do \
 	  echo "== $$b"; \
-	  DEVQ_PLUGIN_PATH='$(abs_top_builddir)/plugins/cuda/.libs:$(abs_top_builddir)/plugins/hip/.libs' \
+	  DEVQ_PLUGIN_PATH='$(abs_top_builddir)/plugins/cuda/.libs:$(abs_top_builddir)/plugins/hip/.libs:$(abs_top_builddir)/plugins/vulkan/.libs' \
 	    ./$$b || exit 1; \
 	done
 .PHONY: bench

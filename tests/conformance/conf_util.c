@@ -81,6 +81,15 @@ devq_kernel *conf_kernel(devq_device *dev, const char *name)
     if (!strcmp(info.backend, "cpu")) {
         snprintf(entry, sizeof entry, "conf_cpu_%s", name);
         r = devq_kernel_load(dev, NULL, 0, entry, &k);
+    } else if (!strcmp(info.backend, "vulkan")) {
+        /* tests/conformance/<name>.spv, compiled from <name>.comp. */
+        const char *top = getenv("top_srcdir");
+        snprintf(path, sizeof path, "%s/tests/conformance/%s.spv", top && *top ? top : ".", name);
+        size_t size;
+        char *image = read_module(path, &size);
+        snprintf(entry, sizeof entry, "main");
+        r = devq_kernel_load(dev, image, size - 1, entry, &k);
+        free(image);
     } else if ((module = real_gpu_module(&info, path, sizeof path))) {
         size_t size;
         char *image = read_module(module, &size);
