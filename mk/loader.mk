@@ -5,14 +5,6 @@ libdevq_core_la_SOURCES += \
 	lib/loader/plugin_validate.c lib/loader/plugin_validate.h \
 	lib/loader/backend_report.c lib/loader/builtin.h
 
-# The device layer (lib/device/): the registry, streams and their
-# checkpoints, the tracker, the event pool, the device's counters.
-libdevq_core_la_SOURCES += \
-	lib/device/device.c lib/device/device.h \
-	lib/device/stream.h lib/device/checkpoint.c lib/device/checkpoint.h \
-	lib/device/tracker.c lib/device/tracker.h lib/device/event_pool.c lib/device/event_pool.h \
-	lib/device/object.c lib/device/object.h lib/device/stats.c
-
 # ---- purpose-built test plugins (tests/plugins), loaded from temporary
 # folders that each test points DEVQ_PLUGIN_PATH at.  -rpath makes libtool
 # build them shared although they are never installed.

@@ -33,6 +33,40 @@ extern const char *gpu_backend GPU_HIDDEN;
 int gpu_plugin_init(const struct devq_host *host, uint32_t host_abi, const char *backend,
                     const struct devq_backend_ops *table, const struct devq_backend_ops **ops);
 
+/* The ops table entries every GPU plugin fills the same way, each op
+ * named <prefix>_<op> (cu_stream_create, hip_stream_create, ...). */
+#define GPU_OPS_COMMON(p)                                                                   \
+    .abi_version = DEVQ_PLUGIN_ABI_VERSION, .size = sizeof(struct devq_backend_ops),        \
+    .device_count = p##_device_count, .device_open = p##_device_open,                       \
+    .device_close = p##_device_close, .device_info = p##_device_info,                       \
+    .stream_create = p##_stream_create, .stream_destroy = p##_stream_destroy,               \
+    .event_create = p##_event_create, .event_destroy = p##_event_destroy,                   \
+    .event_record = p##_event_record, .event_query = p##_event_query,                       \
+    .event_wait = p##_event_wait, .stream_wait_event = p##_stream_wait_event,               \
+    .event_elapsed = p##_event_elapsed, .host_fn = p##_host_fn,                             \
+    .mem_alloc = p##_mem_alloc, .mem_free = p##_mem_free, .copy = p##_copy, .fill = p##_fill, \
+    .kernel_load = p##_kernel_load, .kernel_destroy = p##_kernel_destroy, .launch = p##_launch
+/* Device-side value waits and writes, and stream-ordered pools (cuda, hip). */
+#define GPU_OPS_VALUES_AND_POOLS(p)                                                         \
+    .value_attach = p##_value_attach, .value_detach = p##_value_detach,                     \
+    .stream_wait_value = p##_stream_wait_value, .stream_write_value = p##_stream_write_value, \
+    .mem_alloc_async = p##_mem_alloc_async, .mem_free_async = p##_mem_free_async
+
+/* The plugin's one exported symbol: gpu_plugin_init over its table, and
+ * the host table kept in host_var.  The driver library is loaded at the
+ * first device_count/device_open, not here: a machine without one still
+ * loads the plugin and reports why. */
+#define GPU_PLUGIN_ENTRY(name, table, host_var)                                             \
+    __attribute__((visibility("default")))                                                  \
+    int devq_plugin_init(const struct devq_host *host, uint32_t host_abi,                   \
+                         const struct devq_backend_ops **ops)                               \
+    {                                                                                       \
+        int err = gpu_plugin_init(host, host_abi, name, &table, ops);                       \
+        if (!err)                                                                           \
+            host_var = host;                                                                \
+        return err;                                                                         \
+    }
+
 /* ---- device.c ---- */
 
 /* A device lost to a sticky driver error: set once, read without the
