@@ -14,6 +14,9 @@ plugin_LTLIBRARIES += plugins/vulkan/devq-vulkan.la
 plugins_vulkan_devq_vulkan_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 plugins_vulkan_devq_vulkan_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -no-undefined
 plugins_vulkan_devq_vulkan_la_LIBADD = $(PTHREAD_LIBS) $(LIBS) -ldl
+# Relinked when a reconfigure changes the install folder (config.h), as
+# the cuda and hip plugins are (tests/install/two-prefixes.sh).
+EXTRA_plugins_vulkan_devq_vulkan_la_DEPENDENCIES = config.h
 plugins_vulkan_devq_vulkan_la_SOURCES = \
 	plugins/vulkan/vk_plugin.h plugins/vulkan/plugin.c plugins/vulkan/loader.c \
 	plugins/vulkan/device.c plugins/vulkan/stream.c plugins/vulkan/completion.c \
