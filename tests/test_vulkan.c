@@ -110,6 +110,41 @@ static void launch_past_the_group_limit(devq_device *dev, devq_queue *q)
     devq_kernel_destroy(k);
 }
 
+/* A device emulated on the host CPU (lavapipe) says so, and
+ * devq_device_open(NULL) prefers the cpu backend to it; asked for
+ * without cpu, it is chosen. */
+static void software_device_after_cpu(devq_device *dev)
+{
+    devq_device_info info;
+    CHECK(devq_device_info_get(dev, &info));
+    if (!(info.caps & DEVQ_CAP_SOFTWARE)) {
+        printf("software_device_after_cpu: skipped: %s is not a software device\n", info.name);
+        return;
+    }
+    char *saved = getenv("DEVQ_BACKEND") ? strdup(getenv("DEVQ_BACKEND")) : NULL;
+    unsetenv("DEVQ_BACKEND");
+    devq_device *d = NULL;
+    CHECK(devq_device_open(NULL, &d));
+    CHECK(devq_device_info_get(d, &info));
+    EXPECT(!strcmp(info.backend, "cpu"), "devq_device_open(NULL) chose %s, not cpu, over a software device",
+           info.backend);
+    devq_device_close(d);
+    setenv("DEVQ_BACKEND", "^cpu", 1);
+    int r = devq_device_open(NULL, &d);
+    EXPECT(r == 0, "DEVQ_BACKEND=^cpu: %d %s", r, devq_errmsg());
+    if (r == 0) {
+        CHECK(devq_device_info_get(d, &info));
+        EXPECT(!strcmp(info.backend, "vulkan"), "DEVQ_BACKEND=^cpu chose %s, not the software device",
+               info.backend);
+        devq_device_close(d);
+    }
+    if (saved)
+        setenv("DEVQ_BACKEND", saved, 1);
+    else
+        unsetenv("DEVQ_BACKEND");
+    free(saved);
+}
+
 int main(void)
 {
     devq_device *dev;
@@ -120,6 +155,7 @@ int main(void)
     }
     devq_queue *q;
     CHECK(devq_queue_create(dev, NULL, &q));
+    software_device_after_cpu(dev);
     kernel_load_refusals(dev);
     unaligned_fill_and_copy(dev, q);
     launch_past_the_group_limit(dev, q);

@@ -49,6 +49,7 @@ DEVQ_API const char *devq_version(void);
 #define DEVQ_CAP_COPY_ENGINE    (1ull << 6)  /* COPY queues get their own engine/stream */
 #define DEVQ_CAP_PRIORITIES     (1ull << 7)  /* queue priorities are honoured */
 #define DEVQ_CAP_SKIP_ON_ERROR  (1ull << 8)  /* ops after a failed op in a batch do not run */
+#define DEVQ_CAP_SOFTWARE       (1ull << 9)  /* emulated on the host CPU (e.g. lavapipe): devq_device_open(NULL) tries it after cpu */
 
 typedef struct devq_device_info {
     char     backend[16];        /* "cpu", "cuda", "hip" */

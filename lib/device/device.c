@@ -351,22 +351,28 @@ static int try_candidate(struct devq_backend *b, const struct devq_spec *s, char
     return r;
 }
 
-/* No DEVQ_BACKEND entries: accelerators in load order first, cpu last,
- * so that a program asking for "a device" gets the fast one when there
- * is one and still runs everywhere. */
+/* No DEVQ_BACKEND entries: accelerators in load order first, then the
+ * cpu backend, then devices emulated on the host CPU (DEVQ_CAP_SOFTWARE:
+ * lavapipe), so that a program asking for "a device" gets the fast one
+ * when there is one and still runs everywhere. */
 static int open_default_order(const struct devq_backend_pref *pref, const char *env, char *why,
                               size_t len, devq_device **out)
 {
-    for (int pass = 0; pass < 2; pass++) {
+    for (int pass = 0; pass < 3; pass++) {
         for (size_t i = 0; i < devq__backend_count(); i++) {
             struct devq_backend *b = devq__backend_at(i);
             int is_cpu = !strcmp(b->name, "cpu");
-            if (is_cpu != pass || devq__backend_pref_excludes(pref, b->name))
+            if (is_cpu != (pass == 1) || devq__backend_pref_excludes(pref, b->name))
                 continue;
             if (b->ndevices == 0)
                 continue;
-            if (try_candidate(b, NULL, why, len, out) == 0)
+            if (try_candidate(b, NULL, why, len, out) < 0)
+                continue;
+            int software = !is_cpu && ((*out)->info.caps & DEVQ_CAP_SOFTWARE);
+            if (software == (pass == 2) || is_cpu)
                 return 0;
+            devq_device_close(*out);       /* a software device: after cpu */
+            *out = NULL;
         }
     }
     if (!why[0])

@@ -300,5 +300,9 @@ int vk_device_info(struct devq_pl_device *d, devq_device_info *info)
         info->caps |= DEVQ_CAP_TIMING;
     if (d->host_visible)
         info->caps |= DEVQ_CAP_HOST_VISIBLE;
+    /* lavapipe and other CPU implementations: devq's own cpu backend is
+     * the better default there (devq_device_open(3)). */
+    if (d->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+        info->caps |= DEVQ_CAP_SOFTWARE;
     return 0;
 }

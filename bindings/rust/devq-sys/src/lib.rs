@@ -47,6 +47,7 @@ pub const DEVQ_CAP_HOST_VISIBLE: u64 = 1 << 5;
 pub const DEVQ_CAP_COPY_ENGINE: u64 = 1 << 6;
 pub const DEVQ_CAP_PRIORITIES: u64 = 1 << 7;
 pub const DEVQ_CAP_SKIP_ON_ERROR: u64 = 1 << 8;
+pub const DEVQ_CAP_SOFTWARE: u64 = 1 << 9;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
