@@ -459,10 +459,19 @@ int devq__mem_free(struct devq_device *dev, void *device_ptr, size_t bytes,
 void devq__mem_reap_quiet(struct devq_device *dev)
 {
     struct devq_mem *m = dev->mem;
-    if (!m || !atomic_exchange(&m->reap_wanted, 0))
+    /* Another reap in progress may have taken the request just before
+     * this one's fences were reached: reap again rather than leave the
+     * stats stale until the next finish. */
+    if (!m || (!atomic_exchange(&m->reap_wanted, 0) && !atomic_load(&m->reaping)))
         return;
+    atomic_fetch_add(&m->reaping, 1);
     char saved[DEVQ_ERRMSG_MAX];   /* a reap's failure is not the caller's */
     snprintf(saved, sizeof saved, "%s", devq__errmsg_peek());
+    /* A reap may record fences on streams: backend stream calls are made
+     * under the device lock (TSan caught the notifier's reap racing a
+     * submit on the cpu plugin's stream).  Callers (finish, the notifier)
+     * never hold it; the order is the device lock, then the stack's. */
+    pthread_mutex_lock(&dev->lock);
     pthread_rwlock_rdlock(&m->lock);
     devq_resource *base = m->stack;
     while (base->inner)
@@ -478,6 +487,8 @@ void devq__mem_reap_quiet(struct devq_device *dev)
             devq__trace_counter(dev, "bytes outstanding", st.bytes_outstanding, devq__trace_now());
     }
     pthread_rwlock_unlock(&m->lock);
+    pthread_mutex_unlock(&dev->lock);
+    atomic_fetch_sub(&m->reaping, 1);
     devq__err_str(0, saved);
 }
 
@@ -539,14 +550,18 @@ DEVQ_API int devq_mem_reap(devq_device *dev)
     /* Frees whose ordering failed wait on the device's pending list: try
      * them again.  Only if the device lock is free: the caller may be a
      * host function, which must not wait for it. */
+    /* With the device lock (when free), the reap's fences are recorded as
+     * every backend stream call is; without it (a host function must not
+     * wait for it), the stack reaps what it can on its own. */
     const struct devq_device_hooks *h = devq__device_hooks();
-    if (h && h->pending_frees && pthread_mutex_trylock(&dev->lock) == 0) {
+    int locked = pthread_mutex_trylock(&dev->lock) == 0;
+    if (locked && h && h->pending_frees)
         h->pending_frees(dev);      /* none installed: a device of the unit tests */
-        pthread_mutex_unlock(&dev->lock);
-    }
     pthread_rwlock_rdlock(&dev->mem->lock);
     r = devq_resource_reap(dev->mem->stack);
     pthread_rwlock_unlock(&dev->mem->lock);
+    if (locked)
+        pthread_mutex_unlock(&dev->lock);
     return r < 0 ? r : 0;
 }
 

@@ -46,6 +46,7 @@ struct devq_mem {
     _Atomic uint64_t budget_limit;     /* of the installed stack, 0 = none (for reports) */
     _Atomic int reap_wanted;           /* stream-ordered frees may be waiting for their fence */
     _Atomic int reap_posted;           /* a notifier reap is queued */
+    _Atomic int reaping;               /* reaps in progress (a finish then reaps too) */
 };
 
 /* Wrap built-in ops; `inner` (may be NULL) becomes owned by the result. */
