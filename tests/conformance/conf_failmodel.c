@@ -57,6 +57,14 @@ static void fx_teardown(void)
     devq_device_close(fx.dev);
 }
 
+/* Submit a batch on q that waits w >= 1, then signals s = 1. */
+static void wait_then_signal(devq_queue *q, devq_signal *w, devq_signal *s)
+{
+    ck_assert_int_eq(devq_queue_wait(q, w, 1), 0);
+    ck_assert_int_eq(devq_queue_signal(q, s, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+}
+
 /* q1: wait gate>=1, then fill dst (skipped once the gate fails). */
 static void producer_fill(devq_buffer *dst)
 {
@@ -306,9 +314,7 @@ START_TEST(destroy_with_deferred_batches_fails_their_signals)
 {
     devq_queue *q = conf_queue(fx.dev);
     devq_signal *w = conf_signal(0), *s1 = conf_signal(0), *s2 = conf_signal(0);
-    ck_assert_int_eq(devq_queue_wait(q, w, 1), 0);
-    ck_assert_int_eq(devq_queue_signal(q, s1, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(q), 0);
+    wait_then_signal(q, w, s1);
     ck_assert_int_eq(devq_queue_signal(q, s2, 1), 0);     /* a second batch behind it */
     ck_assert_int_eq(devq_queue_submit(q), 0);
     devq_queue_destroy(q);
@@ -327,9 +333,7 @@ END_TEST
 static void user_fail_keeps_cause(int err, const char *name)
 {
     devq_signal *t = conf_signal(0);
-    ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0);
-    ck_assert_int_eq(devq_queue_signal(fx.q1, t, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    wait_then_signal(fx.q1, fx.gate, t);
     ck_assert_int_eq(devq_signal_fail(fx.gate, err), 0);
     ck_assert_int_eq(devq_signal_wait(t, 1, 5 * SEC), err);
     assert_mentions("downstream signal", name);
@@ -349,9 +353,7 @@ END_TEST
 START_TEST(destroying_a_waited_signal_cancels_the_batch)
 {
     devq_signal *w = conf_signal(0), *t = conf_signal(0);
-    ck_assert_int_eq(devq_queue_wait(fx.q1, w, 1), 0);
-    ck_assert_int_eq(devq_queue_signal(fx.q1, t, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    wait_then_signal(fx.q1, w, t);
     devq_signal_destroy(w);
     ck_assert_int_eq(devq_signal_wait(t, 1, 5 * SEC), -ECANCELED);
     assert_mentions("downstream signal", "was destroyed");
@@ -365,12 +367,8 @@ START_TEST(destroying_a_producer_queue_cancels_its_consumers)
 {
     devq_queue *p = conf_queue(fx.dev);
     devq_signal *w = conf_signal(0), *s = conf_signal(0), *t = conf_signal(0);
-    ck_assert_int_eq(devq_queue_wait(p, w, 1), 0);
-    ck_assert_int_eq(devq_queue_signal(p, s, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(p), 0);
-    ck_assert_int_eq(devq_queue_wait(fx.q2, s, 1), 0);
-    ck_assert_int_eq(devq_queue_signal(fx.q2, t, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    wait_then_signal(p, w, s);
+    wait_then_signal(fx.q2, s, t);
     devq_queue_destroy(p);
     ck_assert_int_eq(devq_signal_wait(t, 1, 5 * SEC), -ECANCELED);
     assert_mentions("consumer", "destroyed");
@@ -388,11 +386,8 @@ START_TEST(three_queue_cycle_named_from_each_queue)
     devq_signal *a = conf_signal(0), *b = conf_signal(0), *c = conf_signal(0);
     devq_queue *q[3] = { fx.q1, fx.q2, fx.q3 };
     devq_signal *wait_on[3] = { a, b, c }, *signals[3] = { b, c, a };
-    for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(devq_queue_wait(q[i], wait_on[i], 1), 0);
-        ck_assert_int_eq(devq_queue_signal(q[i], signals[i], 1), 0);
-        ck_assert_int_eq(devq_queue_submit(q[i]), 0);
-    }
+    for (int i = 0; i < 3; i++)
+        wait_then_signal(q[i], wait_on[i], signals[i]);
     for (int i = 0; i < 3; i++) {
         int r = devq_queue_finish(q[i], 50 * MS);
         ck_assert_int_eq(r, -ETIMEDOUT);
