@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include "channel.h"
 #include "device.h"
 #include "error.h"
 #include "event_pool.h"
@@ -34,6 +35,7 @@ static int attach(struct devq_device *dev)
         goto fail_tracker;
     if ((r = devq__queue_state_create(dev)) < 0)
         goto fail_mem;
+    devq__channel_attach(dev);
     devq__trace_device(dev);
     return 0;
 fail_mem:

@@ -932,6 +932,64 @@ static void t_device_set_resource(void)
     devq_resource_destroy(r1);
 }
 
+
+/* Channels: every check here happens before an engine is loaded, so
+ * these rows run without MPI (the channel suite, tests/channel/, covers
+ * the checks that need a live channel). */
+static void t_channel_life(void)
+{
+    devq_channel *ch = (devq_channel *)garbage;
+    unsigned char id[64];
+    size_t n = sizeof id;
+    EXPECT_ERR(devq_channel_id(NULL, id, &n), -EINVAL, "devq_channel_id");
+    EXPECT_ERR(devq_channel_id(G(devq_device), id, &n), -EINVAL, "devq_channel_id");
+    EXPECT_ERR(devq_channel_id(dev0, NULL, &n), -EINVAL, "id is NULL");
+    EXPECT_ERR(devq_channel_id(dev0, id, NULL), -EINVAL, "size is NULL");
+    EXPECT_ERR(devq_channel_create(NULL, NULL, &ch), -EINVAL, "devq_channel_create");
+    EXPECT_ERR(devq_channel_create(G(devq_device), NULL, &ch), -EINVAL, "devq_channel_create");
+    EXPECT_ERR(devq_channel_create(dev0, NULL, NULL), -EINVAL, "out is NULL");
+    devq_channel_desc d = { .rank = 2, .size = 2 };
+    EXPECT_ERR(devq_channel_create(dev0, &d, &ch), -EINVAL, "rank 2 / size 2");
+    ck_assert_ptr_null(ch);
+    d = (devq_channel_desc){ .rank = 0, .size = -1 };
+    EXPECT_ERR(devq_channel_create(dev0, &d, &ch), -EINVAL, "rank 0 / size -1");
+    d = (devq_channel_desc){ .rank = 0, .size = 2, .id = id, .id_size = 0 };
+    EXPECT_ERR(devq_channel_create(dev0, &d, &ch), -EINVAL, "id_size");
+    d = (devq_channel_desc){ .rank = -1, .size = -1, .id = id, .id_size = 16 };
+    EXPECT_ERR(devq_channel_create(dev0, &d, &ch), -EINVAL, "rank -1");
+    devq_channel *out;
+    EXPECT_ERR(devq_channel_split(NULL, 0, 0, &out), -EINVAL, "devq_channel_split");
+    EXPECT_ERR(devq_channel_split(G(devq_channel), 0, 0, &out), -EINVAL, "devq_channel_split");
+    EXPECT_ERR(devq_channel_rank(NULL), -EINVAL, "devq_channel_rank");
+    EXPECT_ERR(devq_channel_rank(G(devq_channel)), -EINVAL, "devq_channel_rank");
+    EXPECT_ERR(devq_channel_size(NULL), -EINVAL, "devq_channel_size");
+    EXPECT_ERR(devq_channel_size(G(devq_channel)), -EINVAL, "devq_channel_size");
+    EXPECT_ERR(devq_channel_set_timeout(NULL, 1), -EINVAL, "devq_channel_set_timeout");
+    EXPECT_ERR(devq_channel_set_timeout(G(devq_channel), 1), -EINVAL, "devq_channel_set_timeout");
+    reset_errmsg();
+    devq_channel_destroy(NULL);                       /* no crash */
+    devq_channel_destroy(G(devq_channel));
+    check_msg("devq_channel_destroy", "devq_channel_destroy(garbage)", __LINE__);
+}
+
+static void t_channel_ops(void)
+{
+    devq_channel *g = G(devq_channel);
+    EXPECT_REC_ERR(q0, devq_queue_all_reduce(q0, NULL, b0, 0, b0, 0, 4, DEVQ_F32, DEVQ_SUM), -EINVAL,
+                   "channel is NULL");
+    EXPECT_REC_ERR(q0, devq_queue_all_reduce(q0, g, b0, 0, b0, 0, 4, DEVQ_F32, DEVQ_SUM), -EINVAL,
+                   "not a live channel");
+    EXPECT_REC_ERR(q0, devq_queue_all_gather(q0, g, b0, 0, b0, 0, 4, DEVQ_F32), -EINVAL, "not a live channel");
+    EXPECT_REC_ERR(q0, devq_queue_reduce_scatter(q0, g, b0, 0, b0, 0, 4, DEVQ_F32, DEVQ_SUM), -EINVAL,
+                   "not a live channel");
+    EXPECT_REC_ERR(q0, devq_queue_broadcast(q0, NULL, b0, 0, 4, DEVQ_F32, 0), -EINVAL, "channel is NULL");
+    EXPECT_REC_ERR(q0, devq_queue_send(q0, g, b0, 0, 4, DEVQ_F32, 1), -EINVAL, "not a live channel");
+    EXPECT_REC_ERR(q0, devq_queue_recv(q0, NULL, b0, 0, 4, DEVQ_F32, 1), -EINVAL, "channel is NULL");
+    EXPECT_ERR(devq_queue_all_reduce(NULL, g, b0, 0, b0, 0, 4, DEVQ_F32, DEVQ_SUM), -EINVAL,
+               "devq_queue_all_reduce");
+    EXPECT_ERR(devq_queue_send(G(devq_queue), g, b0, 0, 4, DEVQ_F32, 1), -EINVAL, "devq_queue_send");
+}
+
 /* ---- the table ---- */
 
 struct row {
@@ -968,6 +1026,19 @@ static const struct row rows[] = {
     { "devq_buffer_device_ptr", t_buffer_getters },
     { "devq_buffer_host_ptr", t_buffer_getters },
     { "devq_buffer_status", t_buffer_status },
+    { "devq_channel_id", t_channel_life },
+    { "devq_channel_create", t_channel_life },
+    { "devq_channel_split", t_channel_life },
+    { "devq_channel_rank", t_channel_life },
+    { "devq_channel_size", t_channel_life },
+    { "devq_channel_destroy", t_channel_life },
+    { "devq_channel_set_timeout", t_channel_life },
+    { "devq_queue_all_reduce", t_channel_ops },
+    { "devq_queue_all_gather", t_channel_ops },
+    { "devq_queue_reduce_scatter", t_channel_ops },
+    { "devq_queue_broadcast", t_channel_ops },
+    { "devq_queue_send", t_channel_ops },
+    { "devq_queue_recv", t_channel_ops },
     { "devq_mem_stats_get", t_mem_stats_get },
     { "devq_mem_reap", t_mem_reap },
     { "devq_kernel_load", t_kernel_load },

@@ -50,6 +50,7 @@ DEVQ_API const char *devq_version(void);
 #define DEVQ_CAP_PRIORITIES     (1ull << 7)  /* queue priorities are honoured */
 #define DEVQ_CAP_SKIP_ON_ERROR  (1ull << 8)  /* ops after a failed op in a batch do not run */
 #define DEVQ_CAP_SOFTWARE       (1ull << 9)  /* emulated on the host CPU (e.g. lavapipe): devq_device_open(NULL) tries it after cpu */
+#define DEVQ_CAP_CHANNELS       (1ull << 10) /* devq_channel_* and the collective queue ops work (an engine is installed) */
 
 typedef struct devq_device_info {
     char     backend[16];        /* "cpu", "cuda", "hip" */
@@ -182,6 +183,49 @@ typedef struct devq_stats {
     uint64_t signal_waits_native;    /* queue waits bridged by a device-side value wait */
 } devq_stats;
 DEVQ_API int devq_stats_get(devq_device *dev, devq_stats *st);
+
+/* ---- channels: collectives and point-to-point across processes and machines ----
+ * (API.md "Additions, v2"; DESIGN §11; devq-channels(7)) */
+typedef struct devq_channel devq_channel;
+typedef struct devq_channel_desc {
+    int rank;                    /* -1: from the launcher (mpirun, or the backend's engine) */
+    int size;                    /* -1: from the launcher */
+    const void *id;              /* rendezvous id from devq_channel_id() on rank 0; NULL: the launcher's world */
+    size_t id_size;
+} devq_channel_desc;
+DEVQ_API int  devq_channel_id(devq_device *dev, void *id, size_t *size);   /* in: capacity, out: bytes */
+DEVQ_API int  devq_channel_create(devq_device *dev, const devq_channel_desc *desc /* NULL: launcher's world */,
+                                  devq_channel **out);
+DEVQ_API int  devq_channel_split(devq_channel *ch, int color, int key, devq_channel **out);
+DEVQ_API int  devq_channel_rank(const devq_channel *ch);
+DEVQ_API int  devq_channel_size(const devq_channel *ch);
+DEVQ_API void devq_channel_destroy(devq_channel *ch);
+
+enum devq_dtype  { DEVQ_I8, DEVQ_U8, DEVQ_I32, DEVQ_U32, DEVQ_I64, DEVQ_U64,
+                   DEVQ_F16, DEVQ_BF16, DEVQ_F32, DEVQ_F64 };
+enum devq_reduce { DEVQ_SUM, DEVQ_PROD, DEVQ_MIN, DEVQ_MAX, DEVQ_AVG };
+
+/* Recorded into the open batch like any op; src is READ, dst is WRITE
+ * (READ_WRITE when dst == src), so the tracker orders them. count is in
+ * elements; all_gather's dst holds size*count, reduce_scatter's src holds
+ * size*count. Every rank records a channel's ops in the same order. */
+DEVQ_API int devq_queue_all_reduce(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t dst_off,
+                                   devq_buffer *src, size_t src_off, size_t count,
+                                   enum devq_dtype type, enum devq_reduce op);
+DEVQ_API int devq_queue_all_gather(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t dst_off,
+                                   devq_buffer *src, size_t src_off, size_t count, enum devq_dtype type);
+DEVQ_API int devq_queue_reduce_scatter(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t dst_off,
+                                       devq_buffer *src, size_t src_off, size_t count,
+                                       enum devq_dtype type, enum devq_reduce op);
+DEVQ_API int devq_queue_broadcast(devq_queue *q, devq_channel *ch, devq_buffer *buf, size_t off,
+                                  size_t count, enum devq_dtype type, int root);
+DEVQ_API int devq_queue_send(devq_queue *q, devq_channel *ch, devq_buffer *src, size_t off,
+                             size_t count, enum devq_dtype type, int peer);
+DEVQ_API int devq_queue_recv(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t off,
+                             size_t count, enum devq_dtype type, int peer);
+/* Not in API.md: how long one channel op (or group) may wait for its
+ * peers before it fails with -ETIMEDOUT (default 60 s; DEVQ_TIMEOUT_INFINITE). */
+DEVQ_API int  devq_channel_set_timeout(devq_channel *ch, uint64_t timeout_ns);
 
 #ifdef __cplusplus
 }

@@ -227,6 +227,8 @@ const struct devq_env_var devq__env_vars[] = {
       "a library path or name", "cuda", NULL },
     { "DEVQ_HIP_LIBRARY", "HIP runtime library to load instead of libamdhip64.so.5",
       "a library path or name", "hip", NULL },
+    { "DEVQ_MPI_ENGINE", "channel engine module to load instead of devq/engines/devq-mpi.so",
+      "a path to devq-mpi.so", "lib", NULL },
 };
 const size_t devq__env_nvars = sizeof devq__env_vars / sizeof devq__env_vars[0];
 

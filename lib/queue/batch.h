@@ -24,7 +24,19 @@ enum op_kind {
     OP_BARRIER, OP_HOST_FN,
     OP_ALIGN,                      /* order after another stream's point (devq_barrier) */
     OP_TIMESTAMP,                  /* record a timing event */
+    OP_WORK,                       /* work run by an upper layer in a host callback (channels) */
 };
+
+/* OP_WORK: run(data, status, group) runs in stream order with the
+ * batch's failure so far as status (nonzero: the op is skipped, run
+ * only cleans up; it includes a buffer the op reads that failed).
+ * Consecutive OP_WORK ops of one batch with the same run and key form a
+ * group: DEVQ_WORK_MORE says a member follows, DEVQ_WORK_CONT that one
+ * came before.  A negative return, with devq_errmsg() set, fails the op
+ * (what it writes) and the rest of the batch. */
+#define DEVQ_WORK_MORE 1u
+#define DEVQ_WORK_CONT 2u
+typedef int (*devq_work_fn)(void *data, int status, unsigned group);
 
 struct batch;
 
@@ -55,6 +67,7 @@ struct op {
         struct { void (*fn)(void *); void *arg; struct batch *owner; } host;
         struct devq_use align;
         struct devq_timestamp *ts;
+        struct { devq_work_fn run; const void *key; size_t off; struct batch *owner; } work;  /* data: bytes + off */
     } u;
 };
 

@@ -108,6 +108,35 @@ int devq__user_fn_cb(void *arg, int status)
     return r;
 }
 
+int devq__work_cb(void *arg, int status)
+{
+    struct op *o = arg;
+    struct batch *b = o->u.work.owner;
+    uint32_t at = (uint32_t)(o - b->ops);
+    int r = devq__batch_walk(b, at, status, 0);
+    /* Unlike a kernel, this op runs here: a failed input must stop it
+     * before it runs (the walk of its own reads fails it, and what it
+     * writes with it). */
+    const struct buffer_use *u = devq__op_uses(b, o);
+    for (uint32_t k = 0; !r && k < o->nuses; k++)
+        if ((u[k].access & DEVQ_READ) && devq__buffer_failed(u[k].buf, NULL, 0))
+            r = devq__batch_walk(b, at + 1, 0, 0);
+    const struct op *next = at + 1 < b->nops ? o + 1 : NULL;
+    const struct op *prev = at ? o - 1 : NULL;
+    unsigned group = 0;
+    if (next && next->kind == OP_WORK && next->u.work.run == o->u.work.run && next->u.work.key == o->u.work.key)
+        group |= DEVQ_WORK_MORE;
+    if (prev && prev->kind == OP_WORK && prev->u.work.run == o->u.work.run && prev->u.work.key == o->u.work.key)
+        group |= DEVQ_WORK_CONT;
+    int rr = o->u.work.run(b->bytes + o->u.work.off, r, group);
+    if (rr < 0 && !r) {
+        devq__batch_walk_fail(b, rr);      /* at this op: what it writes fails */
+        r = rr;
+    }
+    devq__batch_unref(b);
+    return r;
+}
+
 int devq__trace_mark_cb(void *arg, int status)
 {
     *(uint64_t *)arg = devq__trace_now();

@@ -31,6 +31,7 @@ int  devq__gate_cb(void *arg, int status);
 int  devq__portion_cb(void *arg, int status);
 int  devq__signal_cb(void *arg, int status);
 int  devq__user_fn_cb(void *arg, int status);
+int  devq__work_cb(void *arg, int status);        /* OP_WORK */
 int  devq__trace_mark_cb(void *arg, int status);
 void devq__trace_batch(struct batch *b);
 void devq__complete_inline(struct batch *b, int err);

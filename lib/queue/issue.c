@@ -124,6 +124,8 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
                          o->u.xfer.n, DEVQ_COPY_D2H);
     case OP_HOST_FN:
         return enqueue_cb(ops, st, devq__user_fn_cb, o, b);
+    case OP_WORK:
+        return enqueue_cb(ops, st, devq__work_cb, o, b);
     case OP_TIMESTAMP: {
         int r = ops->event_record(o->u.ts->ev, st->pl);
         if (r == 0)
@@ -170,7 +172,7 @@ static struct gate_rec *gate_snapshot(struct batch *b)
 
 static int is_work(uint8_t k)
 {
-    return k == OP_EXEC || k == OP_COPY || k == OP_FILL || k == OP_WRITE || k == OP_READ || k == OP_HOST_FN;
+    return k == OP_EXEC || k == OP_COPY || k == OP_FILL || k == OP_WRITE || k == OP_READ || k == OP_HOST_FN || k == OP_WORK;
 }
 
 static int trace_prepare(struct batch *b)

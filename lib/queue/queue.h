@@ -103,6 +103,15 @@ int  devq__queue_finish_until(struct devq_queue *q, uint64_t deadline);
  * commit.  Commit returns r, made sticky when negative. */
 int  devq__record_begin(struct devq_queue *q, const char *fn);
 int  devq__record_append(struct devq_queue *q, uint32_t nheld, const char *fn, struct op **out);
+/* Append an OP_WORK op (caller holds the role): data (size bytes) is
+ * copied into the batch, the uses are checked by the caller, hold (may
+ * be NULL) is kept alive until the batch completes.  The channel layer's
+ * entry into recording (DESIGN §11). */
+struct buffer_use;
+struct devq_object;
+int  devq__record_work(struct devq_queue *q, devq_work_fn run, const void *key, const void *data,
+                       size_t size, const struct buffer_use *uses, uint32_t nuses,
+                       struct devq_object *hold, const char *fn);
 int  devq__record_signal(struct devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn);
 int  devq__record_commit(struct devq_queue *q, int r);
 

@@ -419,6 +419,38 @@ DEVQ_API int devq_queue_host_fn(devq_queue *q, void (*fn)(void *arg), void *arg)
     return leave(q, 0);
 }
 
+int devq__record_work(devq_queue *q, devq_work_fn run, const void *key, const void *data, size_t size,
+                      const struct buffer_use *uses, uint32_t nuses, struct devq_object *hold, const char *fn)
+{
+    struct batch *b = q->open;
+    size_t need = (size + 15) & ~(size_t)15;
+    if (b->nbytes + need > b->capbytes) {
+        size_t cap = b->capbytes ? b->capbytes : 256;
+        while (cap < b->nbytes + need)
+            cap *= 2;
+        unsigned char *nb = realloc(b->bytes, cap);
+        if (!nb)
+            return devq__err(-ENOMEM, "%s: out of memory", fn);
+        b->bytes = nb;
+        b->capbytes = cap;
+    }
+    struct op *o = push_op_holding(b, nuses + (hold != NULL));
+    if (!o)
+        return devq__err(-ENOMEM, "%s: out of memory", fn);
+    o->kind = OP_WORK;
+    o->u.work.run = run;
+    o->u.work.key = key;
+    o->u.work.off = b->nbytes;
+    o->u.work.owner = b;
+    memcpy(b->bytes + b->nbytes, data, size);
+    b->nbytes += need;
+    for (uint32_t i = 0; i < nuses; i++)
+        use_buffer(b, o, uses[i].buf, uses[i].access);
+    if (hold)
+        devq__ref_set_add(&b->held, hold);
+    return 0;
+}
+
 /* Take the open batch out for submission; a sticky error discards it. */
 DEVQ_API int devq_queue_submit(devq_queue *q)
 {

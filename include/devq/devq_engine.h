@@ -1,0 +1,80 @@
+/* devq channel engines: the ABI between libdevq and a module that moves
+ * bytes between processes (devq-mpi today; NCCL and RCCL later).
+ *
+ * An engine is a shared object exporting devq_engine_init().  libdevq
+ * loads it only when a channel is created (so libdevq never links the
+ * engine's library), checks abi_version and size as it does for backend
+ * plugins (devq-plugin(7)), and drives it from lib/channel/: ordering,
+ * grouping, timeouts and failures stay in lib, the engine only starts
+ * non-blocking ops and reports whether they are done.
+ *
+ * Buffers are given as pointers the engine can read and write from the
+ * host (the cpu backend's device pointers).  All entries return 0 or a
+ * negative errno and report details with host->error. */
+#ifndef DEVQ_ENGINE_H
+#define DEVQ_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <devq/devq.h>
+#include <devq/devq_plugin.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define DEVQ_ENGINE_ABI_VERSION 1
+
+typedef struct devq_eng_comm devq_eng_comm;   /* one rank of a group */
+typedef struct devq_eng_req  devq_eng_req;    /* one started op */
+
+enum devq_eng_op_kind {
+    DEVQ_ENG_ALL_REDUCE, DEVQ_ENG_ALL_GATHER, DEVQ_ENG_REDUCE_SCATTER,
+    DEVQ_ENG_BROADCAST, DEVQ_ENG_SEND, DEVQ_ENG_RECV,
+};
+
+/* One op, as lib checked it: counts are in elements, ranges in range. */
+struct devq_eng_op {
+    enum devq_eng_op_kind kind;
+    void *dst;                   /* NULL for send */
+    const void *src;             /* NULL for recv; == dst for broadcast and in-place ops */
+    size_t count;
+    enum devq_dtype type;
+    enum devq_reduce op;         /* reductions; AVG is the engine's to do */
+    int peer;                    /* send/recv: the other rank; broadcast: the root */
+};
+
+struct devq_engine_ops {
+    uint32_t abi_version;        /* DEVQ_ENGINE_ABI_VERSION */
+    uint32_t size;               /* sizeof(struct devq_engine_ops) */
+    const char *name;            /* "mpi" */
+    /* Rendezvous id of a new group (rank 0), at most *size bytes. */
+    int  (*comm_id)(void *id, size_t *size);
+    /* rank/size -1 with id NULL: the launcher's world. */
+    int  (*comm_create)(int rank, int size, const void *id, size_t id_size, devq_eng_comm **out);
+    int  (*comm_split)(devq_eng_comm *c, int color, int key, devq_eng_comm **out);
+    int  (*comm_rank)(const devq_eng_comm *c);
+    int  (*comm_size)(const devq_eng_comm *c);
+    void (*comm_destroy)(devq_eng_comm *c);
+    /* Start one op (never blocks for peers). */
+    int  (*start)(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **out);
+    /* Progress: *done = 1 once finished (then the request is freed);
+     * a negative return is the op's failure (the request is freed). */
+    int  (*test)(devq_eng_req *r, int *done);
+    /* Give up on an op that is not done (timeout, peer failed).  The
+     * engine may not be able to withdraw it: the communicator is then
+     * unusable and lib fails the channel's later ops. */
+    void (*abandon)(devq_eng_req *r);
+};
+
+typedef int (*devq_engine_init_fn)(const struct devq_host *host, uint32_t host_abi,
+                                   const struct devq_engine_ops **ops);
+#define DEVQ_ENGINE_INIT_SYMBOL "devq_engine_init"
+
+int devq_engine_init(const struct devq_host *host, uint32_t host_abi,
+                     const struct devq_engine_ops **ops);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DEVQ_ENGINE_H */

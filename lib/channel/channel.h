@@ -1,0 +1,52 @@
+/* Channels (DESIGN §11): one rank of a group on an existing engine
+ * (devq_engine.h).  The layer sits above queue: its ops are OP_WORK ops
+ * recorded into batches (lib/queue/record.c), run in stream order by
+ * the queue's own callbacks, and they fail through the batch walk like
+ * any op (§5a).  The channel only orders them (one group at a time per
+ * channel, in the order they run), progresses the engine with bounded
+ * spinning then back-off, and times out every wait. */
+#ifndef DEVQ_LIB_CHANNEL_H
+#define DEVQ_LIB_CHANNEL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <devq/devq.h>
+#include <devq/devq_engine.h>
+#include "object.h"
+
+#define DEVQ_MAGIC_CHANNEL 0x4348414eu  /* "CHAN" */
+#define DEVQ_CHANNEL_MSG_MAX 384
+
+struct devq_channel {
+    struct devq_object obj;
+    struct devq_device *dev;               /* one reference */
+    const struct devq_engine_ops *eng;
+    devq_eng_comm *comm;
+    int rank, size;
+    unsigned number;                       /* per process, for messages */
+    _Atomic uint64_t timeout_ns;           /* one op (group) waiting for its peers */
+    pthread_mutex_t lock;
+    pthread_cond_t idle;
+    int busy;                              /* a group holds the channel */
+    uint64_t ops_run;                      /* ops started, for messages */
+    int broken;                            /* ranks out of step / engine failed: later ops fail */
+    char broken_msg[DEVQ_CHANNEL_MSG_MAX];
+    devq_eng_req **reqs;                   /* the running group's started ops */
+    const char **req_names;
+    size_t nreqs, capreqs;
+};
+
+/* engine.c: the engine for dev's backend, loaded on first use (0 or
+ * -ENOTSUP with a message naming the module and the fix). */
+int  devq__channel_engine(struct devq_device *dev, const struct devq_engine_ops **out, const char *fn);
+/* Whether channels can work on dev (for DEVQ_CAP_CHANNELS): the engine
+ * module is installed; it is not loaded here. */
+int  devq__channel_engine_present(const struct devq_device *dev);
+/* The composition root calls this when a device is set up. */
+void devq__channel_attach(struct devq_device *dev);
+
+int  devq__channel_check(const devq_channel *ch, const char *fn);
+/* coll.c: run the ops of a group to completion (timeout, failure). */
+int  devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no);
+
+#endif

@@ -1,0 +1,376 @@
+/* Channel ops as queue ops (DESIGN §11): each is recorded as an OP_WORK
+ * op holding the channel, with src READ and dst WRITE (READ_WRITE when
+ * they are one buffer), so the tracker orders it against every other
+ * use and the batch walk fails it and what it writes like any op.
+ *
+ * Running: a group (consecutive ops of one channel in one batch) takes
+ * the channel, starts each op on the engine, and the last member waits
+ * for all of them.  One group at a time per channel: the ops of a
+ * channel run in the order they reach it, as MPI and NCCL require.
+ * Waiting is bounded spinning on the engine's test (~50 us, which keeps
+ * small collectives at MPI's own latency) then back-off sleeps, never a
+ * blocking engine wait (Open MPI's blocking wait starves other traffic),
+ * and never past the channel's timeout.  A skipped op (its batch failed
+ * before it) leaves this rank out of step with its peers, so the channel
+ * fails every later op with that cause rather than pairing them wrongly. */
+#include "config.h"
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "channel.h"
+#include "error.h"
+#include "futex.h"
+#include "log.h"
+#include "queue.h"
+
+#define SPIN_NS     50000ull          /* test in a loop this long before sleeping */
+#define SLEEP_MAX_NS 1000000ull       /* back-off ceiling */
+
+struct chan_op {
+    devq_channel *ch;
+    struct devq_eng_op op;
+    const char *what;                 /* "all_reduce", ... (static) */
+};
+
+static size_t dtype_size(enum devq_dtype t)
+{
+    switch (t) {
+    case DEVQ_I8: case DEVQ_U8: return 1;
+    case DEVQ_F16: case DEVQ_BF16: return 2;
+    case DEVQ_I32: case DEVQ_U32: case DEVQ_F32: return 4;
+    case DEVQ_I64: case DEVQ_U64: case DEVQ_F64: return 8;
+    }
+    return 0;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void set_broken(devq_channel *ch, const char *msg)
+{
+    if (!ch->broken) {
+        ch->broken = 1;
+        snprintf(ch->broken_msg, sizeof ch->broken_msg, "%s", msg);
+        devq__log(DEVQ_LOG_BASIC, "%s", msg);
+    }
+}
+
+/* Take the channel for a group: wait (bounded) for another queue's
+ * group on it to finish. */
+static int acquire(devq_channel *ch, uint64_t deadline)
+{
+    pthread_mutex_lock(&ch->lock);
+    while (ch->busy) {
+        if (deadline == UINT64_MAX) {
+            pthread_cond_wait(&ch->idle, &ch->lock);
+            continue;
+        }
+        struct timespec ts = { (time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull) };
+        if (pthread_cond_timedwait(&ch->idle, &ch->lock, &ts) == ETIMEDOUT && ch->busy) {
+            pthread_mutex_unlock(&ch->lock);
+            return -ETIMEDOUT;
+        }
+    }
+    ch->busy = 1;
+    pthread_mutex_unlock(&ch->lock);
+    return 0;
+}
+
+static void release(devq_channel *ch)
+{
+    pthread_mutex_lock(&ch->lock);
+    ch->busy = 0;
+    pthread_cond_broadcast(&ch->idle);
+    pthread_mutex_unlock(&ch->lock);
+}
+
+static int push_req(devq_channel *ch, devq_eng_req *rq, const char *what)
+{
+    if (ch->nreqs == ch->capreqs) {
+        size_t cap = ch->capreqs ? ch->capreqs * 2 : 4;
+        devq_eng_req **r = realloc(ch->reqs, cap * sizeof *r);
+        if (!r)
+            return -ENOMEM;
+        ch->reqs = r;
+        const char **n = realloc(ch->req_names, cap * sizeof *n);
+        if (!n)
+            return -ENOMEM;
+        ch->req_names = n;
+        ch->capreqs = cap;
+    }
+    ch->reqs[ch->nreqs] = rq;
+    ch->req_names[ch->nreqs++] = what;
+    return 0;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = { (time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull) };
+    nanosleep(&ts, NULL);
+}
+
+/* Progress every started op of the group to its end.  Returns 0, the
+ * first engine failure, or -ETIMEDOUT; the channel is broken after a
+ * failure (the group's other ops are abandoned). */
+int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
+{
+    uint64_t timeout = atomic_load(&ch->timeout_ns);
+    uint64_t start = now_ns();
+    uint64_t deadline = timeout == UINT64_MAX || start + timeout < start ? UINT64_MAX : start + timeout;
+    uint64_t nap = 1000;
+    int err = 0;
+    char msg[DEVQ_CHANNEL_MSG_MAX] = "";
+    size_t left = ch->nreqs;
+    while (left && !err) {
+        for (size_t i = 0; i < ch->nreqs && !err; i++) {
+            if (!ch->reqs[i])
+                continue;
+            int done = 0;
+            int r = ch->eng->test(ch->reqs[i], &done);
+            if (r < 0) {
+                ch->reqs[i] = NULL;
+                left--;
+                err = r;
+                snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s failed: %s", ch->number, ch->rank,
+                         ch->size, ch->req_names[i], devq__errmsg_peek());
+            } else if (done) {
+                ch->reqs[i] = NULL;
+                left--;
+            }
+        }
+        if (!left || err)
+            break;
+        uint64_t t = now_ns();
+        if (t >= deadline) {
+            err = -ETIMEDOUT;
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) waited %.3f s for its peers and "
+                     "timed out: a peer's op failed or was skipped, or the ranks record this channel's ops in "
+                     "different orders (devq_channel_set_timeout sets the limit)", ch->number, ch->rank, ch->size,
+                     (unsigned long long)op_no, what, (double)(t - start) / 1e9);
+            break;
+        }
+        if (t - start < SPIN_NS)
+            continue;
+        uint64_t d = deadline - t < nap ? deadline - t : nap;
+        sleep_ns(d);
+        if (nap < SLEEP_MAX_NS)
+            nap *= 2;
+    }
+    for (size_t i = 0; i < ch->nreqs; i++)
+        if (ch->reqs[i])
+            ch->eng->abandon(ch->reqs[i]);
+    ch->nreqs = 0;
+    if (err) {
+        set_broken(ch, msg);
+        return devq__err(err, "%s", msg);
+    }
+    return 0;
+}
+
+static int run_op(void *data, int status, unsigned group)
+{
+    struct chan_op *co = data;
+    devq_channel *ch = co->ch;
+    int r = 0;
+    if (!(group & DEVQ_WORK_CONT)) {
+        uint64_t timeout = atomic_load(&ch->timeout_ns);
+        uint64_t t = now_ns();
+        uint64_t deadline = timeout == UINT64_MAX || t + timeout < t ? UINT64_MAX : t + timeout;
+        if (acquire(ch, deadline) < 0) {
+            /* Never taken: no group of ours to finish. */
+            return devq__err(-ETIMEDOUT, "channel #%u (rank %d of %d): %s waited past the channel's timeout "
+                             "for another queue's op on the channel", ch->number, ch->rank, ch->size, co->what);
+        }
+    }
+    uint64_t op_no = ++ch->ops_run;
+    if (status) {
+        char msg[DEVQ_CHANNEL_MSG_MAX];
+        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) was skipped because its batch "
+                 "failed before it; this rank is out of step with its peers, so the channel fails its later ops",
+                 ch->number, ch->rank, ch->size, (unsigned long long)op_no, co->what);
+        set_broken(ch, msg);
+    } else if (ch->broken) {
+        r = devq__err(-EIO, "channel #%u: %s", ch->number, ch->broken_msg);
+    } else {
+        devq_eng_req *rq = NULL;
+        r = ch->eng->start(ch->comm, &co->op, &rq);
+        if (r < 0) {
+            char msg[DEVQ_CHANNEL_MSG_MAX];
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) could not start: %s", ch->number,
+                     ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
+            set_broken(ch, msg);
+            r = devq__err(r, "%s", msg);
+        } else if (push_req(ch, rq, co->what) < 0) {
+            ch->eng->abandon(rq);
+            set_broken(ch, "channel: out of memory for a running op");
+            r = devq__err(-ENOMEM, "channel #%u: out of memory for a running op", ch->number);
+        }
+    }
+    if (group & DEVQ_WORK_MORE)
+        return r;                     /* the group's last member waits and lets go */
+    int w = devq__channel_wait_group(ch, co->what, op_no);
+    release(ch);
+    if (r < 0)
+        return r;
+    return status ? 0 : w;
+}
+
+/* Recording: checks, then one OP_WORK op. */
+static int check_type(enum devq_dtype type, const char *fn)
+{
+    if ((unsigned)type > DEVQ_F64)
+        return devq__err(-EINVAL, "%s: dtype %d is not a devq_dtype (DEVQ_I8 .. DEVQ_F64)", fn, (int)type);
+    return 0;
+}
+
+static int check_reduce(enum devq_reduce op, const char *fn)
+{
+    if ((unsigned)op > DEVQ_AVG)
+        return devq__err(-EINVAL, "%s: reduction %d is not a devq_reduce (DEVQ_SUM .. DEVQ_AVG)", fn, (int)op);
+    return 0;
+}
+
+static int check_range(devq_queue *q, devq_channel *ch, devq_buffer *b, size_t off, size_t count, size_t mult,
+                       enum devq_dtype type, const char *fn, const char *what)
+{
+    int r = devq__buffer_check(b, fn);
+    if (r < 0)
+        return r;
+    if (b->dev != q->dev)
+        return devq__err(-EINVAL, "%s: %s buffer belongs to %s:%d but queue %u is on %s:%d", fn, what,
+                         b->dev->info.backend, b->dev->info.ordinal, q->number, q->dev->info.backend,
+                         q->dev->info.ordinal);
+    (void)ch;
+    size_t esz = dtype_size(type), bytes;
+    if (count == 0)
+        return devq__err(-EINVAL, "%s: count is 0; give the number of elements", fn);
+    if (__builtin_mul_overflow(count, esz, &bytes) || __builtin_mul_overflow(bytes, mult, &bytes) ||
+        off > b->size || bytes > b->size - off)
+        return devq__err(-EINVAL, "%s: %s range at offset %zu of %zu x %zu elements of %zu bytes does not fit "
+                         "the buffer of %zu bytes", fn, what, off, mult, count, esz, b->size);
+    return 0;
+}
+
+static int check_peer(devq_channel *ch, int peer, const char *fn, const char *what)
+{
+    if (peer < 0 || peer >= ch->size)
+        return devq__err(-EINVAL, "%s: %s %d is not a rank of channel #%u (0 .. %d)", fn, what, peer,
+                         ch->number, ch->size - 1);
+    return 0;
+}
+
+static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *what, struct devq_eng_op *op,
+                  devq_buffer *dst, size_t dst_off, devq_buffer *src, size_t src_off)
+{
+    int r = devq__record_begin(q, fn);
+    if (r < 0)
+        return r;
+    if ((r = devq__channel_check(ch, fn)) < 0)
+        return devq__record_commit(q, r);
+    int need_src = op->kind != DEVQ_ENG_BROADCAST && op->kind != DEVQ_ENG_RECV;
+    int need_dst = op->kind != DEVQ_ENG_SEND;
+    if ((need_dst && !dst) || (need_src && !src))
+        return devq__record_commit(q, devq__err(-EINVAL, "%s: %s is NULL", fn, need_dst && !dst ?
+                                                (op->kind == DEVQ_ENG_BROADCAST ? "buf" : "dst") : "src"));
+    size_t dst_mult = op->kind == DEVQ_ENG_ALL_GATHER ? (size_t)ch->size : 1;
+    size_t src_mult = op->kind == DEVQ_ENG_REDUCE_SCATTER ? (size_t)ch->size : 1;
+    int check_op = op->kind == DEVQ_ENG_ALL_REDUCE || op->kind == DEVQ_ENG_REDUCE_SCATTER;
+    int peer_what = op->kind == DEVQ_ENG_BROADCAST ? 1 : op->kind == DEVQ_ENG_SEND || op->kind == DEVQ_ENG_RECV ? 2 : 0;
+    if (ch->dev != q->dev)
+        return devq__record_commit(q, devq__err(-EINVAL, "%s: channel #%u was created on %s:%d but queue %u is on "
+                                                "%s:%d; create a channel per device", fn, ch->number,
+                                                ch->dev->info.backend, ch->dev->info.ordinal, q->number,
+                                                q->dev->info.backend, q->dev->info.ordinal));
+    if ((r = check_type(op->type, fn)) < 0 || (check_op && (r = check_reduce(op->op, fn)) < 0))
+        return devq__record_commit(q, r);
+    if (peer_what && (r = check_peer(ch, op->peer, fn, peer_what == 1 ? "root" : "peer")) < 0)
+        return devq__record_commit(q, r);
+    if (peer_what == 2 && op->peer == ch->rank)
+        return devq__record_commit(q, devq__err(-EINVAL, "%s: peer %d is this rank; send and receive between "
+                                                "different ranks (copy within one)", fn, op->peer));
+    if (dst && (r = check_range(q, ch, dst, dst_off, op->count, dst_mult, op->type, fn, "dst")) < 0)
+        return devq__record_commit(q, r);
+    if (src && (r = check_range(q, ch, src, src_off, op->count, src_mult, op->type, fn, "src")) < 0)
+        return devq__record_commit(q, r);
+    size_t esz = dtype_size(op->type);
+    if (dst && src && dst == src && dst_off != src_off) {
+        size_t a0 = dst_off, a1 = dst_off + op->count * esz * dst_mult;
+        size_t b0 = src_off, b1 = src_off + op->count * esz * src_mult;
+        int in_place_gather = op->kind == DEVQ_ENG_ALL_GATHER &&
+                              src_off == dst_off + (size_t)ch->rank * op->count * esz;
+        if (a0 < b1 && b0 < a1 && !in_place_gather)
+            return devq__record_commit(q, devq__err(-EINVAL, "%s: src and dst overlap in one buffer; use the "
+                                                    "same offset (in place) or ranges apart", fn));
+    }
+    if (dst)
+        op->dst = (char *)dst->dptr + dst_off;
+    if (src)
+        op->src = (const char *)src->dptr + src_off;
+    if (op->kind == DEVQ_ENG_BROADCAST)
+        op->src = op->dst;
+    struct buffer_use uses[2];
+    uint32_t n = 0;
+    if (dst && dst == src)
+        uses[n++] = (struct buffer_use){ dst, DEVQ_READ_WRITE };
+    else {
+        if (src)
+            uses[n++] = (struct buffer_use){ src, DEVQ_READ };
+        if (dst)
+            uses[n++] = (struct buffer_use){ dst, op->kind == DEVQ_ENG_BROADCAST && ch->rank == op->peer ?
+                                                  DEVQ_READ : DEVQ_WRITE };
+    }
+    struct chan_op co = { .ch = ch, .op = *op, .what = what };
+    return devq__record_commit(q, devq__record_work(q, run_op, ch, &co, sizeof co, uses, n, &ch->obj, fn));
+}
+
+DEVQ_API int devq_queue_all_reduce(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t dst_off,
+                                   devq_buffer *src, size_t src_off, size_t count,
+                                   enum devq_dtype type, enum devq_reduce op)
+{
+    struct devq_eng_op e = { .kind = DEVQ_ENG_ALL_REDUCE, .count = count, .type = type, .op = op };
+    return record(q, ch, "devq_queue_all_reduce", "all_reduce", &e, dst, dst_off, src, src_off);
+}
+
+DEVQ_API int devq_queue_all_gather(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t dst_off,
+                                   devq_buffer *src, size_t src_off, size_t count, enum devq_dtype type)
+{
+    struct devq_eng_op e = { .kind = DEVQ_ENG_ALL_GATHER, .count = count, .type = type };
+    return record(q, ch, "devq_queue_all_gather", "all_gather", &e, dst, dst_off, src, src_off);
+}
+
+DEVQ_API int devq_queue_reduce_scatter(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t dst_off,
+                                       devq_buffer *src, size_t src_off, size_t count,
+                                       enum devq_dtype type, enum devq_reduce op)
+{
+    struct devq_eng_op e = { .kind = DEVQ_ENG_REDUCE_SCATTER, .count = count, .type = type, .op = op };
+    return record(q, ch, "devq_queue_reduce_scatter", "reduce_scatter", &e, dst, dst_off, src, src_off);
+}
+
+/* The root's buffer is read, every other rank's written. */
+DEVQ_API int devq_queue_broadcast(devq_queue *q, devq_channel *ch, devq_buffer *buf, size_t off,
+                                  size_t count, enum devq_dtype type, int root)
+{
+    struct devq_eng_op e = { .kind = DEVQ_ENG_BROADCAST, .count = count, .type = type, .peer = root };
+    return record(q, ch, "devq_queue_broadcast", "broadcast", &e, buf, off, NULL, 0);
+}
+
+DEVQ_API int devq_queue_send(devq_queue *q, devq_channel *ch, devq_buffer *src, size_t off,
+                             size_t count, enum devq_dtype type, int peer)
+{
+    struct devq_eng_op e = { .kind = DEVQ_ENG_SEND, .count = count, .type = type, .peer = peer };
+    return record(q, ch, "devq_queue_send", "send", &e, NULL, 0, src, off);
+}
+
+DEVQ_API int devq_queue_recv(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t off,
+                             size_t count, enum devq_dtype type, int peer)
+{
+    struct devq_eng_op e = { .kind = DEVQ_ENG_RECV, .count = count, .type = type, .peer = peer };
+    return record(q, ch, "devq_queue_recv", "recv", &e, dst, off, NULL, 0);
+}

@@ -1,0 +1,410 @@
+/* devq-mpi: the channel engine over MPI (Open MPI or MPICH), for the cpu
+ * backend (DESIGN §11, include/devq/devq_engine.h).
+ *
+ * Loaded by libdevq on the first channel.  It initialises MPI with
+ * MPI_THREAD_MULTIPLE only when the program has not (and finalises it at
+ * exit then), since devq's stream threads call MPI concurrently with
+ * each other and with the program.  Every op is a non-blocking MPI call
+ * on a communicator of its own (a dup of the world, or a split), so
+ * devq's traffic never matches the program's; lib progresses it with
+ * MPI_Test.  F16 and BF16 reductions are done in host reduction ops
+ * (MPI has no such types); AVG is SUM, then a divide when the op ends. */
+#include "config.h"
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <mpi.h>
+#include <devq/devq_engine.h>
+#include "half.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define ID_MAGIC "DEVQMPI1"
+#define ID_SIZE 16
+#define CREATE_TIMEOUT_NS (60ull * 1000000000ull)
+
+static const struct devq_host *host;
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+static int mpi_ready;
+static MPI_Op half_ops[2][4];           /* [f16, bf16][sum, prod, min, max] */
+
+struct devq_eng_comm {
+    MPI_Comm comm;
+    int rank, size;
+};
+
+struct devq_eng_req {
+    MPI_Request req;
+    int p2p;
+    void *avg_dst;                      /* AVG: divide these count elements by size */
+    size_t avg_count;
+    enum devq_dtype type;
+    int size;
+};
+
+static int mpi_error(int rc, const char *what)
+{
+    char s[MPI_MAX_ERROR_STRING] = "";
+    int len = 0;
+    MPI_Error_string(rc, s, &len);
+    return host->error(-EIO, "mpi: %s: %s", what, s);
+}
+
+/* Host reductions for the 16-bit float types. */
+#define HALF_OP(name, to, from, expr)                                              \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *dt)            \
+    {                                                                              \
+        (void)dt;                                                                  \
+        const uint16_t *a = in;                                                    \
+        uint16_t *b = inout;                                                       \
+        for (int i = 0; i < *len; i++) {                                           \
+            float x = to(a[i]), y = to(b[i]);                                      \
+            b[i] = from(expr);                                                     \
+        }                                                                          \
+    }
+HALF_OP(f16_sum, devq_f16_to_f32, devq_f32_to_f16, x + y)
+HALF_OP(f16_prod, devq_f16_to_f32, devq_f32_to_f16, x * y)
+HALF_OP(f16_min, devq_f16_to_f32, devq_f32_to_f16, x < y ? x : y)
+HALF_OP(f16_max, devq_f16_to_f32, devq_f32_to_f16, x > y ? x : y)
+HALF_OP(bf16_sum, devq_bf16_to_f32, devq_f32_to_bf16, x + y)
+HALF_OP(bf16_prod, devq_bf16_to_f32, devq_f32_to_bf16, x * y)
+HALF_OP(bf16_min, devq_bf16_to_f32, devq_f32_to_bf16, x < y ? x : y)
+HALF_OP(bf16_max, devq_bf16_to_f32, devq_f32_to_bf16, x > y ? x : y)
+
+static void finalize_ours(void)
+{
+    int done = 0;
+    MPI_Finalized(&done);
+    if (!done)
+        MPI_Finalize();
+}
+
+static int ensure_mpi(void)
+{
+    pthread_mutex_lock(&init_lock);
+    int r = 0;
+    if (mpi_ready)
+        goto out;
+    int inited = 0, provided = 0;
+    MPI_Initialized(&inited);
+    if (!inited) {
+        int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_MULTIPLE, &provided);
+        if (rc != MPI_SUCCESS) {
+            r = mpi_error(rc, "MPI_Init_thread");
+            goto out;
+        }
+        atexit(finalize_ours);
+    } else {
+        int fin = 0;
+        MPI_Finalized(&fin);
+        if (fin) {
+            r = host->error(-ENOTSUP, "mpi: MPI was already finalized; create channels before MPI_Finalize");
+            goto out;
+        }
+        MPI_Query_thread(&provided);
+    }
+    if (provided < MPI_THREAD_MULTIPLE) {
+        r = host->error(-ENOTSUP, "mpi: MPI gives thread level %d, devq needs MPI_THREAD_MULTIPLE (its stream "
+                        "threads call MPI); initialise MPI with MPI_Init_thread(MPI_THREAD_MULTIPLE) or let devq "
+                        "initialise it", provided);
+        goto out;
+    }
+    MPI_User_function *fns[2][4] = { { f16_sum, f16_prod, f16_min, f16_max },
+                                     { bf16_sum, bf16_prod, bf16_min, bf16_max } };
+    for (int t = 0; t < 2; t++)
+        for (int o = 0; o < 4; o++)
+            MPI_Op_create(fns[t][o], 1, &half_ops[t][o]);
+    mpi_ready = 1;
+out:
+    pthread_mutex_unlock(&init_lock);
+    return r;
+}
+
+static MPI_Datatype mpi_type(enum devq_dtype t)
+{
+    switch (t) {
+    case DEVQ_I8: return MPI_INT8_T;
+    case DEVQ_U8: return MPI_UINT8_T;
+    case DEVQ_I32: return MPI_INT32_T;
+    case DEVQ_U32: return MPI_UINT32_T;
+    case DEVQ_I64: return MPI_INT64_T;
+    case DEVQ_U64: return MPI_UINT64_T;
+    case DEVQ_F16: case DEVQ_BF16: return MPI_UINT16_T;
+    case DEVQ_F32: return MPI_FLOAT;
+    case DEVQ_F64: return MPI_DOUBLE;
+    }
+    return MPI_DATATYPE_NULL;
+}
+
+static size_t type_size(enum devq_dtype t)
+{
+    switch (t) {
+    case DEVQ_I8: case DEVQ_U8: return 1;
+    case DEVQ_F16: case DEVQ_BF16: return 2;
+    case DEVQ_I32: case DEVQ_U32: case DEVQ_F32: return 4;
+    default: return 8;
+    }
+}
+
+static MPI_Op mpi_op(enum devq_dtype t, enum devq_reduce op)
+{
+    int i = op == DEVQ_PROD ? 1 : op == DEVQ_MIN ? 2 : op == DEVQ_MAX ? 3 : 0;   /* AVG: SUM first */
+    if (t == DEVQ_F16 || t == DEVQ_BF16)
+        return half_ops[t == DEVQ_BF16][i];
+    switch (i) {
+    case 1: return MPI_PROD;
+    case 2: return MPI_MIN;
+    case 3: return MPI_MAX;
+    default: return MPI_SUM;
+    }
+}
+
+static void divide(void *p, size_t n, enum devq_dtype t, int by)
+{
+    switch (t) {
+#define DIV(T) for (size_t i = 0; i < n; i++) ((T *)p)[i] = (T)(((T *)p)[i] / (T)by); break
+    case DEVQ_I8: DIV(int8_t);
+    case DEVQ_U8: DIV(uint8_t);
+    case DEVQ_I32: DIV(int32_t);
+    case DEVQ_U32: DIV(uint32_t);
+    case DEVQ_I64: DIV(int64_t);
+    case DEVQ_U64: DIV(uint64_t);
+    case DEVQ_F32: DIV(float);
+    case DEVQ_F64: DIV(double);
+#undef DIV
+    case DEVQ_F16:
+        for (size_t i = 0; i < n; i++)
+            ((uint16_t *)p)[i] = devq_f32_to_f16(devq_f16_to_f32(((uint16_t *)p)[i]) / (float)by);
+        break;
+    case DEVQ_BF16:
+        for (size_t i = 0; i < n; i++)
+            ((uint16_t *)p)[i] = devq_f32_to_bf16(devq_bf16_to_f32(((uint16_t *)p)[i]) / (float)by);
+        break;
+    }
+}
+
+static int comm_id(void *id, size_t *size)
+{
+    if (*size < ID_SIZE)
+        return host->error(-EINVAL, "devq_channel_id: the MPI engine's id takes %d bytes, capacity is %zu", ID_SIZE,
+                           *size);
+    unsigned char b[ID_SIZE];
+    memcpy(b, ID_MAGIC, 8);
+    if (getrandom(b + 8, 8, 0) != 8)
+        return host->error(-EIO, "devq_channel_id: getrandom: %s", strerror(errno));
+    memcpy(id, b, ID_SIZE);
+    *size = ID_SIZE;
+    return 0;
+}
+
+static int wrap(MPI_Comm c, devq_eng_comm **out)
+{
+    devq_eng_comm *ec = calloc(1, sizeof *ec);
+    if (!ec) {
+        MPI_Comm_free(&c);
+        return host->error(-ENOMEM, "mpi: out of memory");
+    }
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    ec->comm = c;
+    MPI_Comm_rank(c, &ec->rank);
+    MPI_Comm_size(c, &ec->size);
+    *out = ec;
+    return 0;
+}
+
+/* Wait for a request, bounded (creation is collective; a rank that never
+ * comes must not hang the others). */
+static int wait_bounded(MPI_Request *rq, const char *what)
+{
+    uint64_t deadline = host->now_ns() + CREATE_TIMEOUT_NS;
+    for (;;) {
+        int flag = 0;
+        int rc = MPI_Test(rq, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS)
+            return mpi_error(rc, what);
+        if (flag)
+            return 0;
+        if (host->now_ns() > deadline)
+            return host->error(-ETIMEDOUT, "mpi: %s: the other ranks did not join within 60 s", what);
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+static int comm_create(int rank, int size, const void *id, size_t id_size, devq_eng_comm **out)
+{
+    int r = ensure_mpi();
+    if (r < 0)
+        return r;
+    int wrank, wsize;
+    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    if (rank >= 0 && (rank != wrank || size != wsize))
+        return host->error(-ENOTSUP, "mpi: rank %d of %d asked for, but this process is rank %d of the launcher's "
+                           "%d; the MPI engine joins ranks started by one launcher (mpirun) only", rank, size,
+                           wrank, wsize);
+    if (id && (id_size != ID_SIZE || memcmp(id, ID_MAGIC, 8)))
+        return host->error(-EINVAL, "mpi: the id (%zu bytes) was not made by devq_channel_id on the MPI engine",
+                           id_size);
+    MPI_Comm c;
+    int rc = MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(rc, "MPI_Comm_dup");
+    if (id) {
+        /* Every rank must hold rank 0's id: a stale or foreign id is refused. */
+        unsigned char mine[ID_SIZE], root[ID_SIZE];
+        memcpy(mine, id, ID_SIZE);
+        memcpy(root, id, ID_SIZE);
+        MPI_Request rq;
+        if ((rc = MPI_Ibcast(root, ID_SIZE, MPI_BYTE, 0, c, &rq)) != MPI_SUCCESS || (r = wait_bounded(&rq, "id exchange")) < 0) {
+            MPI_Comm_free(&c);
+            return rc != MPI_SUCCESS ? mpi_error(rc, "MPI_Ibcast") : r;
+        }
+        int same = !memcmp(mine, root, ID_SIZE), all = 0;
+        MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, c);
+        if (!all) {
+            MPI_Comm_free(&c);
+            return host->error(-EINVAL, "mpi: the ranks were given different ids; hand rank 0's "
+                               "devq_channel_id bytes to every rank");
+        }
+    }
+    return wrap(c, out);
+}
+
+static int comm_split(devq_eng_comm *pc, int color, int key, devq_eng_comm **out)
+{
+    MPI_Comm c;
+    int rc = MPI_Comm_split(pc->comm, color, key, &c);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(rc, "MPI_Comm_split");
+    return wrap(c, out);
+}
+
+static int comm_rank(const devq_eng_comm *c) { return c->rank; }
+static int comm_size(const devq_eng_comm *c) { return c->size; }
+
+static void comm_destroy(devq_eng_comm *c)
+{
+    int fin = 0;
+    MPI_Finalized(&fin);
+    if (!fin)
+        MPI_Comm_free(&c->comm);
+    free(c);
+}
+
+static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **out)
+{
+    if (op->count > INT_MAX)
+        return host->error(-EINVAL, "mpi: count %zu is above MPI's int counts (%d); split the op", op->count, INT_MAX);
+    devq_eng_req *q = calloc(1, sizeof *q);
+    if (!q)
+        return host->error(-ENOMEM, "mpi: out of memory");
+    int n = (int)op->count, rc;
+    MPI_Datatype t = mpi_type(op->type);
+    const char *what;
+    size_t esz = type_size(op->type);
+    switch (op->kind) {
+    case DEVQ_ENG_ALL_REDUCE:
+        what = "MPI_Iallreduce";
+        rc = MPI_Iallreduce(op->src == op->dst ? MPI_IN_PLACE : op->src, op->dst, n, t, mpi_op(op->type, op->op),
+                            c->comm, &q->req);
+        break;
+    case DEVQ_ENG_ALL_GATHER:
+        what = "MPI_Iallgather";
+        rc = MPI_Iallgather((const char *)op->src == (char *)op->dst + (size_t)c->rank * op->count * esz ?
+                            MPI_IN_PLACE : op->src, n, t, op->dst, n, t, c->comm, &q->req);
+        break;
+    case DEVQ_ENG_REDUCE_SCATTER:
+        what = "MPI_Ireduce_scatter_block";
+        rc = MPI_Ireduce_scatter_block(op->src == op->dst ? MPI_IN_PLACE : op->src, op->dst, n, t,
+                                       mpi_op(op->type, op->op), c->comm, &q->req);
+        break;
+    case DEVQ_ENG_BROADCAST:
+        what = "MPI_Ibcast";
+        rc = MPI_Ibcast(op->dst, n, t, op->peer, c->comm, &q->req);
+        break;
+    case DEVQ_ENG_SEND:
+        what = "MPI_Isend";
+        q->p2p = 1;
+        rc = MPI_Isend(op->src, n, t, op->peer, 0, c->comm, &q->req);
+        break;
+    case DEVQ_ENG_RECV:
+        what = "MPI_Irecv";
+        q->p2p = 1;
+        rc = MPI_Irecv(op->dst, n, t, op->peer, 0, c->comm, &q->req);
+        break;
+    default:
+        free(q);
+        return host->error(-EINVAL, "mpi: unknown op kind %d", (int)op->kind);
+    }
+    if (rc != MPI_SUCCESS) {
+        free(q);
+        return mpi_error(rc, what);
+    }
+    if ((op->kind == DEVQ_ENG_ALL_REDUCE || op->kind == DEVQ_ENG_REDUCE_SCATTER) && op->op == DEVQ_AVG) {
+        q->avg_dst = op->dst;
+        q->avg_count = op->count;
+        q->type = op->type;
+        q->size = c->size;
+    }
+    *out = q;
+    return 0;
+}
+
+static int test(devq_eng_req *q, int *done)
+{
+    int flag = 0;
+    int rc = MPI_Test(&q->req, &flag, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) {
+        free(q);
+        return mpi_error(rc, "MPI_Test");
+    }
+    *done = flag;
+    if (flag) {
+        if (q->avg_dst)
+            divide(q->avg_dst, q->avg_count, q->type, q->size);
+        free(q);
+    }
+    return 0;
+}
+
+/* MPI cannot withdraw a started collective (MPI_Cancel and
+ * MPI_Request_free are erroneous on one): it is left to the library,
+ * and lib fails the channel's later ops.  Point-to-point ops are
+ * cancelled. */
+static void abandon(devq_eng_req *q)
+{
+    if (q->p2p) {
+        MPI_Cancel(&q->req);
+        MPI_Request_free(&q->req);
+        free(q);
+    }
+}
+
+static const struct devq_engine_ops mpi_engine = {
+    .abi_version = DEVQ_ENGINE_ABI_VERSION,
+    .size = sizeof(struct devq_engine_ops),
+    .name = "mpi",
+    .comm_id = comm_id,
+    .comm_create = comm_create,
+    .comm_split = comm_split,
+    .comm_rank = comm_rank,
+    .comm_size = comm_size,
+    .comm_destroy = comm_destroy,
+    .start = start,
+    .test = test,
+    .abandon = abandon,
+};
+
+EXPORT int devq_engine_init(const struct devq_host *h, uint32_t host_abi, const struct devq_engine_ops **ops)
+{
+    if (!h || host_abi < 1 || h->size < sizeof *h)
+        return -EINVAL;
+    host = h;
+    *ops = &mpi_engine;
+    return 0;
+}

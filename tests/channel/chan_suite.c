@@ -1,0 +1,557 @@
+/* The channel suite (DESIGN §11), run on the cpu backend under
+ * `mpirun -np 2` by tests/channels-mpi: every op x dtype x reduction
+ * against a host reference, interleaved with kernels on two queues per
+ * rank (the tracker orders them through the buffers), groups, misuse
+ * that needs a live channel, and failure injection: a rank whose kernel
+ * fails skips its collective (its batch fails, naming the kernel), the
+ * peer's matching op times out with a message, the channel fails its
+ * later ops on both ranks, nothing hangs, and a new channel works.
+ *
+ * Not a Check suite: Check forks, and MPI must not be used across a fork.
+ * Each check prints the rank and line on failure and the run exits 1. */
+#include "config.h"
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <devq/devq.h>
+#include "../../plugins/mpi/half.h"
+
+static int rank = -1, failures;
+
+#define CHECK(cond, ...)                                                            \
+    do {                                                                            \
+        if (!(cond)) {                                                              \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank, __FILE__,   \
+                    __LINE__, #cond);                                               \
+            fprintf(stderr, __VA_ARGS__);                                           \
+            fprintf(stderr, " (devq_errmsg: %s)\n", devq_errmsg());                 \
+            failures++;                                                             \
+        }                                                                           \
+    } while (0)
+#define OK(call) CHECK((call) == 0, "%s", #call)
+
+/* Kernels, found in this program (linked -export-dynamic). */
+/* x[i] = x[i] * 2 + 1 over n floats; args: x, &n */
+int chan_scale(void *const *args, const devq_cpu_group *g);
+int chan_scale(void *const *args, const devq_cpu_group *g)
+{
+    float *x = args[0];
+    uint32_t n = *(const uint32_t *)args[1];
+    for (uint32_t i = g->group_id[0] * g->local_size[0]; i < n && i < (g->group_id[0] + 1) * g->local_size[0]; i++)
+        x[i] = x[i] * 2 + 1;
+    return 0;
+}
+
+int chan_fail(void *const *args, const devq_cpu_group *g);
+int chan_fail(void *const *args, const devq_cpu_group *g)
+{
+    (void)args;
+    (void)g;
+    return -EIO;
+}
+
+static devq_device *dev;
+static devq_queue *qa, *qb;
+static devq_channel *ch;
+static int size;
+
+static size_t esz(enum devq_dtype t)
+{
+    static const size_t s[] = { 1, 1, 4, 4, 8, 8, 2, 2, 4, 8 };
+    return s[t];
+}
+
+static const char *tname(enum devq_dtype t)
+{
+    static const char *n[] = { "I8", "U8", "I32", "U32", "I64", "U64", "F16", "BF16", "F32", "F64" };
+    return n[t];
+}
+
+static const char *oname(enum devq_reduce o)
+{
+    static const char *n[] = { "SUM", "PROD", "MIN", "MAX", "AVG" };
+    return n[o];
+}
+
+/* Element i of rank r's input: small, so every result is exact in every type. */
+static double input(int r, size_t i)
+{
+    return (double)(i % 5) + r + 1;
+}
+
+static void store(void *p, size_t i, enum devq_dtype t, double v)
+{
+    switch (t) {
+    case DEVQ_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case DEVQ_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case DEVQ_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case DEVQ_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case DEVQ_I64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case DEVQ_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case DEVQ_F16: ((uint16_t *)p)[i] = devq_f32_to_f16((float)v); break;
+    case DEVQ_BF16: ((uint16_t *)p)[i] = devq_f32_to_bf16((float)v); break;
+    case DEVQ_F32: ((float *)p)[i] = (float)v; break;
+    case DEVQ_F64: ((double *)p)[i] = v; break;
+    }
+}
+
+static double load(const void *p, size_t i, enum devq_dtype t)
+{
+    switch (t) {
+    case DEVQ_I8: return ((const int8_t *)p)[i];
+    case DEVQ_U8: return ((const uint8_t *)p)[i];
+    case DEVQ_I32: return ((const int32_t *)p)[i];
+    case DEVQ_U32: return ((const uint32_t *)p)[i];
+    case DEVQ_I64: return (double)((const int64_t *)p)[i];
+    case DEVQ_U64: return (double)((const uint64_t *)p)[i];
+    case DEVQ_F16: return devq_f16_to_f32(((const uint16_t *)p)[i]);
+    case DEVQ_BF16: return devq_bf16_to_f32(((const uint16_t *)p)[i]);
+    case DEVQ_F32: return ((const float *)p)[i];
+    case DEVQ_F64: return ((const double *)p)[i];
+    }
+    return 0;
+}
+
+static int is_int(enum devq_dtype t)
+{
+    return t <= DEVQ_U64;
+}
+
+/* The reference reduction of element i over every rank. */
+static double reference(enum devq_reduce o, enum devq_dtype t, size_t i)
+{
+    double acc = input(0, i);
+    for (int r = 1; r < size; r++) {
+        double x = input(r, i);
+        switch (o) {
+        case DEVQ_SUM: case DEVQ_AVG: acc += x; break;
+        case DEVQ_PROD: acc *= x; break;
+        case DEVQ_MIN: acc = x < acc ? x : acc; break;
+        case DEVQ_MAX: acc = x > acc ? x : acc; break;
+        }
+    }
+    if (o == DEVQ_AVG)
+        acc = is_int(t) ? (double)((long long)acc / size) : acc / size;
+    return acc;
+}
+
+static devq_buffer *alloc(size_t bytes)
+{
+    devq_buffer *b = NULL;
+    OK(devq_buffer_alloc(dev, bytes, NULL, 7, &b));
+    return b;
+}
+
+static void fill_input(devq_buffer *b, size_t first, size_t n, enum devq_dtype t, int r)
+{
+    for (size_t i = 0; i < n; i++)
+        store(devq_buffer_host_ptr(b), first + i, t, input(r, i));
+}
+
+static void __attribute__((unused)) finish_both(void)
+{
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_submit(qb));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    OK(devq_queue_finish(qb, 60ull * 1000000000ull));
+}
+
+/* all_reduce and reduce_scatter: every dtype x every reduction, out of
+ * place and in place, on alternating queues. */
+static void test_reductions(void)
+{
+    const size_t n = 37;
+    for (int t = DEVQ_I8; t <= DEVQ_F64; t++)
+        for (int o = DEVQ_SUM; o <= DEVQ_AVG; o++) {
+            devq_queue *q = (t + o) % 2 ? qa : qb;
+            devq_buffer *src = alloc(n * size * esz(t)), *dst = alloc(n * size * esz(t)), *inpl = alloc(n * esz(t));
+            fill_input(src, 0, n, t, rank);
+            fill_input(inpl, 0, n, t, rank);
+            OK(devq_queue_all_reduce(q, ch, dst, 0, src, 0, n, t, o));
+            OK(devq_queue_all_reduce(q, ch, inpl, 0, inpl, 0, n, t, o));
+            OK(devq_queue_submit(q));
+            OK(devq_queue_finish(q, 60ull * 1000000000ull));
+            int bad = 0;
+            for (size_t i = 0; i < n && !bad; i++) {
+                double want = reference(o, t, i);
+                double got = load(devq_buffer_host_ptr(dst), i, t), got2 = load(devq_buffer_host_ptr(inpl), i, t);
+                if (got != want || got2 != want) {
+                    CHECK(0, "all_reduce %s %s element %zu: got %g (in place %g), want %g", tname(t), oname(o), i,
+                          got, got2, want);
+                    bad = 1;
+                }
+            }
+            /* reduce_scatter: rank r gets block r of the reduction of
+             * every rank's size*n elements (element j of block b is input(., j)). */
+            for (int blk = 0; blk < size; blk++)
+                fill_input(src, (size_t)blk * n, n, t, rank);
+            OK(devq_queue_reduce_scatter(q, ch, dst, 0, src, 0, n, t, o));
+            OK(devq_queue_submit(q));
+            OK(devq_queue_finish(q, 60ull * 1000000000ull));
+            for (size_t i = 0; i < n && !bad; i++) {
+                double want = reference(o, t, i), got = load(devq_buffer_host_ptr(dst), i, t);
+                if (got != want) {
+                    CHECK(0, "reduce_scatter %s %s element %zu: got %g, want %g", tname(t), oname(o), i, got, want);
+                    bad = 1;
+                }
+            }
+            OK(devq_buffer_free(src, NULL));
+            OK(devq_buffer_free(dst, NULL));
+            OK(devq_buffer_free(inpl, NULL));
+        }
+}
+
+/* all_gather, broadcast, send/recv for every dtype. */
+static void test_data_movement(void)
+{
+    const size_t n = 19;
+    for (int t = DEVQ_I8; t <= DEVQ_F64; t++) {
+        devq_buffer *src = alloc(n * esz(t)), *dst = alloc(n * size * esz(t)), *bc = alloc(n * esz(t));
+        fill_input(src, 0, n, t, rank);
+        /* In place too: this rank's block of dst already holds its input. */
+        devq_buffer *gin = alloc(n * size * esz(t));
+        fill_input(gin, (size_t)rank * n, n, t, rank);
+        if (rank == 1)
+            fill_input(bc, 0, n, t, 1);
+        else
+            memset(devq_buffer_host_ptr(bc), 0, n * esz(t));
+        OK(devq_queue_all_gather(qa, ch, dst, 0, src, 0, n, t));
+        OK(devq_queue_all_gather(qa, ch, gin, 0, gin, (size_t)rank * n * esz(t), n, t));
+        OK(devq_queue_broadcast(qa, ch, bc, 0, n, t, 1));
+        OK(devq_queue_submit(qa));
+        OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+        for (int r = 0; r < size; r++)
+            for (size_t i = 0; i < n; i++) {
+                double got = load(devq_buffer_host_ptr(dst), (size_t)r * n + i, t);
+                double got2 = load(devq_buffer_host_ptr(gin), (size_t)r * n + i, t);
+                if (got != input(r, i) || got2 != input(r, i)) {
+                    CHECK(0, "all_gather %s block %d element %zu: got %g (in place %g), want %g", tname(t), r, i,
+                          got, got2, input(r, i));
+                    r = size;
+                    break;
+                }
+            }
+        for (size_t i = 0; i < n; i++)
+            if (load(devq_buffer_host_ptr(bc), i, t) != input(1, i)) {
+                CHECK(0, "broadcast %s element %zu: got %g, want %g", tname(t), i,
+                      load(devq_buffer_host_ptr(bc), i, t), input(1, i));
+                break;
+            }
+        /* send/recv in one group on each rank: both send first, which
+         * deadlocks on large messages unless the group starts both. */
+        devq_buffer *rx = alloc(n * esz(t));
+        int peer = rank ^ 1;
+        OK(devq_queue_send(qb, ch, src, 0, n, t, peer));
+        OK(devq_queue_recv(qb, ch, rx, 0, n, t, peer));
+        OK(devq_queue_submit(qb));
+        OK(devq_queue_finish(qb, 60ull * 1000000000ull));
+        for (size_t i = 0; i < n; i++)
+            if (load(devq_buffer_host_ptr(rx), i, t) != input(peer, i)) {
+                CHECK(0, "send/recv %s element %zu: got %g, want %g", tname(t), i,
+                      load(devq_buffer_host_ptr(rx), i, t), input(peer, i));
+                break;
+            }
+        OK(devq_buffer_free(src, NULL));
+        OK(devq_buffer_free(dst, NULL));
+        OK(devq_buffer_free(bc, NULL));
+        OK(devq_buffer_free(gin, NULL));
+        OK(devq_buffer_free(rx, NULL));
+    }
+}
+
+/* A large exchange in one group (rendezvous-sized messages both ways). */
+static void test_group_large(void)
+{
+    const size_t n = 4u << 20;     /* 16 MiB of F32 */
+    devq_buffer *tx = alloc(n * 4), *rx = alloc(n * 4);
+    float *p = devq_buffer_host_ptr(tx);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)(rank * 1000 + (int)(i % 1000));
+    int peer = rank ^ 1;
+    if (rank == 0) {
+        OK(devq_queue_send(qa, ch, tx, 0, n, DEVQ_F32, peer));
+        OK(devq_queue_recv(qa, ch, rx, 0, n, DEVQ_F32, peer));
+    } else {
+        OK(devq_queue_recv(qa, ch, rx, 0, n, DEVQ_F32, peer));
+        OK(devq_queue_send(qa, ch, tx, 0, n, DEVQ_F32, peer));
+    }
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    const float *q = devq_buffer_host_ptr(rx);
+    for (size_t i = 0; i < n; i += 4099)
+        if (q[i] != (float)(peer * 1000 + (int)(i % 1000))) {
+            CHECK(0, "large exchange element %zu: got %g", i, q[i]);
+            break;
+        }
+    OK(devq_buffer_free(tx, NULL));
+    OK(devq_buffer_free(rx, NULL));
+}
+
+/* Kernels and collectives on two queues: qa scales x, qb all-reduces it
+ * into y (the tracker makes qb wait for qa's write), qa scales y (waits
+ * for qb's write).  Repeated, no host synchronisation in between. */
+static void test_interleaved(void)
+{
+    const uint32_t n = 1000;
+    devq_kernel *k;
+    OK(devq_kernel_load(dev, NULL, 0, "chan_scale", &k));
+    devq_buffer *x = alloc(n * 4), *y = alloc(n * 4);
+    devq_launch l = { .global = { n }, .local = { 8 } };
+    float *xp = devq_buffer_host_ptr(x);
+    for (uint32_t i = 0; i < n; i++)
+        xp[i] = (float)(rank + 1);
+    /* host model */
+    double v[2] = { 1, 2 }, yv = 0;
+    for (int round = 0; round < 20; round++) {
+        devq_arg ax[2] = { DEVQ_ARG_BUF(x, DEVQ_READ_WRITE), DEVQ_ARG_VAL(&n) };
+        devq_arg ay[2] = { DEVQ_ARG_BUF(y, DEVQ_READ_WRITE), DEVQ_ARG_VAL(&n) };
+        OK(devq_queue_exec(qa, k, ax, 2, &l));
+        OK(devq_queue_submit(qa));
+        OK(devq_queue_all_reduce(qb, ch, y, 0, x, 0, n, DEVQ_F32, DEVQ_SUM));
+        OK(devq_queue_submit(qb));
+        OK(devq_queue_exec(qa, k, ay, 2, &l));
+        OK(devq_queue_submit(qa));
+        for (int r = 0; r < 2; r++)
+            v[r] = v[r] * 2 + 1;
+        yv = (v[0] + v[1]) * 2 + 1;
+        if (round == 9) {
+            /* keep the numbers exact in floats: restart x from the host */
+            OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+            OK(devq_queue_finish(qb, 60ull * 1000000000ull));
+            const float *yp = devq_buffer_host_ptr(y);
+            CHECK(yp[0] == (float)yv && yp[n - 1] == (float)yv, "round %d: y = %g, want %g", round, yp[0], yv);
+            for (uint32_t i = 0; i < n; i++)
+                xp[i] = (float)(rank + 1);
+            v[0] = 1;
+            v[1] = 2;
+        }
+    }
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    OK(devq_queue_finish(qb, 60ull * 1000000000ull));
+    const float *yp = devq_buffer_host_ptr(y);
+    CHECK(yp[0] == (float)yv && yp[n - 1] == (float)yv, "final: y = %g, want %g", yp[0], yv);
+    devq_stats st;
+    OK(devq_stats_get(dev, &st));
+    CHECK(st.waits_inserted > 0, "the tracker inserted no waits between the queues");
+    OK(devq_buffer_free(x, NULL));
+    OK(devq_buffer_free(y, NULL));
+    devq_kernel_destroy(k);
+}
+
+/* Misuse that needs a live channel: each is -EINVAL naming the argument,
+ * sticky, and discarded at submit. */
+static void expect_rec_err(devq_queue *q, int r, const char *needle, int line)
+{
+    if (r != -EINVAL || !strstr(devq_errmsg(), needle)) {
+        fprintf(stderr, "rank %d: line %d: got %d '%s', want -EINVAL naming '%s'\n", rank, line, r, devq_errmsg(),
+                needle);
+        failures++;
+    }
+    CHECK(devq_queue_submit(q) == -EINVAL, "sticky error at submit");
+    devq_queue_finish(q, 60ull * 1000000000ull);
+}
+#define REC_ERR(q, call, needle) expect_rec_err((q), (call), (needle), __LINE__)
+
+static void test_misuse(void)
+{
+    devq_buffer *b = alloc(256);
+    REC_ERR(qa, devq_queue_send(qa, ch, b, 0, 4, DEVQ_F32, size), "peer 2 is not a rank");
+    REC_ERR(qa, devq_queue_recv(qa, ch, b, 0, 4, DEVQ_F32, -1), "peer -1 is not a rank");
+    REC_ERR(qa, devq_queue_send(qa, ch, b, 0, 4, DEVQ_F32, rank), "is this rank");
+    REC_ERR(qa, devq_queue_broadcast(qa, ch, b, 0, 4, DEVQ_F32, 5), "root 5");
+    REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, 0, b, 0, 0, DEVQ_F32, DEVQ_SUM), "count is 0");
+    REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, 0, b, 0, 65, DEVQ_F32, DEVQ_SUM), "does not fit");
+    REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, SIZE_MAX - 3, b, 0, 1, DEVQ_F32, DEVQ_SUM), "does not fit");
+    REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, 0, b, 0, SIZE_MAX / 2, DEVQ_F64, DEVQ_SUM), "does not fit");
+    REC_ERR(qa, devq_queue_all_gather(qa, ch, b, 0, b, 0, 64, DEVQ_F32), "does not fit");   /* dst needs size*64 */
+    REC_ERR(qa, devq_queue_reduce_scatter(qa, ch, b, 0, b, 128, 32, DEVQ_F32, DEVQ_SUM), "does not fit");
+    REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, 0, b, 0, 4, (enum devq_dtype)42, DEVQ_SUM), "dtype 42");
+    REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, 0, b, 0, 4, DEVQ_F32, (enum devq_reduce)9), "reduction 9");
+    REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, 0, b, 8, 4, DEVQ_F32, DEVQ_SUM), "overlap");
+    REC_ERR(qa, devq_queue_all_reduce(qa, ch, NULL, 0, b, 0, 4, DEVQ_F32, DEVQ_SUM), "dst is NULL");
+    /* A channel of another device (DEVQ_CPU_DEVICES=2). */
+    devq_device *dev1;
+    if (devq_device_open("cpu:1", &dev1) == 0) {
+        devq_queue *q1;
+        devq_buffer *b1;
+        OK(devq_queue_create(dev1, NULL, &q1));
+        OK(devq_buffer_alloc(dev1, 256, NULL, 1, &b1));
+        REC_ERR(q1, devq_queue_all_reduce(q1, ch, b1, 0, b1, 0, 4, DEVQ_F32, DEVQ_SUM), "create a channel per device");
+        REC_ERR(qa, devq_queue_all_reduce(qa, ch, b1, 0, b, 0, 4, DEVQ_F32, DEVQ_SUM), "dst buffer belongs to cpu:1");
+        OK(devq_buffer_free(b1, NULL));
+        devq_queue_destroy(q1);
+        devq_device_close(dev1);
+    } else
+        CHECK(0, "no cpu:1 (run with DEVQ_CPU_DEVICES=2)");
+    devq_channel *sp;
+    CHECK(devq_channel_split(ch, -1, 0, &sp) == -EINVAL && strstr(devq_errmsg(), "color -1"), "split color -1");
+    OK(devq_buffer_free(b, NULL));
+}
+
+/* split: each rank alone, then both together in reverse order. */
+static void test_split(void)
+{
+    devq_channel *solo = NULL, *rev = NULL;
+    OK(devq_channel_split(ch, rank, 0, &solo));
+    OK(devq_channel_split(ch, 0, -rank, &rev));
+    CHECK(devq_channel_size(solo) == 1 && devq_channel_rank(solo) == 0, "solo: rank %d size %d",
+          devq_channel_rank(solo), devq_channel_size(solo));
+    CHECK(devq_channel_size(rev) == size && devq_channel_rank(rev) == size - 1 - rank, "reversed: rank %d",
+          devq_channel_rank(rev));
+    devq_buffer *b = alloc(64);
+    float *p = devq_buffer_host_ptr(b);
+    p[0] = (float)(devq_channel_rank(rev) + 1);
+    OK(devq_queue_all_reduce(qa, solo, b, 0, b, 0, 1, DEVQ_F32, DEVQ_SUM));   /* alone: unchanged */
+    OK(devq_queue_broadcast(qa, rev, b, 0, 1, DEVQ_F32, 0));                   /* from world rank 1 */
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    CHECK(p[0] == 1.0f, "split broadcast: got %g, want 1", p[0]);
+    devq_channel_destroy(solo);
+    devq_channel_destroy(rev);
+    OK(devq_buffer_free(b, NULL));
+}
+
+/* The id path: rank 0's id handed to every rank (here through the
+ * world channel itself), then a channel made from it. */
+static void test_id(void)
+{
+    unsigned char id[64];
+    size_t n = sizeof id;
+    OK(devq_channel_id(dev, id, &n));
+    devq_buffer *b = alloc(64);
+    memcpy(devq_buffer_host_ptr(b), id, n);
+    OK(devq_queue_broadcast(qa, ch, b, 0, n, DEVQ_U8, 0));
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    devq_channel_desc d = { .rank = rank, .size = size, .id = devq_buffer_host_ptr(b), .id_size = n };
+    devq_channel *c2 = NULL;
+    OK(devq_channel_create(dev, &d, &c2));
+    CHECK(devq_channel_rank(c2) == rank && devq_channel_size(c2) == size, "id channel rank/size");
+    devq_channel_destroy(c2);
+    size_t small = 4;
+    CHECK(devq_channel_id(dev, id, &small) == -EINVAL, "id capacity 4 accepted");
+    OK(devq_buffer_free(b, NULL));
+}
+
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Failure injection.  On rank 0 a kernel that fails comes before the
+ * all_reduce in the same batch: rank 0's batch fails with the kernel's
+ * cause and the all_reduce is skipped, its dst failed.  Rank 1's
+ * all_reduce times out (2 s) with a message, its dst failed.  Later ops
+ * on the channel fail on both ranks at once; a new channel works. */
+static void test_failure(void)
+{
+    devq_kernel *kf;
+    OK(devq_kernel_load(dev, NULL, 0, "chan_fail", &kf));
+    devq_channel *fc = NULL;
+    OK(devq_channel_create(dev, NULL, &fc));
+    OK(devq_channel_set_timeout(fc, 2ull * 1000000000ull));
+    devq_buffer *src = alloc(64), *dst = alloc(64);
+    memset(devq_buffer_host_ptr(src), 0, 64);
+    uint64_t t0 = now_ms();
+    if (rank == 0) {
+        devq_launch l = { .global = { 1 } };
+        devq_arg a = DEVQ_ARG_BUF(src, DEVQ_WRITE);
+        OK(devq_queue_exec(qa, kf, &a, 1, &l));
+    }
+    OK(devq_queue_all_reduce(qa, fc, dst, 0, src, 0, 16, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    int r = devq_queue_finish(qa, 30ull * 1000000000ull);
+    uint64_t took = now_ms() - t0;
+    if (rank == 0) {
+        CHECK(r == -EIO && strstr(devq_errmsg(), "chan_fail"), "rank 0: finish %d, want -EIO naming the kernel", r);
+    } else {
+        CHECK(r == -ETIMEDOUT && strstr(devq_errmsg(), "timed out"), "rank 1: finish %d, want -ETIMEDOUT", r);
+        CHECK(took >= 1900 && took < 20000, "rank 1: the timeout took %llu ms", (unsigned long long)took);
+    }
+    CHECK(devq_buffer_status(dst) < 0, "dst of the failed collective is not failed (%d)", devq_buffer_status(dst));
+    /* The channel is out of step now: later ops fail at once, with the cause. */
+    t0 = now_ms();
+    devq_buffer *src2 = alloc(64), *dst2 = alloc(64);
+    memset(devq_buffer_host_ptr(src2), 0, 64);
+    OK(devq_queue_all_reduce(qb, fc, dst2, 0, src2, 0, 16, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qb));
+    r = devq_queue_finish(qb, 30ull * 1000000000ull);
+    CHECK(r == -EIO && strstr(devq_errmsg(), rank == 0 ? "skipped" : "timed out"),
+          "later op on a broken channel: %d", r);
+    CHECK(now_ms() - t0 < 1000, "a broken channel's op took %llu ms", (unsigned long long)(now_ms() - t0));
+    CHECK(devq_buffer_status(dst2) < 0, "dst of an op on a broken channel is not failed");
+    OK(devq_buffer_free(src2, NULL));
+    OK(devq_buffer_free(dst2, NULL));
+    devq_channel_destroy(fc);
+    /* A new channel works (the world itself was never touched). */
+    devq_channel *nc = NULL;
+    OK(devq_channel_create(dev, NULL, &nc));
+    /* On rank 0, src was failed by the kernel: a write declares new contents. */
+    static const float one = 1;
+    OK(devq_queue_write(qa, src, 0, &one, sizeof one));
+    OK(devq_queue_all_reduce(qa, nc, dst, 0, src, 0, 1, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 30ull * 1000000000ull));
+    CHECK(((float *)devq_buffer_host_ptr(dst))[0] == (float)size, "new channel after a failure: %g",
+          ((float *)devq_buffer_host_ptr(dst))[0]);
+    CHECK(devq_buffer_status(dst) == 0, "dst still failed after a successful all_reduce wrote it");
+    devq_channel_destroy(nc);
+    OK(devq_buffer_free(src, NULL));
+    OK(devq_buffer_free(dst, NULL));
+    devq_kernel_destroy(kf);
+}
+
+int main(void)
+{
+    setenv("DEVQ_CPU_DEVICES", "2", 0);
+    if (devq_device_open("cpu", &dev) < 0) {
+        fprintf(stderr, "chan_suite: no cpu device: %s\n", devq_errmsg());
+        return 99;
+    }
+    devq_device_info info;
+    OK(devq_device_info_get(dev, &info));
+    if (!(info.caps & DEVQ_CAP_CHANNELS)) {
+        fprintf(stderr, "chan_suite: skipped: cpu has no DEVQ_CAP_CHANNELS (no devq-mpi engine; set DEVQ_MPI_ENGINE)\n");
+        return 77;
+    }
+    int r = devq_channel_create(dev, NULL, &ch);
+    if (r < 0) {
+        fprintf(stderr, "chan_suite: devq_channel_create: %s\n", devq_errmsg());
+        return 1;
+    }
+    rank = devq_channel_rank(ch);
+    size = devq_channel_size(ch);
+    if (size != 2) {
+        fprintf(stderr, "chan_suite: run under mpirun -np 2 (size is %d)\n", size);
+        return 1;
+    }
+    OK(devq_queue_create(dev, NULL, &qa));
+    OK(devq_queue_create(dev, NULL, &qb));
+    const char *only = getenv("CHAN_ONLY");
+    struct { const char *name; void (*fn)(void); } tests[] = {
+        { "reductions", test_reductions }, { "data_movement", test_data_movement },
+        { "group_large", test_group_large }, { "interleaved", test_interleaved },
+        { "misuse", test_misuse }, { "split", test_split }, { "id", test_id },
+        { "failure", test_failure },
+    };
+    for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
+        if (only && !strstr(only, tests[i].name))
+            continue;
+        int before = failures;
+        uint64_t t0 = now_ms();
+        tests[i].fn();
+        printf("rank %d: %s: %s (%llu ms)\n", rank, tests[i].name, failures == before ? "ok" : "FAILED",
+               (unsigned long long)(now_ms() - t0));
+        fflush(stdout);
+    }
+    devq_queue_destroy(qa);
+    devq_queue_destroy(qb);
+    devq_channel_destroy(ch);
+    devq_device_close(dev);
+    return failures ? 1 : 0;
+}
