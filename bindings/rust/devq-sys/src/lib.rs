@@ -48,6 +48,7 @@ pub const DEVQ_CAP_COPY_ENGINE: u64 = 1 << 6;
 pub const DEVQ_CAP_PRIORITIES: u64 = 1 << 7;
 pub const DEVQ_CAP_SKIP_ON_ERROR: u64 = 1 << 8;
 pub const DEVQ_CAP_SOFTWARE: u64 = 1 << 9;
+pub const DEVQ_CAP_CHANNELS: u64 = 1 << 10;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -158,6 +159,37 @@ pub struct devq_stats {
     pub signal_waits_dropped: u64,
     pub signal_waits_native: u64,
 }
+
+// ---- channels ----
+opaque!(devq_channel);
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct devq_channel_desc {
+    pub rank: c_int,
+    pub size: c_int,
+    pub id: *const c_void,
+    pub id_size: usize,
+}
+
+pub type devq_dtype = c_uint;
+pub const DEVQ_I8: devq_dtype = 0;
+pub const DEVQ_U8: devq_dtype = 1;
+pub const DEVQ_I32: devq_dtype = 2;
+pub const DEVQ_U32: devq_dtype = 3;
+pub const DEVQ_I64: devq_dtype = 4;
+pub const DEVQ_U64: devq_dtype = 5;
+pub const DEVQ_F16: devq_dtype = 6;
+pub const DEVQ_BF16: devq_dtype = 7;
+pub const DEVQ_F32: devq_dtype = 8;
+pub const DEVQ_F64: devq_dtype = 9;
+
+pub type devq_reduce = c_uint;
+pub const DEVQ_SUM: devq_reduce = 0;
+pub const DEVQ_PROD: devq_reduce = 1;
+pub const DEVQ_MIN: devq_reduce = 2;
+pub const DEVQ_MAX: devq_reduce = 3;
+pub const DEVQ_AVG: devq_reduce = 4;
 
 // ---- devq_resource.h ----
 opaque!(devq_resource, devq_stream);
@@ -351,6 +383,79 @@ extern "C" {
 
     // ---- observability ----
     pub fn devq_stats_get(dev: *mut devq_device, st: *mut devq_stats) -> c_int;
+
+    // ---- channels ----
+    pub fn devq_channel_id(dev: *mut devq_device, id: *mut c_void, size: *mut usize) -> c_int;
+    pub fn devq_channel_create(
+        dev: *mut devq_device,
+        desc: *const devq_channel_desc,
+        out: *mut *mut devq_channel,
+    ) -> c_int;
+    pub fn devq_channel_split(ch: *mut devq_channel, color: c_int, key: c_int, out: *mut *mut devq_channel)
+        -> c_int;
+    pub fn devq_channel_rank(ch: *const devq_channel) -> c_int;
+    pub fn devq_channel_size(ch: *const devq_channel) -> c_int;
+    pub fn devq_channel_destroy(ch: *mut devq_channel);
+    pub fn devq_queue_all_reduce(
+        q: *mut devq_queue,
+        ch: *mut devq_channel,
+        dst: *mut devq_buffer,
+        dst_off: usize,
+        src: *mut devq_buffer,
+        src_off: usize,
+        count: usize,
+        type_: devq_dtype,
+        op: devq_reduce,
+    ) -> c_int;
+    pub fn devq_queue_all_gather(
+        q: *mut devq_queue,
+        ch: *mut devq_channel,
+        dst: *mut devq_buffer,
+        dst_off: usize,
+        src: *mut devq_buffer,
+        src_off: usize,
+        count: usize,
+        type_: devq_dtype,
+    ) -> c_int;
+    pub fn devq_queue_reduce_scatter(
+        q: *mut devq_queue,
+        ch: *mut devq_channel,
+        dst: *mut devq_buffer,
+        dst_off: usize,
+        src: *mut devq_buffer,
+        src_off: usize,
+        count: usize,
+        type_: devq_dtype,
+        op: devq_reduce,
+    ) -> c_int;
+    pub fn devq_queue_broadcast(
+        q: *mut devq_queue,
+        ch: *mut devq_channel,
+        buf: *mut devq_buffer,
+        off: usize,
+        count: usize,
+        type_: devq_dtype,
+        root: c_int,
+    ) -> c_int;
+    pub fn devq_queue_send(
+        q: *mut devq_queue,
+        ch: *mut devq_channel,
+        src: *mut devq_buffer,
+        off: usize,
+        count: usize,
+        type_: devq_dtype,
+        peer: c_int,
+    ) -> c_int;
+    pub fn devq_queue_recv(
+        q: *mut devq_queue,
+        ch: *mut devq_channel,
+        dst: *mut devq_buffer,
+        off: usize,
+        count: usize,
+        type_: devq_dtype,
+        peer: c_int,
+    ) -> c_int;
+    pub fn devq_channel_set_timeout(ch: *mut devq_channel, timeout_ns: u64) -> c_int;
 
     // ---- devq_resource.h ----
     pub fn devq_stream_ref_id(s: *const devq_stream_ref) -> u32;
