@@ -27,7 +27,7 @@
 #include "queue.h"
 
 #define SPIN_NS     50000ull          /* test in a loop this long before sleeping */
-#define SLEEP_MAX_NS 1000000ull       /* back-off ceiling */
+#define SLEEP_MAX_NS 100000ull        /* back-off ceiling */
 
 struct chan_op {
     devq_channel *ch;

@@ -1,0 +1,150 @@
+/* Channels against plain MPI, in the same run, on 2 ranks (mpirun -np 2,
+ * through bench/bench_channel_run): a stream-ordered all_reduce on the
+ * cpu backend (record, submit, finish) against MPI_Allreduce of the same
+ * data from the same buffers.
+ *
+ *   latency: 8 bytes (2 x F32), one op per batch, submit + finish each
+ *            time (the round trip a program waits for); median per op.
+ *   bandwidth: 64 MiB of F32, in place; median time, reported as GB/s of
+ *            the buffer size.
+ *
+ * The two are measured in alternating blocks so that noise from the
+ * shared machine hits both.  Targets (issue #18): latency <= 1.5x MPI,
+ * bandwidth >= 0.9x MPI.  The program initialises MPI itself
+ * (MPI_THREAD_MULTIPLE), so devq's engine uses the program's MPI. */
+#include "config.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <mpi.h>
+#include <devq/devq.h>
+#include "bench_util.h"
+
+#define CHECK(x)                                                                        \
+    do {                                                                                \
+        if ((x) < 0) {                                                                  \
+            fprintf(stderr, "bench_channel: %s: %s\n", #x, devq_errmsg());             \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                               \
+        }                                                                               \
+    } while (0)
+
+static devq_queue *q;
+static devq_channel *ch;
+
+static double devq_allreduce_ns(devq_buffer *b, size_t count)
+{
+    uint64_t t0 = bench_now();
+    CHECK(devq_queue_all_reduce(q, ch, b, 0, b, 0, count, DEVQ_F32, DEVQ_SUM));
+    CHECK(devq_queue_submit(q));
+    CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
+    return (double)(bench_now() - t0);
+}
+
+static void nop(void *arg)
+{
+    (void)arg;
+}
+
+/* What any one-op batch costs on this backend: the part of the channel's
+ * latency that is devq's stream hand-off, not the channel's. */
+static double devq_empty_ns(void)
+{
+    uint64_t t0 = bench_now();
+    CHECK(devq_queue_host_fn(q, nop, NULL));
+    CHECK(devq_queue_submit(q));
+    CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
+    return (double)(bench_now() - t0);
+}
+
+static double mpi_allreduce_ns(float *p, size_t count)
+{
+    uint64_t t0 = bench_now();
+    MPI_Allreduce(MPI_IN_PLACE, p, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    return (double)(bench_now() - t0);
+}
+
+int main(int argc, char **argv)
+{
+    int provided = 0, rank = 0, size = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (provided < MPI_THREAD_MULTIPLE) {
+        fprintf(stderr, "bench_channel: MPI gives no MPI_THREAD_MULTIPLE\n");
+        MPI_Finalize();
+        return 77;
+    }
+    devq_device *dev;
+    CHECK(devq_device_open("cpu", &dev));
+    CHECK(devq_channel_create(dev, NULL, &ch));
+    CHECK(devq_queue_create(dev, NULL, &q));
+    int lat_iters = argc > 1 ? atoi(argv[1]) : 2000;
+    int bw_iters = argc > 2 ? atoi(argv[2]) : 10;
+    const int blocks = 10;
+
+    /* latency, 8 bytes */
+    devq_buffer *small;
+    CHECK(devq_buffer_alloc(dev, 8, NULL, 0, &small));
+    float *sp = devq_buffer_host_ptr(small);
+    double *dl = calloc((size_t)lat_iters, sizeof *dl), *ml = calloc((size_t)lat_iters, sizeof *ml);
+    double *el = calloc((size_t)lat_iters, sizeof *el);
+    int per = lat_iters / blocks;
+    for (int i = 0; i < 100; i++) {       /* warm up both paths */
+        devq_allreduce_ns(small, 2);
+        mpi_allreduce_ns(sp, 2);
+    }
+    for (int blk = 0; blk < blocks; blk++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < per; i++)
+            dl[blk * per + i] = devq_allreduce_ns(small, 2);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (int i = 0; i < per; i++)
+            ml[blk * per + i] = mpi_allreduce_ns(sp, 2);
+        for (int i = 0; i < per; i++)
+            el[blk * per + i] = devq_empty_ns();
+    }
+    double elat = bench_median(el, (size_t)(per * blocks)) / 1000;
+    double dlat = bench_median(dl, (size_t)(per * blocks)) / 1000, mlat = bench_median(ml, (size_t)(per * blocks)) / 1000;
+
+    /* bandwidth, 64 MiB */
+    const size_t bytes = 64u << 20, count = bytes / 4;
+    devq_buffer *big;
+    CHECK(devq_buffer_alloc(dev, bytes, NULL, 0, &big));
+    float *bp = devq_buffer_host_ptr(big);
+    float *mp = malloc(bytes);
+    for (size_t i = 0; i < count; i++)
+        bp[i] = mp[i] = 1.0f;
+    double *db = calloc((size_t)bw_iters, sizeof *db), *mb = calloc((size_t)bw_iters, sizeof *mb);
+    devq_allreduce_ns(big, count);
+    mpi_allreduce_ns(mp, count);
+    for (int i = 0; i < bw_iters; i++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        db[i] = devq_allreduce_ns(big, count);
+        MPI_Barrier(MPI_COMM_WORLD);
+        mb[i] = mpi_allreduce_ns(mp, count);
+    }
+    /* bytes per ns = GB/s */
+    double dbw = (double)bytes / bench_median(db, (size_t)bw_iters), mbw = (double)bytes / bench_median(mb, (size_t)bw_iters);
+
+    if (rank == 0) {
+        bench_header("channels: devq all_reduce (cpu, devq-mpi) vs MPI_Allreduce, 2 ranks, medians");
+        bench_row("all_reduce 8 B latency, us (lower is better)", dlat, mlat, "us", "<= 1.5x");
+        bench_row("all_reduce 8 B minus an empty batch, us", dlat - elat, mlat, "us", "(channel's own cost)");
+        printf("%-44s %12.3f %12.3f %-8s %6.2fx  %s\n", "all_reduce 64 MiB bandwidth, GB/s (higher)", dbw, mbw,
+               "GB/s", mbw ? dbw / mbw : 0.0, ">= 0.9x");
+        fflush(stdout);
+    }
+    CHECK(devq_buffer_free(small, NULL));
+    CHECK(devq_buffer_free(big, NULL));
+    devq_queue_destroy(q);
+    devq_channel_destroy(ch);
+    devq_device_close(dev);
+    free(dl);
+    free(el);
+    free(ml);
+    free(db);
+    free(mb);
+    free(mp);
+    MPI_Finalize();
+    return 0;
+}
