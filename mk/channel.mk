@@ -28,6 +28,14 @@ AM_TESTS_ENVIRONMENT += MPIRUN='$(MPIRUN)'; export MPIRUN; \
 	DEVQ_TEST_MPI_ENGINE='$(abs_top_builddir)/plugins/mpi/.libs/devq-mpi.so'; export DEVQ_TEST_MPI_ENGINE; \
 	DEVQ_TEST_SANITIZERS='$(SAN_CFLAGS)'; export DEVQ_TEST_SANITIZERS;
 
+# The data-parallel example (README "Channels"): 2 ranks, result checked.
+noinst_PROGRAMS += examples/data-parallel
+examples_data_parallel_SOURCES = examples/data-parallel.c
+examples_data_parallel_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+examples_data_parallel_LDADD = libdevq.la -lm
+TESTS += tests/data-parallel-mpi
+dist_noinst_SCRIPTS += tests/data-parallel-mpi
+
 man7_MANS += man/man7/devq-channels.7
 man3_MANS += man/man3/devq_channel_create.3 man/man3/devq_channel_id.3 man/man3/devq_channel_destroy.3 \
 	man/man3/devq_channel_split.3 man/man3/devq_channel_rank.3 man/man3/devq_channel_size.3 \
