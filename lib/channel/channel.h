@@ -28,6 +28,7 @@ struct devq_channel {
     pthread_mutex_t lock;
     pthread_cond_t idle;
     int busy;                              /* a group holds the channel */
+    const void *holder;                    /* which (its gid, devq_work_fn) */
     uint64_t ops_run;                      /* ops started, for messages */
     int broken;                            /* ranks out of step / engine failed: later ops fail */
     char broken_msg[DEVQ_CHANNEL_MSG_MAX];

@@ -53,18 +53,34 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The first cause wins.  Under the lock: a queue that gave up waiting
+ * for the channel breaks it while another group holds it. */
 static void set_broken(devq_channel *ch, const char *msg)
 {
-    if (!ch->broken) {
+    pthread_mutex_lock(&ch->lock);
+    int first = !ch->broken;
+    if (first) {
         ch->broken = 1;
         snprintf(ch->broken_msg, sizeof ch->broken_msg, "%s", msg);
-        devq__log(DEVQ_LOG_BASIC, "%s", msg);
     }
+    pthread_mutex_unlock(&ch->lock);
+    if (first)
+        devq__log(DEVQ_LOG_BASIC, "%s", msg);
+}
+
+static int broken_err(devq_channel *ch)
+{
+    char msg[DEVQ_CHANNEL_MSG_MAX];
+    pthread_mutex_lock(&ch->lock);
+    int b = ch->broken;
+    snprintf(msg, sizeof msg, "%s", ch->broken_msg);
+    pthread_mutex_unlock(&ch->lock);
+    return b ? devq__err(-EIO, "channel #%u: %s", ch->number, msg) : 0;
 }
 
 /* Take the channel for a group: wait (bounded) for another queue's
  * group on it to finish. */
-static int acquire(devq_channel *ch, uint64_t deadline)
+static int acquire(devq_channel *ch, uint64_t deadline, const void *gid)
 {
     pthread_mutex_lock(&ch->lock);
     while (ch->busy) {
@@ -79,14 +95,26 @@ static int acquire(devq_channel *ch, uint64_t deadline)
         }
     }
     ch->busy = 1;
+    ch->holder = gid;
     pthread_mutex_unlock(&ch->lock);
     return 0;
+}
+
+/* Whether the group gid holds the channel: a group whose first member
+ * could not take it must neither run nor let go of another's hold. */
+static int holds(devq_channel *ch, const void *gid)
+{
+    pthread_mutex_lock(&ch->lock);
+    int h = ch->busy && ch->holder == gid;
+    pthread_mutex_unlock(&ch->lock);
+    return h;
 }
 
 static void release(devq_channel *ch)
 {
     pthread_mutex_lock(&ch->lock);
     ch->busy = 0;
+    ch->holder = NULL;
     pthread_cond_broadcast(&ch->idle);
     pthread_mutex_unlock(&ch->lock);
 }
@@ -174,7 +202,7 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
     return 0;
 }
 
-static int run_op(void *data, int status, unsigned group)
+static int run_op(void *data, int status, unsigned group, const void *gid)
 {
     struct chan_op *co = data;
     devq_channel *ch = co->ch;
@@ -183,11 +211,18 @@ static int run_op(void *data, int status, unsigned group)
         uint64_t timeout = atomic_load(&ch->timeout_ns);
         uint64_t t = now_ns();
         uint64_t deadline = timeout == UINT64_MAX || t + timeout < t ? UINT64_MAX : t + timeout;
-        if (acquire(ch, deadline) < 0) {
-            /* Never taken: no group of ours to finish. */
-            return devq__err(-ETIMEDOUT, "channel #%u (rank %d of %d): %s waited past the channel's timeout "
-                             "for another queue's op on the channel", ch->number, ch->rank, ch->size, co->what);
+        if (acquire(ch, deadline, gid) < 0) {
+            /* Never taken: no group of ours to finish.  The op did not
+             * run, so this rank is out of step. */
+            char msg[DEVQ_CHANNEL_MSG_MAX];
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s waited past the channel's timeout for "
+                     "another queue's op on the channel and did not run", ch->number, ch->rank, ch->size, co->what);
+            set_broken(ch, msg);
+            return devq__err(-ETIMEDOUT, "%s", msg);
         }
+    } else if (!holds(ch, gid)) {
+        return status ? 0 : devq__err(-EIO, "channel #%u: %s: its group never got the channel", ch->number,
+                                      co->what);
     }
     uint64_t op_no = ++ch->ops_run;
     if (status) {
@@ -196,8 +231,8 @@ static int run_op(void *data, int status, unsigned group)
                  "failed before it; this rank is out of step with its peers, so the channel fails its later ops",
                  ch->number, ch->rank, ch->size, (unsigned long long)op_no, co->what);
         set_broken(ch, msg);
-    } else if (ch->broken) {
-        r = devq__err(-EIO, "channel #%u: %s", ch->number, ch->broken_msg);
+    } else if ((r = broken_err(ch)) < 0) {
+        /* r and the message are set */
     } else {
         devq_eng_req *rq = NULL;
         r = ch->eng->start(ch->comm, &co->op, &rq);

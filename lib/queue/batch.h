@@ -36,7 +36,9 @@ enum op_kind {
  * (what it writes) and the rest of the batch. */
 #define DEVQ_WORK_MORE 1u
 #define DEVQ_WORK_CONT 2u
-typedef int (*devq_work_fn)(void *data, int status, unsigned group);
+/* gid: the same for every member of one group (its first op), unique
+ * while the batch runs. */
+typedef int (*devq_work_fn)(void *data, int status, unsigned group, const void *gid);
 
 struct batch;
 

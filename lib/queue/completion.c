@@ -122,13 +122,16 @@ int devq__work_cb(void *arg, int status)
         if ((u[k].access & DEVQ_READ) && devq__buffer_failed(u[k].buf, NULL, 0))
             r = devq__batch_walk(b, at + 1, 0, 0);
     const struct op *next = at + 1 < b->nops ? o + 1 : NULL;
-    const struct op *prev = at ? o - 1 : NULL;
     unsigned group = 0;
     if (next && next->kind == OP_WORK && next->u.work.run == o->u.work.run && next->u.work.key == o->u.work.key)
         group |= DEVQ_WORK_MORE;
-    if (prev && prev->kind == OP_WORK && prev->u.work.run == o->u.work.run && prev->u.work.key == o->u.work.key)
+    const struct op *head = o;
+    while (head > b->ops && head[-1].kind == OP_WORK && head[-1].u.work.run == o->u.work.run &&
+           head[-1].u.work.key == o->u.work.key)
+        head--;
+    if (head != o)
         group |= DEVQ_WORK_CONT;
-    int rr = o->u.work.run(b->bytes + o->u.work.off, r, group);
+    int rr = o->u.work.run(b->bytes + o->u.work.off, r, group, head);
     if (rr < 0 && !r) {
         devq__batch_walk_fail(b, rr);      /* at this op: what it writes fails */
         r = rr;

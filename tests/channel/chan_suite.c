@@ -341,6 +341,31 @@ static void test_interleaved(void)
     devq_kernel_destroy(k);
 }
 
+/* One channel from two queues, in an order the tracker fixes the same
+ * way on every rank: qb's all_reduce reads what qa's wrote. */
+static void test_two_queues(void)
+{
+    devq_buffer *a = alloc(64), *b = alloc(64), *c = alloc(64);
+    for (int round = 0; round < 50; round++) {
+        float *ap = devq_buffer_host_ptr(a);
+        ap[0] = (float)(rank + 1);
+        OK(devq_queue_all_reduce(qa, ch, b, 0, a, 0, 1, DEVQ_F32, DEVQ_SUM));   /* 3 */
+        OK(devq_queue_submit(qa));
+        OK(devq_queue_all_reduce(qb, ch, c, 0, b, 0, 1, DEVQ_F32, DEVQ_SUM));   /* 6 */
+        OK(devq_queue_submit(qb));
+        OK(devq_queue_finish(qb, 60ull * 1000000000ull));
+        OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+        float got = ((float *)devq_buffer_host_ptr(c))[0];
+        if (got != 6.0f) {
+            CHECK(0, "round %d: got %g, want 6", round, got);
+            break;
+        }
+    }
+    OK(devq_buffer_free(a, NULL));
+    OK(devq_buffer_free(b, NULL));
+    OK(devq_buffer_free(c, NULL));
+}
+
 /* Misuse that needs a live channel: each is -EINVAL naming the argument,
  * sticky, and discarded at submit. */
 static void expect_rec_err(devq_queue *q, int r, const char *needle, int line)
@@ -506,6 +531,40 @@ static void test_failure(void)
     devq_kernel_destroy(kf);
 }
 
+/* A collective that reads a buffer a failed kernel left (in an earlier
+ * batch on another queue) does not run on that rank: its batch fails
+ * with the chained cause; the peer times out. */
+static void test_failed_input(void)
+{
+    devq_kernel *kf;
+    OK(devq_kernel_load(dev, NULL, 0, "chan_fail", &kf));
+    devq_channel *fc = NULL;
+    OK(devq_channel_create(dev, NULL, &fc));
+    OK(devq_channel_set_timeout(fc, 1000000000ull));
+    devq_buffer *src = alloc(64), *dst = alloc(64);
+    memset(devq_buffer_host_ptr(src), 0, 64);
+    if (rank == 0) {
+        devq_launch l = { .global = { 1 } };
+        devq_arg a = DEVQ_ARG_BUF(src, DEVQ_WRITE);
+        OK(devq_queue_exec(qa, kf, &a, 1, &l));
+        OK(devq_queue_submit(qa));
+    }
+    OK(devq_queue_all_reduce(qb, fc, dst, 0, src, 0, 16, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qb));
+    int r = devq_queue_finish(qb, 30ull * 1000000000ull);
+    if (rank == 0) {
+        CHECK(r == -EIO && strstr(devq_errmsg(), "which failed") && strstr(devq_errmsg(), "chan_fail"),
+              "rank 0: finish %d, want the chained cause", r);
+        devq_queue_finish(qa, 30ull * 1000000000ull);      /* reports the kernel's failure */
+    } else
+        CHECK(r == -ETIMEDOUT, "rank 1: finish %d, want -ETIMEDOUT", r);
+    CHECK(devq_buffer_status(dst) < 0, "dst of the skipped collective is not failed");
+    devq_channel_destroy(fc);
+    OK(devq_buffer_free(src, NULL));
+    OK(devq_buffer_free(dst, NULL));
+    devq_kernel_destroy(kf);
+}
+
 int main(void)
 {
     setenv("DEVQ_CPU_DEVICES", "2", 0);
@@ -535,9 +594,9 @@ int main(void)
     const char *only = getenv("CHAN_ONLY");
     struct { const char *name; void (*fn)(void); } tests[] = {
         { "reductions", test_reductions }, { "data_movement", test_data_movement },
-        { "group_large", test_group_large }, { "interleaved", test_interleaved },
+        { "group_large", test_group_large }, { "interleaved", test_interleaved }, { "two_queues", test_two_queues },
         { "misuse", test_misuse }, { "split", test_split }, { "id", test_id },
-        { "failure", test_failure },
+        { "failure", test_failure }, { "failed_input", test_failed_input },
     };
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         if (only && !strstr(only, tests[i].name))
