@@ -250,10 +250,14 @@ static int comm_create(int rank, int size, const void *id, size_t id_size, devq_
     if (id && (id_size != ID_SIZE || memcmp(id, ID_MAGIC, 8)))
         return host->error(-EINVAL, "mpi: the id (%zu bytes) was not made by devq_channel_id on the MPI engine",
                            id_size);
+    /* Non-blocking, so a rank that never comes cannot hang the others. */
     MPI_Comm c;
-    int rc = MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Request dup;
+    int rc = MPI_Comm_idup(MPI_COMM_WORLD, &c, &dup);
     if (rc != MPI_SUCCESS)
-        return mpi_error(rc, "MPI_Comm_dup");
+        return mpi_error(rc, "MPI_Comm_idup");
+    if ((r = wait_bounded(&dup, "MPI_Comm_idup of the world")) < 0)
+        return r;
     if (id) {
         /* Every rank must hold rank 0's id: a stale or foreign id is refused. */
         unsigned char mine[ID_SIZE], root[ID_SIZE];
@@ -265,7 +269,11 @@ static int comm_create(int rank, int size, const void *id, size_t id_size, devq_
             return rc != MPI_SUCCESS ? mpi_error(rc, "MPI_Ibcast") : r;
         }
         int same = !memcmp(mine, root, ID_SIZE), all = 0;
-        MPI_Allreduce(&same, &all, 1, MPI_INT, MPI_LAND, c);
+        if ((rc = MPI_Iallreduce(&same, &all, 1, MPI_INT, MPI_LAND, c, &rq)) != MPI_SUCCESS ||
+            (r = wait_bounded(&rq, "id check")) < 0) {
+            MPI_Comm_free(&c);
+            return rc != MPI_SUCCESS ? mpi_error(rc, "MPI_Iallreduce") : r;
+        }
         if (!all) {
             MPI_Comm_free(&c);
             return host->error(-EINVAL, "mpi: the ranks were given different ids; hand rank 0's "
@@ -275,10 +283,19 @@ static int comm_create(int rank, int size, const void *id, size_t id_size, devq_
     return wrap(c, out);
 }
 
+/* MPI has no non-blocking split: a bounded barrier first makes sure
+ * every rank has come, so the split itself cannot wait forever for one
+ * that never does. */
 static int comm_split(devq_eng_comm *pc, int color, int key, devq_eng_comm **out)
 {
     MPI_Comm c;
-    int rc = MPI_Comm_split(pc->comm, color, key, &c);
+    MPI_Request rq;
+    int r, rc = MPI_Ibarrier(pc->comm, &rq);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(rc, "MPI_Ibarrier");
+    if ((r = wait_bounded(&rq, "split")) < 0)
+        return r;
+    rc = MPI_Comm_split(pc->comm, color, key, &c);
     if (rc != MPI_SUCCESS)
         return mpi_error(rc, "MPI_Comm_split");
     return wrap(c, out);
