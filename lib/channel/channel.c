@@ -37,6 +37,7 @@ static void channel_free(struct devq_object *o)
     pthread_cond_destroy(&ch->idle);
     free(ch->reqs);
     free(ch->req_names);
+    free(ch->spans);
     devq_device_close(ch->dev);
     free(ch);
 }

@@ -34,7 +34,13 @@ struct devq_channel {
     char broken_msg[DEVQ_CHANNEL_MSG_MAX];
     devq_eng_req **reqs;                   /* the running group's started ops */
     const char **req_names;
+    struct devq_chan_span *spans;          /* the memory each reads and writes */
     size_t nreqs, capreqs;
+};
+
+/* Host memory an op reads [rd_lo, rd_hi) and writes [wr_lo, wr_hi). */
+struct devq_chan_span {
+    uintptr_t rd_lo, rd_hi, wr_lo, wr_hi;
 };
 
 /* engine.c: the engine for dev's backend, loaded on first use (0 or

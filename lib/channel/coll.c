@@ -33,7 +33,27 @@ struct chan_op {
     devq_channel *ch;
     struct devq_eng_op op;
     const char *what;                 /* "all_reduce", ... (static) */
+    struct devq_chan_span span;
 };
+
+static int overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1)
+{
+    return a0 < b1 && b0 < a1;
+}
+
+/* Whether op s depends on a started op of the group (read after write,
+ * write after read or write): the engine may run a group's ops at once,
+ * so such an op waits for the group so far before it starts. */
+static int conflicts(const devq_channel *ch, const struct devq_chan_span *s)
+{
+    for (size_t i = 0; i < ch->nreqs; i++) {
+        const struct devq_chan_span *p = &ch->spans[i];
+        if (overlap(s->wr_lo, s->wr_hi, p->rd_lo, p->rd_hi) || overlap(s->wr_lo, s->wr_hi, p->wr_lo, p->wr_hi) ||
+            overlap(s->rd_lo, s->rd_hi, p->wr_lo, p->wr_hi))
+            return 1;
+    }
+    return 0;
+}
 
 static size_t dtype_size(enum devq_dtype t)
 {
@@ -119,7 +139,8 @@ static void release(devq_channel *ch)
     pthread_mutex_unlock(&ch->lock);
 }
 
-static int push_req(devq_channel *ch, devq_eng_req *rq, const char *what)
+/* Room for one more started op (before it is started). */
+static int reserve_req(devq_channel *ch)
 {
     if (ch->nreqs == ch->capreqs) {
         size_t cap = ch->capreqs ? ch->capreqs * 2 : 4;
@@ -131,10 +152,12 @@ static int push_req(devq_channel *ch, devq_eng_req *rq, const char *what)
         if (!n)
             return -ENOMEM;
         ch->req_names = n;
+        struct devq_chan_span *sp = realloc(ch->spans, cap * sizeof *sp);
+        if (!sp)
+            return -ENOMEM;
+        ch->spans = sp;
         ch->capreqs = cap;
     }
-    ch->reqs[ch->nreqs] = rq;
-    ch->req_names[ch->nreqs++] = what;
     return 0;
 }
 
@@ -233,6 +256,11 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
         set_broken(ch, msg);
     } else if ((r = broken_err(ch)) < 0) {
         /* r and the message are set */
+    } else if (reserve_req(ch) < 0) {
+        set_broken(ch, "channel: out of memory for a running op");
+        r = devq__err(-ENOMEM, "channel #%u: out of memory for a running op", ch->number);
+    } else if (conflicts(ch, &co->span) && (r = devq__channel_wait_group(ch, co->what, op_no)) < 0) {
+        /* the group so far failed: the channel is broken, r says why */
     } else {
         devq_eng_req *rq = NULL;
         r = ch->eng->start(ch->comm, &co->op, &rq);
@@ -242,10 +270,10 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
                      ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
             set_broken(ch, msg);
             r = devq__err(r, "%s", msg);
-        } else if (push_req(ch, rq, co->what) < 0) {
-            ch->eng->abandon(rq);
-            set_broken(ch, "channel: out of memory for a running op");
-            r = devq__err(-ENOMEM, "channel #%u: out of memory for a running op", ch->number);
+        } else {
+            ch->reqs[ch->nreqs] = rq;
+            ch->req_names[ch->nreqs] = co->what;
+            ch->spans[ch->nreqs++] = co->span;
         }
     }
     if (group & DEVQ_WORK_MORE)
@@ -362,6 +390,18 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
                                                   DEVQ_READ : DEVQ_WRITE };
     }
     struct chan_op co = { .ch = ch, .op = *op, .what = what };
+    if (src) {
+        co.span.rd_lo = (uintptr_t)op->src;
+        co.span.rd_hi = co.span.rd_lo + op->count * esz * src_mult;
+    }
+    if (dst) {
+        co.span.wr_lo = (uintptr_t)op->dst;
+        co.span.wr_hi = co.span.wr_lo + op->count * esz * dst_mult;
+        if (op->kind == DEVQ_ENG_BROADCAST) {       /* the root reads it, the others write it */
+            co.span.rd_lo = co.span.wr_lo;
+            co.span.rd_hi = co.span.wr_hi;
+        }
+    }
     return devq__record_commit(q, devq__record_work(q, run_op, ch, &co, sizeof co, uses, n, &ch->obj, fn));
 }
 

@@ -366,6 +366,38 @@ static void test_two_queues(void)
     OK(devq_buffer_free(c, NULL));
 }
 
+/* Consecutive ops of a channel in one batch form a group, started
+ * together; those that depend on an earlier member (in place on one
+ * buffer) must still see its result. */
+static void test_dependent_group(void)
+{
+    devq_buffer *x = alloc(64), *all = alloc(64);
+    for (int round = 0; round < 20; round++) {
+        float *xp = devq_buffer_host_ptr(x);
+        for (int i = 0; i < 4; i++)
+            xp[i] = (float)(rank + 1 + i);
+        OK(devq_queue_all_reduce(qa, ch, x, 0, x, 0, 4, DEVQ_F32, DEVQ_SUM));
+        OK(devq_queue_all_reduce(qa, ch, x, 0, x, 0, 4, DEVQ_F32, DEVQ_SUM));
+        OK(devq_queue_all_reduce(qa, ch, x, 0, x, 0, 4, DEVQ_F32, DEVQ_MAX));
+        OK(devq_queue_all_gather(qa, ch, all, 0, x, 0, 4, DEVQ_F32));
+        OK(devq_queue_submit(qa));
+        OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+        const float *ap = devq_buffer_host_ptr(all);
+        for (int r = 0; r < size; r++)
+            for (int i = 0; i < 4; i++) {
+                float want = (float)(2 * (3 + 2 * i));       /* (1+i) + (2+i), doubled */
+                if (ap[r * 4 + i] != want) {
+                    CHECK(0, "round %d: rank %d element %d: got %g, want %g", round, r, i, ap[r * 4 + i], want);
+                    round = 20;
+                    r = size;
+                    break;
+                }
+            }
+    }
+    OK(devq_buffer_free(x, NULL));
+    OK(devq_buffer_free(all, NULL));
+}
+
 /* Misuse that needs a live channel: each is -EINVAL naming the argument,
  * sticky, and discarded at submit. */
 static void expect_rec_err(devq_queue *q, int r, const char *needle, int line)
@@ -595,6 +627,7 @@ int main(void)
     struct { const char *name; void (*fn)(void); } tests[] = {
         { "reductions", test_reductions }, { "data_movement", test_data_movement },
         { "group_large", test_group_large }, { "interleaved", test_interleaved }, { "two_queues", test_two_queues },
+        { "dependent_group", test_dependent_group },
         { "misuse", test_misuse }, { "split", test_split }, { "id", test_id },
         { "failure", test_failure }, { "failed_input", test_failed_input },
     };
