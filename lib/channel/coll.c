@@ -8,7 +8,10 @@
  * for all of them.  One group at a time per channel: the ops of a
  * channel run in the order they reach it, as MPI and NCCL require.
  * Waiting is bounded spinning on the engine's test (~50 us, which keeps
- * small collectives at MPI's own latency) then back-off sleeps, never a
+ * small collectives at MPI's own latency), then yielding between tests
+ * up to 1 ms (plus the time the op's bytes take at 1 GB/s: shared-memory
+ * MPI copies only inside MPI calls), then back-off sleeps (100 us at
+ * most), never a
  * blocking engine wait (Open MPI's blocking wait starves other traffic),
  * and never past the channel's timeout.  A skipped op (its batch failed
  * before it) leaves this rank out of step with its peers, so the channel
@@ -26,7 +29,8 @@
 #include "log.h"
 #include "queue.h"
 
-#define SPIN_NS     50000ull          /* test in a loop this long before sleeping */
+#define SPIN_NS     50000ull          /* test in a loop this long, */
+#define YIELD_NS    1000000ull        /* then yield between tests up to this, then sleep */
 #define SLEEP_MAX_NS 100000ull        /* back-off ceiling */
 
 struct chan_op {
@@ -177,6 +181,12 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
     uint64_t deadline = timeout == UINT64_MAX || start + timeout < start ? UINT64_MAX : start + timeout;
     uint64_t nap = 1000;
     int err = 0;
+    /* Shared-memory MPI moves bytes only inside MPI calls (the receiver
+     * copies fragments when it progresses), so a big op must keep being
+     * tested: yield, not sleep, for as long as its bytes take at 1 GB/s. */
+    uint64_t yield_ns = YIELD_NS;
+    for (size_t i = 0; i < ch->nreqs; i++)
+        yield_ns += (ch->spans[i].rd_hi - ch->spans[i].rd_lo) + (ch->spans[i].wr_hi - ch->spans[i].wr_lo);
     char msg[DEVQ_CHANNEL_MSG_MAX] = "";
     size_t left = ch->nreqs;
     while (left && !err) {
@@ -209,6 +219,13 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
         }
         if (t - start < SPIN_NS)
             continue;
+        /* A sleep is never shorter than the timer slack (~50 us): while
+         * the peer may be about to run (2 ranks on 2 busy cores), let it
+         * have the core instead. */
+        if (t - start < yield_ns) {
+            sched_yield();
+            continue;
+        }
         uint64_t d = deadline - t < nap ? deadline - t : nap;
         sleep_ns(d);
         if (nap < SLEEP_MAX_NS)
