@@ -398,6 +398,43 @@ static void test_dependent_group(void)
     OK(devq_buffer_free(all, NULL));
 }
 
+/* Large all_reduces (over 1 MiB: the engine may split them in phases),
+ * counts that do not divide by the size, in place and out of place. */
+static void test_large_reduce(void)
+{
+    const size_t n = (1u << 19) + 3;
+    static const struct { enum devq_dtype t; enum devq_reduce o; } cases[] = {
+        { DEVQ_F32, DEVQ_SUM }, { DEVQ_F32, DEVQ_AVG }, { DEVQ_BF16, DEVQ_MAX }, { DEVQ_I64, DEVQ_PROD },
+        { DEVQ_F16, DEVQ_SUM },
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        enum devq_dtype t = cases[c].t;
+        enum devq_reduce o = cases[c].o;
+        devq_buffer *src = alloc(n * esz(t)), *dst = alloc(n * esz(t)), *inpl = alloc(n * esz(t));
+        fill_input(src, 0, n, t, rank);
+        fill_input(inpl, 0, n, t, rank);
+        /* one queue: two queues would run these in either order, and
+         * every rank must run a channel's ops in the same order */
+        OK(devq_queue_all_reduce(qa, ch, dst, 0, src, 0, n, t, o));
+        OK(devq_queue_submit(qa));
+        OK(devq_queue_all_reduce(qa, ch, inpl, 0, inpl, 0, n, t, o));
+        OK(devq_queue_submit(qa));
+        OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+        for (size_t i = 0; i < n; i++) {
+            double want = reference(o, t, i);
+            double got = load(devq_buffer_host_ptr(dst), i, t), got2 = load(devq_buffer_host_ptr(inpl), i, t);
+            if (got != want || got2 != want) {
+                CHECK(0, "large all_reduce %s %s element %zu of %zu: got %g (in place %g), want %g", tname(t),
+                      oname(o), i, n, got, got2, want);
+                break;
+            }
+        }
+        OK(devq_buffer_free(src, NULL));
+        OK(devq_buffer_free(dst, NULL));
+        OK(devq_buffer_free(inpl, NULL));
+    }
+}
+
 /* Misuse that needs a live channel: each is -EINVAL naming the argument,
  * sticky, and discarded at submit. */
 static void expect_rec_err(devq_queue *q, int r, const char *needle, int line)
@@ -627,7 +664,7 @@ int main(void)
     struct { const char *name; void (*fn)(void); } tests[] = {
         { "reductions", test_reductions }, { "data_movement", test_data_movement },
         { "group_large", test_group_large }, { "interleaved", test_interleaved }, { "two_queues", test_two_queues },
-        { "dependent_group", test_dependent_group },
+        { "dependent_group", test_dependent_group }, { "large_reduce", test_large_reduce },
         { "misuse", test_misuse }, { "split", test_split }, { "id", test_id },
         { "failure", test_failure }, { "failed_input", test_failed_input },
     };
