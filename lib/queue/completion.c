@@ -180,6 +180,9 @@ void devq__trace_batch(struct batch *b)
         case OP_HOST_FN:
             devq__trace_slice(b->q, "host fn", "batch", b->seq, b->marks[i], end);
             break;
+        case OP_WORK:
+            devq__trace_slice(b->q, "channel op", "batch", b->seq, b->marks[i], end);
+            break;
         default:
             break;
         }
