@@ -109,6 +109,10 @@ DEVQ_API int      devq_signal_import_fd(int fd, devq_signal **out);
  * NULL or "" clears it; longer than DEVQ_NAME_MAX bytes or holding a
  * control character is -EINVAL.  Safe while other threads use the object. */
 #define DEVQ_NAME_MAX 63
+DEVQ_API int devq_signal_set_name(devq_signal *s, const char *name);
+DEVQ_API int devq_queue_set_name(devq_queue *q, const char *name);
+DEVQ_API int devq_buffer_set_name(devq_buffer *b, const char *name);
+DEVQ_API int devq_kernel_set_name(devq_kernel *k, const char *name);
 
 /* ---- memory ---- */
 enum devq_access { DEVQ_READ = 1, DEVQ_WRITE = 2, DEVQ_READ_WRITE = 3 };

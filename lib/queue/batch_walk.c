@@ -38,7 +38,7 @@ void devq__batch_walk_fail(struct batch *b, int status)
     struct devq_queue *q = b->q;
     const char *detail = devq__errmsg_peek();
     char cause[DEVQ_CAUSE_MAX];
-    snprintf(cause, sizeof cause, "queue %u batch %llu on %s:%d failed: %s", q->number,
+    snprintf(cause, sizeof cause, "%s batch %llu on %s:%d failed: %s", devq__queue_label(q).s,
              (unsigned long long)b->seq, q->dev->info.backend, q->dev->info.ordinal,
              detail && *detail ? detail : strerror(-status));
     walk_fail(b, b->walked, status, cause);
@@ -58,9 +58,9 @@ static void check_read(struct batch *b, uint32_t at, devq_buffer *buf, enum devq
     int err = devq__buffer_failed(buf, cause, sizeof cause);
     if (!err)
         return;
-    char label[80], chained[DEVQ_CAUSE_MAX + 160];
-    snprintf(chained, sizeof chained, "queue %u batch %llu reads %s, which failed: %s", b->q->number,
-             (unsigned long long)b->seq, devq__buffer_label(buf, label, sizeof label), cause);
+    char chained[DEVQ_CAUSE_MAX + 2 * DEVQ_LABEL_MAX + 64];
+    snprintf(chained, sizeof chained, "%s batch %llu reads %s, which failed: %s", devq__queue_label(b->q).s,
+             (unsigned long long)b->seq, devq__buffer_label(buf).s, cause);
     char compact[DEVQ_CAUSE_MAX];
     devq__cause_compact(compact, sizeof compact, chained);
     walk_fail(b, at, err, compact);
@@ -83,8 +83,8 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
     uint64_t head = atomic_load(&b->q->cancel_after);
     if (!b->walk_err && b->seq > head) {
         char cause[DEVQ_CAUSE_MAX];
-        snprintf(cause, sizeof cause, "queue %u destroyed while batch %llu waited behind batch %llu's wait "
-                 "on the device", b->q->number, (unsigned long long)b->seq, (unsigned long long)head);
+        snprintf(cause, sizeof cause, "%s destroyed while batch %llu waited behind batch %llu's wait "
+                 "on the device", devq__queue_label(b->q).s, (unsigned long long)b->seq, (unsigned long long)head);
         walk_fail(b, b->walked, -ECANCELED, cause);
     }
     if (status)

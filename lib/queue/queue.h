@@ -24,6 +24,7 @@
 #include "object.h"
 #include "stream.h"
 #include "tracker.h"
+#include "name.h"
 /* The queue layer's objects, each in its owner's header. */
 #include "batch.h"
 #include "buffer.h"
@@ -37,7 +38,6 @@
  * unless said otherwise. */
 struct devq_queue_state {
     struct devq_queue *queues;            /* list of live queues */
-    uint32_t queue_numbers;               /* last queue number handed out */
     struct devq_buffer *pending_frees;    /* frees waiting for their last use to issue */
     uint64_t submit_serial;               /* batches submitted, in order (hazard.c) */
     uint32_t parked_uses;                 /* buffer uses of deferred batches (hazard.c) */
@@ -53,7 +53,8 @@ struct devq_queue {
     uint32_t magic;
     struct devq_device *dev;
     devq_queue_desc desc;
-    uint32_t number;               /* per-device, for messages: "queue 2" */
+    struct devq_name name;         /* "queue #2": per process, creation order;
+                                    * name.number is also the trace track */
     struct devq_stream stream;
     _Atomic int recording;         /* one recorder at a time: else -EBUSY */
     struct batch *open;
@@ -93,6 +94,15 @@ static inline int devq__queue_check(const devq_queue *q, const char *fn)
         return devq__err(-EINVAL, "%s: %p is not a live queue (destroyed?)", fn, (const void *)q);
     return 0;
 }
+
+/* How every message names q (name.h, devq(7) NAMES). */
+static inline struct devq_label devq__queue_label(const struct devq_queue *q)
+{
+    return devq__name_label(&q->name, DEVQ_NAME_QUEUE, NULL);
+}
+
+/* DEVQ_TRACE: (re)name q's track after its label. */
+void devq__queue_trace_track(const struct devq_queue *q);
 
 void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause);
 /* queue.c: wait until every submitted batch completed, or an absolute deadline. */

@@ -79,7 +79,8 @@ struct devq_notifier_node {
 struct devq_signal {
     uint32_t magic;              /* DEVQ_MAGIC_SIGNAL while alive */
     _Atomic int user_dead;       /* devq_signal_destroy was called */
-    uint64_t id;
+    uint64_t id;                 /* unique in the process, internal ones too */
+    struct devq_name name;       /* "signal #3": user signals only (name.h) */
     struct devq_timeline *tl;    /* &local, or the shared mapping */
     int shared;                  /* futex ops without FUTEX_PRIVATE_FLAG */
     int memfd;                   /* shared only */
@@ -112,6 +113,8 @@ struct devq_signal {
 
 /* signal.c */
 int  devq__signal_alloc(struct devq_signal **out);
+/* A signal was made for the user: give it the next user number. */
+void devq__signal_number_user(struct devq_signal *s);
 int  devq__signal_check_user(const devq_signal *s, const char *fn);
 /* Pop every pending registration that is reached (or all of them when the
  * signal failed) and deliver it.  Cheap when nothing is due. */
