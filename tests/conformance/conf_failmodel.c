@@ -34,6 +34,14 @@ static void fx_setup(void)
     fx.a = conf_buffer(fx.dev, 256);
     fx.b = conf_buffer(fx.dev, 256);
     fx.c = conf_buffer(fx.dev, 256);
+    /* Named, so causes can be matched whatever numbers the process
+     * handed out before (devq(7) NAMES). */
+    ck_assert_int_eq(devq_queue_set_name(fx.q1, "producer"), 0);
+    ck_assert_int_eq(devq_queue_set_name(fx.q2, "consumer"), 0);
+    ck_assert_int_eq(devq_queue_set_name(fx.q3, "relay"), 0);
+    ck_assert_int_eq(devq_buffer_set_name(fx.a, "a"), 0);
+    ck_assert_int_eq(devq_buffer_set_name(fx.b, "b"), 0);
+    ck_assert_int_eq(devq_signal_set_name(fx.gate, "gate"), 0);
     uint8_t init[256];
     memset(init, 7, sizeof init);
     conf_upload(fx.q1, fx.a, init, sizeof init);
@@ -94,8 +102,10 @@ START_TEST(read_of_failed_buffer_fails_across_queues)
     fail_gate();
     int r = devq_queue_finish(fx.q2, 10 * SEC);
     ck_assert_int_eq(r, -EIO);
-    assert_mentions("consumer", "queue 2");
-    assert_mentions("consumer", "reads buffer");
+    assert_mentions("consumer", "queue \"consumer\" (#");
+    assert_mentions("consumer", "reads buffer \"a\" (#");
+    assert_mentions("consumer", "queue \"producer\" (#");
+    assert_mentions("consumer", "signal \"gate\" (#");
     assert_mentions("consumer root cause", "devq_signal_fail(-EIO)");
     ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
     assert_mentions("buffer status", "devq_signal_fail(-EIO)");
@@ -131,7 +141,8 @@ START_TEST(failure_travels_a_copy_chain)
     fail_gate();
     ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), -EIO);
     ck_assert_int_eq(devq_queue_finish(fx.q3, 10 * SEC), -EIO);
-    assert_mentions("hop 2", "queue 3");
+    assert_mentions("hop 2", "queue \"relay\" (#");
+    assert_mentions("hop 2", "reads buffer \"b\" (#");
     assert_mentions("hop 2 root cause", "devq_signal_fail(-EIO)");
     ck_assert_int_eq(devq_buffer_status(fx.c), -EIO);
     assert_mentions("c's status", "devq_signal_fail(-EIO)");
