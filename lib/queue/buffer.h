@@ -24,7 +24,6 @@ struct devq_buffer {
     size_t size;
     void *dptr, *hptr;
     uint32_t tag;
-    struct devq_name name;         /* "buffer #7": per process, creation order */
     /* The failure its last writer left (buffer_fail.c): 0 or a negative
      * errno; the cause under a striped lock, only while failed. */
     _Atomic int fail_err;
@@ -40,6 +39,7 @@ struct devq_buffer {
     struct devq_buffer *next_pending;
     struct devq_parked_use *parked;   /* uses by deferred batches (hazard.c) */
     uint32_t nparked, capparked;
+    struct devq_name name;         /* "buffer #7": per process, creation order (cold) */
 };
 
 /* buffer.c */

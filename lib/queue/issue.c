@@ -43,7 +43,7 @@ static int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, enum devq
     int r = devq__tracker_bind_why(dev->tracker, sid, &b->track, acc, w);
     if (r >= 0 && DEVQ_LOG_ON(DEVQ_LOG_FULL))
         devq__log(DEVQ_LOG_FULL, "%s:%d: stream %u binds %s %s: %d wait(s)",
-                  dev->info.backend, dev->info.ordinal, sid, why.s,
+                  dev->info.backend, dev->info.ordinal, sid, w ? w : devq__buffer_label(b).s,
                   acc == DEVQ_READ ? "read" : acc == DEVQ_WRITE ? "write" : "read-write", r);
     return r;
 }

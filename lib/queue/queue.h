@@ -53,8 +53,6 @@ struct devq_queue {
     uint32_t magic;
     struct devq_device *dev;
     devq_queue_desc desc;
-    struct devq_name name;         /* "queue #2": per process, creation order;
-                                    * name.number is also the trace track */
     struct devq_stream stream;
     _Atomic int recording;         /* one recorder at a time: else -EBUSY */
     struct batch *open;
@@ -83,6 +81,9 @@ struct devq_queue {
     _Atomic(struct batch *) free_shared;
     struct batch *free_private;
     struct devq_queue *next;       /* device's queue list */
+    /* "queue #2": per process, creation order; name.number is also the
+     * trace track.  Cold: last, off the recording path's lines. */
+    struct devq_name name;
 };
 
 /* 0, or -EINVAL naming fn when q is NULL or not a live queue. */

@@ -80,7 +80,6 @@ struct devq_signal {
     uint32_t magic;              /* DEVQ_MAGIC_SIGNAL while alive */
     _Atomic int user_dead;       /* devq_signal_destroy was called */
     uint64_t id;                 /* unique in the process, internal ones too */
-    struct devq_name name;       /* "signal #3": user signals only (name.h) */
     struct devq_timeline *tl;    /* &local, or the shared mapping */
     int shared;                  /* futex ops without FUTEX_PRIVATE_FLAG */
     int memfd;                   /* shared only */
@@ -109,6 +108,10 @@ struct devq_signal {
     _Atomic int seen_status;     /* the failure once seen: it may never change */
     _Atomic int corrupt;         /* 0; 1 naming it; 2 named (sticky) */
     char corrupt_what[120];      /* printable, set once before corrupt = 2 */
+
+    /* Cold, at the end so the hot lines above keep their layout:
+     * "signal #3", user signals only (name.h). */
+    struct devq_name name;
 };
 
 /* signal.c */
