@@ -5,9 +5,9 @@
  * before it.  For each op the walk checks the buffers it reads (one that
  * a failed writer left failed fails this op, with a chained cause) and
  * then sets the failure state of the buffers it writes: failed when the
- * op failed or was skipped, cleared when it ran and declared new
- * contents without reading the old ones (fill, write, copy destination,
- * exec WRITE).  Once the walk has failed, every later op of the batch is
+ * op failed or was skipped, cleared when it ran and declared the whole
+ * buffer new without reading the old contents (a fill, write or copy
+ * destination covering the buffer, exec WRITE).  Once the walk has failed, every later op of the batch is
  * failed too: its results are spoiled even on a backend that ran it.
  *
  * The walk runs only in the batch's callbacks, which run one at a time
@@ -66,15 +66,37 @@ static void check_read(struct batch *b, uint32_t at, devq_buffer *buf, enum devq
     walk_fail(b, at, err, compact);
 }
 
+/* Whether an op that ran declared the whole of buf new.  A fill, write
+ * or copy of part of a buffer leaves the rest as the failed writer left
+ * it, so clearing the failure there would hand stale bytes to the next
+ * reader as good data: only a range that covers the buffer clears.  An
+ * exec argument has no range: DEVQ_WRITE declares the whole buffer. */
+static int writes_whole(const struct op *o, const devq_buffer *buf)
+{
+    switch (o->kind) {
+    case OP_EXEC:
+        return 1;
+    case OP_COPY:
+        return o->u.copy.dst == buf && o->u.copy.dst_off == 0 && o->u.copy.n >= buf->size;
+    case OP_FILL:
+        return o->u.fill.off == 0 && o->u.fill.n >= buf->size;
+    case OP_WRITE:
+        return o->u.xfer.off == 0 && o->u.xfer.n >= buf->size;
+    default:
+        return 0;                      /* an op kind that does not say: keep the failure */
+    }
+}
+
 /* What an op wrote is failed if the walk failed, else cleared when the
- * op declared new contents without reading the old. */
-static void apply_write(struct batch *b, devq_buffer *buf, enum devq_access acc)
+ * op declared all of it new without reading the old. */
+static void apply_write(struct batch *b, const struct op *o, devq_buffer *buf, enum devq_access acc)
 {
     if (!(acc & DEVQ_WRITE))
         return;
     if (b->walk_err)
         devq__buffer_fail(buf, b->walk_err, b->walk_cause);
-    else if (acc == DEVQ_WRITE && !atomic_load_explicit(&b->inline_done, memory_order_acquire))
+    else if (acc == DEVQ_WRITE && !atomic_load_explicit(&b->inline_done, memory_order_acquire) &&
+             writes_whole(o, buf))
         devq__buffer_clear(buf);       /* new contents, declared by a writer that ran */
 }
 
@@ -107,7 +129,7 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
         for (uint32_t k = 0; k < o->nuses; k++)
             check_read(b, i, u[k].buf, u[k].access);
         for (uint32_t k = 0; k < o->nuses; k++)
-            apply_write(b, u[k].buf, u[k].access);
+            apply_write(b, o, u[k].buf, u[k].access);
     }
     if (upto > b->walked)
         b->walked = upto;
