@@ -36,3 +36,25 @@ tests_emu_librccl_emu_la_LDFLAGS = $(NCCL_EMU_LDFLAGS)
 tests_emu_librccl_emu_la_LIBADD = $(NCCL_EMU_LIBS)
 tests_emu_librccl_emu_la_SOURCES = $(NCCL_EMU_SOURCES)
 endif
+
+# The emulated libraries alone, called like the real ones: every op, type
+# and reduction against a host reference, ranks as threads and as
+# processes, stream order, groups, each injected fault.  Tests the RCCL
+# face too when hip is built.
+if BUILD_CUDA
+if HAVE_CHECK
+check_PROGRAMS += tests/test_nccl_emu
+TESTS += tests/test_nccl_emu
+tests_test_nccl_emu_SOURCES = tests/test_nccl_emu.c tests/emu/emu_nccl_reduce.c tests/emu/emu_nccl.h
+tests_test_nccl_emu_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS) -I$(top_srcdir)/plugins/gpu_common
+if BUILD_HIP
+tests_test_nccl_emu_CPPFLAGS += -DTEST_RCCL=1
+endif
+tests_test_nccl_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_nccl_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
+EXTRA_tests_test_nccl_emu_DEPENDENCIES = tests/emu/libcuda-emu.la tests/emu/libnccl-emu.la
+if BUILD_HIP
+EXTRA_tests_test_nccl_emu_DEPENDENCIES += tests/emu/libamdhip64-emu.la tests/emu/librccl-emu.la
+endif
+endif
+endif
