@@ -773,6 +773,42 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* One thread drives two ranks (one device each), as with several GPUs
+ * in one process: the inits and the ops go in groups. */
+START_TEST(test_one_thread_two_ranks)
+{
+    load();
+    ncclUniqueId id;
+    ck_assert_int_eq(GetUniqueId(&id), ncclSuccess);
+    ncclComm_t c[2];
+    void *st[2];
+    int32_t *buf[2];
+    for (int r = 0; r < 2; r++) {
+        ck_assert_int_eq(use_device(r), 0);
+        ck_assert_int_eq(F->stream_create(&st[r], 0, 0), 0);
+        buf[r] = dalloc(8 * 4);
+        for (int i = 0; i < 8; i++)
+            buf[r][i] = i * (r + 1);
+    }
+    ck_assert_int_eq(GroupStart(), ncclSuccess);
+    for (int r = 0; r < 2; r++)
+        ck_assert_int_eq(CommInitRank(&c[r], 2, id, r), ncclSuccess);
+    ck_assert_int_eq(GroupEnd(), ncclSuccess);
+    ck_assert_int_eq(GroupStart(), ncclSuccess);
+    for (int r = 0; r < 2; r++)
+        ck_assert_int_eq(AllReduce(buf[r], buf[r], 8, ncclInt32, ncclSum, c[r], st[r]), ncclSuccess);
+    ck_assert_int_eq(GroupEnd(), ncclSuccess);
+    for (int r = 0; r < 2; r++) {
+        ck_assert_int_eq(F->stream_sync(st[r]), 0);
+        for (int i = 0; i < 8; i++)
+            ck_assert_int_eq(buf[r][i], 3 * i);
+        ck_assert_int_eq(CommDestroy(c[r]), ncclSuccess);
+        F->stream_destroy(st[r]);
+        dfree(buf[r]);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("nccl_emu");
@@ -790,6 +826,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_mismatch);
     tcase_add_test(tc, test_delays);
     tcase_add_test(tc, test_errors);
+    tcase_add_test(tc, test_one_thread_two_ranks);
     suite_add_tcase(s, tc);
     return s;
 }

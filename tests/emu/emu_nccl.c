@@ -176,16 +176,25 @@ static const struct emu_engine_api *eng;
 static char eng_error[256];
 static pthread_once_t eng_once = PTHREAD_ONCE_INIT;
 
-static TLS char last_error[512];
+/* ncclGetLastError's text: one buffer for the process, as in NCCL (a
+ * communicator with an async error answers with its own message). */
+static char last_error[1024];
+static pthread_mutex_t last_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void set_last(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void set_last(const char *fmt, ...)
 {
+    char msg[sizeof last_error];
     va_list ap;
     va_start(ap, fmt);
-    int n = snprintf(last_error, sizeof last_error, "emulated " LIB ": ");
-    vsnprintf(last_error + n, sizeof last_error - (size_t)n, fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    pthread_mutex_lock(&last_mu);
+    if (strncmp(msg, "emulated ", 9) == 0)
+        snprintf(last_error, sizeof last_error, "%s", msg);
+    else
+        snprintf(last_error, sizeof last_error, "emulated " LIB ": %.1000s", msg);
+    pthread_mutex_unlock(&last_mu);
 }
 
 #define BAD(code, ...) (set_last(__VA_ARGS__), (code))
@@ -886,8 +895,8 @@ static ncclResult_t init_wait(struct ncclComm *c)
         int err = waiter_check(&w);
         if (err) {
             shm_unlink(c->name);
-            snprintf(last_error, sizeof last_error, "%.400s (%d of %d ranks joined)", c->errmsg,
-                     atomic_load(&c->shm->arrived), c->nranks);
+            set_last("%.400s (%d of %d ranks joined)", c->errmsg, atomic_load(&c->shm->arrived),
+                     c->nranks);
             return (ncclResult_t)err;
         }
         waiter_backoff(&w);
@@ -1001,7 +1010,7 @@ static ncclResult_t check_comm(const char *func, struct ncclComm *c)
         return BAD(ncclInvalidArgument, "%s: invalid communicator", func);
     int e = atomic_load(&c->async_err);
     if (e) {
-        snprintf(last_error, sizeof last_error, "%s", c->errmsg);
+        set_last("%s", c->errmsg);
         return (ncclResult_t)e;
     }
     return ncclSuccess;
@@ -1128,7 +1137,7 @@ EXPORT ncclResult_t ncclCommUserRank(const ncclComm_t comm, int *rank)
 
 EXPORT const char *ncclGetLastError(ncclComm_t comm)
 {
-    if (!last_error[0] && comm_ok(comm) && atomic_load(&comm->async_err))
+    if (comm_ok(comm) && atomic_load(&comm->async_err))
         return comm->errmsg;
     return last_error;
 }
@@ -1241,11 +1250,8 @@ EXPORT ncclResult_t ncclGroupEnd(void)
     for (struct pending *p = list; p; p = p->next)
         if (!p->stream && !p->c->init_done) {
             ncclResult_t r = init_wait(p->c);
-            if (r != ncclSuccess) {
-                comm_fail(p->c, r, "%s", last_error);
-                if (res == ncclSuccess)
-                    res = r;
-            }
+            if (r != ncclSuccess && res == ncclSuccess)
+                res = r;          /* the communicator holds the error */
         }
     size_t n = 0;
     for (struct pending *p = list; p; p = p->next)
