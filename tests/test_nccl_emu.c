@@ -49,12 +49,17 @@ struct face {
     int (*stream_destroy)(void *);
     int (*stream_sync)(void *);
     int (*add_callback)(void *, callback_fn, void *, unsigned);
+    int (*cu_memset)(unsigned long long, unsigned char, size_t, void *);
+    int (*hip_memset)(void *, unsigned char, size_t, void *);
+    const char *memset_fail;      /* DEVQ_EMU_FAIL making the memset a sticky error */
 };
 
 static struct face faces[] = {
-    { .name = "nccl", .driver = LIBS "libcuda-emu.so", .nccl = LIBS "libnccl-emu.so" },
+    { .name = "nccl", .driver = LIBS "libcuda-emu.so", .nccl = LIBS "libnccl-emu.so",
+      .memset_fail = "cuMemsetD8Async:1:CUDA_ERROR_ILLEGAL_ADDRESS" },
 #ifdef TEST_RCCL
-    { .name = "rccl", .driver = LIBS "libamdhip64-emu.so", .nccl = LIBS "librccl-emu.so" },
+    { .name = "rccl", .driver = LIBS "libamdhip64-emu.so", .nccl = LIBS "librccl-emu.so",
+      .memset_fail = "hipMemsetD8Async:1:hipErrorIllegalAddress" },
 #endif
 };
 static struct face *F;        /* the face of this run (set before the runner forks) */
@@ -112,6 +117,7 @@ static void load(void)
         F->stream_destroy = dsym(d, "cuStreamDestroy_v2");
         F->stream_sync = dsym(d, "cuStreamSynchronize");
         F->add_callback = dsym(d, "cuStreamAddCallback");
+        F->cu_memset = dsym(d, "cuMemsetD8Async");
     } else {
         F->init = dsym(d, "hipInit");
         F->hip_set_device = dsym(d, "hipSetDevice");
@@ -121,6 +127,7 @@ static void load(void)
         F->stream_destroy = dsym(d, "hipStreamDestroy");
         F->stream_sync = dsym(d, "hipStreamSynchronize");
         F->add_callback = dsym(d, "hipStreamAddCallback");
+        F->hip_memset = dsym(d, "hipMemsetD8Async");
     }
     if (F->init(0) != 0)
         abort();
@@ -166,6 +173,13 @@ static void dfree(void *p)
         F->hip_free(p);
     else
         F->cu_free((unsigned long long)(uintptr_t)p);
+}
+
+static int dmemset(void *p, unsigned char v, size_t n, void *stream)
+{
+    if (F->hip_memset)
+        return F->hip_memset(p, v, n, stream);
+    return F->cu_memset((unsigned long long)(uintptr_t)p, v, n, stream);
 }
 
 /* ---- ranks ---- */
@@ -619,6 +633,29 @@ static int scenario_abort(struct rank *x)
     return 0;
 }
 
+/* Rank 1's device fails (a sticky error of the op before): its
+ * collective fails with ncclUnhandledCudaError, the others' with
+ * ncclRemoteError, long before the timeout. */
+static int scenario_poisoned(struct rank *x)
+{
+    int32_t *s = dalloc(64 * 4);
+    REQUIRE(x, s != NULL, "alloc");
+    if (x->rank == 1)
+        REQUIRE(x, dmemset(s, 0, 64 * 4, x->stream) == 0, "memset");
+    double t0 = now_s();
+    TRY(x, AllReduce(s, s, 64, ncclInt32, ncclSum, x->comm, x->stream));
+    int st = F->stream_sync(x->stream);
+    ncclResult_t a = ncclSuccess;
+    CommGetAsyncError(x->comm, &a);
+    REQUIRE(x, st != 0, "the stream did not fail");
+    REQUIRE(x, a == (x->rank == 1 ? ncclUnhandledCudaError : ncclRemoteError), "async %d: %s", a,
+            GetLastError(x->comm));
+    REQUIRE(x, now_s() - t0 < 5, "took %.1f s", now_s() - t0);
+    CommAbort(x->comm);
+    x->comm = NULL;
+    return 0;
+}
+
 /* Mismatched ops: every rank fails with ncclInvalidUsage. */
 static int scenario_mismatch(struct rank *x)
 {
@@ -709,6 +746,14 @@ START_TEST(test_mismatch)
 {
     env_timeout("30000");
     run_threads(2, scenario_mismatch);
+}
+END_TEST
+
+START_TEST(test_poisoned_device)
+{
+    env_timeout("30000");
+    setenv("DEVQ_EMU_FAIL", F->memset_fail, 1);
+    run_threads(3, scenario_poisoned);
 }
 END_TEST
 
@@ -825,6 +870,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_abort_wakes);
     tcase_add_test(tc, test_mismatch);
     tcase_add_test(tc, test_delays);
+    tcase_add_test(tc, test_poisoned_device);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_one_thread_two_ranks);
     suite_add_tcase(s, tc);
