@@ -577,6 +577,30 @@ static int scenario_die(struct rank *x)
     return 0;
 }
 
+/* DEVQ_EMU_NCCL_DIE=1:1 in a ring of sends larger than the rings:
+ * rank 1 exits; the others' group fails with ncclRemoteError. */
+static int scenario_die_p2p(struct rank *x)
+{
+    const size_t big = 100000;
+    int32_t *s = dalloc(big * 4), *d = dalloc(big * 4);
+    REQUIRE(x, s && d, "alloc");
+    memset(s, 0, big * 4);
+    int n = x->nranks, me = x->rank;
+    double t0 = now_s();
+    TRY(x, GroupStart());
+    TRY(x, Send(s, big, ncclInt32, (me + 1) % n, x->comm, x->stream));
+    TRY(x, Recv(d, big, ncclInt32, (me + n - 1) % n, x->comm, x->stream));
+    TRY(x, GroupEnd());
+    int st = F->stream_sync(x->stream);
+    ncclResult_t a = ncclSuccess;
+    CommGetAsyncError(x->comm, &a);
+    REQUIRE(x, st != 0 && a == ncclRemoteError, "stream %d async %d", st, a);
+    REQUIRE(x, now_s() - t0 < 5, "took %.1f s", now_s() - t0);
+    CommAbort(x->comm);
+    x->comm = NULL;
+    return 0;
+}
+
 /* DEVQ_EMU_NCCL_HANG=1:1, timeout 400 ms: the others time out (or hear
  * of the timeout); rank 1 stays until it aborts, which ends its op. */
 static int scenario_hang(struct rank *x)
@@ -727,6 +751,15 @@ START_TEST(test_die_procs)
 }
 END_TEST
 
+START_TEST(test_die_p2p_procs)
+{
+    env_timeout("30000");
+    setenv("DEVQ_EMU_NCCL_DIE", "1:1", 1);
+    static const int expect[] = { 0, 86, 0 };
+    run_procs(3, scenario_die_p2p, expect);
+}
+END_TEST
+
 START_TEST(test_hang_timeout_threads)
 {
     env_timeout("400");
@@ -866,6 +899,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fail_threads);
     tcase_add_test(tc, test_fail_procs);
     tcase_add_test(tc, test_die_procs);
+    tcase_add_test(tc, test_die_p2p_procs);
     tcase_add_test(tc, test_hang_timeout_threads);
     tcase_add_test(tc, test_abort_wakes);
     tcase_add_test(tc, test_mismatch);
