@@ -657,6 +657,33 @@ static int scenario_abort(struct rank *x)
     return 0;
 }
 
+/* A group on two streams: the ring's data is written by a slow host
+ * function on the second stream, queued before the group; the group
+ * waits for it, and both streams wait for the group. */
+static int scenario_two_streams(struct rank *x)
+{
+    void *s2 = NULL;
+    REQUIRE(x, F->stream_create(&s2, 0, 0) == 0, "stream");
+    int n = x->nranks, me = x->rank;
+    int32_t *a = dalloc(65 * 4), *b = dalloc(64 * 4), *c = dalloc(64 * 4);
+    REQUIRE(x, a && b && c, "alloc");
+    memset(a, 0, 64 * 4);
+    a[64] = me + 10;
+    for (int i = 0; i < 64; i++)
+        b[i] = me;
+    REQUIRE(x, F->add_callback(s2, slow_fill, a, 0) == 0, "callback");
+    TRY(x, GroupStart());
+    TRY(x, AllReduce(b, b, 64, ncclInt32, ncclSum, x->comm, x->stream));
+    TRY(x, Send(a, 64, ncclInt32, (me + 1) % n, x->comm, s2));
+    TRY(x, Recv(c, 64, ncclInt32, (me + n - 1) % n, x->comm, s2));
+    TRY(x, GroupEnd());
+    REQUIRE(x, F->stream_sync(s2) == 0 && F->stream_sync(x->stream) == 0, "sync");
+    REQUIRE(x, b[5] == n * (n - 1) / 2, "allreduce %d", b[5]);
+    REQUIRE(x, c[5] == (me + n - 1) % n + 10, "ring %d: ran before the host function", c[5]);
+    F->stream_destroy(s2);
+    return 0;
+}
+
 /* Rank 1's device fails (a sticky error of the op before): its
  * collective fails with ncclUnhandledCudaError, the others' with
  * ncclRemoteError, long before the timeout. */
@@ -790,6 +817,12 @@ START_TEST(test_poisoned_device)
 }
 END_TEST
 
+START_TEST(test_group_two_streams)
+{
+    run_threads(3, scenario_two_streams);
+}
+END_TEST
+
 START_TEST(test_delays)
 {
     setenv("DEVQ_EMU_NCCL_DELAY", "2000", 1);
@@ -904,6 +937,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_abort_wakes);
     tcase_add_test(tc, test_mismatch);
     tcase_add_test(tc, test_delays);
+    tcase_add_test(tc, test_group_two_streams);
     tcase_add_test(tc, test_poisoned_device);
     tcase_add_test(tc, test_errors);
     tcase_add_test(tc, test_one_thread_two_ranks);

@@ -16,7 +16,8 @@
  * segment.  A group (ncclGroupStart/End) makes one unit per
  * communicator: its collectives run in order, then its sends and
  * receives progress together, so a send and a receive to one peer in a
- * group never deadlock.
+ * group never deadlock; ops of the group on other streams make those
+ * streams join the unit (struct join).
  *
  * Failures: a failing op records the communicator's async error
  * (ncclCommGetAsyncError), tells the peers through the segment (they
@@ -688,9 +689,39 @@ static int run_p2p(struct waiter *w, struct op *ops, size_t nops)
 
 /* ---- units: what a stream runs ---- */
 
+/* A group whose ops of one communicator use several streams: the unit
+ * runs on the first; each other stream gets a joiner, a host function
+ * that arrives (the unit waits for every joiner: what was queued before
+ * on those streams comes first) and then holds its stream until the unit
+ * is done, as NCCL orders a group's streams. */
+struct join {
+    atomic_int  refs;          /* the unit + the joiners */
+    atomic_int  njoin;         /* joiners enqueued */
+    atomic_int  arrived;
+    atomic_bool done;
+};
+
+static void join_unref(struct join *j)
+{
+    if (j && atomic_fetch_sub(&j->refs, 1) == 1)
+        free(j);
+}
+
+static void run_joiner(void *arg, int status)
+{
+    (void)status;            /* a failed stream still lets the group go */
+    struct join *j = arg;
+    atomic_fetch_add(&j->arrived, 1);
+    unsigned spins = 0;
+    while (!atomic_load(&j->done))
+        sleep_us(spins++ < 100 ? 20 : 500);
+    join_unref(j);
+}
+
 struct unit {
     struct ncclComm *c;
     emu_stream      *stream;
+    struct join     *join;     /* or NULL */
     uint64_t         ticket;
     size_t           nops;
     struct op        ops[];
@@ -756,9 +787,21 @@ static void run_unit(void *arg, int status)
     }
     pthread_mutex_unlock(&c->mu);
 
+    /* The other streams of the group reach their joiners first. */
+    int jerr = 0;
+    if (u->join && !late && !status) {
+        struct waiter w;
+        waiter_init(&w, c, ctx, "a group on several streams");
+        while (atomic_load(&u->join->arrived) < atomic_load(&u->join->njoin)
+               && (jerr = waiter_check(&w)) == 0)
+            waiter_backoff(&w);
+    }
+
     int err = 0;
     if (atomic_load(&c->aborted))
         err = 0;                                /* ends quietly: the user aborted */
+    else if (jerr)
+        err = jerr;
     else if (status)
         err = comm_fail(c, ncclUnhandledCudaError, "%s: the stream failed before the op ran (%d)",
                         op_names[u->ops[0].kind], status);
@@ -772,6 +815,10 @@ static void run_unit(void *arg, int status)
     if (err && !status && !atomic_load(&c->aborted))
         eng->ctx_poison(ctx, EMU_E_LAUNCH_FAILED);
 
+    if (u->join) {
+        atomic_store(&u->join->done, true);
+        join_unref(u->join);
+    }
     pthread_mutex_lock(&c->mu);
     c->done++;
     c->pending--;
@@ -781,13 +828,15 @@ static void run_unit(void *arg, int status)
     free(u);
 }
 
-static ncclResult_t enqueue_unit(struct ncclComm *c, emu_stream *s, const struct op *ops, size_t n)
+static ncclResult_t enqueue_unit(struct ncclComm *c, emu_stream *s, const struct op *ops, size_t n,
+                                 struct join *join)
 {
     struct unit *u = malloc(sizeof *u + n * sizeof *ops);
     if (!u)
         return BAD(ncclSystemError, "out of memory");
     u->c = c;
     u->stream = s;
+    u->join = join;
     u->nops = n;
     memcpy(u->ops, ops, n * sizeof *ops);
     atomic_fetch_add(&c->refs, 1);
@@ -815,6 +864,7 @@ struct pending {
     struct pending  *next;
     struct ncclComm *c;       /* an op's, or an init to wait for */
     emu_stream      *stream;  /* NULL for an init */
+    bool             joiner;  /* the first op of its communicator on this other stream */
     struct op        op;
 };
 
@@ -1178,7 +1228,7 @@ static ncclResult_t submit(const char *func, struct ncclComm *c, void *stream, s
         group_add(p);
         return ncclSuccess;
     }
-    return enqueue_unit(c, s, o, 1);
+    return enqueue_unit(c, s, o, 1, NULL);
 }
 
 EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
@@ -1265,22 +1315,48 @@ EXPORT ncclResult_t ncclGroupEnd(void)
     for (struct pending *p = oom ? NULL : list; p; p = p->next, i++) {
         if (!p->stream || taken[i])
             continue;
-        size_t k = 0, j = i;
-        bool mixed = false;
+        size_t k = 0, j = i, nother = 0;
         for (struct pending *q = p; q; q = q->next, j++)
             if (q->stream && q->c == p->c) {
                 taken[j] = true;
-                ops[k++] = q->op;
-                mixed |= q->stream != p->stream;
+                ops[k] = q->op;
+                /* the other streams, each once */
+                bool seen = q->stream == p->stream;
+                for (struct pending *e = p; e != q && !seen; e = e->next)
+                    seen = e->stream == q->stream && e->c == p->c;
+                if (!seen) {
+                    q->joiner = true;
+                    nother++;
+                }
+                k++;
             }
-        ncclResult_t r;
-        if (mixed)
-            r = BAD(ncclInvalidUsage, "ncclGroupEnd: the emulator needs one stream per communicator "
-                                      "in a group");
-        else
-            r = enqueue_unit(p->c, p->stream, ops, k);
-        if (r != ncclSuccess && res == ncclSuccess)
-            res = r;
+        struct join *jn = NULL;
+        if (nother) {
+            jn = calloc(1, sizeof *jn);
+            if (!jn) {
+                if (res == ncclSuccess)
+                    res = BAD(ncclSystemError, "out of memory");
+                continue;
+            }
+            atomic_init(&jn->refs, 1 + (int)nother);
+            atomic_init(&jn->njoin, (int)nother);
+        }
+        ncclResult_t r = enqueue_unit(p->c, p->stream, ops, k, jn);
+        if (r != ncclSuccess) {
+            free(jn);
+            if (res == ncclSuccess)
+                res = r;
+            continue;
+        }
+        for (struct pending *q = p; q && jn; q = q->next)
+            if (q->joiner && q->c == p->c) {
+                if (eng->enqueue_host_fn(q->stream, run_joiner, jn, true) != 0) {
+                    atomic_fetch_sub(&jn->njoin, 1);
+                    join_unref(jn);
+                    if (res == ncclSuccess)
+                        res = BAD(ncclUnhandledCudaError, "ncclGroupEnd: cannot enqueue on a stream");
+                }
+            }
     }
     free(ops);
     free(taken);
