@@ -37,6 +37,7 @@
  *   DEVQ_EMU_NCCL_DIE=R:K,...   rank R's process _exit(86)s in the middle
  *                               of its K-th op (after publishing its data)
  *   DEVQ_EMU_NCCL_DELAY=US      random delay up to US µs before each unit
+ *                               (seeded by DEVQ_EMU_SEED when set)
  *   DEVQ_EMU_NCCL_CALL_FAIL=func:N:CODE,...  the N-th call of func in the
  *                               process returns CODE (read once)
  *   DEVQ_EMU_NCCL_VERSION=N     what ncclGetVersion reports
@@ -973,7 +974,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const char *hex, int 
     snprintf(c->name, sizeof c->name, "/devq-emu-nccl-%s", hex);
     c->timeout_ms = env_uint("DEVQ_EMU_NCCL_TIMEOUT_MS", 10000);
     c->delay_us = env_uint("DEVQ_EMU_NCCL_DELAY", 0);
-    c->rng = (unsigned)rank * 2654435761u ^ (unsigned)now_ms();
+    c->rng = (unsigned)rank * 2654435761u ^ env_uint("DEVQ_EMU_SEED", (unsigned)now_ms());
     parse_rules("DEVQ_EMU_NCCL_FAIL", c->fail, &c->nfail);
     parse_rules("DEVQ_EMU_NCCL_HANG", c->hang, &c->nhang);
     parse_rules("DEVQ_EMU_NCCL_DIE", c->die, &c->ndie);
