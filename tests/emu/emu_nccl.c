@@ -131,7 +131,8 @@ struct ring {
 
 struct shm {
     _Atomic uint64_t magic;
-    _Atomic int32_t  nranks, arrived, fail_code, fail_rank;
+    _Atomic int32_t  nranks, arrived;
+    _Atomic int32_t  fail;       /* the first failure: (rank + 1) << 8 | ncclResult_t */
     struct rank_hdr  rank[MAX_RANKS];
     /* then stage[nranks][STAGE_BYTES], ring[nranks*nranks], data[nranks*nranks][RING_BYTES] */
 };
@@ -365,8 +366,7 @@ static int comm_fail(struct ncclComm *c, int code, const char *fmt, ...)
     }
     pthread_mutex_unlock(&c->mu);
     int zero = 0;
-    if (atomic_compare_exchange_strong(&c->shm->fail_code, &zero, code))
-        atomic_store(&c->shm->fail_rank, c->rank);
+    atomic_compare_exchange_strong(&c->shm->fail, &zero, (c->rank + 1) << 8 | code);
     return atomic_load(&c->async_err);
 }
 
@@ -405,9 +405,9 @@ static int waiter_check(struct waiter *w)
     struct ncclComm *c = w->c;
     if (atomic_load(&c->aborted))
         return ncclInvalidUsage;
-    int fc = atomic_load(&c->shm->fail_code);
-    if (fc) {
-        int fr = atomic_load(&c->shm->fail_rank);
+    int f = atomic_load(&c->shm->fail);
+    if (f) {
+        int fc = f & 0xff, fr = (f >> 8) - 1;
         if (fr == c->rank && atomic_load(&c->async_err))
             return atomic_load(&c->async_err);
         return comm_fail(c, ncclRemoteError, "%s: rank %d failed (%s)", w->what, fr,
@@ -852,6 +852,11 @@ static ncclResult_t enqueue_unit(struct ncclComm *c, emu_stream *s, const struct
     pthread_mutex_unlock(&c->mu);
     if (st) {
         free(u);
+        /* A failed device: the op never runs, and the peers must not
+         * wait for it (NCCL's would hang; the emulator tells them). */
+        if (eng->ctx_status(eng->stream_ctx(s)))
+            comm_fail(c, ncclUnhandledCudaError, "%s: the device's context failed (status %d)",
+                      op_names[ops[0].kind], st);
         comm_unref(c);
         return BAD(ncclUnhandledCudaError, "%s: cannot enqueue on the stream (emulated driver status %d)",
                    op_names[ops[0].kind], st);
@@ -1150,8 +1155,7 @@ EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm)
     c->magic = 0;
     atomic_store(&c->aborted, true);
     int zero = 0;
-    if (atomic_compare_exchange_strong(&c->shm->fail_code, &zero, ncclRemoteError))
-        atomic_store(&c->shm->fail_rank, c->rank);
+    atomic_compare_exchange_strong(&c->shm->fail, &zero, (c->rank + 1) << 8 | ncclRemoteError);
     pthread_mutex_lock(&c->mu);
     pthread_cond_broadcast(&c->cv);
     pthread_mutex_unlock(&c->mu);
