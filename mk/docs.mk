@@ -17,7 +17,9 @@ man3_MANS += \
 	man/man3/devq_buffer_host_ptr.3 man/man3/devq_buffer_status.3 \
 	man/man3/devq_queue_timestamp.3 man/man3/devq_timestamp_elapsed.3 \
 	man/man3/devq_timestamp_destroy.3 \
-	man/man3/devq_stats_get.3
+	man/man3/devq_stats_get.3 \
+	man/man3/devq_signal_set_name.3 man/man3/devq_queue_set_name.3 \
+	man/man3/devq_buffer_set_name.3 man/man3/devq_kernel_set_name.3
 man7_MANS += man/man7/devq.7
 
 # Every function of include/devq/devq.h has a page (or is documented on

@@ -20,13 +20,22 @@ tests_conformance_conformance_SOURCES = \
 	tests/conformance/conf_failmodel.c \
 	tests/conformance/conf_deferral.c tests/conformance/conf_memory.c \
 	tests/conformance/conf_tracker.c tests/conformance/conf_timing.c \
-	tests/conformance/conf_hazards.c tests/conformance/conf_race.c
+	tests/conformance/conf_hazards.c tests/conformance/conf_race.c \
+	tests/conformance/conf_names.c
 tests_conformance_conformance_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 # -export-dynamic: kernels are looked up in the running program.
 tests_conformance_conformance_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_conformance_conformance_LDADD = libdevq.la $(CHECK_LIBS)
 TESTS += tests/conformance-cpu
 dist_noinst_SCRIPTS += tests/conformance-cpu
+endif
+
+# Names' numbers, exactly, in a fresh process per case (devq(7) NAMES).
+if HAVE_CHECK
+check_PROGRAMS += tests/test_names
+TESTS += tests/test_names
+tests_test_names_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_names_LDADD = libdevq.la $(CHECK_LIBS)
 endif
 
 # Tracker bookkeeping without a backend (internal API).

@@ -2,6 +2,7 @@
 libdevq_core_la_SOURCES += \
 	lib/signal/signal.c lib/signal/signal_wait.c lib/signal/signal_many.c lib/signal/signal_notify.c \
 	lib/signal/signal_shared.c lib/signal/signal_page.c lib/signal/signal_impl.h lib/signal/signal_int.h \
+	lib/signal/signal_name.c \
 	lib/signal/notifier.c lib/signal/notifier.h
 
 # Tests.  test_signal, test_signal_notify and test_signal_many reach

@@ -237,6 +237,11 @@ START_TEST(spec_errors_are_named)
     expect_error("fake:7", -ENODEV, "no device fake:7; fake has 2 devices (fake:0, fake:1)");
     expect_error("nosuch", -ENODEV, "unknown backend 'nosuch' (have: cpu, fake");
     expect_error("fkae:0", -ENODEV, "unknown backend 'fkae'; did you mean 'fake'? (have: cpu, fake");
+    /* A backend devq knows whose plugin is not on the path (only the
+     * fake one is): not installed, never "did you mean" the same name. */
+    expect_error("cuda", -ENODEV, "backend 'cuda' is not installed (have: cpu, fake");
+    ck_assert_msg(strstr(devq_errmsg(), "no devq-cuda.so was found in DEVQ_PLUGIN_PATH") &&
+                  !strstr(devq_errmsg(), "did you mean"), "%s", devq_errmsg());
 }
 END_TEST
 

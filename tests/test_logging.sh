@@ -6,12 +6,12 @@ b=${top_builddir:-.}
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 DEVQ_LOG=basic DEVQ_LOG_FILE=$log "$b/examples/hello" >/dev/null
-grep -q "stream 1 waits on stream 0 @1 for s[0-9]*>=1" "$log" || { echo "no inserted-wait line:"; cat "$log"; exit 1; }
+grep -q "queue #2 waits on queue #1 @1 for signal #1 >= 1 (stream 1 on stream 0)" "$log" || { echo "no inserted-wait line:"; cat "$log"; exit 1; }
 grep -q "closed: batches 2 submitted, 2 completed" "$log" || { echo "no close summary:"; cat "$log"; exit 1; }
 if grep -q "binds buffer" "$log"; then echo "basic logged full-level lines"; exit 1; fi
 : > "$log"
 DEVQ_LOG=full DEVQ_LOG_FILE=$log "$b/examples/hello" >/dev/null
-grep -q "binds buffer .* read-write" "$log" || { echo "no binding decision at full:"; cat "$log"; exit 1; }
+grep -q "binds buffer #[0-9]* (tag [0-9]*, .*) read-write" "$log" || { echo "no binding decision at full:"; cat "$log"; exit 1; }
 : > "$log"
 "$b/examples/hello" >/dev/null 2>"$log"
 [ ! -s "$log" ] || { echo "devq printed without DEVQ_LOG:"; cat "$log"; exit 1; }

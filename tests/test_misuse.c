@@ -295,8 +295,8 @@ static void t_signal_wait(void)
     EXPECT_ERR(devq_signal_wait(NULL, 1, 0), -EINVAL, "devq_signal_wait");
     EXPECT_ERR(devq_signal_wait(G(devq_signal), 1, 0), -EINVAL, "devq_signal_wait");
     /* Timeouts name the signal (the argument), not the function. */
-    EXPECT_ERR(devq_signal_wait(sig, 1, 0), -ETIMEDOUT, "signal s");
-    EXPECT_ERR(devq_signal_wait(sig, UINT64_MAX, 1000), -ETIMEDOUT, "signal s");
+    EXPECT_ERR(devq_signal_wait(sig, 1, 0), -ETIMEDOUT, "signal #");
+    EXPECT_ERR(devq_signal_wait(sig, UINT64_MAX, 1000), -ETIMEDOUT, "signal #");
 }
 
 static void t_signal_wait_many(void)
@@ -459,6 +459,30 @@ static void t_buffer_status(void)
     EXPECT_ERR(devq_buffer_status(NULL), -EINVAL, "devq_buffer_status");
     EXPECT_ERR(devq_buffer_status(G(devq_buffer)), -EINVAL, "devq_buffer_status");
     ck_assert_int_eq(devq_buffer_status(b0), 0);
+}
+
+/* One body for the four set_name functions: the checks are shared. */
+#define SET_NAME_ROW(fn, type, good)                                                     \
+    do {                                                                                 \
+        char long_name[DEVQ_NAME_MAX + 2];                                               \
+        memset(long_name, 'x', sizeof long_name - 1);                                    \
+        long_name[sizeof long_name - 1] = 0;                                             \
+        EXPECT_ERR(fn(NULL, "x"), -EINVAL, #fn);                                         \
+        EXPECT_ERR(fn(G(type), "x"), -EINVAL, #fn);                                      \
+        EXPECT_ERR(fn(good, long_name), -EINVAL, "longer than 63 bytes");                \
+        EXPECT_ERR(fn(good, "two\nlines"), -EINVAL, "control character");                \
+        long_name[DEVQ_NAME_MAX] = 0;                                                    \
+        ck_assert_int_eq(fn(good, long_name), 0);       /* exactly the limit */          \
+        ck_assert_int_eq(fn(good, NULL), 0);                                             \
+        ck_assert_int_eq(fn(good, ""), 0);                                               \
+    } while (0)
+
+static void t_set_name(void)
+{
+    SET_NAME_ROW(devq_signal_set_name, devq_signal, sig);
+    SET_NAME_ROW(devq_queue_set_name, devq_queue, q0);
+    SET_NAME_ROW(devq_buffer_set_name, devq_buffer, b0);
+    SET_NAME_ROW(devq_kernel_set_name, devq_kernel, k0);
 }
 
 static void t_mem_stats_get(void)
@@ -671,7 +695,7 @@ static void t_queue_finish(void)
     ck_assert_int_eq(devq_queue_submit(q0), 0);
     /* The timeout names the queue and what its batch waits for. */
     EXPECT_ERR(devq_queue_finish(q0, 0), -ETIMEDOUT, "queue");
-    EXPECT_ERR(devq_queue_finish(q0, 1000), -ETIMEDOUT, "waits s");
+    EXPECT_ERR(devq_queue_finish(q0, 1000), -ETIMEDOUT, "waits for signal #");
     ck_assert_int_eq(devq_signal_set(gate, 1), 0);
     ck_assert_int_eq(devq_queue_finish(q0, DEVQ_TIMEOUT_INFINITE), 0);
     devq_signal_destroy(gate);
@@ -1039,6 +1063,10 @@ static const struct row rows[] = {
     { "devq_queue_broadcast", t_channel_ops },
     { "devq_queue_send", t_channel_ops },
     { "devq_queue_recv", t_channel_ops },
+    { "devq_signal_set_name", t_set_name },
+    { "devq_queue_set_name", t_set_name },
+    { "devq_buffer_set_name", t_set_name },
+    { "devq_kernel_set_name", t_set_name },
     { "devq_mem_stats_get", t_mem_stats_get },
     { "devq_mem_reap", t_mem_reap },
     { "devq_kernel_load", t_kernel_load },

@@ -81,8 +81,7 @@ START_TEST(fail_rules)
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create(7, &s), 0);
     char want[128];
-    snprintf(want, sizeof want, "devq_signal_fail(-EIO) called on signal s%llu",
-             (unsigned long long)devq__signal_id(s));
+    snprintf(want, sizeof want, "devq_signal_fail(-EIO) called on %s", devq__signal_label(s).s);
     ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);
     ck_assert_int_eq(devq_signal_status(s), -EIO);
     ck_assert_str_eq(devq__signal_cause(s), want);
@@ -117,8 +116,7 @@ START_TEST(timeouts)
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create(7, &s), 0);
     char want[128];
-    snprintf(want, sizeof want, "signal s%llu: timed out waiting for 10, value is 7",
-             (unsigned long long)devq__signal_id(s));
+    snprintf(want, sizeof want, "%s: timed out waiting for 10, value is 7", devq__signal_label(s).s);
     /* 0 polls. */
     uint64_t t0 = check_now_ns();
     ck_assert_int_eq(devq_signal_wait(s, 10, 0), -ETIMEDOUT);

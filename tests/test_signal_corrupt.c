@@ -80,7 +80,7 @@ static void assert_corrupt(int r, devq_signal *s, const char *what, const char *
 {
     ck_assert_msg(r == -EBADMSG, "%s returned %d (%s), not -EBADMSG", call, r, devq_errmsg());
     char head[96];
-    snprintf(head, sizeof head, "shared signal s");
+    snprintf(head, sizeof head, "shared signal #");
     const char *m = devq_errmsg();
     ck_assert_msg(strstr(m, head) && strstr(m, CORRUPT), "%s: message \"%s\"", call, m);
     if (what)

@@ -55,8 +55,8 @@ START_TEST(all_mode)
     ck_assert_int_eq(devq_signal_set(s[2], 3), 0);
     ck_assert_int_eq(devq_signal_wait_many(s, v, 3, DEVQ_WAIT_ALL, 0, NULL), -ETIMEDOUT);
     char want[200];
-    snprintf(want, sizeof want, "devq_signal_wait_many: timed out (ALL of 3): signal s%llu "
-             "(index 1) is at 0, waiting for 2", (unsigned long long)devq__signal_id(s[1]));
+    snprintf(want, sizeof want, "devq_signal_wait_many: timed out (ALL of 3): %s "
+             "(index 1) is at 0, waiting for 2", devq__signal_label(s[1]).s);
     ck_assert_str_eq(devq_errmsg(), want);
     ck_assert_int_eq(devq_signal_wait_many(s, v, 3, DEVQ_WAIT_ALL, 10 * MS, NULL), -ETIMEDOUT);
     /* Woken when the last one arrives. */

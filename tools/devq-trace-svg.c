@@ -42,10 +42,12 @@ static int field_str(const char *line, const char *key, char *out, size_t cap)
     if (!p)
         return 0;
     p += strlen(pat);
+    /* JSON escapes: names may hold quotes (`queue "loader" (#2)`). */
     size_t n = 0;
-    while (p[n] && p[n] != '"' && n + 1 < cap) {
-        out[n] = p[n];
-        n++;
+    for (; *p && *p != '"' && n + 1 < cap; p++) {
+        if (*p == '\\' && p[1])
+            p++;
+        out[n++] = *p;
     }
     out[n] = 0;
     return 1;

@@ -103,6 +103,18 @@ DEVQ_API int      devq_signal_create_shared(uint64_t initial, devq_signal **out)
 DEVQ_API int      devq_signal_export_fd(devq_signal *s, int *fd);       /* shared signals only */
 DEVQ_API int      devq_signal_import_fd(int fd, devq_signal **out);
 
+/* ---- names (devq(7) NAMES) ----
+ * Every message, DEVQ_LOG line and DEVQ_TRACE track names an object as
+ * `signal #3` (numbered per process in creation order of the caller's
+ * objects) or, once named, `signal "grads" (#3)`.  The name is copied;
+ * NULL or "" clears it; longer than DEVQ_NAME_MAX bytes or holding a
+ * control character is -EINVAL.  Safe while other threads use the object. */
+#define DEVQ_NAME_MAX 63
+DEVQ_API int devq_signal_set_name(devq_signal *s, const char *name);
+DEVQ_API int devq_queue_set_name(devq_queue *q, const char *name);
+DEVQ_API int devq_buffer_set_name(devq_buffer *b, const char *name);
+DEVQ_API int devq_kernel_set_name(devq_kernel *k, const char *name);
+
 /* ---- memory ---- */
 enum devq_access { DEVQ_READ = 1, DEVQ_WRITE = 2, DEVQ_READ_WRITE = 3 };
 DEVQ_API int    devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q /* NULL: synchronous */,

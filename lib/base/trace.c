@@ -111,13 +111,16 @@ static double us(uint64_t ns)
     return ns > t0 ? (double)(ns - t0) / 1000.0 : 0.0;
 }
 
-/* JSON-safe copy of a name (names come from kernels and backends). */
+/* JSON-safe copy of a name (names come from users, kernels and
+ * backends): quotes and backslashes escaped, anything unprintable '_'. */
 static void clean(char *out, size_t cap_, const char *in)
 {
     size_t j = 0;
-    for (size_t i = 0; in && in[i] && j + 1 < cap_; i++) {
+    for (size_t i = 0; in && in[i] && j + 2 < cap_; i++) {
         unsigned char c = (unsigned char)in[i];
-        out[j++] = (c < 0x20 || c == '"' || c == '\\' || c >= 0x7f) ? '_' : (char)c;
+        if (c == '"' || c == '\\')
+            out[j++] = '\\';
+        out[j++] = (c < 0x20 || c >= 0x7f) ? '_' : (char)c;
     }
     out[j] = 0;
 }
@@ -141,13 +144,14 @@ void devq__trace_device(struct devq_device *dev)
          pid_of(dev), dev->info.backend, dev->info.ordinal, name);
 }
 
-void devq__trace_queue(struct devq_queue *q)
+void devq__trace_track(const struct devq_device *dev, uint32_t track, const char *name)
 {
     if (!devq__trace_on())
         return;
-    emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"queue %u (%s, stream %u)\"}},",
-         pid_of(q->dev), q->number, q->number, q->desc.kind == DEVQ_QUEUE_COPY ? "copy" : "compute",
-         q->stream.id);
+    char n[224];
+    clean(n, sizeof n, name);
+    emit("{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":%u,\"args\":{\"name\":\"%s\"}},",
+         pid_of(dev), track, n);
 }
 
 void devq__trace_slice(const struct devq_queue *q, const char *name, const char *arg_name, uint64_t arg,
@@ -157,11 +161,11 @@ void devq__trace_slice(const struct devq_queue *q, const char *name, const char 
     clean(n, sizeof n, name);
     if (arg_name)
         emit("{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"op\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"%s\":%llu}},",
-             n, pid_of(q->dev), q->number, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0,
+             n, pid_of(q->dev), q->name.number, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0,
              arg_name, (unsigned long long)arg);
     else
         emit("{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"op\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f},", n,
-             pid_of(q->dev), q->number, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0);
+             pid_of(q->dev), q->name.number, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0);
 }
 
 uint64_t devq__trace_flow_id(void)

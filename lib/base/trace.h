@@ -21,7 +21,9 @@ int  devq__trace_config_error(void);
 uint64_t devq__trace_now(void);
 
 void devq__trace_device(struct devq_device *dev);
-void devq__trace_queue(struct devq_queue *q);
+/* Name a queue's track; again after a rename (the last name wins in
+ * Perfetto, chrome://tracing and devq-trace-svg). */
+void devq__trace_track(const struct devq_device *dev, uint32_t track, const char *name);
 /* A slice on a queue's track, [begin, end) in devq__trace_now() units. */
 void devq__trace_slice(const struct devq_queue *q, const char *name, const char *arg_name,
                        uint64_t arg, uint64_t begin, uint64_t end);

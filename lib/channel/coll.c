@@ -324,9 +324,9 @@ static int check_range(devq_queue *q, devq_channel *ch, devq_buffer *b, size_t o
     if (r < 0)
         return r;
     if (b->dev != q->dev)
-        return devq__err(-EINVAL, "%s: %s buffer belongs to %s:%d but queue %u is on %s:%d", fn, what,
-                         b->dev->info.backend, b->dev->info.ordinal, q->number, q->dev->info.backend,
-                         q->dev->info.ordinal);
+        return devq__err(-EINVAL, "%s: %s %s belongs to %s:%d but %s is on %s:%d", fn, what,
+                         devq__buffer_label(b).s, b->dev->info.backend, b->dev->info.ordinal,
+                         devq__queue_label(q).s, q->dev->info.backend, q->dev->info.ordinal);
     (void)ch;
     size_t esz = dtype_size(type), bytes;
     if (count == 0)
@@ -334,7 +334,8 @@ static int check_range(devq_queue *q, devq_channel *ch, devq_buffer *b, size_t o
     if (__builtin_mul_overflow(count, esz, &bytes) || __builtin_mul_overflow(bytes, mult, &bytes) ||
         off > b->size || bytes > b->size - off)
         return devq__err(-EINVAL, "%s: %s range at offset %zu of %zu x %zu elements of %zu bytes does not fit "
-                         "the buffer of %zu bytes", fn, what, off, mult, count, esz, b->size);
+                         "%s, which has %zu bytes", fn, what, off, mult, count, esz, devq__buffer_label(b).s,
+                         b->size);
     return 0;
 }
 
@@ -364,10 +365,11 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
     int check_op = op->kind == DEVQ_ENG_ALL_REDUCE || op->kind == DEVQ_ENG_REDUCE_SCATTER;
     int peer_what = op->kind == DEVQ_ENG_BROADCAST ? 1 : op->kind == DEVQ_ENG_SEND || op->kind == DEVQ_ENG_RECV ? 2 : 0;
     if (ch->dev != q->dev)
-        return devq__record_commit(q, devq__err(-EINVAL, "%s: channel #%u was created on %s:%d but queue %u is on "
+        return devq__record_commit(q, devq__err(-EINVAL, "%s: channel #%u was created on %s:%d but %s is on "
                                                 "%s:%d; create a channel per device", fn, ch->number,
-                                                ch->dev->info.backend, ch->dev->info.ordinal, q->number,
-                                                q->dev->info.backend, q->dev->info.ordinal));
+                                                ch->dev->info.backend, ch->dev->info.ordinal,
+                                                devq__queue_label(q).s, q->dev->info.backend,
+                                                q->dev->info.ordinal));
     if ((r = check_type(op->type, fn)) < 0 || (check_op && (r = check_reduce(op->op, fn)) < 0))
         return devq__record_commit(q, r);
     if (peer_what && (r = check_peer(ch, op->peer, fn, peer_what == 1 ? "root" : "peer")) < 0)
@@ -419,7 +421,9 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
             co.span.rd_hi = co.span.wr_hi;
         }
     }
-    return devq__record_commit(q, devq__record_work(q, run_op, ch, &co, sizeof co, uses, n, &ch->obj, fn));
+    /* Only a write of the whole buffer clears a failure it holds (devq(7) FAILURES). */
+    int whole = dst && dst != src && dst_off == 0 && co.span.wr_hi - co.span.wr_lo >= dst->size;
+    return devq__record_commit(q, devq__record_work(q, run_op, ch, &co, sizeof co, uses, n, &ch->obj, whole, fn));
 }
 
 DEVQ_API int devq_queue_all_reduce(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t dst_off,

@@ -128,7 +128,7 @@ static void loaded_names(char *buf, size_t len)
 
 /* Backends devq ships, loaded or not: "cdua" means cuda even on a
  * machine without the cuda plugin, where "cpu" is the only loaded name. */
-static const char *const known_backends[] = { "cpu", "cuda", "hip" };
+static const char *const known_backends[] = { "cpu", "cuda", "hip", "vulkan" };
 
 static void consider(const char *name, const char *cand, const char **best, unsigned *best_d)
 {
@@ -194,6 +194,9 @@ static int unknown_backend(int err, const char *context, const char *name)
         snprintf(hint, sizeof hint, "; no devq-%s.so was found in DEVQ_PLUGIN_PATH or %.256s",
                  near, dir);
     }
+    if (near && !strcmp(near, name))   /* a backend devq knows, whose plugin is not here */
+        return devq__err(err, "%s: backend '%s' is not installed (have: %s)%s", context, name, have,
+                         hint);
     if (near)
         return devq__err(err, "%s: unknown backend '%s'; did you mean '%s'? (have: %s)%s", context,
                          name, near, have, hint);

@@ -36,13 +36,30 @@ static int flow_cb(void *arg, int status)
     return status;
 }
 
+/* Every stream is a queue's (queue.c). */
+static const struct devq_queue *queue_of(const struct devq_stream *st)
+{
+    return (const struct devq_queue *)((const char *)st - offsetof(struct devq_queue, stream));
+}
+
+/* DEVQ_LOG=basic: one line per wait the tracker inserted, naming both
+ * queues and what the wait is for (a buffer with its tag, a signal). */
+static void log_wait(struct devq_device *dev, const struct devq_stream *d, const struct devq_stream *s,
+                     uint64_t at, const char *how, const char *why)
+{
+    devq__log(DEVQ_LOG_BASIC, "%s:%d: %s waits on %s @%llu%s for %s (stream %u on stream %u)",
+              dev->info.backend, dev->info.ordinal, devq__queue_label(queue_of(d)).s,
+              devq__queue_label(queue_of(s)).s, (unsigned long long)at, how, why ? why : "a barrier",
+              d->id, s->id);
+}
+
 static struct flow *flow_new(struct devq_device *dev, struct devq_stream *st)
 {
     struct flow *f = malloc(sizeof *f);
     if (!f)
         return NULL;
-    const struct devq_queue *q = (const struct devq_queue *)((const char *)st - offsetof(struct devq_queue, stream));
-    *f = (struct flow){ .dev = dev, .track = q->number, .start = 1, .id = devq__trace_flow_id() };
+    const struct devq_queue *q = queue_of(st);
+    *f = (struct flow){ .dev = dev, .track = q->name.number, .start = 1, .id = devq__trace_flow_id() };
     return f;
 }
 
@@ -69,10 +86,7 @@ int devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, ui
             if (r == 0) {
                 *synced = s->cp[i].cursor;
                 if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-                    devq__log(DEVQ_LOG_BASIC, "%s:%d: stream %u waits on stream %u @%llu (checkpoint) for %s",
-                              dev->info.backend, dev->info.ordinal, dst, src,
-                              (unsigned long long)s->cp[i].cursor,
-                              why ? why : "a barrier");
+                    log_wait(dev, d, s, s->cp[i].cursor, " (checkpoint)", why);
             }
             return r;
         }
@@ -93,9 +107,6 @@ int devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, ui
         free(fe);
     devq__event_put(dev, e, 0);
     if (r == 0 && DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-        devq__log(DEVQ_LOG_BASIC, "%s:%d: stream %u waits on stream %u @%llu for %s",
-                  dev->info.backend, dev->info.ordinal, dst, src,
-                  (unsigned long long)devq__tracker_cursor(dev->tracker, src),
-                  why ? why : "a barrier");
+        log_wait(dev, d, s, devq__tracker_cursor(dev->tracker, src), "", why);
     return r;
 }

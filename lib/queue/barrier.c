@@ -58,7 +58,7 @@ DEVQ_API int devq_barrier(devq_queue *const *queues, size_t n)
             return r;
         for (size_t j = 0; j < i; j++)
             if (queues[j] == queues[i])
-                return devq__err(-EINVAL, "devq_barrier: queue %u is listed twice", queues[i]->number);
+                return devq__err(-EINVAL, "devq_barrier: %s is listed twice", devq__queue_label(queues[i]).s);
     }
     for (size_t i = 0; n > 1 && i < n; i++) {
         int r = push_deps(queues, n, i);

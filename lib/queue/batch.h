@@ -69,7 +69,7 @@ struct op {
         struct { void (*fn)(void *); void *arg; struct batch *owner; } host;
         struct devq_use align;
         struct devq_timestamp *ts;
-        struct { devq_work_fn run; const void *key; size_t off; struct batch *owner; } work;  /* data: bytes + off */
+        struct { devq_work_fn run; const void *key; size_t off; struct batch *owner; int whole; } work;  /* data: bytes + off; whole: its WRITE use covers the buffer */
     } u;
 };
 

@@ -5,9 +5,9 @@
  * before it.  For each op the walk checks the buffers it reads (one that
  * a failed writer left failed fails this op, with a chained cause) and
  * then sets the failure state of the buffers it writes: failed when the
- * op failed or was skipped, cleared when it ran and declared new
- * contents without reading the old ones (fill, write, copy destination,
- * exec WRITE).  Once the walk has failed, every later op of the batch is
+ * op failed or was skipped, cleared when it ran and declared the whole
+ * buffer new without reading the old contents (a fill, write or copy
+ * destination covering the buffer, exec WRITE).  Once the walk has failed, every later op of the batch is
  * failed too: its results are spoiled even on a backend that ran it.
  *
  * The walk runs only in the batch's callbacks, which run one at a time
@@ -38,7 +38,7 @@ void devq__batch_walk_fail(struct batch *b, int status)
     struct devq_queue *q = b->q;
     const char *detail = devq__errmsg_peek();
     char cause[DEVQ_CAUSE_MAX];
-    snprintf(cause, sizeof cause, "queue %u batch %llu on %s:%d failed: %s", q->number,
+    snprintf(cause, sizeof cause, "%s batch %llu on %s:%d failed: %s", devq__queue_label(q).s,
              (unsigned long long)b->seq, q->dev->info.backend, q->dev->info.ordinal,
              detail && *detail ? detail : strerror(-status));
     walk_fail(b, b->walked, status, cause);
@@ -58,23 +58,47 @@ static void check_read(struct batch *b, uint32_t at, devq_buffer *buf, enum devq
     int err = devq__buffer_failed(buf, cause, sizeof cause);
     if (!err)
         return;
-    char label[80], chained[DEVQ_CAUSE_MAX + 160];
-    snprintf(chained, sizeof chained, "queue %u batch %llu reads %s, which failed: %s", b->q->number,
-             (unsigned long long)b->seq, devq__buffer_label(buf, label, sizeof label), cause);
+    char chained[DEVQ_CAUSE_MAX + 2 * DEVQ_LABEL_MAX + 64];
+    snprintf(chained, sizeof chained, "%s batch %llu reads %s, which failed: %s", devq__queue_label(b->q).s,
+             (unsigned long long)b->seq, devq__buffer_label(buf).s, cause);
     char compact[DEVQ_CAUSE_MAX];
     devq__cause_compact(compact, sizeof compact, chained);
     walk_fail(b, at, err, compact);
 }
 
+/* Whether an op that ran declared the whole of buf new.  A fill, write
+ * or copy of part of a buffer leaves the rest as the failed writer left
+ * it, so clearing the failure there would hand stale bytes to the next
+ * reader as good data: only a range that covers the buffer clears.  An
+ * exec argument has no range: DEVQ_WRITE declares the whole buffer. */
+static int writes_whole(const struct op *o, const devq_buffer *buf)
+{
+    switch (o->kind) {
+    case OP_EXEC:
+        return 1;
+    case OP_COPY:
+        return o->u.copy.dst == buf && o->u.copy.dst_off == 0 && o->u.copy.n >= buf->size;
+    case OP_FILL:
+        return o->u.fill.off == 0 && o->u.fill.n >= buf->size;
+    case OP_WRITE:
+        return o->u.xfer.off == 0 && o->u.xfer.n >= buf->size;
+    case OP_WORK:
+        return o->u.work.whole;         /* the upper layer says (one WRITE use at most) */
+    default:
+        return 0;                      /* an op kind that does not say: keep the failure */
+    }
+}
+
 /* What an op wrote is failed if the walk failed, else cleared when the
- * op declared new contents without reading the old. */
-static void apply_write(struct batch *b, devq_buffer *buf, enum devq_access acc)
+ * op declared all of it new without reading the old. */
+static void apply_write(struct batch *b, const struct op *o, devq_buffer *buf, enum devq_access acc)
 {
     if (!(acc & DEVQ_WRITE))
         return;
     if (b->walk_err)
         devq__buffer_fail(buf, b->walk_err, b->walk_cause);
-    else if (acc == DEVQ_WRITE && !atomic_load_explicit(&b->inline_done, memory_order_acquire))
+    else if (acc == DEVQ_WRITE && !atomic_load_explicit(&b->inline_done, memory_order_acquire) &&
+             writes_whole(o, buf))
         devq__buffer_clear(buf);       /* new contents, declared by a writer that ran */
 }
 
@@ -83,8 +107,8 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
     uint64_t head = atomic_load(&b->q->cancel_after);
     if (!b->walk_err && b->seq > head) {
         char cause[DEVQ_CAUSE_MAX];
-        snprintf(cause, sizeof cause, "queue %u destroyed while batch %llu waited behind batch %llu's wait "
-                 "on the device", b->q->number, (unsigned long long)b->seq, (unsigned long long)head);
+        snprintf(cause, sizeof cause, "%s destroyed while batch %llu waited behind batch %llu's wait "
+                 "on the device", devq__queue_label(b->q).s, (unsigned long long)b->seq, (unsigned long long)head);
         walk_fail(b, b->walked, -ECANCELED, cause);
     }
     if (status)
@@ -107,7 +131,7 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
         for (uint32_t k = 0; k < o->nuses; k++)
             check_read(b, i, u[k].buf, u[k].access);
         for (uint32_t k = 0; k < o->nuses; k++)
-            apply_write(b, u[k].buf, u[k].access);
+            apply_write(b, o, u[k].buf, u[k].access);
     }
     if (upto > b->walked)
         b->walked = upto;

@@ -47,16 +47,15 @@ int devq__queue_blocker(struct devq_queue *q, struct devq_blocker *out)
 
 void devq__blocker_describe(const struct devq_blocker *b, char *buf, size_t cap)
 {
-    char label[80];
     if (b->hz.owner)
-        snprintf(buf, cap, "batch %llu %s %s after queue %u batch %llu, which is deferred",
+        snprintf(buf, cap, "batch %llu %s %s after %s batch %llu, which is deferred",
                  (unsigned long long)b->seq, b->hz.mine & DEVQ_WRITE ? "writes" : "reads",
-                 devq__buffer_label(b->hz.buf, label, sizeof label), b->hz.owner->q->number,
+                 devq__buffer_label(b->hz.buf).s, devq__queue_label(b->hz.owner->q).s,
                  (unsigned long long)b->hz.owner->seq);
     else if (b->behind)
-        snprintf(buf, cap, "it is ordered after queue %u, which waits on the device", b->behind->number);
+        snprintf(buf, cap, "it is ordered after %s, which waits on the device", devq__queue_label(b->behind).s);
     else
-        snprintf(buf, cap, "batch %llu waits s%llu>=%llu%s (value %llu)", (unsigned long long)b->seq,
-                 (unsigned long long)devq__signal_id(b->s), (unsigned long long)b->v,
+        snprintf(buf, cap, "batch %llu waits for %s >= %llu%s (value %llu)", (unsigned long long)b->seq,
+                 devq__signal_label(b->s).s, (unsigned long long)b->v,
                  b->on_device ? " on the device" : "", (unsigned long long)devq_signal_value(b->s));
 }

@@ -27,7 +27,7 @@ int devq__buffer_check(const devq_buffer *b, const char *fn)
     if (b->obj.magic != DEVQ_MAGIC_BUFFER)
         return devq__err(-EINVAL, "%s: %p is not a live buffer", fn, (const void *)b);
     if (b->freed)
-        return devq__err(-EINVAL, "%s: buffer %p was freed", fn, b->dptr);
+        return devq__err(-EINVAL, "%s: %s was freed", fn, devq__buffer_label(b).s);
     return 0;
 }
 
@@ -69,7 +69,7 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
     if (q && (r = devq__queue_check(q, fn)) < 0)
         return r;
     if (q && q->dev != dev)
-        return devq__err(-EINVAL, "%s: queue %u is on %s:%d, not on %s:%d", fn, q->number,
+        return devq__err(-EINVAL, "%s: %s is on %s:%d, not on %s:%d", fn, devq__queue_label(q).s,
                          q->dev->info.backend, q->dev->info.ordinal, dev->info.backend, dev->info.ordinal);
     if ((r = devq__device_lost_check(dev)) < 0)
         return r;
@@ -80,7 +80,6 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
     b->dev = dev;
     b->size = bytes;
     b->tag = tag;
-    b->number = devq__buffer_number_next();
     devq__tracker_buffer_init(&b->track);
     uint64_t t0 = q && devq__trace_on() ? devq__trace_now() : 0;   /* a slice on q's track */
     pthread_mutex_lock(&dev->lock);
@@ -97,6 +96,7 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
         free(b);
         return r;
     }
+    b->name.number = devq__name_number(DEVQ_NAME_BUFFER);   /* numbers only what the user got */
     devq__device_retain(dev);
     if (t0)
         devq__trace_slice(q, "alloc", "bytes", bytes, t0, devq__trace_now());
@@ -137,9 +137,9 @@ static int free_on(struct devq_device *dev, devq_buffer *b, struct devq_queue *f
     uint32_t sid = fq->stream.id;
     uint64_t t0 = devq__trace_on() ? devq__trace_now() : 0;
     devq__tracker_begin(dev->tracker, sid);
-    char why[96], label[80];
+    char why[DEVQ_LABEL_MAX + 16];
     if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-        snprintf(why, sizeof why, "the free of %s", devq__buffer_label(b, label, sizeof label));
+        snprintf(why, sizeof why, "the free of %s", devq__buffer_label(b).s);
     int r = devq__tracker_bind_why(dev->tracker, sid, &b->track, DEVQ_WRITE,
                                    DEVQ_LOG_ON(DEVQ_LOG_BASIC) ? why : NULL);
     *ordered = r >= 0;
@@ -172,16 +172,16 @@ static int free_fallback(struct devq_device *dev, devq_buffer *b, struct devq_qu
             r = free_on(dev, b, q, &ordered);
     }
     if (ordered) {
-        devq__log(DEVQ_LOG_BASIC, "%s:%d: the free of buffer %p could not be ordered on queue %u (%s); "
-                  "freed in order on another try", dev->info.backend, dev->info.ordinal, b->dptr,
-                  fq->number, why);
+        devq__log(DEVQ_LOG_BASIC, "%s:%d: the free of %s could not be ordered on %s (%s); "
+                  "freed in order on another try", dev->info.backend, dev->info.ordinal, devq__buffer_label(b).s,
+                  devq__queue_label(fq).s, why);
         return r;
     }
     if (devq__mem_device_lost(dev, r))
         return devq__mem_free(dev, b->dptr, b->size, NULL, b->tag);
-    devq__log(DEVQ_LOG_BASIC, "%s:%d: the free of buffer %p could not be ordered after its uses (%s); "
+    devq__log(DEVQ_LOG_BASIC, "%s:%d: the free of %s could not be ordered after its uses (%s); "
               "it is tried again when more work is issued, or by devq_mem_reap", dev->info.backend,
-              dev->info.ordinal, b->dptr, why);
+              dev->info.ordinal, devq__buffer_label(b).s, why);
     return 1;
 }
 
@@ -253,13 +253,13 @@ DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
         return r;
     struct devq_device *dev = b->dev;
     if (q && q->dev != dev)
-        return devq__err(-EINVAL, "%s: buffer belongs to %s:%d but queue %u is on %s:%d", fn,
-                         dev->info.backend, dev->info.ordinal, q->number, q->dev->info.backend,
+        return devq__err(-EINVAL, "%s: buffer belongs to %s:%d but %s is on %s:%d", fn,
+                         dev->info.backend, dev->info.ordinal, devq__queue_label(q).s, q->dev->info.backend,
                          q->dev->info.ordinal);
     pthread_mutex_lock(&dev->lock);
     if (b->freed) {
         pthread_mutex_unlock(&dev->lock);
-        return devq__err(-EINVAL, "%s: buffer %p was already freed", fn, b->dptr);
+        return devq__err(-EINVAL, "%s: %s was already freed", fn, devq__buffer_label(b).s);
     }
     b->freed = 1;
     b->free_q = q ? q : queue_of(dev, &b->alloc_use);
@@ -294,9 +294,17 @@ DEVQ_API int devq_buffer_status(const devq_buffer *b)
     int r = devq__buffer_check(b, "devq_buffer_status");
     if (r < 0)
         return r;
-    char cause[DEVQ_CAUSE_MAX], label[80];
+    char cause[DEVQ_CAUSE_MAX];
     int err = devq__buffer_failed(b, cause, sizeof cause);
     if (!err)
         return 0;
-    return devq__err(err, "%s failed: %s", devq__buffer_label(b, label, sizeof label), cause);
+    return devq__err(err, "%s failed: %s", devq__buffer_label(b).s, cause);
+}
+
+DEVQ_API int devq_buffer_set_name(devq_buffer *b, const char *name)
+{
+    int r = devq__buffer_check(b, "devq_buffer_set_name");
+    if (r < 0)
+        return r;
+    return devq__name_set(&b->name, DEVQ_NAME_BUFFER, "devq_buffer_set_name", name);
 }

@@ -11,6 +11,7 @@
 #include "device.h"
 #include "object.h"
 #include "tracker.h"
+#include "name.h"
 
 #define DEVQ_MAGIC_BUFFER 0x42554646u  /* "BUFF" */
 
@@ -23,7 +24,6 @@ struct devq_buffer {
     size_t size;
     void *dptr, *hptr;
     uint32_t tag;
-    uint32_t number;               /* "buffer #7": per process, creation order */
     /* The failure its last writer left (buffer_fail.c): 0 or a negative
      * errno; the cause under a striped lock, only while failed. */
     _Atomic int fail_err;
@@ -39,6 +39,7 @@ struct devq_buffer {
     struct devq_buffer *next_pending;
     struct devq_parked_use *parked;   /* uses by deferred batches (hazard.c) */
     uint32_t nparked, capparked;
+    struct devq_name name;         /* "buffer #7": per process, creation order (cold) */
 };
 
 /* buffer.c */
@@ -54,7 +55,8 @@ void devq__buffer_clear(devq_buffer *b);
 int  devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap);   /* 0 or the error */
 void devq__buffer_fail_fini(devq_buffer *b);
 int  devq__buffer_any_failed(void);        /* any buffer failed, process-wide */
-uint32_t devq__buffer_number_next(void);
-const char *devq__buffer_label(const devq_buffer *b, char *buf, size_t cap);
+/* How every message names b: `buffer #7 (tag 5, 64 KiB)`, named
+ * `buffer "w" (#7, tag 5, 64 KiB)` (name.h, devq(7) NAMES). */
+struct devq_label devq__buffer_label(const devq_buffer *b);
 
 #endif

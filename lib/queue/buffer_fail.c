@@ -34,8 +34,6 @@ static pthread_mutex_t *lock_of(const devq_buffer *b)
     return &stripe[(h ^ (h >> 5)) % STRIPES];
 }
 
-static _Atomic uint32_t buffer_numbers;
-
 /* Buffers failed right now, in the whole process.  While it is zero no
  * read can fail and no write has anything to clear, so a batch's walk
  * has nothing to do: the success path costs one load per callback.  A
@@ -48,12 +46,7 @@ int devq__buffer_any_failed(void)
     return atomic_load_explicit(&live_failed, memory_order_acquire) != 0;
 }
 
-uint32_t devq__buffer_number_next(void)
-{
-    return atomic_fetch_add_explicit(&buffer_numbers, 1, memory_order_relaxed) + 1;
-}
-
-const char *devq__buffer_label(const devq_buffer *b, char *buf, size_t cap)
+struct devq_label devq__buffer_label(const devq_buffer *b)
 {
     size_t n = b->size;
     const char *unit = "bytes";
@@ -64,8 +57,9 @@ const char *devq__buffer_label(const devq_buffer *b, char *buf, size_t cap)
         n >>= 10;
         unit = "KiB";
     }
-    snprintf(buf, cap, "buffer #%u (tag %u, %zu %s)", b->number, b->tag, n, unit);
-    return buf;
+    char detail[64];
+    snprintf(detail, sizeof detail, "tag %u, %zu %s", b->tag, n, unit);
+    return devq__name_label(&b->name, DEVQ_NAME_BUFFER, detail);
 }
 
 void devq__buffer_fail(devq_buffer *b, int err, const char *cause)

@@ -19,12 +19,12 @@
  * batch fails with a cause that keeps the signal's own. */
 static int wait_check(struct batch *b, devq_signal *s, uint64_t v)
 {
-    char why[DEVQ_CAUSE_MAX], cause[DEVQ_CAUSE_MAX + 96];
+    char why[DEVQ_CAUSE_MAX], cause[DEVQ_CAUSE_MAX + 2 * DEVQ_LABEL_MAX + 96];
     int st = devq__signal_wait_verdict(s, v, why, sizeof why);
     if (!st)
         return 0;
-    snprintf(cause, sizeof cause, "queue %u batch %llu waits s%llu>=%llu, which failed: %s", b->q->number,
-             (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s), (unsigned long long)v, why);
+    snprintf(cause, sizeof cause, "%s batch %llu waits for %s >= %llu, which failed: %s", devq__queue_label(b->q).s,
+             (unsigned long long)b->seq, devq__signal_label(s).s, (unsigned long long)v, why);
     char compact[DEVQ_CAUSE_MAX];
     devq__cause_compact(compact, sizeof compact, cause);
     devq__batch_walk_fail_cause(b, st, compact);
@@ -42,8 +42,8 @@ static int gate_check(struct gate_rec *g, int status)
         if (cancelled && !wait_check(b, devq__value_wait_slot_signal(g->slot[i]),
                                      devq__value_wait_slot_value(g->slot[i]))) {
             char cause[DEVQ_CAUSE_MAX];
-            snprintf(cause, sizeof cause, "queue %u destroyed while batch %llu waited on the device",
-                     b->q->number, (unsigned long long)b->seq);
+            snprintf(cause, sizeof cause, "%s destroyed while batch %llu waited on the device",
+                     devq__queue_label(b->q).s, (unsigned long long)b->seq);
             devq__batch_walk_fail_cause(b, cancelled, cause);
         }
         if (b->walk_err)
@@ -162,9 +162,12 @@ void devq__trace_batch(struct batch *b)
             }
         const struct op *o = &b->ops[i];
         switch (o->kind) {
-        case OP_EXEC:
-            devq__trace_slice(b->q, o->u.exec.k->name, "batch", b->seq, b->marks[i], end);
+        case OP_EXEC: {
+            char name[DEVQ_NAME_MAX + 1];
+            devq__kernel_slice_name(o->u.exec.k, name, sizeof name);
+            devq__trace_slice(b->q, name, "batch", b->seq, b->marks[i], end);
             break;
+        }
         case OP_COPY:
             devq__trace_slice(b->q, "copy", "bytes", o->u.copy.n, b->marks[i], end);
             break;
@@ -280,7 +283,7 @@ void devq__batch_unref(struct batch *b)
 void devq__complete_inline(struct batch *b, int err)
 {
     if (!b->cause[0])
-        snprintf(b->cause, sizeof b->cause, "queue %u batch %llu: %s", b->q->number,
+        snprintf(b->cause, sizeof b->cause, "%s batch %llu: %s", devq__queue_label(b->q).s,
                  (unsigned long long)b->seq, devq_errmsg());
     if (!b->forced_error) {
         b->forced_error = err;

@@ -79,7 +79,7 @@ static uint64_t cycle_id(const struct step *path, int from, int n)
 {
     uint64_t id = (uint64_t)(n - from);
     for (int i = from; i < n; i++) {
-        uint64_t h = ((uint64_t)path[i].q->number << 40) ^ path[i].why.seq ^ (path[i].why.cursor << 20);
+        uint64_t h = ((uint64_t)path[i].q->name.number << 40) ^ path[i].why.seq ^ (path[i].why.cursor << 20);
         h *= 0x9e3779b97f4a7c15ull;
         id ^= h ^ (h >> 29);
     }
@@ -103,27 +103,27 @@ int devq__cycle_check(struct devq_queue *q, char *msg, size_t cap)
     size_t off = (size_t)snprintf(msg, cap, loop_at ? "stuck behind a wait cycle:" : "wait cycle:");
     for (int i = 0; i < n && off < cap; i++) {
         const struct step *st = &path[i];
-        char by[64];
+        char by[DEVQ_LABEL_MAX + 32];
         if (st->why.hz.owner) {
-            off += (size_t)snprintf(msg + off, cap - off, "%s queue %u batch %llu %s buffer %p after queue %u batch %llu",
-                                    i ? ", which" : "", st->q->number, (unsigned long long)st->why.seq,
-                                    st->why.hz.mine & DEVQ_WRITE ? "writes" : "reads", st->why.hz.buf->dptr,
-                                    st->why.hz.owner->q->number, (unsigned long long)st->why.hz.owner->seq);
+            off += (size_t)snprintf(msg + off, cap - off, "%s %s batch %llu %s %s after %s batch %llu",
+                                    i ? ", which" : "", devq__queue_label(st->q).s, (unsigned long long)st->why.seq,
+                                    st->why.hz.mine & DEVQ_WRITE ? "writes" : "reads", devq__buffer_label(st->why.hz.buf).s,
+                                    devq__queue_label(st->why.hz.owner->q).s, (unsigned long long)st->why.hz.owner->seq);
             continue;
         }
         if (st->why.behind) {
-            off += (size_t)snprintf(msg + off, cap - off, "%s queue %u is ordered after queue %u",
-                                    i ? ", which" : "", st->q->number, st->why.behind->number);
+            off += (size_t)snprintf(msg + off, cap - off, "%s %s is ordered after %s",
+                                    i ? ", which" : "", devq__queue_label(st->q).s, devq__queue_label(st->why.behind).s);
             continue;
         }
         if (st->producer_seq)
-            snprintf(by, sizeof by, "queue %u batch %llu", path[i + 1].q->number,
+            snprintf(by, sizeof by, "%s batch %llu", devq__queue_label(path[i + 1].q).s,
                      (unsigned long long)st->producer_seq);
         else
-            snprintf(by, sizeof by, "queue %u", path[i + 1].q->number);
-        off += (size_t)snprintf(msg + off, cap - off, "%s queue %u batch %llu waits s%llu>=%llu%s, signalled by %s",
-                                i ? ", which" : "", st->q->number, (unsigned long long)st->why.seq,
-                                (unsigned long long)devq__signal_id(st->why.s), (unsigned long long)st->why.v,
+            snprintf(by, sizeof by, "%s", devq__queue_label(path[i + 1].q).s);
+        off += (size_t)snprintf(msg + off, cap - off, "%s %s batch %llu waits for %s >= %llu%s, signalled by %s",
+                                i ? ", which" : "", devq__queue_label(st->q).s, (unsigned long long)st->why.seq,
+                                devq__signal_label(st->why.s).s, (unsigned long long)st->why.v,
                                 st->why.on_device ? " (on the device)" : "", by);
     }
     return n;

@@ -27,9 +27,9 @@ static int defer(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t
     if (r < 0)
         return r;
     if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-        devq__log(DEVQ_LOG_BASIC, "%s:%d: queue %u batch %llu deferred: waits s%llu>=%llu (value %llu)",
-                  q->dev->info.backend, q->dev->info.ordinal, q->number, (unsigned long long)b->seq,
-                  (unsigned long long)devq__signal_id(s), (unsigned long long)v,
+        devq__log(DEVQ_LOG_BASIC, "%s:%d: %s batch %llu deferred: waits for %s >= %llu (value %llu)",
+                  q->dev->info.backend, q->dev->info.ordinal, devq__queue_label(q).s, (unsigned long long)b->seq,
+                  devq__signal_label(s).s, (unsigned long long)v,
                   (unsigned long long)devq_signal_value(s));
     return 0;
 }
@@ -42,10 +42,10 @@ static int defer_hazard(struct devq_queue *q, struct batch *b)
     b->hazard_wait = 1;
     atomic_fetch_add(&q->dev->stats.batches_deferred, 1);
     if (DEVQ_LOG_ON(DEVQ_LOG_BASIC) && devq__hazard_blocker(b, &hz))
-        devq__log(DEVQ_LOG_BASIC, "%s:%d: queue %u batch %llu deferred: %s buffer %p after queue %u batch %llu "
-                  "(submitted earlier, deferred)", q->dev->info.backend, q->dev->info.ordinal, q->number,
-                  (unsigned long long)b->seq, hz.mine & DEVQ_WRITE ? "writes" : "reads", hz.buf->dptr,
-                  hz.owner->q->number, (unsigned long long)hz.owner->seq);
+        devq__log(DEVQ_LOG_BASIC, "%s:%d: %s batch %llu deferred: %s %s after %s batch %llu "
+                  "(submitted earlier, deferred)", q->dev->info.backend, q->dev->info.ordinal, devq__queue_label(q).s,
+                  (unsigned long long)b->seq, hz.mine & DEVQ_WRITE ? "writes" : "reads", devq__buffer_label(hz.buf).s,
+                  devq__queue_label(hz.owner->q).s, (unsigned long long)hz.owner->seq);
     return 0;
 }
 
@@ -57,7 +57,7 @@ static int park(struct devq_queue *q, struct batch *b)
     const struct op *w = &b->ops[b->park_at];
     int r = devq__hazard_park(b);
     if (r < 0) {
-        devq__batch_force(b, r, "queue %u batch %llu: cannot defer: %s", q->number, (unsigned long long)b->seq,
+        devq__batch_force(b, r, "%s batch %llu: cannot defer: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
                           devq_errmsg());
         return r;
     }
@@ -65,8 +65,8 @@ static int park(struct devq_queue *q, struct batch *b)
         return defer_hazard(q, b);     /* the conflict was found at w */
     if ((r = defer(q, b, w->u.sig.s, w->u.sig.v)) == 0)
         return 0;
-    devq__batch_force(b, r, "queue %u batch %llu: cannot wait for s%llu>=%llu: %s", q->number,
-                      (unsigned long long)b->seq, (unsigned long long)devq__signal_id(w->u.sig.s),
+    devq__batch_force(b, r, "%s batch %llu: cannot wait for %s >= %llu: %s", devq__queue_label(q).s,
+                      (unsigned long long)b->seq, devq__signal_label(w->u.sig.s).s,
                       (unsigned long long)w->u.sig.v, devq_errmsg());
     return r;
 }
@@ -101,7 +101,7 @@ static int drain_one(struct devq_queue *q)
         b->next = NULL;
         /* A destroyed queue runs nothing that was still deferred. */
         if (q->destroying && !b->forced_error && b->next_op == 0)
-            devq__batch_force(b, -ECANCELED, "queue %u destroyed while batch %llu was deferred", q->number,
+            devq__batch_force(b, -ECANCELED, "%s destroyed while batch %llu was deferred", devq__queue_label(q).s,
                   (unsigned long long)b->seq);
         if (issue_or_park(q, b) == ISSUE_DEFERRED) {
             b->next = q->deferred;
@@ -159,7 +159,7 @@ int devq__submit_locked(struct devq_queue *q, struct batch *b)
          * batches submitted after this one. */
         int r = devq__hazard_park(b);
         if (r < 0)
-            devq__batch_force(b, r, "queue %u batch %llu: cannot defer: %s", q->number, (unsigned long long)b->seq,
+            devq__batch_force(b, r, "%s batch %llu: cannot defer: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
                   devq_errmsg());
         q->deferred_tail->next = b;
         q->deferred_tail = b;
@@ -202,12 +202,12 @@ static void resume_cb(void *arg, int status)
         char why[DEVQ_CAUSE_MAX];
         int st = devq__signal_wait_verdict(b->blocked_on, b->blocked_value, why, sizeof why);
         if (st)
-            devq__batch_force(b, st, "queue %u batch %llu waits s%llu>=%llu, which failed: %s", q->number,
-                  (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
+            devq__batch_force(b, st, "%s batch %llu waits for %s >= %llu, which failed: %s", devq__queue_label(q).s,
+                  (unsigned long long)b->seq, devq__signal_label(b->blocked_on).s,
                   (unsigned long long)b->blocked_value, why);
         else
-            devq__batch_force(b, status, "queue %u destroyed while batch %llu waited for s%llu>=%llu", q->number,
-                  (unsigned long long)b->seq, (unsigned long long)devq__signal_id(b->blocked_on),
+            devq__batch_force(b, status, "%s destroyed while batch %llu waited for %s >= %llu", devq__queue_label(q).s,
+                  (unsigned long long)b->seq, devq__signal_label(b->blocked_on).s,
                   (unsigned long long)b->blocked_value);
     }
     b->blocked_on = NULL;

@@ -34,12 +34,16 @@ static int gate_push(struct batch *b, devq_signal *s, uint64_t v)
 
 static int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, enum devq_access acc)
 {
-    char why[80];
-    int r = devq__tracker_bind_why(dev->tracker, sid, &b->track, acc,
-                                   DEVQ_LOG_ON(DEVQ_LOG_BASIC) ? devq__buffer_label(b, why, sizeof why) : NULL);
+    struct devq_label why;
+    const char *w = NULL;
+    if (DEVQ_LOG_ON(DEVQ_LOG_BASIC)) {
+        why = devq__buffer_label(b);
+        w = why.s;
+    }
+    int r = devq__tracker_bind_why(dev->tracker, sid, &b->track, acc, w);
     if (r >= 0 && DEVQ_LOG_ON(DEVQ_LOG_FULL))
-        devq__log(DEVQ_LOG_FULL, "%s:%d: stream %u binds buffer %p %s: %d wait(s)",
-                  dev->info.backend, dev->info.ordinal, sid, b->dptr,
+        devq__log(DEVQ_LOG_FULL, "%s:%d: stream %u binds %s %s: %d wait(s)",
+                  dev->info.backend, dev->info.ordinal, sid, w ? w : devq__buffer_label(b).s,
                   acc == DEVQ_READ ? "read" : acc == DEVQ_WRITE ? "write" : "read-write", r);
     return r;
 }
@@ -236,10 +240,9 @@ static enum resolved resolve_hazard(struct devq_queue *q, struct batch *b, const
         return GO_ON;
     if (!q->destroying)
         return STOP_PARK;
-    char label[80];
-    devq__batch_force(b, -ECANCELED, "queue %u destroyed while batch %llu waited for queue %u batch %llu (%s)",
-                      q->number, (unsigned long long)b->seq, hz.owner->q->number,
-                      (unsigned long long)hz.owner->seq, devq__buffer_label(hz.buf, label, sizeof label));
+    devq__batch_force(b, -ECANCELED, "%s destroyed while batch %llu waited for %s batch %llu (%s)",
+                      devq__queue_label(q).s, (unsigned long long)b->seq, devq__queue_label(hz.owner->q).s,
+                      (unsigned long long)hz.owner->seq, devq__buffer_label(hz.buf).s);
     return STOP_FORCED;
 }
 
@@ -250,7 +253,7 @@ static enum resolved resolve_align(struct devq_queue *q, struct batch *b, const 
     int r = devq__tracker_require(q->dev->tracker, q->stream.id, &o->u.align);
     if (r >= 0)
         return GO_ON;
-    devq__batch_force(b, r, "queue %u batch %llu: barrier: %s", q->number, (unsigned long long)b->seq,
+    devq__batch_force(b, r, "%s batch %llu: barrier: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
                       devq_errmsg());
     return STOP_FORCED;
 }
@@ -266,9 +269,9 @@ static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, 
     char why[DEVQ_CAUSE_MAX], dn[48];
     int st = devq__signal_wait_verdict(s, v, why, sizeof why);
     if (st) {
-        devq__batch_force(b, st, "queue %u batch %llu on %s waits s%llu>=%llu, which failed: %s", q->number,
+        devq__batch_force(b, st, "%s batch %llu on %s waits for %s >= %llu, which failed: %s", devq__queue_label(q).s,
                           (unsigned long long)b->seq, dev_name(dev, dn, sizeof dn),
-                          (unsigned long long)devq__signal_id(s), (unsigned long long)v, why);
+                          devq__signal_label(s).s, (unsigned long long)v, why);
         return STOP_FORCED;
     }
     if (devq_signal_value(s) >= v) {
@@ -278,15 +281,15 @@ static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, 
     struct devq_use u;
     if (devq__tracker_producer_find(dev->tracker, s, v, &u)) {
         begin_unit(q, began);
-        char for_what[48];
+        char for_what[DEVQ_LABEL_MAX + 24];
         if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-            snprintf(for_what, sizeof for_what, "s%llu>=%llu", (unsigned long long)devq__signal_id(s),
+            snprintf(for_what, sizeof for_what, "%s >= %llu", devq__signal_label(s).s,
                      (unsigned long long)v);
         int r = devq__tracker_require_why(dev->tracker, q->stream.id, &u,
                                           DEVQ_LOG_ON(DEVQ_LOG_BASIC) ? for_what : NULL);
         if (r < 0 || (r = gate_push(b, s, v)) < 0) {
-            devq__batch_force(b, r, "queue %u batch %llu: ordering after s%llu>=%llu failed: %s", q->number,
-                              (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
+            devq__batch_force(b, r, "%s batch %llu: ordering after %s >= %llu failed: %s", devq__queue_label(q).s,
+                              (unsigned long long)b->seq, devq__signal_label(s).s,
                               (unsigned long long)v, devq_errmsg());
             return STOP_FORCED;
         }
@@ -297,8 +300,8 @@ static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, 
         return GO_ON;
     }
     if (q->destroying) {
-        devq__batch_force(b, -ECANCELED, "queue %u destroyed while batch %llu waited for s%llu>=%llu",
-                          q->number, (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
+        devq__batch_force(b, -ECANCELED, "%s destroyed while batch %llu waited for %s >= %llu",
+                          devq__queue_label(q).s, (unsigned long long)b->seq, devq__signal_label(s).s,
                           (unsigned long long)v);
         return STOP_FORCED;
     }
@@ -317,8 +320,8 @@ static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, 
     }
     if (nr == 0)
         return STOP_PARK;          /* no slot: bridge through the host after all */
-    devq__batch_force(b, nr < 0 ? nr : -ENOMEM, "queue %u batch %llu: device wait for s%llu>=%llu failed: %s",
-                      q->number, (unsigned long long)b->seq, (unsigned long long)devq__signal_id(s),
+    devq__batch_force(b, nr < 0 ? nr : -ENOMEM, "%s batch %llu: device wait for %s >= %llu failed: %s",
+                      devq__queue_label(q).s, (unsigned long long)b->seq, devq__signal_label(s).s,
                       (unsigned long long)v, devq_errmsg());
     return STOP_FORCED;
 }
@@ -386,12 +389,12 @@ again:
     struct gate_rec *g = NULL;
     if (!b->forced_error && b->ngate && !(g = gate_snapshot(b))) {
         sync_err = -ENOMEM;
-        devq__batch_force(b, -ENOMEM, "queue %u batch %llu: out of memory", q->number, (unsigned long long)b->seq);
+        devq__batch_force(b, -ENOMEM, "%s batch %llu: out of memory", devq__queue_label(q).s, (unsigned long long)b->seq);
     }
     if (g && (r = enqueue_cb(ops, st, devq__gate_cb, g, b)) < 0) {
         free(g);
         sync_err = r;
-        devq__batch_force(b, r, "queue %u batch %llu: %s", q->number, (unsigned long long)b->seq, devq_errmsg());
+        devq__batch_force(b, r, "%s batch %llu: %s", devq__queue_label(q).s, (unsigned long long)b->seq, devq_errmsg());
     }
     if (devq__trace_on() && !b->forced_error && stop > b->next_op && trace_prepare(b) == 0)
         b->traced = 1;
@@ -402,7 +405,7 @@ again:
          * sits just before the op that needs it: ops before it (a
          * signal another queue waits for, say) do not wait too. */
         if (!b->forced_error && (r = bind_op(b, o)) < 0)
-            devq__batch_force(b, r, "queue %u batch %llu: ordering failed: %s", q->number,
+            devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
                   (unsigned long long)b->seq, devq_errmsg());
         else if (b->forced_error)
             bind_skipped(b, o, &began);
@@ -413,7 +416,7 @@ again:
                 devq__device_set_lost(dev, devq_errmsg());
             sync_err = r;
             char dn[48];
-            devq__batch_force(b, r, "queue %u batch %llu on %s: %s", q->number, (unsigned long long)b->seq,
+            devq__batch_force(b, r, "%s batch %llu on %s: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
                   dev_name(dev, dn, sizeof dn), devq_errmsg());
         }
         devq__op_issued(b, o);      /* its buffer uses are settled either way */

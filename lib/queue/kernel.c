@@ -54,9 +54,32 @@ DEVQ_API int devq_kernel_load(devq_device *dev, const void *image, size_t size, 
     devq__object_init(&k->obj, DEVQ_MAGIC_KERNEL, kernel_destroy);
     k->dev = dev;
     snprintf(k->name, sizeof k->name, "%s", entry);
+    k->label_name.number = devq__name_number(DEVQ_NAME_KERNEL);
     devq__device_retain(dev);
     *out = k;
     return 0;
+}
+
+struct devq_label devq__kernel_label(const devq_kernel *k)
+{
+    char detail[80];
+    snprintf(detail, sizeof detail, "entry %s", k->name);
+    return devq__name_label(&k->label_name, DEVQ_NAME_KERNEL, detail);
+}
+
+void devq__kernel_slice_name(const devq_kernel *k, char *out, size_t cap)
+{
+    devq__name_get(&k->label_name, out, cap);
+    if (!out[0])
+        snprintf(out, cap, "%s", k->name);
+}
+
+DEVQ_API int devq_kernel_set_name(devq_kernel *k, const char *name)
+{
+    int r = devq__kernel_check(k, "devq_kernel_set_name");
+    if (r < 0)
+        return r;
+    return devq__name_set(&k->label_name, DEVQ_NAME_KERNEL, "devq_kernel_set_name", name);
 }
 
 DEVQ_API void devq_kernel_destroy(devq_kernel *k)

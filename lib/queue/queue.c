@@ -52,7 +52,7 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
     atomic_init(&q->cancel_after, UINT64_MAX);
     q->desc = d;
     pthread_mutex_init(&q->done_lock, NULL);
-    if ((r = devq_signal_create(0, &q->timeline)) < 0)
+    if ((r = devq__signal_create_internal(0, &q->timeline)) < 0)
         goto fail_sig;
     pthread_mutex_lock(&dev->lock);
     r = dev->ops->stream_create(dev->pl, &d, &q->stream.pl);
@@ -67,14 +67,14 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
         goto fail_stream;
     }
     q->stream.dev = dev;
-    q->number = ++dev->qs->queue_numbers;
+    q->name.number = devq__name_number(DEVQ_NAME_QUEUE);   /* per process, not per device */
     q->next = dev->qs->queues;
     dev->qs->queues = q;
     pthread_mutex_unlock(&dev->lock);
     devq__device_retain(dev);
-    devq__trace_queue(q);
-    devq__log(DEVQ_LOG_FULL, "%s:%d: queue %u created (%s, priority %d, stream %u)",
-              dev->info.backend, dev->info.ordinal, q->number,
+    devq__queue_trace_track(q);
+    devq__log(DEVQ_LOG_FULL, "%s:%d: %s created (%s, priority %d, stream %u)",
+              dev->info.backend, dev->info.ordinal, devq__queue_label(q).s,
               d.kind == DEVQ_QUEUE_COPY ? "copy" : "compute", d.priority, q->stream.id);
     *out = q;
     return 0;
@@ -86,14 +86,36 @@ fail_sig:
     return r;
 }
 
+/* DEVQ_TRACE: the queue's track, named like the queue in messages. */
+void devq__queue_trace_track(const struct devq_queue *q)
+{
+    if (!devq__trace_on())
+        return;
+    char detail[48];
+    snprintf(detail, sizeof detail, "%s, stream %u", q->desc.kind == DEVQ_QUEUE_COPY ? "copy" : "compute",
+             q->stream.id);
+    devq__trace_track(q->dev, q->name.number,
+                      devq__name_label(&q->name, DEVQ_NAME_QUEUE, detail).s);
+}
+
+DEVQ_API int devq_queue_set_name(devq_queue *q, const char *name)
+{
+    int r = devq__queue_check(q, "devq_queue_set_name");
+    if (r < 0)
+        return r;
+    if ((r = devq__name_set(&q->name, DEVQ_NAME_QUEUE, "devq_queue_set_name", name)) == 0)
+        devq__queue_trace_track(q);
+    return r;
+}
+
 /* Describe what a queue still has pending, for timeout messages. */
 static void describe_pending(struct devq_queue *q, char *msg, size_t cap)
 {
     struct devq_device *dev = q->dev;
     uint64_t done = devq_signal_value(q->timeline);
     uint64_t sub = atomic_load(&q->submitted);
-    int n = snprintf(msg, cap, "queue %u on %s:%d: %llu batch(es) unfinished",
-                     q->number, dev->info.backend, dev->info.ordinal, (unsigned long long)(sub - done));
+    int n = snprintf(msg, cap, "%s on %s:%d: %llu batch(es) unfinished",
+                     devq__queue_label(q).s, dev->info.backend, dev->info.ordinal, (unsigned long long)(sub - done));
     pthread_mutex_lock(&dev->lock);
     struct devq_blocker why;
     char what[DEVQ_CAUSE_MAX];
@@ -125,7 +147,7 @@ static int wait_stream_tail(struct devq_queue *q, uint64_t deadline)
                          : deadline > now ? deadline - now : 0;
         r = dev->ops->event_wait(e, timeout);
         if (r == -ETIMEDOUT)
-            r = devq__err(-ETIMEDOUT, "timed out: queue %u: the stream did not reach its tail", q->number);
+            r = devq__err(-ETIMEDOUT, "timed out: %s: the stream did not reach its tail", devq__queue_label(q).s);
     }
     devq__event_put(dev, e, 0);
     return r;
@@ -176,7 +198,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
      * would have signalled fails, so no waiter hangs on it. */
     if (q->open) {
         char cause[DEVQ_CAUSE_MAX];
-        snprintf(cause, sizeof cause, "queue %u destroyed with a batch that was never submitted", q->number);
+        snprintf(cause, sizeof cause, "%s destroyed with a batch that was never submitted", devq__queue_label(q).s);
         devq__batch_discard(q->open, -ECANCELED, cause);
         q->open = NULL;
     }

@@ -24,6 +24,7 @@
 #include "object.h"
 #include "stream.h"
 #include "tracker.h"
+#include "name.h"
 /* The queue layer's objects, each in its owner's header. */
 #include "batch.h"
 #include "buffer.h"
@@ -37,7 +38,6 @@
  * unless said otherwise. */
 struct devq_queue_state {
     struct devq_queue *queues;            /* list of live queues */
-    uint32_t queue_numbers;               /* last queue number handed out */
     struct devq_buffer *pending_frees;    /* frees waiting for their last use to issue */
     uint64_t submit_serial;               /* batches submitted, in order (hazard.c) */
     uint32_t parked_uses;                 /* buffer uses of deferred batches (hazard.c) */
@@ -53,7 +53,6 @@ struct devq_queue {
     uint32_t magic;
     struct devq_device *dev;
     devq_queue_desc desc;
-    uint32_t number;               /* per-device, for messages: "queue 2" */
     struct devq_stream stream;
     _Atomic int recording;         /* one recorder at a time: else -EBUSY */
     struct batch *open;
@@ -82,6 +81,9 @@ struct devq_queue {
     _Atomic(struct batch *) free_shared;
     struct batch *free_private;
     struct devq_queue *next;       /* device's queue list */
+    /* "queue #2": per process, creation order; name.number is also the
+     * trace track.  Cold: last, off the recording path's lines. */
+    struct devq_name name;
 };
 
 /* 0, or -EINVAL naming fn when q is NULL or not a live queue. */
@@ -94,6 +96,15 @@ static inline int devq__queue_check(const devq_queue *q, const char *fn)
     return 0;
 }
 
+/* How every message names q (name.h, devq(7) NAMES). */
+static inline struct devq_label devq__queue_label(const struct devq_queue *q)
+{
+    return devq__name_label(&q->name, DEVQ_NAME_QUEUE, NULL);
+}
+
+/* DEVQ_TRACE: (re)name q's track after its label. */
+void devq__queue_trace_track(const struct devq_queue *q);
+
 void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause);
 /* queue.c: wait until every submitted batch completed, or an absolute deadline. */
 int  devq__queue_finish_until(struct devq_queue *q, uint64_t deadline);
@@ -105,13 +116,14 @@ int  devq__record_begin(struct devq_queue *q, const char *fn);
 int  devq__record_append(struct devq_queue *q, uint32_t nheld, const char *fn, struct op **out);
 /* Append an OP_WORK op (caller holds the role): data (size bytes) is
  * copied into the batch, the uses are checked by the caller, hold (may
- * be NULL) is kept alive until the batch completes.  The channel layer's
+ * be NULL) is kept alive until the batch completes; writes_whole: its
+ * one DEVQ_WRITE use covers that buffer (a success clears its failure).  The channel layer's
  * entry into recording (DESIGN §11). */
 struct buffer_use;
 struct devq_object;
 int  devq__record_work(struct devq_queue *q, devq_work_fn run, const void *key, const void *data,
                        size_t size, const struct buffer_use *uses, uint32_t nuses,
-                       struct devq_object *hold, const char *fn);
+                       struct devq_object *hold, int writes_whole, const char *fn);
 int  devq__record_signal(struct devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn);
 int  devq__record_commit(struct devq_queue *q, int r);
 

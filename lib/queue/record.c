@@ -22,8 +22,8 @@ static int enter(devq_queue *q, const char *fn)
     int expected = 0;
     if (!atomic_compare_exchange_strong_explicit(&q->recording, &expected, 1,
                                                  memory_order_acquire, memory_order_relaxed))
-        return devq__err(-EBUSY, "%s: queue %u is being recorded by another thread; "
-                         "record each queue from one thread at a time", fn, q->number);
+        return devq__err(-EBUSY, "%s: %s is being recorded by another thread; "
+                         "record each queue from one thread at a time", fn, devq__queue_label(q).s);
     if (q->sticky) {
         atomic_store_explicit(&q->recording, 0, memory_order_release);
         return devq__err_str(q->sticky, q->sticky_msg);
@@ -122,8 +122,8 @@ static int check_range(const char *fn, const char *what, const devq_buffer *b, s
     if (n == 0)
         return devq__err(-EINVAL, "%s: %s size is 0", fn, what);
     if (off > b->size || n > b->size - off)
-        return devq__err(-EINVAL, "%s: %s range [%zu, +%zu) is outside the buffer of %zu bytes",
-                         fn, what, off, n, b->size);
+        return devq__err(-EINVAL, "%s: %s range [%zu, +%zu) is outside %s, which has %zu bytes",
+                         fn, what, off, n, devq__buffer_label(b).s, b->size);
     return 0;
 }
 
@@ -133,8 +133,8 @@ static int check_buffer(devq_queue *q, const devq_buffer *b, const char *fn, con
     if (r < 0)
         return r;
     if (b->dev != q->dev)
-        return devq__err(-EINVAL, "%s: %s buffer belongs to %s:%d but queue %u is on %s:%d",
-                         fn, what, b->dev->info.backend, b->dev->info.ordinal, q->number,
+        return devq__err(-EINVAL, "%s: %s %s belongs to %s:%d but %s is on %s:%d",
+                         fn, what, devq__buffer_label(b).s, b->dev->info.backend, b->dev->info.ordinal, devq__queue_label(q).s,
                          q->dev->info.backend, q->dev->info.ordinal);
     return 0;
 }
@@ -235,10 +235,10 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
     if ((r = devq__kernel_check(k, fn)) < 0)
         return leave(q, r);
     if (k->dev != q->dev)
-        return leave(q, devq__err(-EINVAL, "%s: kernel '%s' was loaded on %s:%d, not on queue %u's device",
-                                  fn, k->name, k->dev->info.backend, k->dev->info.ordinal, q->number));
+        return leave(q, devq__err(-EINVAL, "%s: %s was loaded on %s:%d, not on %s's device",
+                                  fn, devq__kernel_label(k).s, k->dev->info.backend, k->dev->info.ordinal, devq__queue_label(q).s));
     if (nargs && !args)
-        return leave(q, devq__err(-EINVAL, "%s: args is NULL with nargs %zu", fn, nargs));
+        return leave(q, devq__err(-EINVAL, "%s: %s: args is NULL with nargs %zu", fn, devq__kernel_label(k).s, nargs));
     if (nargs > 4096)
         return leave(q, devq__err(-EINVAL, "%s: %zu arguments; at most 4096", fn, nargs));
     devq_launch launch;
@@ -251,12 +251,12 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
             if ((r = check_buffer(q, a->buf, fn, "argument")) < 0)
                 return leave(q, r);
             if (a->access < DEVQ_READ || a->access > DEVQ_READ_WRITE)
-                return leave(q, devq__err(-EINVAL, "%s: argument %zu: access %d is not DEVQ_READ, DEVQ_WRITE or DEVQ_READ_WRITE",
-                                          fn, i, (int)a->access));
+                return leave(q, devq__err(-EINVAL, "%s: %s: argument %zu: access %d is not DEVQ_READ, DEVQ_WRITE or DEVQ_READ_WRITE",
+                                          fn, devq__kernel_label(k).s, i, (int)a->access));
         } else {
             if (!a->value || a->size == 0 || a->size > 4096)
-                return leave(q, devq__err(-EINVAL, "%s: argument %zu: a value argument needs a pointer and 1..4096 bytes (got %p, %zu)",
-                                          fn, i, a->value, a->size));
+                return leave(q, devq__err(-EINVAL, "%s: %s: argument %zu: a value argument needs a pointer and 1..4096 bytes (got %p, %zu)",
+                                          fn, devq__kernel_label(k).s, i, a->value, a->size));
             bytes += (a->size + 15) & ~(size_t)15;
         }
     }
@@ -420,7 +420,8 @@ DEVQ_API int devq_queue_host_fn(devq_queue *q, void (*fn)(void *arg), void *arg)
 }
 
 int devq__record_work(devq_queue *q, devq_work_fn run, const void *key, const void *data, size_t size,
-                      const struct buffer_use *uses, uint32_t nuses, struct devq_object *hold, const char *fn)
+                      const struct buffer_use *uses, uint32_t nuses, struct devq_object *hold, int writes_whole,
+                      const char *fn)
 {
     struct batch *b = q->open;
     size_t need = (size + 15) & ~(size_t)15;
@@ -442,6 +443,7 @@ int devq__record_work(devq_queue *q, devq_work_fn run, const void *key, const vo
     o->u.work.key = key;
     o->u.work.off = b->nbytes;
     o->u.work.owner = b;
+    o->u.work.whole = writes_whole;
     memcpy(b->bytes + b->nbytes, data, size);
     b->nbytes += need;
     for (uint32_t i = 0; i < nuses; i++)
@@ -459,14 +461,14 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
         return r;
     int expected = 0;
     if (!atomic_compare_exchange_strong(&q->recording, &expected, 1))
-        return devq__err(-EBUSY, "devq_queue_submit: queue %u is being recorded by another thread", q->number);
+        return devq__err(-EBUSY, "devq_queue_submit: %s is being recorded by another thread", devq__queue_label(q).s);
     struct batch *b = q->open;
     q->open = NULL;
     int sticky = q->sticky;
     q->sticky = 0;
     if (sticky) {
-        char msg[DEVQ_CAUSE_MAX + 48];
-        snprintf(msg, sizeof msg, "queue %u: batch discarded at submit: %s", q->number, q->sticky_msg);
+        char msg[DEVQ_CAUSE_MAX + DEVQ_LABEL_MAX + 32];
+        snprintf(msg, sizeof msg, "%s: batch discarded at submit: %s", devq__queue_label(q).s, q->sticky_msg);
         if (b)
             devq__batch_discard(b, sticky, msg);
         atomic_store(&q->recording, 0);
@@ -484,7 +486,7 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
     if ((r = devq__device_lost_check(q->dev)) < 0) {
         atomic_store(&q->recording, 0);
         char msg[DEVQ_CAUSE_MAX + 48];
-        snprintf(msg, sizeof msg, "queue %u: batch discarded at submit: %s", q->number, devq_errmsg());
+        snprintf(msg, sizeof msg, "%s: batch discarded at submit: %s", devq__queue_label(q).s, devq_errmsg());
         devq__batch_discard(b, r, msg);
         devq__queue_record_failure(q, r, msg);
         return devq__err(r, "devq_queue_submit: %s", msg);

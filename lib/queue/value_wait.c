@@ -152,9 +152,9 @@ int devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s
         slot_put(s);
     }
     if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-        devq__log(DEVQ_LOG_BASIC, "%s:%d: queue %u batch %llu waits s%llu>=%llu on the device",
-                  dev->info.backend, dev->info.ordinal, q->number, (unsigned long long)b->seq,
-                  (unsigned long long)devq__signal_id(sig), (unsigned long long)v);
+        devq__log(DEVQ_LOG_BASIC, "%s:%d: %s batch %llu waits for %s >= %llu on the device",
+                  dev->info.backend, dev->info.ordinal, devq__queue_label(q).s, (unsigned long long)b->seq,
+                  devq__signal_label(sig).s, (unsigned long long)v);
     return 1;
 }
 

@@ -246,15 +246,15 @@ int devq__notifier_watch(struct devq_signal *s)
     if (s->watched)
         return 0;
     if (!devq__signal_have_waitv_kernel())
-        return devq__err(-ENOTSUP, "signal s%llu: notify, wait_fd and many-signal waits on a "
+        return devq__err(-ENOTSUP, "%s: notify, wait_fd and many-signal waits on a "
                          "process-shared signal need futex_waitv (Linux 5.16 or later)",
-                         (unsigned long long)s->id);
+                         devq__signal_label(s).s);
     pthread_once(&once, init_once);
     pthread_mutex_lock(&N.lock);
     int r = start_locked();
     if (!r && N.nwatch >= MAX_WATCH)
-        r = devq__err(-ENOTSUP, "signal s%llu: more than %d process-shared signals have "
-                      "pending notifies or wait_fds in this process", (unsigned long long)s->id,
+        r = devq__err(-ENOTSUP, "%s: more than %d process-shared signals have "
+                      "pending notifies or wait_fds in this process", devq__signal_label(s).s,
                       MAX_WATCH);
     int wake = 0;
     if (!r) {

@@ -49,7 +49,7 @@ int devq__signal_check_user(const devq_signal *s, const char *fn)
         return devq__err(-EINVAL, "%s: %p is not a live devq_signal (garbage or freed pointer)",
                          fn, (const void *)s);
     if (atomic_load_explicit(&s->user_dead, memory_order_relaxed))
-        return devq__err(-EINVAL, "%s: signal s%" PRIu64 " was destroyed", fn, s->id);
+        return devq__err(-EINVAL, "%s: %s was destroyed", fn, devq__signal_label(s).s);
     return 0;
 }
 
@@ -80,6 +80,7 @@ uint64_t devq__signal_id(const devq_signal *s)
     return s->id;
 }
 
+
 uint64_t *devq__signal_value_word(devq_signal *s)
 {
     /* _Atomic uint64_t has the size and alignment of uint64_t here; the
@@ -107,8 +108,8 @@ int devq__signal_wait_verdict(const devq_signal *s, uint64_t v, char *cause, siz
     uint64_t cur = devq__tl_value(s);
     if (cur >= v || !atomic_load(&s->user_dead))
         return 0;
-    snprintf(cause, cap, "signal s%" PRIu64 " was destroyed at value %" PRIu64 " before reaching %" PRIu64,
-             s->id, cur, v);
+    snprintf(cause, cap, "%s was destroyed at value %" PRIu64 " before reaching %" PRIu64,
+             devq__signal_label(s).s, cur, v);
     return -ECANCELED;
 }
 
@@ -121,8 +122,8 @@ int devq__signal_fail_err(const struct devq_signal *s, int status)
 
 int devq__signal_timeout_err(const struct devq_signal *s, uint64_t want)
 {
-    return devq__err(-ETIMEDOUT, "signal s%" PRIu64 ": timed out waiting for %" PRIu64
-                     ", value is %" PRIu64, s->id, want, devq__tl_value(s));
+    return devq__err(-ETIMEDOUT, "%s: timed out waiting for %" PRIu64
+                     ", value is %" PRIu64, devq__signal_label(s).s, want, devq__tl_value(s));
 }
 
 /* ---- the pending heap (min-heap on value; caller holds s->lock) ---- */
@@ -385,7 +386,7 @@ void devq__signal_fail_cause(devq_signal *s, int err, const char *cause)
 
 /* ---- public ---- */
 
-DEVQ_API int devq_signal_create(uint64_t initial, devq_signal **out)
+int devq__signal_create_internal(uint64_t initial, devq_signal **out)
 {
     if (!out)
         return devq__err(-EINVAL, "devq_signal_create: out is NULL");
@@ -397,6 +398,22 @@ DEVQ_API int devq_signal_create(uint64_t initial, devq_signal **out)
     atomic_init(&s->local.value, initial);
     *out = s;
     return 0;
+}
+
+DEVQ_API int devq_signal_create(uint64_t initial, devq_signal **out)
+{
+    int r = devq__signal_create_internal(initial, out);
+    if (r == 0)
+        devq__signal_number_user(*out);
+    return r;
+}
+
+DEVQ_API int devq_signal_set_name(devq_signal *s, const char *name)
+{
+    int r = devq__signal_check_user(s, "devq_signal_set_name");
+    if (r < 0)
+        return r;
+    return devq__name_set(&s->name, DEVQ_NAME_SIGNAL, "devq_signal_set_name", name);
 }
 
 DEVQ_API void devq_signal_destroy(devq_signal *s)
@@ -434,9 +451,9 @@ DEVQ_API int devq_signal_status(const devq_signal *s)
 
 static int set_below(const struct devq_signal *s, uint64_t value, uint64_t cur)
 {
-    return devq__err(-EINVAL, "devq_signal_set: signal s%" PRIu64 ": value %" PRIu64
+    return devq__err(-EINVAL, "devq_signal_set: %s: value %" PRIu64
                      " is not above the current value %" PRIu64 " (values only rise)",
-                     s->id, value, cur);
+                     devq__signal_label(s).s, value, cur);
 }
 
 /* Raise a process-shared signal: the page is checked before and after
@@ -509,11 +526,11 @@ DEVQ_API int devq_signal_fail(devq_signal *s, int error)
     if (r || (s->shared && (r = devq__shared_check(s))))
         return r;
     if (error >= 0 || error < -4095)
-        return devq__err(-EINVAL, "devq_signal_fail: signal s%" PRIu64
-                         ": error must be a negative errno such as -EIO (got %d)", s->id, error);
+        return devq__err(-EINVAL, "devq_signal_fail: %s"
+                         ": error must be a negative errno such as -EIO (got %d)", devq__signal_label(s).s, error);
     char cause[DEVQ_SIGNAL_CAUSE_MAX], num[16];
-    snprintf(cause, sizeof cause, "devq_signal_fail(-%s) called on signal s%" PRIu64,
-             errno_name(error, num, sizeof num), s->id);
+    snprintf(cause, sizeof cause, "devq_signal_fail(-%s) called on %s",
+             errno_name(error, num, sizeof num), devq__signal_label(s).s);
     devq__signal_fail_cause(s, error, cause);
     return 0;
 }

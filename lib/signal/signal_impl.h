@@ -79,7 +79,7 @@ struct devq_notifier_node {
 struct devq_signal {
     uint32_t magic;              /* DEVQ_MAGIC_SIGNAL while alive */
     _Atomic int user_dead;       /* devq_signal_destroy was called */
-    uint64_t id;
+    uint64_t id;                 /* unique in the process, internal ones too */
     struct devq_timeline *tl;    /* &local, or the shared mapping */
     int shared;                  /* futex ops without FUTEX_PRIVATE_FLAG */
     int memfd;                   /* shared only */
@@ -108,10 +108,16 @@ struct devq_signal {
     _Atomic int seen_status;     /* the failure once seen: it may never change */
     _Atomic int corrupt;         /* 0; 1 naming it; 2 named (sticky) */
     char corrupt_what[120];      /* printable, set once before corrupt = 2 */
+
+    /* Cold, at the end so the hot lines above keep their layout:
+     * "signal #3", user signals only (name.h). */
+    struct devq_name name;
 };
 
 /* signal.c */
 int  devq__signal_alloc(struct devq_signal **out);
+/* A signal was made for the user: give it the next user number. */
+void devq__signal_number_user(struct devq_signal *s);
 int  devq__signal_check_user(const devq_signal *s, const char *fn);
 /* Pop every pending registration that is reached (or all of them when the
  * signal failed) and deliver it.  Cheap when nothing is due. */

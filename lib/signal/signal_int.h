@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <devq/devq.h>
+#include "name.h"
 
 #define DEVQ_MAGIC_SIGNAL 0x5349474eu  /* "SIGN" */
 
@@ -39,8 +40,17 @@ const char *devq__signal_cause(const devq_signal *s);
  * before it got there; cause[cap] says which, in words. */
 int devq__signal_wait_verdict(const devq_signal *s, uint64_t v, char *cause, size_t cap);
 
-/* A short stable id for logs and traces ("s3"). */
+/* Unique in the process, lib's own signals included: an identity for
+ * hashing, never printed (messages use the label). */
 uint64_t devq__signal_id(const devq_signal *s);
+
+/* How every message names s: `signal #3`, `signal "grads" (#3)`, or
+ * `internal signal` for lib's own (name.h, devq(7) NAMES). */
+struct devq_label devq__signal_label(const devq_signal *s);
+
+/* A signal lib keeps for itself (a queue's timeline): like
+ * devq_signal_create, but it takes no user number. */
+int devq__signal_create_internal(uint64_t initial, devq_signal **out);
 
 /* Address of the 64-bit value, for backends that attach device-visible
  * storage (value_attach).  Stable for the signal's life. */

@@ -129,9 +129,9 @@ static int timeout_err(const struct many *m)
         if (reached(m, i))
             continue;
         const struct devq_signal *s = m->s[i];
-        return devq__err(-ETIMEDOUT, "devq_signal_wait_many: timed out (%s of %zu): signal s%"
-                         PRIu64 " (index %zu) is at %" PRIu64 ", waiting for %" PRIu64,
-                         m->mode == DEVQ_WAIT_ANY ? "ANY" : "ALL", m->n, s->id, i,
+        return devq__err(-ETIMEDOUT, "devq_signal_wait_many: timed out (%s of %zu): %s"
+                         " (index %zu) is at %" PRIu64 ", waiting for %" PRIu64,
+                         m->mode == DEVQ_WAIT_ANY ? "ANY" : "ALL", m->n, devq__signal_label(s).s, i,
                          devq__tl_value(s), m->values[i]);
     }
     return devq__err(-ETIMEDOUT, "devq_signal_wait_many: timed out");
@@ -214,8 +214,8 @@ static int wait_wakers(const struct many *m, uint64_t deadline)
         pthread_mutex_unlock(&s->lock);
         if (r) {
             if (r == -ENOMEM)
-                devq__err(r, "devq_signal_wait_many: out of memory registering signal s%"
-                          PRIu64, s->id);
+                devq__err(r, "devq_signal_wait_many: out of memory registering %s",
+                          devq__signal_label(s).s);
             i++;
             goto out;
         }

@@ -64,7 +64,7 @@ static int register_pending(struct devq_signal *s, struct devq_pending *p, const
         r = devq__pending_push(s, p);
     pthread_mutex_unlock(&s->lock);
     if (r == -ENOMEM)
-        return devq__err(r, "%s: out of memory registering on signal s%" PRIu64, fn, s->id);
+        return devq__err(r, "%s: out of memory registering on %s", fn, devq__signal_label(s).s);
     if (r)
         return r;
     /* A value or failure published while we registered. */
@@ -81,7 +81,7 @@ DEVQ_API int devq_signal_notify(devq_signal *s, uint64_t value, devq_notify_fn f
     if (r || (s->shared && (r = devq__shared_check(s))))
         return r;
     if (!fn)
-        return devq__err(-EINVAL, "devq_signal_notify: fn is NULL (signal s%" PRIu64 ")", s->id);
+        return devq__err(-EINVAL, "devq_signal_notify: fn is NULL (%s)", devq__signal_label(s).s);
     struct devq_notify *n = calloc(1, sizeof *n);
     if (!n)
         return devq__err(-ENOMEM, "devq_signal_notify: out of memory");
@@ -131,8 +131,8 @@ DEVQ_API int devq_notify_cancel(devq_notify *h)
     if (pending)
         devq__notify_deliver(&h->pend, -ECANCELED);
     else
-        r = devq__err(-EALREADY, "devq_notify_cancel: the callback on signal s%" PRIu64
-                      " for value %" PRIu64 " already ran or is running", s->id, h->pend.value);
+        r = devq__err(-EALREADY, "devq_notify_cancel: the callback on %s"
+                      " for value %" PRIu64 " already ran or is running", devq__signal_label(s).s, h->pend.value);
     notify_put(h);
     return r;
 }
@@ -166,7 +166,7 @@ DEVQ_API int devq_signal_wait_fd(devq_signal *s, uint64_t value, int *fd)
     if (r)
         return r;
     if (!fd)
-        return devq__err(-EINVAL, "devq_signal_wait_fd: fd is NULL (signal s%" PRIu64 ")", s->id);
+        return devq__err(-EINVAL, "devq_signal_wait_fd: fd is NULL (%s)", devq__signal_label(s).s);
     *fd = -1;
     if (s->shared && (r = devq__shared_check(s)))
         return r;

@@ -51,8 +51,8 @@ static int corrupted(const struct devq_signal *cs, const char *fmt, ...)
     vsnprintf(s->corrupt_what, sizeof s->corrupt_what, fmt, ap);
     va_end(ap);
     atomic_store_explicit(&s->corrupt, 2, memory_order_release);
-    devq__log(DEVQ_LOG_BASIC, "shared signal s%" PRIu64 " was corrupted by a process sharing "
-              "it (%s)", s->id, s->corrupt_what);
+    devq__log(DEVQ_LOG_BASIC, "shared %s was corrupted by a process sharing "
+              "it (%s)", devq__signal_label(s).s, s->corrupt_what);
     atomic_fetch_add(&s->tl->seq, 1);
     devq__futex_wake_bits((const uint32_t *)&s->tl->seq, UINT32_MAX, 1);
     return DEVQ_SHARED_CORRUPT;
@@ -203,8 +203,8 @@ static void copy_cause(const struct devq_signal *s, char *dst, size_t cap)
 
 static int corrupt_msg(const struct devq_signal *s, char *dst, size_t cap)
 {
-    return snprintf(dst, cap, "shared signal s%" PRIu64 " was corrupted by a process sharing "
-                    "it (%s)", s->id, corrupt_what(s));
+    return snprintf(dst, cap, "shared %s was corrupted by a process sharing "
+                    "it (%s)", devq__signal_label(s).s, corrupt_what(s));
 }
 
 int devq__shared_fail_err(const struct devq_signal *s, int status)

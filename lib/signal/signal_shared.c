@@ -70,6 +70,7 @@ DEVQ_API int devq_signal_create_shared(uint64_t initial, devq_signal **out)
     s->tl = tl;
     s->shared = 1;
     s->memfd = fd;
+    devq__signal_number_user(s);
     *out = s;
     return 0;
 }
@@ -80,16 +81,16 @@ DEVQ_API int devq_signal_export_fd(devq_signal *s, int *fd)
     if (r)
         return r;
     if (!fd)
-        return devq__err(-EINVAL, "devq_signal_export_fd: fd is NULL (signal s%" PRIu64 ")", s->id);
+        return devq__err(-EINVAL, "devq_signal_export_fd: fd is NULL (%s)", devq__signal_label(s).s);
     *fd = -1;
     if (!s->shared)
-        return devq__err(-EINVAL, "devq_signal_export_fd: signal s%" PRIu64 " is not shared; "
-                         "create it with devq_signal_create_shared", s->id);
+        return devq__err(-EINVAL, "devq_signal_export_fd: %s is not shared; "
+                         "create it with devq_signal_create_shared", devq__signal_label(s).s);
     if ((r = devq__shared_check(s)))
         return r;
     int d = fcntl(s->memfd, F_DUPFD_CLOEXEC, 0);
     if (d < 0)
-        return devq__err(-errno, "devq_signal_export_fd: signal s%" PRIu64 ": dup: %m", s->id);
+        return devq__err(-errno, "devq_signal_export_fd: %s: dup: %m", devq__signal_label(s).s);
     *fd = d;
     return 0;
 }
@@ -141,6 +142,7 @@ DEVQ_API int devq_signal_import_fd(int fd, devq_signal **out)
         return devq__err(DEVQ_SHARED_CORRUPT, "devq_signal_import_fd: fd %d: the shared "
                          "signal was corrupted by a process sharing it (%s)", fd, what);
     }
+    devq__signal_number_user(s);    /* names and numbers are this process's own */
     *out = s;
     return 0;
 }

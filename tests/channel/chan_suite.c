@@ -474,7 +474,7 @@ static void test_misuse(void)
         OK(devq_queue_create(dev1, NULL, &q1));
         OK(devq_buffer_alloc(dev1, 256, NULL, 1, &b1));
         REC_ERR(q1, devq_queue_all_reduce(q1, ch, b1, 0, b1, 0, 4, DEVQ_F32, DEVQ_SUM), "create a channel per device");
-        REC_ERR(qa, devq_queue_all_reduce(qa, ch, b1, 0, b, 0, 4, DEVQ_F32, DEVQ_SUM), "dst buffer belongs to cpu:1");
+        REC_ERR(qa, devq_queue_all_reduce(qa, ch, b1, 0, b, 0, 4, DEVQ_F32, DEVQ_SUM), "belongs to cpu:1");
         OK(devq_buffer_free(b1, NULL));
         devq_queue_destroy(q1);
         devq_device_close(dev1);
@@ -585,10 +585,11 @@ static void test_failure(void)
     /* A new channel works (the world itself was never touched). */
     devq_channel *nc = NULL;
     OK(devq_channel_create(dev, NULL, &nc));
-    /* On rank 0, src was failed by the kernel: a write declares new contents. */
-    static const float one = 1;
-    OK(devq_queue_write(qa, src, 0, &one, sizeof one));
-    OK(devq_queue_all_reduce(qa, nc, dst, 0, src, 0, 1, DEVQ_F32, DEVQ_SUM));
+    /* On rank 0, src was failed by the kernel: a write of all of it
+     * declares new contents; so does the all_reduce for all of dst. */
+    static const float ones[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+    OK(devq_queue_write(qa, src, 0, ones, sizeof ones));
+    OK(devq_queue_all_reduce(qa, nc, dst, 0, src, 0, 16, DEVQ_F32, DEVQ_SUM));
     OK(devq_queue_submit(qa));
     OK(devq_queue_finish(qa, 30ull * 1000000000ull));
     CHECK(((float *)devq_buffer_host_ptr(dst))[0] == (float)size, "new channel after a failure: %g",

@@ -174,7 +174,7 @@ START_TEST(finish_timeout_names_the_wait)
     ck_assert_int_eq(devq_queue_wait(q, s, 9), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * MS), -ETIMEDOUT);
-    ck_assert_msg(strstr(devq_errmsg(), ">=9") && strstr(devq_errmsg(), "value 7"), "errmsg: %s", devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), " >= 9") && strstr(devq_errmsg(), "value 7"), "errmsg: %s", devq_errmsg());
     ck_assert_int_eq(devq_signal_set(s, 9), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     devq_signal_destroy(s);

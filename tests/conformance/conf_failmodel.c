@@ -1,7 +1,8 @@
 /* The failure model (DESIGN §5a, devq(7) FAILURES), on every backend:
  * failure follows buffers as well as signals, a skipped op's
- * destinations fail, a writer that declares new contents clears them,
- * every dropped batch fails its signals, root causes stay true.
+ * destinations fail, a writer that declares a whole buffer new clears
+ * it (part of it does not), every dropped batch fails its signals, root
+ * causes stay true.
  *
  * The failure source is a batch whose wait fails (devq_signal_fail): it
  * works the same on every backend.  Kernel failures, which only the cpu
@@ -34,6 +35,14 @@ static void fx_setup(void)
     fx.a = conf_buffer(fx.dev, 256);
     fx.b = conf_buffer(fx.dev, 256);
     fx.c = conf_buffer(fx.dev, 256);
+    /* Named, so causes can be matched whatever numbers the process
+     * handed out before (devq(7) NAMES). */
+    ck_assert_int_eq(devq_queue_set_name(fx.q1, "producer"), 0);
+    ck_assert_int_eq(devq_queue_set_name(fx.q2, "consumer"), 0);
+    ck_assert_int_eq(devq_queue_set_name(fx.q3, "relay"), 0);
+    ck_assert_int_eq(devq_buffer_set_name(fx.a, "a"), 0);
+    ck_assert_int_eq(devq_buffer_set_name(fx.b, "b"), 0);
+    ck_assert_int_eq(devq_signal_set_name(fx.gate, "gate"), 0);
     uint8_t init[256];
     memset(init, 7, sizeof init);
     conf_upload(fx.q1, fx.a, init, sizeof init);
@@ -94,8 +103,10 @@ START_TEST(read_of_failed_buffer_fails_across_queues)
     fail_gate();
     int r = devq_queue_finish(fx.q2, 10 * SEC);
     ck_assert_int_eq(r, -EIO);
-    assert_mentions("consumer", "queue 2");
-    assert_mentions("consumer", "reads buffer");
+    assert_mentions("consumer", "queue \"consumer\" (#");
+    assert_mentions("consumer", "reads buffer \"a\" (#");
+    assert_mentions("consumer", "queue \"producer\" (#");
+    assert_mentions("consumer", "signal \"gate\" (#");
     assert_mentions("consumer root cause", "devq_signal_fail(-EIO)");
     ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
     assert_mentions("buffer status", "devq_signal_fail(-EIO)");
@@ -131,7 +142,8 @@ START_TEST(failure_travels_a_copy_chain)
     fail_gate();
     ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), -EIO);
     ck_assert_int_eq(devq_queue_finish(fx.q3, 10 * SEC), -EIO);
-    assert_mentions("hop 2", "queue 3");
+    assert_mentions("hop 2", "queue \"relay\" (#");
+    assert_mentions("hop 2", "reads buffer \"b\" (#");
     assert_mentions("hop 2 root cause", "devq_signal_fail(-EIO)");
     ck_assert_int_eq(devq_buffer_status(fx.c), -EIO);
     assert_mentions("c's status", "devq_signal_fail(-EIO)");
@@ -203,6 +215,51 @@ static void assert_cleared_by(int how)
     ck_assert_int_eq(devq_queue_submit(fx.q3), 0);
     ck_assert_int_eq(devq_queue_finish(fx.q3, 10 * SEC), 0);
 }
+
+/* A write of part of a failed buffer leaves it failed: the rest still
+ * holds what the failed writer spoiled, and a reader must not get it as
+ * good data.  Only a write of the whole buffer clears it. */
+static void assert_partial_keeps_failure(int how)
+{
+    producer_fill(fx.a);
+    fail_gate();
+    uint8_t src[256];
+    memset(src, 3, sizeof src);
+    ck_assert_int_eq(devq_queue_fill(fx.q2, fx.b, 0, 256, 3), 0);
+    switch (how) {
+    case 0:
+        ck_assert_int_eq(devq_queue_fill(fx.q2, fx.a, 0, 128, 3), 0);
+        ck_assert_int_eq(devq_queue_fill(fx.q2, fx.a, 64, 192, 3), 0);
+        break;
+    case 1:
+        ck_assert_int_eq(devq_queue_write(fx.q2, fx.a, 16, src, 240), 0);
+        break;
+    default:
+        ck_assert_int_eq(devq_queue_copy(fx.q2, fx.a, 0, fx.b, 0, 255), 0);
+        break;
+    }
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0);     /* the writes themselves ran */
+    ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
+    assert_mentions("status after a partial write", "devq_signal_fail(-EIO)");
+    uint8_t out[256];
+    ck_assert_int_eq(devq_queue_read(fx.q3, out, fx.a, 0, sizeof out), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q3), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q3, 10 * SEC), -EIO);
+    assert_mentions("reader after a partial write", "reads buffer");
+    /* Covering the rest in one write clears it. */
+    ck_assert_int_eq(devq_queue_write(fx.q2, fx.a, 0, src, sizeof src), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_buffer_status(fx.a), 0);
+}
+
+START_TEST(partial_fill_keeps_the_failure) { assert_partial_keeps_failure(0); }
+END_TEST
+START_TEST(partial_write_keeps_the_failure) { assert_partial_keeps_failure(1); }
+END_TEST
+START_TEST(partial_copy_keeps_the_failure) { assert_partial_keeps_failure(2); }
+END_TEST
 
 START_TEST(fill_clears_a_failed_buffer) { assert_cleared_by(0); }
 END_TEST
@@ -434,6 +491,9 @@ Suite *conf_failmodel_suite(void)
     tcase_add_test(tc, write_clears_a_failed_buffer);
     tcase_add_test(tc, copy_destination_clears_a_failed_buffer);
     tcase_add_test(tc, exec_write_clears_but_read_write_fails);
+    tcase_add_test(tc, partial_fill_keeps_the_failure);
+    tcase_add_test(tc, partial_write_keeps_the_failure);
+    tcase_add_test(tc, partial_copy_keeps_the_failure);
     tcase_add_test(tc, failure_does_not_spread_to_what_was_only_read);
     tcase_add_test(tc, failed_kernel_spoils_what_it_writes);
     suite_add_tcase(s, tc);

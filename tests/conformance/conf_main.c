@@ -4,6 +4,8 @@
 
 int main(void)
 {
+    if (getenv("CONF_NAMES_CHILD"))
+        return conf_names_child();
     devq_device *dev = NULL;
     int r = devq_device_open(conf_backend(), &dev);
     if (r < 0) {
@@ -20,5 +22,6 @@ int main(void)
     srunner_add_suite(sr, conf_tracker_suite());
     srunner_add_suite(sr, conf_timing_suite());
     srunner_add_suite(sr, conf_race_suite());
+    srunner_add_suite(sr, conf_names_suite());
     return check_run_runner(sr);
 }

@@ -381,7 +381,7 @@ START_TEST(synchronize_device)
     ck_assert_int_eq(devq_queue_wait(q1, never, 1), 0);
     ck_assert_int_eq(devq_queue_submit(q1), 0);
     ck_assert_int_eq(devq_device_synchronize(dev, 20 * MS), -ETIMEDOUT);
-    ck_assert_msg(strstr(devq_errmsg(), "queue") && strstr(devq_errmsg(), "waits s"),
+    ck_assert_msg(strstr(devq_errmsg(), "queue") && strstr(devq_errmsg(), "waits for signal #"),
                   "errmsg: %s", devq_errmsg());
     ck_assert_int_eq(devq_signal_set(never, 1), 0);
     ck_assert_int_eq(devq_device_synchronize(dev, 10 * SEC), 0);

@@ -11,8 +11,9 @@
  * rest is skipped), when it waits on a failed batch or a failed host
  * signal, when it reads a failed buffer, or when it is the root; a
  * buffer is failed when its last writer failed or was skipped, and a
- * writer that runs and does not read it (fill, write, copy destination,
- * exec WRITE) clears it; a buffer an op only reads is never spoiled.
+ * writer that runs, does not read it and covers all of it (fill, write,
+ * copy destination of the whole buffer, exec WRITE) clears it; a buffer
+ * an op only reads is never spoiled.
  * A batch discarded at submit never reaches the tracker: its ops change
  * no buffer (lib/queue.c devq__batch_discard).
  *
@@ -33,6 +34,17 @@ static bool reads_dst(int kind)
 static bool writes(int kind)
 {
     return kind >= MOP_MIX && kind <= MOP_STAGED;
+}
+
+/* Whether a writer declares the whole of its destination new: a kernel
+ * (MIX, COMBINE, GEN: exec arguments have no range), or a fill, write or
+ * copy whose range covers the buffer.  Only such a writer clears a
+ * failure (devq(7) FAILURES). */
+static bool writes_whole(const struct soak_round *r, const struct soak_mop *m)
+{
+    if (m->kind == MOP_MIX || m->kind == MOP_COMBINE || m->kind == MOP_GEN)
+        return true;
+    return m->doff == 0 && m->n >= r->buf[m->dst].n;
 }
 
 bool soak_switch_on(const char *name)
@@ -142,7 +154,10 @@ void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct
                 bool late = v == SIM_FAILED && by_wait && !late_publish_strict();
                 if (v != SIM_OK && !late_publish_strict())
                     haunted[m->dst] |= 1u << sb->q;
-                s->buf[m->dst] = late || (v == SIM_OK && (haunted[m->dst] & ~(1u << sb->q))) ? SIM_MAYBE : v;
+                uint8_t nv = late || (v == SIM_OK && (haunted[m->dst] & ~(1u << sb->q))) ? SIM_MAYBE : v;
+                if (v == SIM_OK && !writes_whole(r, m))  /* part of it: the rest keeps its state */
+                    nv = worse(nv, s->buf[m->dst]);
+                s->buf[m->dst] = nv;
             }
         }
         s->batch[b] = b == rt->end_batch || lost ? SIM_FAILED : bv;

@@ -34,6 +34,8 @@ pub const DEVQ_VERSION_MINOR: u32 = 1;
 pub const DEVQ_VERSION_PATCH: u32 = 0;
 
 pub const DEVQ_TIMEOUT_INFINITE: u64 = u64::MAX;
+/// Longest name `devq_*_set_name` takes, in bytes (devq(7) NAMES).
+pub const DEVQ_NAME_MAX: u32 = 63;
 
 opaque!(devq_device, devq_queue, devq_signal, devq_buffer, devq_kernel, devq_notify);
 
@@ -297,6 +299,10 @@ extern "C" {
     pub fn devq_signal_wait_fd(s: *mut devq_signal, value: u64, fd: *mut c_int) -> c_int;
     pub fn devq_signal_create_shared(initial: u64, out: *mut *mut devq_signal) -> c_int;
     pub fn devq_signal_export_fd(s: *mut devq_signal, fd: *mut c_int) -> c_int;
+    pub fn devq_signal_set_name(s: *mut devq_signal, name: *const c_char) -> c_int;
+    pub fn devq_queue_set_name(q: *mut devq_queue, name: *const c_char) -> c_int;
+    pub fn devq_buffer_set_name(b: *mut devq_buffer, name: *const c_char) -> c_int;
+    pub fn devq_kernel_set_name(k: *mut devq_kernel, name: *const c_char) -> c_int;
     pub fn devq_signal_import_fd(fd: c_int, out: *mut *mut devq_signal) -> c_int;
 
     // ---- memory ----

@@ -99,6 +99,16 @@ impl Buffer {
         }
     }
 
+    /// Names it in every libdevq message, `DEVQ_LOG` line and trace track
+    /// (`buffer "name" (#3)` instead of `buffer #3`; devq(7) NAMES).  The
+    /// name is copied; `""` clears it; more than 63 bytes, a NUL or a
+    /// control character is `EINVAL`.
+    pub fn set_name(&self, name: &str) -> Result<()> {
+        let c = crate::error::cstring(name, "Buffer::set_name")?;
+        // SAFETY: live buffer; c outlives the call (libdevq copies it).
+        check(unsafe { sys::devq_buffer_set_name(self.raw, c.as_ptr()) }).map(drop)
+    }
+
     /// `Ok`, or the failure the buffer's last writer left: an op that
     /// failed or was skipped while it would have written the buffer (see
     /// the failure model in devq(7)).  A later successful write clears it.

@@ -68,6 +68,16 @@ impl Kernel {
         Ok(Kernel { raw, rust_abi, _dev: dev.handle.clone() })
     }
 
+    /// Names it in every libdevq message, `DEVQ_LOG` line and trace track
+    /// (`kernel "name" (#3)` instead of `kernel #3`; devq(7) NAMES).  The
+    /// name is copied; `""` clears it; more than 63 bytes, a NUL or a
+    /// control character is `EINVAL`.
+    pub fn set_name(&self, name: &str) -> Result<()> {
+        let c = cstring(name, "Kernel::set_name")?;
+        // SAFETY: live kernel; c outlives the call (libdevq copies it).
+        check(unsafe { sys::devq_kernel_set_name(self.raw, c.as_ptr()) }).map(drop)
+    }
+
     pub(crate) fn raw(&self) -> *mut sys::devq_kernel {
         self.raw
     }

@@ -90,6 +90,7 @@
 //! | `devq_buffer_alloc` | [`Buffer::new`], [`Buffer::with_tag`] (synchronous), [`Buffer::on_queue`], [`ScopedQueue::alloc`] |
 //! | `devq_buffer_free` | drop of [`Buffer`] (on its alloc queue), [`Buffer::free`], [`Buffer::free_on`] |
 //! | `devq_buffer_status` | [`Buffer::status`] |
+//! | `devq_signal_set_name`, `devq_queue_set_name`, `devq_buffer_set_name`, `devq_kernel_set_name` | [`Signal::set_name`], [`Queue::set_name`], [`Buffer::set_name`], [`Kernel::set_name`] |
 //! | `devq_buffer_size`, `devq_buffer_device_ptr`, `devq_buffer_host_ptr` | [`Buffer::size`], [`Buffer::device_ptr`], [`Buffer::host_ptr`] (raw pointers: using them is up to `unsafe` code) |
 //! | `devq_mem_stats_get`, `devq_mem_reap` | [`Device::mem_stats`], [`Device::mem_reap`] |
 //! | `devq_kernel_load` | [`Kernel::cpu`] (Rust kernels, safe); [`Kernel::from_process`], [`Kernel::from_image`] (`unsafe`: foreign code runs with whatever arguments an exec passes) |

@@ -97,6 +97,17 @@ impl Queue {
         self.raw
     }
 
+    /// Names it in every libdevq message, `DEVQ_LOG` line and trace track
+    /// (`queue "name" (#3)` instead of `queue #3`; devq(7) NAMES).  The
+    /// name is copied; `""` clears it; more than 63 bytes, a NUL or a
+    /// control character is `EINVAL`.
+    pub fn set_name(&self, name: &str) -> Result<()> {
+        let c = crate::error::cstring(name, "Queue::set_name")?;
+        // SAFETY: live queue; naming is not recording (no recorder role),
+        // and c outlives the call (libdevq copies it).
+        check(unsafe { sys::devq_queue_set_name(self.raw, c.as_ptr()) }).map(drop)
+    }
+
     pub fn device(&self) -> &Device {
         &self.dev
     }

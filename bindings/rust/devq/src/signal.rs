@@ -79,6 +79,16 @@ impl Signal {
         unsafe { sys::devq_signal_value(self.raw) }
     }
 
+    /// Names it in every libdevq message, `DEVQ_LOG` line and trace track
+    /// (`signal "name" (#3)` instead of `signal #3`; devq(7) NAMES).  The
+    /// name is copied; `""` clears it; more than 63 bytes, a NUL or a
+    /// control character is `EINVAL`.
+    pub fn set_name(&self, name: &str) -> Result<()> {
+        let c = crate::error::cstring(name, "Signal::set_name")?;
+        // SAFETY: live signal; c outlives the call (libdevq copies it).
+        check(unsafe { sys::devq_signal_set_name(self.raw, c.as_ptr()) }).map(drop)
+    }
+
     /// Raises the value; `EINVAL` if `value` is not above the current one.
     pub fn set(&self, value: u64) -> Result<()> {
         // SAFETY: live signal.

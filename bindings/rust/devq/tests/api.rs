@@ -422,3 +422,29 @@ fn a_buffer_a_failed_kernel_would_have_written_is_failed_until_rewritten() {
     q.finish(LONG).unwrap();
     assert_eq!(b.status(), Ok(()), "a write that does not read clears the failure");
 }
+
+#[test]
+fn names_show_in_messages_and_bad_names_are_refused() {
+    let dev = cpu();
+    let s = Signal::new(3).unwrap();
+    s.set_name("grads").unwrap();
+    let e = s.set(3).unwrap_err();
+    assert!(e.message.contains("signal \"grads\" (#"), "{}", e.message);
+    let mut q = Queue::new(&dev).unwrap();
+    let b = Buffer::with_tag(&dev, 64, 5).unwrap();
+    q.set_name("loader").unwrap();
+    b.set_name("weights").unwrap();
+    let e = q.fill(&b, 60, 8, 0).submit().unwrap_err();
+    assert!(e.message.contains("buffer \"weights\" (#"), "{}", e.message);
+    assert!(e.message.contains("tag 5, 64 bytes)"), "{}", e.message);
+    let _ = q.finish(LONG);
+    // Cleared: the number again.
+    s.set_name("").unwrap();
+    let e = s.set(3).unwrap_err();
+    assert!(e.message.contains("signal #"), "{}", e.message);
+    // Too long, a NUL, a control character.
+    assert_eq!(s.set_name(&"x".repeat(64)).unwrap_err().errno, errno::EINVAL);
+    s.set_name(&"x".repeat(63)).unwrap();
+    assert_eq!(q.set_name("a\0b").unwrap_err().errno, errno::EINVAL);
+    assert_eq!(b.set_name("two\nlines").unwrap_err().errno, errno::EINVAL);
+}

@@ -1,0 +1,60 @@
+# nccl area: the emulated NCCL and RCCL that the cuda and hip plugins'
+# channels (DESIGN.md §11) are tested on, never installed, and their test.
+# NCCL and RCCL are not in Debian and need a GPU: like the emulated
+# drivers, these libraries keep the real semantics on host threads
+# (tests/emu/README.md).  The declarations of the NCCL API the plugins
+# use are plugins/gpu_common/nccl_abi.h.
+EXTRA_DIST += plugins/gpu_common/nccl_abi.h
+
+NCCL_EMU_SOURCES = tests/emu/emu_nccl.c tests/emu/emu_nccl.h tests/emu/emu_nccl_reduce.c \
+	tests/emu/emu_export.h
+NCCL_EMU_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/emu -I$(top_srcdir)/plugins/gpu_common
+NCCL_EMU_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath /nowhere -no-undefined
+NCCL_EMU_LIBS = $(PTHREAD_LIBS) -lrt $(LIBS)
+
+# The NCCL face, over libcuda-emu.so's streams: tests/emu/.libs/libnccl-emu.so
+# (stands for libnccl.so.2).  The emulated drivers export their engine
+# (emu_export.c: devq_emu_engine) so it enqueues on their streams.
+if BUILD_CUDA
+tests_emu_libcuda_emu_la_SOURCES += tests/emu/emu_export.c tests/emu/emu_export.h
+check_LTLIBRARIES += tests/emu/libnccl-emu.la
+tests_emu_libnccl_emu_la_CPPFLAGS = $(NCCL_EMU_CPPFLAGS)
+tests_emu_libnccl_emu_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+tests_emu_libnccl_emu_la_LDFLAGS = $(NCCL_EMU_LDFLAGS)
+tests_emu_libnccl_emu_la_LIBADD = $(NCCL_EMU_LIBS)
+tests_emu_libnccl_emu_la_SOURCES = $(NCCL_EMU_SOURCES)
+endif
+
+# The RCCL face, over libamdhip64-emu.so's streams: librccl-emu.so (for
+# librccl.so.1).
+if BUILD_HIP
+tests_emu_libamdhip64_emu_la_SOURCES += tests/emu/emu_export.c tests/emu/emu_export.h
+check_LTLIBRARIES += tests/emu/librccl-emu.la
+tests_emu_librccl_emu_la_CPPFLAGS = $(NCCL_EMU_CPPFLAGS) -DEMU_RCCL
+tests_emu_librccl_emu_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
+tests_emu_librccl_emu_la_LDFLAGS = $(NCCL_EMU_LDFLAGS)
+tests_emu_librccl_emu_la_LIBADD = $(NCCL_EMU_LIBS)
+tests_emu_librccl_emu_la_SOURCES = $(NCCL_EMU_SOURCES)
+endif
+
+# The emulated libraries alone, called like the real ones: every op, type
+# and reduction against a host reference, ranks as threads and as
+# processes, stream order, groups, each injected fault.  Tests the RCCL
+# face too when hip is built.
+if BUILD_CUDA
+if HAVE_CHECK
+check_PROGRAMS += tests/test_nccl_emu
+TESTS += tests/test_nccl_emu
+tests_test_nccl_emu_SOURCES = tests/test_nccl_emu.c tests/emu/emu_nccl_reduce.c tests/emu/emu_nccl.h
+tests_test_nccl_emu_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS) -I$(top_srcdir)/plugins/gpu_common
+if BUILD_HIP
+tests_test_nccl_emu_CPPFLAGS += -DTEST_RCCL=1
+endif
+tests_test_nccl_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_nccl_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
+EXTRA_tests_test_nccl_emu_DEPENDENCIES = tests/emu/libcuda-emu.la tests/emu/libnccl-emu.la
+if BUILD_HIP
+EXTRA_tests_test_nccl_emu_DEPENDENCIES += tests/emu/libamdhip64-emu.la tests/emu/librccl-emu.la
+endif
+endif
+endif
