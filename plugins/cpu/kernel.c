@@ -34,9 +34,15 @@ struct cpu_launch {
 #define CPU_VALUE_ALIGN 16u
 /* Launch records up to this size (most: a few pointers and scalars) are
  * recycled per stream instead of going through malloc, whose free would
- * run on the worker thread; at most CPU_LAUNCH_CACHE are kept. */
+ * run on the worker thread; at most CPU_LAUNCH_CACHE are kept (1.1 MiB):
+ * as many as can be in flight (a producer pauses CPU_BACKLOG_OPS ahead,
+ * checked once a chunk), so a worker that drains the whole backlog while
+ * its producer is descheduled caches every record instead of freeing
+ * what the producer will malloc again a moment later.  Before, the cap
+ * was 1024 while up to 16384 could be in flight, and under load a
+ * quarter of a tiny launch's time went to malloc and free. */
 #define CPU_LAUNCH_SMALL 256u
-#define CPU_LAUNCH_CACHE 1024u
+#define CPU_LAUNCH_CACHE (CPU_BACKLOG_OPS + 2u * CPU_CHUNK_OPS)
 
 static struct cpu_launch *launch_alloc(devq_pl_stream *s, size_t bytes)
 {
