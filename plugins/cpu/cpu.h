@@ -119,11 +119,10 @@ struct devq_pl_stream {
     _Alignas(CPU_CACHELINE) _Atomic uint64_t wake_at;
 
     /* Recycled launch records (kernel.c): the worker pushes what it ran
-     * onto launch_shared (lock-free, bounded by launch_cached); the
-     * producer takes the whole stack into launch_private at once, so
-     * neither side takes a lock and there is no ABA. */
+     * onto launch_shared (lock-free, bounded by the depth its top record
+     * carries); the producer takes the whole stack into launch_private at
+     * once, so neither side takes a lock and there is no ABA. */
     _Alignas(CPU_CACHELINE) _Atomic(struct cpu_launch *) launch_shared;
-    _Atomic uint32_t launch_cached;
     struct cpu_launch *launch_private;     /* producer-only */
 };
 
