@@ -66,7 +66,8 @@ endif
 # devq-bench: the installed benchmark tool (public API, baselines in the same run).
 bin_PROGRAMS += tools/devq-bench
 tools_devq_bench_SOURCES = tools/devq-bench.c
-tools_devq_bench_LDFLAGS = $(AM_LDFLAGS) -export-dynamic $(DEVQ_TOOL_RPATH)
+tools_devq_bench_CFLAGS = $(AM_CFLAGS) $(BENCH_OPENMP_CFLAGS)
+tools_devq_bench_LDFLAGS = $(AM_LDFLAGS) -export-dynamic $(DEVQ_TOOL_RPATH) $(BENCH_OPENMP_CFLAGS)
 tools_devq_bench_LDADD = libdevq.la
 man1_MANS += man/man1/devq-bench.1
 # Its output: one ratio convention, aligned columns, --compare.

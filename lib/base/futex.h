@@ -21,6 +21,10 @@ void devq__futex_wake_bits(const uint32_t *word, uint32_t bits, int shared);
 int  devq__futex_wait_bits(const uint32_t *word, uint32_t expected, uint32_t bits,
                            uint64_t deadline_ns, int shared);
 
+/* 0 when spinning cannot help the calling thread (it may run on one CPU
+ * only): then waits go straight to sleep. */
+int devq__spin_can_help(void);
+
 /* A pause instruction for spin loops. */
 static inline void devq__cpu_relax(void)
 {

@@ -1,6 +1,7 @@
 #include "config.h"
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -42,9 +43,17 @@ static void log_init(void)
     }
 }
 
+/* Asked on hot paths (DEVQ_LOG_ON): after the first call one load of the
+ * level plus one (-1 unknown) instead of pthread_once's barrier and call. */
+static _Atomic int level_cached;
+
 int devq__log_level(void)
 {
+    int l = atomic_load_explicit(&level_cached, memory_order_acquire);
+    if (__builtin_expect(l != 0, 1))
+        return l - 1;
     pthread_once(&log_once, log_init);
+    atomic_store_explicit(&level_cached, log_level + 1, memory_order_release);
     return log_level;
 }
 

@@ -29,9 +29,15 @@ struct devq_backend {
 };
 
 struct devq_device_stats {
-    _Atomic uint64_t batches_submitted, batches_completed, batches_deferred, batches_failed;
+    /* Counted by submitting threads (under the device lock, mostly). */
+    _Atomic uint64_t batches_submitted, batches_deferred;
     _Atomic uint64_t waits_inserted, waits_elided, wait_cycles;
     _Atomic uint64_t signal_waits_aligned, signal_waits_dropped, signal_waits_native;
+    /* Counted by completion callbacks on the streams' threads: at least a
+     * cache line away from the above, which a submit adds to every batch
+     * (they shared a line, moving it between the two cores twice a batch). */
+    char apart_[64];
+    _Atomic uint64_t batches_completed, batches_failed;
 };
 
 struct devq_device {

@@ -16,7 +16,9 @@ int  devq__mem_create(struct devq_device *dev);
 /* Release everything (all frees must have been reaped or be reapable). */
 void devq__mem_destroy(struct devq_device *dev);
 
-/* Allocate for use on stream st (NULL: synchronous, usable on any stream). */
+/* Allocate for use on stream st (NULL: synchronous, usable on any stream).
+ * The caller holds the device lock (so does devq__mem_free's): that is
+ * what keeps devq_device_set_resource from swapping the stack under them. */
 int  devq__mem_alloc(struct devq_device *dev, size_t bytes, struct devq_stream *st,
                      uint32_t tag, void **device_ptr, void **host_ptr);
 /* Free in stream order on st: the caller (the tracker) has already made

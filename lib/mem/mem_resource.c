@@ -424,12 +424,13 @@ int devq__mem_alloc(struct devq_device *dev, size_t bytes, struct devq_stream *s
     int r = mem_ready(dev, "devq__mem_alloc");
     if (r < 0)
         return r;
+    /* No m->lock: the caller holds the device lock, which
+     * devq_device_set_resource also takes around its swap of the stack. */
     struct devq_mem *m = dev->mem;
-    pthread_rwlock_rdlock(&m->lock);
     r = devq_resource_allocate(m->stack, bytes, st, tag, device_ptr, host_ptr);
-    if (r == 0)
-        atomic_fetch_add(&m->live, 1);
-    pthread_rwlock_unlock(&m->lock);
+    if (r == 0)   /* every writer holds the device lock: no locked add needed */
+        atomic_store_explicit(&m->live, atomic_load_explicit(&m->live, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
     /* A refusal (budget) or an out-of-memory is what a user tuning memory
      * needs to see first; the caller still gets the error. */
     if (r == -ENOMEM && DEVQ_LOG_ON(DEVQ_LOG_BASIC))
@@ -445,14 +446,13 @@ int devq__mem_free(struct devq_device *dev, void *device_ptr, size_t bytes,
     int r = mem_ready(dev, "devq__mem_free");
     if (r < 0)
         return r;
-    struct devq_mem *m = dev->mem;
-    pthread_rwlock_rdlock(&m->lock);
+    struct devq_mem *m = dev->mem;   /* device lock held: see devq__mem_alloc */
     r = devq_resource_deallocate(m->stack, device_ptr, bytes, st, tag);
     if (r == 0 || r == -EFAULT)
-        atomic_fetch_sub(&m->live, 1);
-    if (r == 0 && st)
+        atomic_store_explicit(&m->live, atomic_load_explicit(&m->live, memory_order_relaxed) - 1,
+                              memory_order_relaxed);
+    if (r == 0 && st && !atomic_load_explicit(&m->reap_wanted, memory_order_relaxed))
         atomic_store(&m->reap_wanted, 1);
-    pthread_rwlock_unlock(&m->lock);
     return r;
 }
 

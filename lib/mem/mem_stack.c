@@ -150,12 +150,16 @@ DEVQ_API int devq_device_set_resource(devq_device *dev, devq_resource *r)
     struct devq_mem *m = dev->mem;
     if (!m)
         return devq__err(-ENODEV, "devq_device_set_resource: device memory is not set up");
+    /* The device lock too: buffers allocate and free through m->stack
+     * under it alone (devq__mem_alloc).  Order: device lock, then m->lock. */
+    pthread_mutex_lock(&dev->lock);
     pthread_rwlock_wrlock(&m->lock);
     char desc[256];
     devq__resource_describe(m->stack, desc, sizeof desc);
     uint64_t live = atomic_load(&m->live);
     if (live) {
         pthread_rwlock_unlock(&m->lock);
+        pthread_mutex_unlock(&dev->lock);
         return devq__err(-EBUSY, "devq_device_set_resource: %llu allocations are outstanding "
                          "on the current stack (%s); free them first",
                          (unsigned long long)live, desc);
@@ -164,6 +168,7 @@ DEVQ_API int devq_device_set_resource(devq_device *dev, devq_resource *r)
     devq_mem_stats st;
     if (devq_resource_stats_get(m->stack, &st) == 0 && st.pending_frees) {
         pthread_rwlock_unlock(&m->lock);
+        pthread_mutex_unlock(&dev->lock);
         return devq__err(-EBUSY, "devq_device_set_resource: %llu stream-ordered frees are "
                          "still pending on the current stack (%s); finish the queues, then "
                          "devq_mem_reap", (unsigned long long)st.pending_frees, desc);
@@ -173,6 +178,7 @@ DEVQ_API int devq_device_set_resource(devq_device *dev, devq_resource *r)
     m->stack = r;
     atomic_store(&m->budget_limit, devq__budget_limit(r));
     pthread_rwlock_unlock(&m->lock);
+    pthread_mutex_unlock(&dev->lock);
     devq__resource_free(old);
     log_stack(dev, "memory stack replaced", r);
     return 0;

@@ -80,6 +80,12 @@ struct batch_arg {
 };
 
 
+/* Laid out for the hand-off: a batch is filled by the recording thread,
+ * completed by the stream's callback thread and recycled to the recorder,
+ * so every cache line either side touches per batch moves between cores.
+ * The fields a batch resets or reads on every use come first, together;
+ * the two cause strings (written only on failure, but reset with their
+ * first byte) come last.  Batches are allocated on a cache line. */
 struct batch {
     struct devq_queue *q;
     uint64_t seq;                  /* 1-based number on its queue */
@@ -96,36 +102,36 @@ struct batch {
     uint32_t ngate, capgate;
     struct devq_value_slot **slots;   /* device-side waits (value_wait.c) */
     uint32_t nslots, capslots;
-    /* One reference to each buffer and kernel the ops use (record.c);
-     * dropped when the batch completes. */
-    struct devq_ref_set held;
     /* Issue state (device lock). */
     uint32_t next_op;              /* first op not yet issued */
     int forced_error;              /* fail without running the rest */
     uint32_t fail_from;            /* first op that did not run when forced */
     uint32_t park_at;              /* the op issue stopped at to park (issue.c) */
     int no_park;                   /* parking failed: finish it without waiting */
-    char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
     /* The walk (batch_walk.c): owned by the batch's callbacks. */
     uint32_t walked;               /* ops whose buffer effects are applied */
     uint32_t walk_at;              /* first op failed */
     int walk_err;                  /* the batch's failure, as far as walked */
-    char walk_cause[DEVQ_CAUSE_MAX];
     _Atomic int inline_done;       /* completed inline: the walk never clears */
+    int hazard_wait;               /* deferred: an op conflicts with an earlier parked batch */
     devq_signal *blocked_on;       /* deferred: waiting for this value */
     uint64_t blocked_value;
-    int hazard_wait;               /* deferred: an op conflicts with an earlier parked batch */
     uint32_t parked_uses;          /* buffer uses registered in hazard.c */
+    int traced;
     devq_notify *notify;
     uint64_t *marks;               /* DEVQ_TRACE: op start times, [nops] = end */
     uint32_t capmarks;
-    int traced;
     /* Host callbacks that still point into this batch, plus one for its
      * completion: the last to let go recycles it, so a batch completed
      * early (its end callback could not be queued) outlives the
      * callbacks already queued for its ops. */
     _Atomic uint32_t cb_refs;
     struct batch *next;            /* deferred FIFO / free list */
+    /* One reference to each buffer and kernel the ops use (record.c);
+     * dropped when the batch completes. */
+    struct devq_ref_set held;
+    char walk_cause[DEVQ_CAUSE_MAX];   /* of walk_err */
+    char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
 };
 
 /* batch.c */

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "error.h"
 #include "event_pool.h"
 #include "log.h"
@@ -73,7 +74,11 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
                          q->dev->info.backend, q->dev->info.ordinal, dev->info.backend, dev->info.ordinal);
     if ((r = devq__device_lost_check(dev)) < 0)
         return r;
-    devq_buffer *b = calloc(1, sizeof *b);
+    /* malloc, not calloc: glibc's calloc bypasses the thread cache, and an
+     * alloc/free pair would pay for _int_malloc and a heap trim each time. */
+    devq_buffer *b = malloc(sizeof *b);
+    if (b)
+        memset(b, 0, sizeof *b);
     if (!b)
         return devq__err(-ENOMEM, "%s: out of memory for a buffer handle", fn);
     devq__object_init(&b->obj, DEVQ_MAGIC_BUFFER, buffer_destroy);

@@ -92,7 +92,7 @@ int devq__signal_cb(void *arg, int status)
     if (r)
         devq__signal_fail_cause(o->u.sig.s, r, b->walk_cause);   /* and keep the rest from running */
     else
-        devq__signal_advance(o->u.sig.s, o->u.sig.v);
+        devq__signal_advance_held(o->u.sig.s, o->u.sig.v);   /* b holds it until the unref */
     devq__batch_unref(b);
     return r;
 }
@@ -213,8 +213,8 @@ static void batch_done(struct batch *b, int err, const char *cause)
             devq__log(DEVQ_LOG_BASIC, "%s", cause);
     } else {
         for (uint32_t i = 0; i < b->nops; i++)
-            if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
-                devq__signal_advance(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
+            if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)   /* b holds it until the unref */
+                devq__signal_advance_held(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
     }
     devq__mem_reap_soon(dev);   /* earlier stream-ordered frees may be done now */
     devq__batch_unref(b);

@@ -44,9 +44,14 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
     if (d.kind != DEVQ_QUEUE_COMPUTE && d.kind != DEVQ_QUEUE_COPY)
         return devq__err(-EINVAL, "devq_queue_create: unknown queue kind %d; use DEVQ_QUEUE_COMPUTE or DEVQ_QUEUE_COPY",
                          (int)d.kind);
-    struct devq_queue *q = calloc(1, sizeof *q);
+    /* On a cache line: struct devq_queue keeps each side's fields on lines
+     * of their own.  aligned_alloc wants a multiple of the alignment. */
+    struct devq_queue *q = aligned_alloc(_Alignof(struct devq_queue),
+                                         (sizeof *q + _Alignof(struct devq_queue) - 1) &
+                                             ~(_Alignof(struct devq_queue) - 1));
     if (!q)
         return devq__err(-ENOMEM, "devq_queue_create: out of memory");
+    memset(q, 0, sizeof *q);
     q->magic = DEVQ_MAGIC_QUEUE;
     q->dev = dev;
     atomic_init(&q->cancel_after, UINT64_MAX);

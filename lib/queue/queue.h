@@ -49,38 +49,48 @@ struct devq_queue_state {
 int  devq__queue_state_create(struct devq_device *dev);
 void devq__queue_state_destroy(struct devq_device *dev);
 
+/* Laid out by who writes what: the recording thread and the stream's
+ * callback thread each write their own cache lines per batch, so neither
+ * invalidates the other's (done_lock and done_upto used to share a line
+ * with submitted and issued_seq, free_shared with free_private).
+ * Allocated on a cache line (queue.c). */
 struct devq_queue {
+    /* Read-mostly: both sides read these. */
     uint32_t magic;
     struct devq_device *dev;
     devq_queue_desc desc;
-    struct devq_stream stream;
+    devq_signal *timeline;         /* N: every batch up to seq N completed */
+    /* Destroy released the device-side waits from this batch on: later
+     * batches held behind them are cancelled, not run (UINT64_MAX: none). */
+    _Atomic uint64_t cancel_after;
+    struct devq_queue *next;       /* device's queue list */
+
+    /* The recording side (recorder role or device lock). */
+    _Alignas(64) struct devq_stream stream;
     _Atomic int recording;         /* one recorder at a time: else -EBUSY */
     struct batch *open;
     int sticky;                    /* first recording error of the open batch */
-    char sticky_msg[DEVQ_CAUSE_MAX];
-
-    devq_signal *timeline;         /* N: every batch up to seq N completed */
-    pthread_mutex_t done_lock;     /* completion order (completion.c) */
-    uint64_t done_upto;
-    struct batch *ahead;           /* completed before an earlier batch, by seq */
+    int check_cycle;               /* a wait was bridged during this submit */
     _Atomic uint64_t submitted;    /* batches submitted (issued or deferred) */
     uint64_t issued_seq;           /* last batch fully issued (device lock) */
     struct batch *deferred, *deferred_tail;   /* device lock */
     int destroying;                /* device lock */
-    /* Destroy released the device-side waits from this batch on: later
-     * batches held behind them are cancelled, not run (UINT64_MAX: none). */
-    _Atomic uint64_t cancel_after;
-    int check_cycle;               /* a wait was bridged during this submit */
-
-    _Atomic int first_error;       /* first batch failure since the last finish */
-    char first_cause[DEVQ_CAUSE_MAX];
     /* Recycled batches: completion callbacks push onto free_shared (a
      * lock-free stack); the recorder (one thread at a time, by the
      * recording flag) takes the whole stack at once into free_private, so
      * the two sides never share a lock or suffer ABA. */
-    _Atomic(struct batch *) free_shared;
     struct batch *free_private;
-    struct devq_queue *next;       /* device's queue list */
+
+    /* The completing side (the stream's callbacks). */
+    _Alignas(64) pthread_mutex_t done_lock;     /* completion order (completion.c) */
+    uint64_t done_upto;
+    struct batch *ahead;           /* completed before an earlier batch, by seq */
+    _Atomic(struct batch *) free_shared;
+    _Atomic int first_error;       /* first batch failure since the last finish */
+
+    /* Written on errors only. */
+    char sticky_msg[DEVQ_CAUSE_MAX];
+    char first_cause[DEVQ_CAUSE_MAX];
     /* "queue #2": per process, creation order; name.number is also the
      * trace track.  Cold: last, off the recording path's lines. */
     struct devq_name name;

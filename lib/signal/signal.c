@@ -336,6 +336,22 @@ int devq__signal_advance(devq_signal *s, uint64_t v)
     return 0;
 }
 
+/* The caller's own reference (a batch's) outlives the call, so no
+ * temporary one: a completing batch would otherwise add and drop one on
+ * the refcount line every signal, bouncing it with the recording thread,
+ * which takes references on that line as it records. */
+int devq__signal_advance_held(devq_signal *s, uint64_t v)
+{
+    if (__builtin_expect(s->shared, 0))
+        return advance_shared(s, v);
+    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
+    if (st)
+        return st;
+    uint64_t cur;
+    raise_value(s, v, &cur, 1);
+    return 0;
+}
+
 /* A failure passed on through a wait reads "<hop>, which failed: <the
  * cause of what it waited on>", so a chain grows by a hop at every
  * signal and the root cause, at its end, is the first thing a bounded

@@ -22,6 +22,9 @@ void devq__signal_release(devq_signal *s);
  * (a queue signalling out of order must not fail anything).  Returns the
  * signal's failure status (0 when not failed). */
 int devq__signal_advance(devq_signal *s, uint64_t v);
+/* The same, for a caller that holds a reference of its own across the
+ * call (a batch holding its signal ops' references). */
+int devq__signal_advance_held(devq_signal *s, uint64_t v);
 
 /* Fail with a root-cause message kept for every waiter's devq_errmsg().
  * First failure wins; later calls change nothing. */

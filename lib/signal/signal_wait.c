@@ -141,6 +141,12 @@ DEVQ_API int devq_signal_wait(devq_signal *s, uint64_t value, uint64_t timeout_n
     r = probe(s, value);
     if (!r && timeout_ns) {
         uint64_t deadline = devq__deadline(timeout_ns);
+        /* A waiter confined to one CPU would only keep its setter off
+         * that CPU: it sleeps at once and leaves the budget alone. */
+        if (!devq__spin_can_help()) {
+            r = sleep_until(s, value, deadline);
+            goto out;
+        }
         uint64_t start = timed(s) ? devq__now_ns() : 0;
         r = spin(s, value, start, deadline);
         if (r > 0 && atomic_load_explicit(&s->spin_fails, memory_order_relaxed))
@@ -155,6 +161,7 @@ DEVQ_API int devq_signal_wait(devq_signal *s, uint64_t value, uint64_t timeout_n
                                       memory_order_relaxed);
         }
     }
+out:
     if (r > 0)
         return 0;
     if (r == 0)

@@ -75,6 +75,12 @@ struct cpu_op {
 };
 
 #define CPU_CHUNK_OPS 256
+/* Ops a producer may run ahead of the worker before it pauses (politely,
+ * and only for a while: stream.c).  It bounds the launch records in
+ * flight, which the stream's record cache (kernel.c) is sized to hold,
+ * so a busy stream runs with no malloc or free at all.  16 chunks keep
+ * a worker busy for thousands of ops; more would only hold memory. */
+#define CPU_BACKLOG_OPS (16u * CPU_CHUNK_OPS)
 /* Ring storage: a list of fixed chunks.  The producer links a new chunk
  * when the current one is full, so enqueue never drops and never blocks;
  * the worker frees (or recycles) a chunk once it has run all its ops. */
@@ -113,11 +119,10 @@ struct devq_pl_stream {
     _Alignas(CPU_CACHELINE) _Atomic uint64_t wake_at;
 
     /* Recycled launch records (kernel.c): the worker pushes what it ran
-     * onto launch_shared (lock-free, bounded by launch_cached); the
-     * producer takes the whole stack into launch_private at once, so
-     * neither side takes a lock and there is no ABA. */
+     * onto launch_shared (lock-free, bounded by the depth its top record
+     * carries); the producer takes the whole stack into launch_private at
+     * once, so neither side takes a lock and there is no ABA. */
     _Alignas(CPU_CACHELINE) _Atomic(struct cpu_launch *) launch_shared;
-    _Atomic uint32_t launch_cached;
     struct cpu_launch *launch_private;     /* producer-only */
 };
 

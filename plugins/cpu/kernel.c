@@ -23,6 +23,7 @@ struct devq_pl_kernel {
 struct cpu_launch {
     struct cpu_launch *next;        /* in a stream's recycle stack */
     uint32_t small;                 /* CPU_LAUNCH_SMALL bytes: recyclable */
+    _Atomic uint32_t depth;         /* records from here to the bottom of the stack */
     devq_pl_kernel *k;
     uint32_t global[3], local[3], groups[3];
     uint64_t total;                 /* groups[0] * groups[1] * groups[2] */
@@ -34,9 +35,15 @@ struct cpu_launch {
 #define CPU_VALUE_ALIGN 16u
 /* Launch records up to this size (most: a few pointers and scalars) are
  * recycled per stream instead of going through malloc, whose free would
- * run on the worker thread; at most CPU_LAUNCH_CACHE are kept. */
+ * run on the worker thread; at most CPU_LAUNCH_CACHE are kept (1.1 MiB):
+ * as many as can be in flight (a producer pauses CPU_BACKLOG_OPS ahead,
+ * checked once a chunk), so a worker that drains the whole backlog while
+ * its producer is descheduled caches every record instead of freeing
+ * what the producer will malloc again a moment later.  Before, the cap
+ * was 1024 while up to 16384 could be in flight, and under load a
+ * quarter of a tiny launch's time went to malloc and free. */
 #define CPU_LAUNCH_SMALL 256u
-#define CPU_LAUNCH_CACHE 1024u
+#define CPU_LAUNCH_CACHE (CPU_BACKLOG_OPS + 2u * CPU_CHUNK_OPS)
 
 static struct cpu_launch *launch_alloc(devq_pl_stream *s, size_t bytes)
 {
@@ -47,11 +54,10 @@ static struct cpu_launch *launch_alloc(devq_pl_stream *s, size_t bytes)
         return cl;
     }
     if (!s->launch_private) {
+        /* No walk to count what was taken: the stack's depth is kept in
+         * its top record (a walk touched every record, each last written
+         * on the worker's core, a second time long before its reuse). */
         s->launch_private = atomic_exchange_explicit(&s->launch_shared, NULL, memory_order_acquire);
-        uint32_t n = 0;
-        for (struct cpu_launch *c = s->launch_private; c; c = c->next)
-            n++;
-        atomic_fetch_sub_explicit(&s->launch_cached, n, memory_order_relaxed);
     }
     struct cpu_launch *cl = s->launch_private;
     if (cl)
@@ -64,16 +70,26 @@ static struct cpu_launch *launch_alloc(devq_pl_stream *s, size_t bytes)
 /* On the worker thread, after the launch ran. */
 static void launch_release(devq_pl_stream *s, struct cpu_launch *cl)
 {
-    if (!cl->small || atomic_load_explicit(&s->launch_cached, memory_order_relaxed) >= CPU_LAUNCH_CACHE) {
+    if (!cl->small) {
         free(cl);
         return;
     }
-    atomic_fetch_add_explicit(&s->launch_cached, 1, memory_order_relaxed);
-    struct cpu_launch *head = atomic_load_explicit(&s->launch_shared, memory_order_relaxed);
-    do
+    /* The bound is the depth of the shared stack, kept in its top record
+     * (no counter for both sides to update).  head->depth may be read
+     * just as the producer takes the stack and reuses head (hence
+     * atomic; the producer never writes it): the exchange then fails and
+     * retries.  Only this thread pushes, so a head seen again is current. */
+    struct cpu_launch *head = atomic_load_explicit(&s->launch_shared, memory_order_acquire);
+    do {
+        uint32_t depth = head ? atomic_load_explicit(&head->depth, memory_order_relaxed) : 0;
+        if (depth >= CPU_LAUNCH_CACHE) {
+            free(cl);
+            return;
+        }
         cl->next = head;
-    while (!atomic_compare_exchange_weak_explicit(&s->launch_shared, &head, cl, memory_order_release,
-                                                  memory_order_relaxed));
+        atomic_store_explicit(&cl->depth, depth + 1, memory_order_relaxed);
+    } while (!atomic_compare_exchange_weak_explicit(&s->launch_shared, &head, cl, memory_order_release,
+                                                    memory_order_acquire));
 }
 
 /* On the producer side: a record that was never queued. */

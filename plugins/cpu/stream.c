@@ -28,8 +28,11 @@
 #define CPU_WORKER_SPIN_NS 50000u
 #define CPU_WAITER_SPIN_NS 20000u
 
-/* Ops a producer may run ahead of the worker before it pauses. */
-#define CPU_BACKLOG_OPS (64u * CPU_CHUNK_OPS)
+/* How far the worker catches up before a paused producer resumes
+ * (CPU_BACKLOG_OPS, in cpu.h, is how far ahead it may run).  A few
+ * chunks, not half the backlog: the producer's pause is one futex
+ * sleep, and it comes back while the worker still has plenty to do. */
+#define CPU_BACKLOG_SWING (4u * CPU_CHUNK_OPS)
 #define CPU_BACKLOG_PAUSE_NS 100000000ull
 
 static _Atomic unsigned cpu_stream_counter;
@@ -156,7 +159,7 @@ struct cpu_op *cpu_stream_reserve(devq_pl_stream *s)
          * be waiting on something this thread has yet to do, so after
          * the pause the ring grows instead, never drops, never hangs. */
         if (n - cpu_stream_completed(s) > CPU_BACKLOG_OPS)
-            cpu_stream_wait_seq(s, n - CPU_BACKLOG_OPS / 2, cpu_deadline(CPU_BACKLOG_PAUSE_NS));
+            cpu_stream_wait_seq(s, n - CPU_BACKLOG_OPS + CPU_BACKLOG_SWING, cpu_deadline(CPU_BACKLOG_PAUSE_NS));
         struct cpu_chunk *c = cpu_chunk_get(s);
         if (!c)
             return NULL;
