@@ -26,14 +26,15 @@
  * call), when tracing, and on a lost device. */
 #include "config.h"
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "error.h"
 #include "event_pool.h"
+#include "futex.h"
 #include "log.h"
 #include "mem.h"
-#include "mem_lock.h"
 #include "mem_resource.h"
 #include "notifier.h"
 #include "queue.h"
@@ -77,12 +78,52 @@ static void pend(struct devq_device *dev, devq_buffer *b);
 #define CACHE_BYTES (64ull << 20)
 
 struct devq_buffer_cache {
-    struct mem_lock lock;
+    _Atomic uint32_t lock;             /* cache_lock: a spin lock */
     _Atomic uint32_t n;                /* written under the lock */
     uint64_t bytes;
     devq_buffer *b[CACHE_N];
+    /* One bit per size held (size_bit), read without the lock so that a
+     * cache with no block of the size asked for costs one load; written
+     * under it. */
+    _Atomic uint64_t sizes;
     struct { uint32_t tag; uint64_t pairs; } hits[CACHE_TAGS];   /* pairs 0: free */
 };
+
+/* Held for a few dozen instructions, never across a call that may
+ * block: one exchange to take, a plain store to give back (mem_lock's
+ * exchange on unlock, for its sleepers, was a third of the pair's
+ * locked instructions).  A waiter spins, then yields the CPU. */
+static inline void cache_lock(struct devq_buffer_cache *c)
+{
+    while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
+        for (unsigned i = 0; atomic_load_explicit(&c->lock, memory_order_relaxed); i++) {
+            if (i < 64) {
+                devq__cpu_relax();
+            } else {
+                sched_yield();
+                i = 0;
+            }
+        }
+}
+
+static inline void cache_unlock(struct devq_buffer_cache *c)
+{
+    atomic_store_explicit(&c->lock, 0, memory_order_release);
+}
+
+static uint64_t size_bit(size_t bytes)
+{
+    return 1ull << (((uint64_t)bytes * 0x9e3779b97f4a7c15ull) >> 58);
+}
+
+/* The bits of what c holds now (c's lock held). */
+static void sizes_update(struct devq_buffer_cache *c, uint32_t n)
+{
+    uint64_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        m |= size_bit(c->b[i]->size);
+    atomic_store_explicit(&c->sizes, m, memory_order_relaxed);
+}
 
 static struct devq_buffer_cache *cache_of(struct devq_queue *q)
 {
@@ -92,7 +133,6 @@ static struct devq_buffer_cache *cache_of(struct devq_queue *q)
     struct devq_buffer_cache *nc = calloc(1, sizeof *nc);
     if (!nc)
         return NULL;
-    mem_lock_init(&nc->lock);
     if (atomic_compare_exchange_strong(&q->buffers, &c, nc))
         return nc;
     free(nc);
@@ -104,6 +144,9 @@ static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue 
 {
     struct devq_mem *m = dev->mem;
     uint32_t sid = q->stream.id;
+    struct devq_buffer_cache *c = atomic_load_explicit(&q->buffers, memory_order_acquire);
+    if (c && atomic_load_explicit(&c->n, memory_order_relaxed) == CACHE_N)
+        return 0;                       /* full (of other sizes): the stack takes it */
     if (!m || !atomic_load_explicit(&m->cache_ok, memory_order_relaxed) ||
         atomic_load_explicit(&dev->lost, memory_order_relaxed) || devq__trace_on())
         return 0;
@@ -120,20 +163,21 @@ static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue 
     for (uint32_t i = 0; i < b->track.nreads; i++)
         if (b->track.reads[i].cursor && b->track.reads[i].stream != sid)
             return 0;
-    struct devq_buffer_cache *c = cache_of(q);
-    if (!c)
+    if (!c && !(c = cache_of(q)))
         return 0;
-    mem_lock(&c->lock);
+    cache_lock(c);
     uint32_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
     if (n == CACHE_N || c->bytes + b->size > CACHE_BYTES) {
-        mem_unlock(&c->lock);
+        cache_unlock(c);
         return 0;
     }
     b->freed = 1;
     c->b[n] = b;
+    atomic_store_explicit(&c->sizes, atomic_load_explicit(&c->sizes, memory_order_relaxed) | size_bit(b->size),
+                          memory_order_relaxed);
     c->bytes += b->size;
     atomic_store_explicit(&c->n, n + 1, memory_order_relaxed);
-    mem_unlock(&c->lock);
+    cache_unlock(c);
     /* After the insert: a flush clears the flag before it empties caches. */
     if (!atomic_load(&m->cached))
         atomic_store(&m->cached, 1);
@@ -144,10 +188,10 @@ static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue 
 static devq_buffer *cache_take(struct devq_queue *q, size_t bytes, uint32_t tag)
 {
     struct devq_buffer_cache *c = atomic_load_explicit(&q->buffers, memory_order_acquire);
-    if (!c || !atomic_load_explicit(&c->n, memory_order_relaxed))
-        return NULL;
+    if (!c || !(atomic_load_explicit(&c->sizes, memory_order_relaxed) & size_bit(bytes)))
+        return NULL;                    /* none of that size (a racing put is missed: fine) */
     devq_buffer *b = NULL;
-    mem_lock(&c->lock);
+    cache_lock(c);
     uint32_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
     for (uint32_t i = n; i-- > 0;) {
         if (c->b[i]->size != bytes || c->b[i]->tag != tag)
@@ -170,9 +214,10 @@ static devq_buffer *cache_take(struct devq_queue *q, size_t bytes, uint32_t tag)
         c->b[i] = c->b[n - 1];
         c->bytes -= b->size;
         atomic_store_explicit(&c->n, n - 1, memory_order_relaxed);
+        sizes_update(c, n - 1);
         break;
     }
-    mem_unlock(&c->lock);
+    cache_unlock(c);
     if (!b)
         return NULL;
     b->freed = 0;
@@ -187,14 +232,15 @@ static void cache_empty(struct devq_device *dev, struct devq_queue *q, struct de
 {
     devq_buffer *bs[CACHE_N];
     struct { uint32_t tag; uint64_t pairs; } hits[CACHE_TAGS];
-    mem_lock(&c->lock);
+    cache_lock(c);
     uint32_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
     memcpy(bs, c->b, n * sizeof *bs);
     memcpy(hits, c->hits, sizeof hits);
     memset(c->hits, 0, sizeof c->hits);
+    atomic_store_explicit(&c->sizes, 0, memory_order_relaxed);
     c->bytes = 0;
     atomic_store_explicit(&c->n, 0, memory_order_relaxed);
-    mem_unlock(&c->lock);
+    cache_unlock(c);
     for (unsigned k = 0; k < CACHE_TAGS; k++)
         if (hits[k].pairs)
             devq__mem_settle_pairs(dev, hits[k].tag, &q->stream, hits[k].pairs);
