@@ -2,6 +2,7 @@
  * while another stream may still touch it. */
 #include "conf.h"
 #include <devq/devq_resource.h>
+#include <pthread.h>
 
 enum { SZ = 1 << 20 };
 
@@ -430,6 +431,60 @@ START_TEST(guard_sees_frees_on_the_alloc_queue)
 }
 END_TEST
 
+/* Pairs on one queue from two threads while a third reads the stats
+ * (each read gives the kept buffers back): nothing lost, counts exact. */
+struct pair_loop {
+    devq_device *dev;
+    devq_queue *q;
+    size_t bytes;
+    int n;
+};
+
+static void *pairs_thread(void *arg)
+{
+    struct pair_loop *p = arg;
+    for (int i = 0; i < p->n; i++) {
+        devq_buffer *b;
+        ck_assert_int_eq(devq_buffer_alloc(p->dev, p->bytes, p->q, 4, &b), 0);
+        ck_assert_int_eq(devq_buffer_free(b, p->q), 0);
+    }
+    return NULL;
+}
+
+static void *stats_thread(void *arg)
+{
+    struct pair_loop *p = arg;
+    for (int i = 0; i < p->n; i++) {
+        devq_mem_stats st;
+        ck_assert_int_eq(devq_mem_stats_get(p->dev, &st), 0);
+    }
+    return NULL;
+}
+
+START_TEST(kept_buffers_with_threads_and_stats)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q = conf_queue(dev);
+    devq_mem_stats s0, s1;
+    ck_assert_int_eq(devq_mem_stats_get(dev, &s0), 0);
+    enum { N = 3000 };
+    struct pair_loop a = { dev, q, 256, N }, b = { dev, q, 4096, N }, c = { dev, q, 0, N / 10 };
+    pthread_t t[3];
+    ck_assert_int_eq(pthread_create(&t[0], NULL, pairs_thread, &a), 0);
+    ck_assert_int_eq(pthread_create(&t[1], NULL, pairs_thread, &b), 0);
+    ck_assert_int_eq(pthread_create(&t[2], NULL, stats_thread, &c), 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    ck_assert_int_eq(devq_mem_stats_get(dev, &s1), 0);
+    ck_assert_uint_eq(s1.allocations - s0.allocations, 2 * N);
+    ck_assert_uint_eq(s1.frees - s0.frees, 2 * N);
+    ck_assert_uint_eq(s1.bytes_outstanding, s0.bytes_outstanding);
+    devq_queue_destroy(q);
+    devq_device_close(dev);
+}
+END_TEST
+
 Suite *conf_memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -447,6 +502,7 @@ Suite *conf_memory_suite(void)
     tcase_add_test(tc, buffer_used_on_another_queue_is_not_recycled_early);
     tcase_add_test(tc, budget_refusal_exact_with_freed_buffers_kept);
     tcase_add_test(tc, guard_sees_frees_on_the_alloc_queue);
+    tcase_add_test(tc, kept_buffers_with_threads_and_stats);
     suite_add_tcase(s, tc);
     return s;
 }
