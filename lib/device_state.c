@@ -86,6 +86,7 @@ static const struct devq_device_hooks hooks = {
     .attach = attach,
     .detach = detach,
     .pending_frees = devq__process_pending_frees,
+    .buffer_caches_flush = devq__buffer_caches_flush,
 };
 
 DEVQ_API int devq_device_open(const char *spec, devq_device **out)

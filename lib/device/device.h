@@ -76,6 +76,9 @@ struct devq_device_hooks {
     int  (*attach)(struct devq_device *dev);
     void (*detach)(struct devq_device *dev);
     void (*pending_frees)(struct devq_device *dev);
+    /* Give the buffers the queues keep for reuse back to the memory
+     * stack and settle their counts (device lock held). */
+    void (*buffer_caches_flush)(struct devq_device *dev);
 };
 void devq__device_set_hooks(const struct devq_device_hooks *hooks);
 const struct devq_device_hooks *devq__device_hooks(void);

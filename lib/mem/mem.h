@@ -37,6 +37,10 @@ void devq__mem_reap_quiet(struct devq_device *dev);
 /* The same from the notifier thread, soon: for host callbacks (a batch's
  * end), which must not call the backend themselves. */
 void devq__mem_reap_soon(struct devq_device *dev);
+/* A queue's buffer cache served `pairs` alloc/free pairs of tag on st
+ * without the stack: count them in the stats layer (device lock held). */
+void devq__mem_settle_pairs(struct devq_device *dev, uint32_t tag, struct devq_stream *st,
+                            uint64_t pairs);
 /* A stream is going away: its pending frees must stay safe. */
 void devq__mem_stream_gone(struct devq_device *dev, struct devq_stream *st);
 

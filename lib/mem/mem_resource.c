@@ -15,6 +15,8 @@
 #include "notifier.h"
 #include "trace.h"
 
+static void flush_caches(struct devq_device *dev, int locked);
+
 /* ---- the wrapper ---- */
 
 int devq__resource_new(struct devq_device *dev, const struct devq_resource_ops *ops,
@@ -390,6 +392,8 @@ DEVQ_API int devq_resource_usage_by_tag(devq_resource *r, uint32_t tag, devq_mem
     int ret = devq__resource_check(r, "devq_resource_usage_by_tag");
     if (ret < 0)
         return ret;
+    if (r->dev && r->dev->mem && r->dev->mem->stack == r)
+        flush_caches(r->dev, 0);
     devq_resource *s = devq__resource_find(r, DEVQ_RES_STATS);
     if (!s)
         return devq__err(-ENOENT, "devq_resource_usage_by_tag: '%s' has no stats layer",
@@ -402,6 +406,8 @@ DEVQ_API int devq_resource_usage_by_stream(devq_resource *r, uint32_t stream_id,
     int ret = devq__resource_check(r, "devq_resource_usage_by_stream");
     if (ret < 0)
         return ret;
+    if (r->dev && r->dev->mem && r->dev->mem->stack == r)
+        flush_caches(r->dev, 0);
     devq_resource *s = devq__resource_find(r, DEVQ_RES_STATS);
     if (!s)
         return devq__err(-ENOENT, "devq_resource_usage_by_stream: '%s' has no stats layer",
@@ -410,6 +416,52 @@ DEVQ_API int devq_resource_usage_by_stream(devq_resource *r, uint32_t stream_id,
 }
 
 /* ---- the device's stack, as buffers use it ---- */
+
+int devq__stack_cacheable(devq_resource *r)
+{
+    int stats = 0;
+    for (; r; r = r->inner) {
+        switch (r->kind) {
+        case DEVQ_RES_STATS:
+            stats = 1;
+            break;
+        case DEVQ_RES_POOL:
+        case DEVQ_RES_NATIVE:
+        case DEVQ_RES_DIRECT:
+        case DEVQ_RES_BUDGET:
+            break;
+        default:
+            return 0;            /* guard, logging, a user's layer: they see every call */
+        }
+    }
+    return stats;
+}
+
+/* Queues' buffer caches (buffer.c) back to the stack, so that what is
+ * read next is true.  locked: the caller holds the device lock; else it
+ * is taken only when free (a host function must not wait for it). */
+static void flush_caches(struct devq_device *dev, int locked)
+{
+    struct devq_mem *m = dev->mem;
+    const struct devq_device_hooks *h;
+    if (!m || !atomic_load_explicit(&m->cached, memory_order_acquire) ||
+        !(h = devq__device_hooks()) || !h->buffer_caches_flush)
+        return;
+    if (locked) {
+        h->buffer_caches_flush(dev);
+    } else if (pthread_mutex_trylock(&dev->lock) == 0) {
+        h->buffer_caches_flush(dev);
+        pthread_mutex_unlock(&dev->lock);
+    }
+}
+
+void devq__mem_settle_pairs(struct devq_device *dev, uint32_t tag, struct devq_stream *st,
+                            uint64_t pairs)
+{
+    devq_resource *s = dev->mem ? devq__resource_find(dev->mem->stack, DEVQ_RES_STATS) : NULL;
+    if (s && pairs)
+        devq__stats_settle(s, tag, devq__sid(st), pairs);
+}
 
 static int mem_ready(struct devq_device *dev, const char *fn)
 {
@@ -462,7 +514,8 @@ void devq__mem_reap_quiet(struct devq_device *dev)
     /* Another reap in progress may have taken the request just before
      * this one's fences were reached: reap again rather than leave the
      * stats stale until the next finish. */
-    if (!m || (!atomic_exchange(&m->reap_wanted, 0) && !atomic_load(&m->reaping)))
+    if (!m || (!atomic_exchange(&m->reap_wanted, 0) && !atomic_load(&m->reaping) &&
+               !atomic_load_explicit(&m->cached, memory_order_relaxed)))
         return;
     atomic_fetch_add(&m->reaping, 1);
     char saved[DEVQ_ERRMSG_MAX];   /* a reap's failure is not the caller's */
@@ -472,6 +525,7 @@ void devq__mem_reap_quiet(struct devq_device *dev)
      * submit on the cpu plugin's stream).  Callers (finish, the notifier)
      * never hold it; the order is the device lock, then the stack's. */
     pthread_mutex_lock(&dev->lock);
+    flush_caches(dev, 1);         /* a finish leaves the stats true */
     pthread_rwlock_rdlock(&m->lock);
     devq_resource *base = m->stack;
     while (base->inner)
@@ -534,6 +588,7 @@ DEVQ_API int devq_mem_stats_get(devq_device *dev, devq_mem_stats *st)
         return devq__err(-EINVAL, "devq_mem_stats_get: st is NULL");
     if ((r = mem_ready(dev, "devq_mem_stats_get")) < 0)
         return r;
+    flush_caches(dev, 0);
     pthread_rwlock_rdlock(&dev->mem->lock);
     r = devq_resource_stats_get(dev->mem->stack, st);
     pthread_rwlock_unlock(&dev->mem->lock);
@@ -557,6 +612,8 @@ DEVQ_API int devq_mem_reap(devq_device *dev)
     int locked = pthread_mutex_trylock(&dev->lock) == 0;
     if (locked && h && h->pending_frees)
         h->pending_frees(dev);      /* none installed: a device of the unit tests */
+    if (locked)
+        flush_caches(dev, 1);
     pthread_rwlock_rdlock(&dev->mem->lock);
     r = devq_resource_reap(dev->mem->stack);
     pthread_rwlock_unlock(&dev->mem->lock);

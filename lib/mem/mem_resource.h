@@ -47,6 +47,12 @@ struct devq_mem {
     _Atomic int reap_wanted;           /* stream-ordered frees may be waiting for their fence */
     _Atomic int reap_posted;           /* a notifier reap is queued */
     _Atomic int reaping;               /* reaps in progress (a finish then reaps too) */
+    /* Queues' buffer caches (lib/queue/buffer.c): whether the stack lets
+     * a freed buffer be kept for its queue without telling the stack (no
+     * guard, logging or user layer: nobody needs to see each call), and
+     * whether any buffer may be cached now (a flush settles them). */
+    _Atomic int cache_ok;
+    _Atomic int cached;
 };
 
 /* Wrap built-in ops; `inner` (may be NULL) becomes owned by the result. */
@@ -70,7 +76,12 @@ void devq__resource_describe(devq_resource *r, char *buf, size_t cap);
 /* How a layer shows itself in a description (budget adds its limit). */
 void devq__budget_describe(devq_resource *r, char *buf, size_t cap);
 
+/* Whether buffers may be cached in front of stack r (see struct devq_mem). */
+int  devq__stack_cacheable(devq_resource *r);
 /* Stats decorator queries (mem_stats.c). */
+/* Count `pairs` alloc/free pairs of tag on stream sid that a queue's
+ * buffer cache served without the stack (bytes in use did not change). */
+void devq__stats_settle(devq_resource *stats, uint32_t tag, uint32_t sid, uint64_t pairs);
 int devq__stats_usage_tag(devq_resource *stats, uint32_t tag, devq_mem_usage *u);
 int devq__stats_usage_stream(devq_resource *stats, uint32_t sid, devq_mem_usage *u);
 

@@ -116,6 +116,7 @@ int devq__mem_create(struct devq_device *dev)
     pthread_rwlock_init(&m->lock, NULL);
     atomic_store(&m->stack->owned, 1);
     atomic_store(&m->budget_limit, devq__budget_limit(m->stack));
+    atomic_store(&m->cache_ok, devq__stack_cacheable(m->stack));
     dev->mem = m;
     log_stack(dev, "memory stack", m->stack);
     return 0;
@@ -153,6 +154,9 @@ DEVQ_API int devq_device_set_resource(devq_device *dev, devq_resource *r)
     /* The device lock too: buffers allocate and free through m->stack
      * under it alone (devq__mem_alloc).  Order: device lock, then m->lock. */
     pthread_mutex_lock(&dev->lock);
+    const struct devq_device_hooks *h = devq__device_hooks();
+    if (h && h->buffer_caches_flush)
+        h->buffer_caches_flush(dev);      /* cached buffers are live: give them back */
     pthread_rwlock_wrlock(&m->lock);
     char desc[256];
     devq__resource_describe(m->stack, desc, sizeof desc);
@@ -177,6 +181,7 @@ DEVQ_API int devq_device_set_resource(devq_device *dev, devq_resource *r)
     atomic_store(&r->owned, 1);
     m->stack = r;
     atomic_store(&m->budget_limit, devq__budget_limit(r));
+    atomic_store(&m->cache_ok, devq__stack_cacheable(r));
     pthread_rwlock_unlock(&m->lock);
     pthread_mutex_unlock(&dev->lock);
     devq__resource_free(old);

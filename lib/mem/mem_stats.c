@@ -184,6 +184,21 @@ int devq__stats_usage_stream(devq_resource *res, uint32_t sid, devq_mem_usage *u
     return 0;
 }
 
+void devq__stats_settle(devq_resource *res, uint32_t tag, uint32_t sid, uint64_t pairs)
+{
+    struct stats *s = res->state;
+    mem_lock(&s->lock);
+    s->total.count += pairs;
+    s->frees += pairs;
+    struct tag_slot *t = tag_find(s, tag, 1);
+    if (t)
+        t->u.count += pairs;
+    devq_mem_usage *x = stream_slot(s, sid, 1);
+    if (x)
+        x->count += pairs;
+    mem_unlock(&s->lock);
+}
+
 static void stats_stream_gone(void *state, devq_stream_ref *st)
 {
     struct stats *s = state;

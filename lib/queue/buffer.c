@@ -6,14 +6,33 @@
  * buffer that recorded-but-unissued batches still use waits until those
  * uses are issued (dev->qs->pending_frees); so does one whose ordering could
  * not be set up anywhere (a driver call failed), to be tried again.  A
- * free is never dropped: its bytes would stay outstanding forever. */
+ * free is never dropped: its bytes would stay outstanding forever.
+ *
+ * The queue's cache.  A buffer allocated on queue q, used only on q's
+ * stream and freed on q with nothing in flight holding it is not freed:
+ * q keeps the handle with its block (up to CACHE_N of them, CACHE_BYTES
+ * in all), and the next devq_buffer_alloc on q of the same size and tag
+ * takes it back.  That is the pool's own rule (a block freed on a stream
+ * is reusable on that stream at once), without the device lock, the
+ * tracker or the stack's locks.  The handle keeps its tracking state: a
+ * later use on another stream still orders after the last use on q, as
+ * if the block had come from q's free list.  It starts clean (not failed,
+ * unnamed, a new number).  The stack never saw those pairs: the stats
+ * layer is told how many at the next flush, and every cached buffer goes
+ * back to the stack (a stream-ordered free on q) when the stats are read,
+ * a queue finishes, memory is reaped, an allocation is refused (then
+ * retried once), the stack is replaced or the queue is destroyed.  Off
+ * when the stack has a guard, logging or user layer (they see every
+ * call), when tracing, and on a lost device. */
 #include "config.h"
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "error.h"
 #include "event_pool.h"
+#include "futex.h"
 #include "log.h"
 #include "mem.h"
 #include "mem_resource.h"
@@ -49,6 +68,214 @@ void devq__buffer_issued(devq_buffer *b)
     b->unissued--;
 }
 
+static int do_free(struct devq_device *dev, devq_buffer *b);
+static void pend(struct devq_device *dev, devq_buffer *b);
+
+/* ---- the queue's cache ---- */
+
+#define CACHE_N     8u
+#define CACHE_TAGS  4u
+#define CACHE_BYTES (64ull << 20)
+
+struct devq_buffer_cache {
+    _Atomic uint32_t lock;             /* cache_lock: a spin lock */
+    _Atomic uint32_t n;                /* written under the lock */
+    uint64_t bytes;
+    devq_buffer *b[CACHE_N];
+    /* One bit per size held (size_bit), read without the lock so that a
+     * cache with no block of the size asked for costs one load; written
+     * under it. */
+    _Atomic uint64_t sizes;
+    struct { uint32_t tag; uint64_t pairs; } hits[CACHE_TAGS];   /* pairs 0: free */
+};
+
+/* Held for a few dozen instructions, never across a call that may
+ * block: one exchange to take, a plain store to give back (mem_lock's
+ * exchange on unlock, for its sleepers, was a third of the pair's
+ * locked instructions).  A waiter spins, then yields the CPU. */
+static inline void cache_lock(struct devq_buffer_cache *c)
+{
+    while (atomic_exchange_explicit(&c->lock, 1, memory_order_acquire))
+        for (unsigned i = 0; atomic_load_explicit(&c->lock, memory_order_relaxed); i++) {
+            if (i < 64) {
+                devq__cpu_relax();
+            } else {
+                sched_yield();
+                i = 0;
+            }
+        }
+}
+
+static inline void cache_unlock(struct devq_buffer_cache *c)
+{
+    atomic_store_explicit(&c->lock, 0, memory_order_release);
+}
+
+static uint64_t size_bit(size_t bytes)
+{
+    return 1ull << (((uint64_t)bytes * 0x9e3779b97f4a7c15ull) >> 58);
+}
+
+/* The bits of what c holds now (c's lock held). */
+static void sizes_update(struct devq_buffer_cache *c, uint32_t n)
+{
+    uint64_t m = 0;
+    for (uint32_t i = 0; i < n; i++)
+        m |= size_bit(c->b[i]->size);
+    atomic_store_explicit(&c->sizes, m, memory_order_relaxed);
+}
+
+static struct devq_buffer_cache *cache_of(struct devq_queue *q)
+{
+    struct devq_buffer_cache *c = atomic_load_explicit(&q->buffers, memory_order_acquire);
+    if (c)
+        return c;
+    struct devq_buffer_cache *nc = calloc(1, sizeof *nc);
+    if (!nc)
+        return NULL;
+    if (atomic_compare_exchange_strong(&q->buffers, &c, nc))
+        return nc;
+    free(nc);
+    return c;
+}
+
+/* Keep b on q instead of freeing it: 1 kept, 0 not eligible. */
+static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue *q)
+{
+    struct devq_mem *m = dev->mem;
+    uint32_t sid = q->stream.id;
+    struct devq_buffer_cache *c = atomic_load_explicit(&q->buffers, memory_order_acquire);
+    if (c && atomic_load_explicit(&c->n, memory_order_relaxed) == CACHE_N)
+        return 0;                       /* full (of other sizes): the stack takes it */
+    if (!m || !atomic_load_explicit(&m->cache_ok, memory_order_relaxed) ||
+        atomic_load_explicit(&dev->lost, memory_order_relaxed) || devq__trace_on())
+        return 0;
+    /* Only its user's reference left: no batch holds it, none is still to
+     * be issued; allocated on q (stream-ordered), used on q's stream only. */
+    if (b->freed || !b->alloc_use.cursor || b->alloc_use.stream != sid ||
+        atomic_load_explicit(&b->obj.refs, memory_order_acquire) != 1 ||
+        atomic_load_explicit(&b->unissued, memory_order_acquire) ||
+        atomic_load_explicit(&b->fail_err, memory_order_relaxed) || b->fail_cause ||
+        b->nparked || b->size > CACHE_BYTES)
+        return 0;
+    if (b->track.write.cursor && b->track.write.stream != sid)
+        return 0;
+    for (uint32_t i = 0; i < b->track.nreads; i++)
+        if (b->track.reads[i].cursor && b->track.reads[i].stream != sid)
+            return 0;
+    if (!c && !(c = cache_of(q)))
+        return 0;
+    cache_lock(c);
+    uint32_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
+    if (n == CACHE_N || c->bytes + b->size > CACHE_BYTES) {
+        cache_unlock(c);
+        return 0;
+    }
+    b->freed = 1;
+    c->b[n] = b;
+    atomic_store_explicit(&c->sizes, atomic_load_explicit(&c->sizes, memory_order_relaxed) | size_bit(b->size),
+                          memory_order_relaxed);
+    c->bytes += b->size;
+    atomic_store_explicit(&c->n, n + 1, memory_order_relaxed);
+    cache_unlock(c);
+    /* After the insert: a flush clears the flag before it empties caches. */
+    if (!atomic_load(&m->cached))
+        atomic_store(&m->cached, 1);
+    return 1;
+}
+
+/* A cached buffer of exactly bytes and tag, made new; or NULL. */
+static devq_buffer *cache_take(struct devq_queue *q, size_t bytes, uint32_t tag)
+{
+    struct devq_buffer_cache *c = atomic_load_explicit(&q->buffers, memory_order_acquire);
+    if (!c || !(atomic_load_explicit(&c->sizes, memory_order_relaxed) & size_bit(bytes)))
+        return NULL;                    /* none of that size (a racing put is missed: fine) */
+    devq_buffer *b = NULL;
+    cache_lock(c);
+    uint32_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
+    for (uint32_t i = n; i-- > 0;) {
+        if (c->b[i]->size != bytes || c->b[i]->tag != tag)
+            continue;
+        /* The pair is counted at the next flush, in a slot per tag. */
+        unsigned h = CACHE_TAGS;
+        for (unsigned k = 0; k < CACHE_TAGS; k++) {
+            if (c->hits[k].pairs && c->hits[k].tag == tag) {
+                h = k;
+                break;
+            }
+            if (!c->hits[k].pairs && h == CACHE_TAGS)
+                h = k;
+        }
+        if (h == CACHE_TAGS)
+            break;                      /* too many tags: the slow path */
+        c->hits[h].tag = tag;
+        c->hits[h].pairs++;
+        b = c->b[i];
+        c->b[i] = c->b[n - 1];
+        c->bytes -= b->size;
+        atomic_store_explicit(&c->n, n - 1, memory_order_relaxed);
+        sizes_update(c, n - 1);
+        break;
+    }
+    cache_unlock(c);
+    if (!b)
+        return NULL;
+    b->freed = 0;
+    if (b->name.text[0])
+        b->name.text[0] = 0;      /* unnamed: a new buffer */
+    b->name.number = devq__name_number(DEVQ_NAME_BUFFER);   /* a new buffer to the user */
+    return b;
+}
+
+/* Empty c (q's) into the stack: stream-ordered frees on q (device lock). */
+static void cache_empty(struct devq_device *dev, struct devq_queue *q, struct devq_buffer_cache *c)
+{
+    devq_buffer *bs[CACHE_N];
+    struct { uint32_t tag; uint64_t pairs; } hits[CACHE_TAGS];
+    cache_lock(c);
+    uint32_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
+    memcpy(bs, c->b, n * sizeof *bs);
+    memcpy(hits, c->hits, sizeof hits);
+    memset(c->hits, 0, sizeof c->hits);
+    atomic_store_explicit(&c->sizes, 0, memory_order_relaxed);
+    c->bytes = 0;
+    atomic_store_explicit(&c->n, 0, memory_order_relaxed);
+    cache_unlock(c);
+    for (unsigned k = 0; k < CACHE_TAGS; k++)
+        if (hits[k].pairs)
+            devq__mem_settle_pairs(dev, hits[k].tag, &q->stream, hits[k].pairs);
+    /* Released here, not through the notifier: each holds a reference to
+     * dev, never the last one (q holds one, as does the caller). */
+    for (uint32_t i = 0; i < n; i++) {
+        bs[i]->free_q = q;
+        if (bs[i]->unissued || do_free(dev, bs[i]) == 1)
+            pend(dev, bs[i]);
+        else
+            devq__object_release_here(&bs[i]->obj);
+    }
+}
+
+void devq__buffer_caches_flush(struct devq_device *dev)
+{
+    if (!dev->mem || !dev->qs)
+        return;
+    atomic_store(&dev->mem->cached, 0);
+    for (struct devq_queue *q = dev->qs->queues; q; q = q->next) {
+        struct devq_buffer_cache *c = atomic_load(&q->buffers);
+        if (c)
+            cache_empty(dev, q, c);
+    }
+}
+
+void devq__buffer_cache_drop(struct devq_device *dev, struct devq_queue *q)
+{
+    struct devq_buffer_cache *c = atomic_exchange(&q->buffers, NULL);
+    if (!c)
+        return;
+    cache_empty(dev, q, c);
+    free(c);
+}
+
 /* DEVQ_TRACE: a counter track of the device's bytes outstanding. */
 static void trace_outstanding(struct devq_device *dev)
 {
@@ -56,6 +283,8 @@ static void trace_outstanding(struct devq_device *dev)
     if (devq__trace_on() && devq_mem_stats_get(dev, &ms) == 0)
         devq__trace_counter(dev, "bytes outstanding", ms.bytes_outstanding, devq__trace_now());
 }
+
+static int alloc_new(devq_device *dev, size_t bytes, devq_queue *q, uint32_t tag, devq_buffer **out);
 
 DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, uint32_t tag, devq_buffer **out)
 {
@@ -74,9 +303,24 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
                          q->dev->info.backend, q->dev->info.ordinal, dev->info.backend, dev->info.ordinal);
     if ((r = devq__device_lost_check(dev)) < 0)
         return r;
+    devq_buffer *b;
+    if (q && (b = cache_take(q, bytes, tag))) {
+        *out = b;
+        return 0;
+    }
+    return alloc_new(dev, bytes, q, tag, out);
+}
+
+/* Out of line: the cached pair above stays a small function. */
+static __attribute__((noinline)) int alloc_new(devq_device *dev, size_t bytes, devq_queue *q,
+                                               uint32_t tag, devq_buffer **out)
+{
+    const char *fn = "devq_buffer_alloc";
+    int r;
+    devq_buffer *b;
     /* malloc, not calloc: glibc's calloc bypasses the thread cache, and an
      * alloc/free pair would pay for _int_malloc and a heap trim each time. */
-    devq_buffer *b = malloc(sizeof *b);
+    b = malloc(sizeof *b);
     if (b)
         memset(b, 0, sizeof *b);
     if (!b)
@@ -90,6 +334,12 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
     pthread_mutex_lock(&dev->lock);
     struct devq_stream *st = q ? &q->stream : NULL;
     r = devq__mem_alloc(dev, bytes, st, tag, &b->dptr, &b->hptr);
+    if (r == -ENOMEM && dev->mem && atomic_load(&dev->mem->cached)) {
+        /* Cached buffers are the queues', not the user's: give them back
+         * and ask once more, so that a refusal means what it says. */
+        devq__buffer_caches_flush(dev);
+        r = devq__mem_alloc(dev, bytes, st, tag, &b->dptr, &b->hptr);
+    }
     if (r == 0 && st) {
         /* Other streams must order after the stream-ordered alloc. */
         devq__tracker_begin(dev->tracker, st->id);
@@ -246,6 +496,8 @@ void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q)
             b->free_q = NULL;
 }
 
+static int free_now(struct devq_device *dev, devq_buffer *b, devq_queue *q);
+
 DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
 {
     const char *fn = "devq_buffer_free";
@@ -261,6 +513,15 @@ DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
         return devq__err(-EINVAL, "%s: buffer belongs to %s:%d but %s is on %s:%d", fn,
                          dev->info.backend, dev->info.ordinal, devq__queue_label(q).s, q->dev->info.backend,
                          q->dev->info.ordinal);
+    if (q && cache_put(dev, b, q))
+        return 0;                  /* kept for q's next allocation of its size */
+    return free_now(dev, b, q);
+}
+
+static __attribute__((noinline)) int free_now(struct devq_device *dev, devq_buffer *b, devq_queue *q)
+{
+    const char *fn = "devq_buffer_free";
+    int r = 0;
     pthread_mutex_lock(&dev->lock);
     if (b->freed) {
         pthread_mutex_unlock(&dev->lock);

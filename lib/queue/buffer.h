@@ -48,6 +48,10 @@ void devq__buffer_issued(devq_buffer *b);      /* one unissued use went out (dev
 /* Run frees that waited for their buffer's last use to be issued (device lock). */
 void devq__process_pending_frees(struct devq_device *dev);
 void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q);
+/* Queues' caches of freed buffers (buffer.c): give them back to the
+ * memory stack, settling their counts (device lock held); drop q's. */
+void devq__buffer_caches_flush(struct devq_device *dev);
+void devq__buffer_cache_drop(struct devq_device *dev, struct devq_queue *q);
 
 /* buffer_fail.c: the failure a buffer's last writer left. */
 void devq__buffer_fail(devq_buffer *b, int err, const char *cause);

@@ -231,6 +231,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
             *pp = q->next;
             break;
         }
+    devq__buffer_cache_drop(dev, q);
     devq__buffer_queue_gone(dev, q);
     devq__mem_stream_gone(dev, &q->stream);
     devq__checkpoints_drop(dev, &q->stream);

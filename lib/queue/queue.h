@@ -64,6 +64,7 @@ struct devq_queue {
      * batches held behind them are cancelled, not run (UINT64_MAX: none). */
     _Atomic uint64_t cancel_after;
     struct devq_queue *next;       /* device's queue list */
+    struct devq_buffer_cache *_Atomic buffers;   /* freed buffers kept for reuse (buffer.c) */
 
     /* The recording side (recorder role or device lock). */
     _Alignas(64) struct devq_stream stream;

@@ -1,6 +1,8 @@
 /* Stream-ordered memory: a freed buffer's memory is never handed out
  * while another stream may still touch it. */
 #include "conf.h"
+#include <devq/devq_resource.h>
+#include <pthread.h>
 
 enum { SZ = 1 << 20 };
 
@@ -263,6 +265,226 @@ START_TEST(frees_reaped_as_work_completes)
 }
 END_TEST
 
+/* ---- the queue's buffer cache (buffer.c): what it must not change ---- */
+
+/* The number in b's label ("buffer #7 (...)" or "buffer "w" (#7, ...)"),
+ * read from the message a refused name gives, and whether it is named. */
+static unsigned label_number(devq_buffer *b, int *named)
+{
+    ck_assert_int_eq(devq_buffer_set_name(b, "bad\x01name"), -EINVAL);
+    const char *m = strstr(devq_errmsg(), "#");
+    ck_assert_ptr_nonnull(m);
+    *named = strstr(devq_errmsg(), "buffer \"") != NULL;
+    return (unsigned)strtoul(m + 1, NULL, 10);
+}
+
+/* Freed on q and allocated again on q at once: the same memory may come
+ * back (the pool's rule, and the cache's), but as a new buffer: a new
+ * number, no name, not failed, 256-byte aligned; and the stats count
+ * every pair once the queue finishes. */
+START_TEST(freed_and_allocated_again_on_one_queue)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q = conf_queue(dev);
+    devq_mem_stats s0, s1;
+    ck_assert_int_eq(devq_mem_stats_get(dev, &s0), 0);
+    devq_buffer *b;
+    ck_assert_int_eq(devq_buffer_alloc(dev, 4096, q, 3, &b), 0);
+    ck_assert_int_eq(devq_buffer_set_name(b, "first"), 0);
+    int named;
+    unsigned n = label_number(b, &named);
+    ck_assert(named);
+    enum { PAIRS = 1000 };
+    for (int i = 0; i < PAIRS; i++) {
+        ck_assert_int_eq(devq_buffer_free(b, q), 0);
+        ck_assert_int_eq(devq_buffer_alloc(dev, 4096, q, 3, &b), 0);
+        ck_assert_uint_eq((uintptr_t)devq_buffer_device_ptr(b) % 256, 0);
+        ck_assert_int_eq(devq_buffer_status(b), 0);
+        unsigned m = label_number(b, &named);
+        ck_assert_msg(m > n && !named, "reallocated buffer is #%u (named %d) after #%u", m, named, n);
+        n = m;
+    }
+    unsigned char pattern[4096], out[4096];
+    memset(pattern, 0x3c, sizeof pattern);
+    conf_upload(q, b, pattern, sizeof pattern);
+    conf_download(q, out, b, sizeof out);
+    ck_assert_mem_eq(out, pattern, sizeof out);
+    ck_assert_int_eq(devq_buffer_free(b, q), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    ck_assert_int_eq(devq_mem_stats_get(dev, &s1), 0);
+    ck_assert_uint_eq(s1.allocations - s0.allocations, PAIRS + 1);
+    ck_assert_uint_eq(s1.frees - s0.frees, PAIRS + 1);
+    ck_assert_uint_eq(s1.bytes_outstanding, s0.bytes_outstanding);
+    ck_assert_uint_eq(s1.pending_frees, 0);
+    devq_mem_usage u;
+    ck_assert_int_eq(devq_resource_usage_by_tag(devq_device_resource(dev), 3, &u), 0);
+    ck_assert_uint_eq(u.count, PAIRS + 1);
+    ck_assert_uint_eq(u.current, 0);
+    devq_queue_destroy(q);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* A buffer a second queue reads (held back by a signal) and the first
+ * queue frees: what the first queue allocates next must not overwrite it
+ * before the reader is past it, nor may the reader's copy see it. */
+START_TEST(buffer_used_on_another_queue_is_not_recycled_early)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q1 = conf_queue(dev), *q2 = conf_queue(dev);
+    devq_signal *go = conf_signal(0);
+    enum { N = 64 << 10 };
+    devq_buffer *src, *dst = conf_buffer(dev, N), *fresh[4];
+    ck_assert_int_eq(devq_buffer_alloc(dev, N, q1, 0, &src), 0);
+    ck_assert_int_eq(devq_queue_fill(q1, src, 0, N, 0xab), 0);
+    ck_assert_int_eq(devq_queue_submit(q1), 0);
+    ck_assert_int_eq(devq_queue_wait(q2, go, 1), 0);
+    ck_assert_int_eq(devq_queue_copy(q2, dst, 0, src, 0, N), 0);
+    ck_assert_int_eq(devq_queue_submit(q2), 0);
+    ck_assert_int_eq(devq_buffer_free(src, q1), 0);
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(devq_buffer_alloc(dev, N, q1, 0, &fresh[i]), 0);
+        ck_assert_int_eq(devq_queue_fill(q1, fresh[i], 0, N, 0x00), 0);
+        ck_assert_int_eq(devq_queue_submit(q1), 0);
+    }
+    ck_assert_int_eq(devq_signal_set(go, 1), 0);
+    unsigned char *out = malloc(N);
+    conf_download(q2, out, dst, N);
+    for (size_t i = 0; i < N; i++)
+        if (out[i] != 0xab)
+            ck_abort_msg("byte %zu is 0x%02x: the freed buffer was reused before q2 read it", i, out[i]);
+    free(out);
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(devq_buffer_free(fresh[i], q1), 0);
+    ck_assert_int_eq(devq_buffer_free(dst, NULL), 0);
+    devq_signal_destroy(go);
+    devq_queue_destroy(q1);
+    devq_queue_destroy(q2);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* DEVQ_MEM_BUDGET: buffers a queue keeps for reuse do not make a request
+ * that fits fail, and one that does not fit is still refused. */
+START_TEST(budget_refusal_exact_with_freed_buffers_kept)
+{
+    char *saved = getenv("DEVQ_MEM_BUDGET") ? strdup(getenv("DEVQ_MEM_BUDGET")) : NULL;
+    setenv("DEVQ_MEM_BUDGET", "1M", 1);
+    devq_device *dev = conf_open();
+    if (saved)
+        setenv("DEVQ_MEM_BUDGET", saved, 1);
+    else
+        unsetenv("DEVQ_MEM_BUDGET");
+    free(saved);
+    devq_queue *q = conf_queue(dev);
+    devq_buffer *a, *b, *c;
+    for (int i = 0; i < 3; i++) {          /* freed on q: kept for q */
+        ck_assert_int_eq(devq_buffer_alloc(dev, 512 << 10, q, 0, &a), 0);
+        ck_assert_int_eq(devq_buffer_free(a, q), 0);
+    }
+    ck_assert_msg(devq_buffer_alloc(dev, 768 << 10, q, 0, &b) == 0, "768 KiB of 1 MiB, nothing live: %s",
+                  devq_errmsg());
+    ck_assert_int_eq(devq_buffer_alloc(dev, 512 << 10, q, 0, &c), -ENOMEM);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "budget"));
+    ck_assert_int_eq(devq_buffer_free(b, q), 0);
+    ck_assert_int_eq(devq_buffer_alloc(dev, 1 << 20, q, 0, &c), 0);
+    ck_assert_int_eq(devq_buffer_free(c, q), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    devq_queue_destroy(q);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* DEVQ_MEM_GUARD: every alloc and free still reaches the guard, so a
+ * write after a stream-ordered free on the buffer's own queue is caught. */
+START_TEST(guard_sees_frees_on_the_alloc_queue)
+{
+    char *saved = getenv("DEVQ_MEM_GUARD") ? strdup(getenv("DEVQ_MEM_GUARD")) : NULL;
+    setenv("DEVQ_MEM_GUARD", "1", 1);
+    devq_device *dev = NULL;
+    int r = devq_device_open(conf_backend(), &dev);
+    if (saved)
+        setenv("DEVQ_MEM_GUARD", saved, 1);
+    else
+        unsetenv("DEVQ_MEM_GUARD");
+    free(saved);
+    if (r == -ENOTSUP)
+        return;                         /* no host-visible memory: no guard */
+    ck_assert_msg(r == 0, "%s", devq_errmsg());
+    devq_queue *q = conf_queue(dev);
+    devq_buffer *b;
+    ck_assert_int_eq(devq_buffer_alloc(dev, 300, q, 6, &b), 0);
+    unsigned char *h = devq_buffer_host_ptr(b);
+    ck_assert_int_eq(devq_buffer_free(b, q), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    h[10] = 0x77;                        /* written after its free (still quarantined) */
+    for (int i = 0; i < 100; i++) {      /* more frees on q push it out of quarantine */
+        devq_buffer *o;
+        ck_assert_int_eq(devq_buffer_alloc(dev, 300, q, 0, &o), 0);
+        ck_assert_int_eq(devq_buffer_free(o, q), 0);
+    }
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    r = devq_mem_reap(dev);
+    ck_assert_msg(r == -EFAULT && strstr(devq_errmsg(), "use after free"), "reap: %d %s", r, devq_errmsg());
+    devq_queue_destroy(q);
+    devq_device_close(dev);
+}
+END_TEST
+
+/* Pairs on one queue from two threads while a third reads the stats
+ * (each read gives the kept buffers back): nothing lost, counts exact. */
+struct pair_loop {
+    devq_device *dev;
+    devq_queue *q;
+    size_t bytes;
+    int n;
+};
+
+static void *pairs_thread(void *arg)
+{
+    struct pair_loop *p = arg;
+    for (int i = 0; i < p->n; i++) {
+        devq_buffer *b;
+        ck_assert_int_eq(devq_buffer_alloc(p->dev, p->bytes, p->q, 4, &b), 0);
+        ck_assert_int_eq(devq_buffer_free(b, p->q), 0);
+    }
+    return NULL;
+}
+
+static void *stats_thread(void *arg)
+{
+    struct pair_loop *p = arg;
+    for (int i = 0; i < p->n; i++) {
+        devq_mem_stats st;
+        ck_assert_int_eq(devq_mem_stats_get(p->dev, &st), 0);
+    }
+    return NULL;
+}
+
+START_TEST(kept_buffers_with_threads_and_stats)
+{
+    devq_device *dev = conf_open();
+    devq_queue *q = conf_queue(dev);
+    devq_mem_stats s0, s1;
+    ck_assert_int_eq(devq_mem_stats_get(dev, &s0), 0);
+    enum { N = 3000 };
+    struct pair_loop a = { dev, q, 256, N }, b = { dev, q, 4096, N }, c = { dev, q, 0, N / 10 };
+    pthread_t t[3];
+    ck_assert_int_eq(pthread_create(&t[0], NULL, pairs_thread, &a), 0);
+    ck_assert_int_eq(pthread_create(&t[1], NULL, pairs_thread, &b), 0);
+    ck_assert_int_eq(pthread_create(&t[2], NULL, stats_thread, &c), 0);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(pthread_join(t[i], NULL), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    ck_assert_int_eq(devq_mem_stats_get(dev, &s1), 0);
+    ck_assert_uint_eq(s1.allocations - s0.allocations, 2 * N);
+    ck_assert_uint_eq(s1.frees - s0.frees, 2 * N);
+    ck_assert_uint_eq(s1.bytes_outstanding, s0.bytes_outstanding);
+    devq_queue_destroy(q);
+    devq_device_close(dev);
+}
+END_TEST
+
 Suite *conf_memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -276,6 +498,11 @@ Suite *conf_memory_suite(void)
     tcase_add_test(tc, every_base_aligns_to_256_bytes);
     tcase_add_test(tc, idle_stats_true_after_finish);
     tcase_add_test(tc, frees_reaped_as_work_completes);
+    tcase_add_test(tc, freed_and_allocated_again_on_one_queue);
+    tcase_add_test(tc, buffer_used_on_another_queue_is_not_recycled_early);
+    tcase_add_test(tc, budget_refusal_exact_with_freed_buffers_kept);
+    tcase_add_test(tc, guard_sees_frees_on_the_alloc_queue);
+    tcase_add_test(tc, kept_buffers_with_threads_and_stats);
     suite_add_tcase(s, tc);
     return s;
 }
