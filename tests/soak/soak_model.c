@@ -131,8 +131,13 @@ void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct
             /* A batch whose wait fails while it is deferred is failed
              * without issuing anything: even after an op that failed. */
             bool failed_wait = (m->kind == MOP_WAIT || m->kind == MOP_HOST_WAIT) && own != SIM_OK;
+            /* A batch deferred before a host fn never ran it: when its wait
+             * fails there, the ops before the host fn fail too (replay
+             * SOAK_SEED=20863565390 SOAK_ROUND=296: a gen deferred by a
+             * hazard, then a host fn, then a wait that fails). */
+            int from = failed_wait ? sb->mop_first : since;
             if (((v != SIM_OK && v != bv) || failed_wait) && placed_late(r, rt, s, i))
-                for (int j = since; j < i; j++)
+                for (int j = from; j < i; j++)
                     if (r->mop[j].kind != MOP_HOSTFN && s->op[j] == SIM_OK) {
                         s->op[j] = SIM_MAYBE;
                         if (writes(r->mop[j].kind) && !sb->discarded && s->buf[r->mop[j].dst] == SIM_OK)
