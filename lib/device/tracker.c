@@ -212,19 +212,29 @@ int devq__tracker_bind(struct devq_tracker *t, uint32_t stream, struct devq_buff
     return devq__tracker_bind_why(t, stream, b, access, NULL);
 }
 
+/* require's answer for the common case without the call: a use on the
+ * same stream, or none, needs no wait (the same test require makes). */
+static inline int require_use(struct devq_tracker *t, uint32_t stream, const struct devq_use *u,
+                              const char *why)
+{
+    if (u->stream == stream || !u->cursor)
+        return 0;
+    return devq__tracker_require_why(t, stream, u, why);
+}
+
 int devq__tracker_bind_why(struct devq_tracker *t, uint32_t stream, struct devq_buffer_track *b,
                            enum devq_access access, const char *why)
 {
     int inserted = 0, r;
     /* Every access orders after the last write (RAW, WAW). */
-    r = devq__tracker_require_why(t, stream, &b->write, why);
+    r = require_use(t, stream, &b->write, why);
     if (r < 0)
         return r;
     inserted += r;
     if (access & DEVQ_WRITE) {
         /* WAR: a write waits for every read since the last write. */
         for (uint32_t i = 0; i < b->nreads; i++) {
-            r = devq__tracker_require_why(t, stream, &b->reads[i], why);
+            r = require_use(t, stream, &b->reads[i], why);
             if (r < 0)
                 return r;
             inserted += r;
