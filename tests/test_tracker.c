@@ -237,6 +237,50 @@ START_TEST(signal_producers)
 }
 END_TEST
 
+/* A run of producer records of one signal shares one reference; as the
+ * signal reaches their values they are pruned and the reference moves on
+ * to the records left, so the signal outlives its user handle for as
+ * long as any record names it (a sanitizer or valgrind run sees a use
+ * after free otherwise, and a leak if a reference is never released). */
+START_TEST(producers_share_a_reference)
+{
+    devq_signal *s, *x, *y;
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    ck_assert_int_eq(devq_signal_create(0, &x), 0);
+    ck_assert_int_eq(devq_signal_create(0, &y), 0);
+    for (uint64_t v = 1; v <= 12; v++) {
+        devq__tracker_begin(t, s2);
+        ck_assert_int_eq(devq__tracker_producer_add(t, s, v, s2), 0);
+        if (v == 6) {
+            devq__tracker_begin(t, s3);
+            ck_assert_int_eq(devq__tracker_producer_add(t, x, 1, s3), 0);
+        }
+    }
+    ck_assert_int_eq(devq_signal_set(s, 8), 0);
+    /* Past the prune threshold: records 1..8 of s go, the rest stay. */
+    for (uint64_t v = 13; v <= 20; v++) {
+        devq__tracker_begin(t, s2);
+        ck_assert_int_eq(devq__tracker_producer_add(t, s, v, s2), 0);
+    }
+    devq_signal_destroy(s);                     /* the records keep it alive */
+    struct devq_use u;
+    ck_assert_int_eq(devq__tracker_producer_find(t, s, 9, &u), 1);
+    ck_assert_uint_eq(u.stream, s2);
+    ck_assert_int_eq(devq__tracker_producer_find(t, x, 1, &u), 1);
+    ck_assert_uint_eq(u.stream, s3);
+    ck_assert_int_eq(devq__tracker_producer_find(t, s, 21, &u), 0);
+    /* More prunes: s's records go (its user handle is gone), x's stay. */
+    for (uint64_t v = 1; v <= 64; v++) {
+        devq__tracker_begin(t, s1);
+        ck_assert_int_eq(devq__tracker_producer_add(t, y, v, s1), 0);
+    }
+    ck_assert_int_eq(devq__tracker_producer_find(t, x, 1, &u), 1);
+    ck_assert_uint_eq(u.stream, s3);
+    devq_signal_destroy(x);
+    devq_signal_destroy(y);                     /* teardown releases the rest */
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tracker");
@@ -251,6 +295,7 @@ int main(void)
     tcase_add_test(tc, reused_stream_id_forgets_old_uses);
     tcase_add_test(tc, many_streams_grow);
     tcase_add_test(tc, signal_producers);
+    tcase_add_test(tc, producers_share_a_reference);
     suite_add_tcase(s, tc);
     return check_run(s);
 }

@@ -16,10 +16,17 @@ struct stream_slot {
     uint64_t cursor;
 };
 
+/* A producer record keeps its signal alive, but a run of records of one
+ * signal (a queue signalling the same timeline batch after batch) shares
+ * one reference: `held` marks the records that own one.  Invariant: a
+ * record that owns none has an owner of the same signal before it, so
+ * its signal is alive; a dropped owner hands its reference to the next
+ * record of that signal. */
 struct producer {
     devq_signal *s;
     uint64_t value;
     struct devq_use use;
+    int held;
 };
 
 struct devq_tracker {
@@ -50,7 +57,8 @@ void devq__tracker_destroy(struct devq_tracker *t)
     if (!t)
         return;
     for (size_t i = 0; i < t->nprod; i++)
-        devq__signal_release(t->prod[i].s);
+        if (t->prod[i].held)
+            devq__signal_release(t->prod[i].s);
     free(t->prod);
     free(t->streams);
     free(t->synced);
@@ -204,19 +212,29 @@ int devq__tracker_bind(struct devq_tracker *t, uint32_t stream, struct devq_buff
     return devq__tracker_bind_why(t, stream, b, access, NULL);
 }
 
+/* require's answer for the common case without the call: a use on the
+ * same stream, or none, needs no wait (the same test require makes). */
+static inline int require_use(struct devq_tracker *t, uint32_t stream, const struct devq_use *u,
+                              const char *why)
+{
+    if (u->stream == stream || !u->cursor)
+        return 0;
+    return devq__tracker_require_why(t, stream, u, why);
+}
+
 int devq__tracker_bind_why(struct devq_tracker *t, uint32_t stream, struct devq_buffer_track *b,
                            enum devq_access access, const char *why)
 {
     int inserted = 0, r;
     /* Every access orders after the last write (RAW, WAW). */
-    r = devq__tracker_require_why(t, stream, &b->write, why);
+    r = require_use(t, stream, &b->write, why);
     if (r < 0)
         return r;
     inserted += r;
     if (access & DEVQ_WRITE) {
         /* WAR: a write waits for every read since the last write. */
         for (uint32_t i = 0; i < b->nreads; i++) {
-            r = devq__tracker_require_why(t, stream, &b->reads[i], why);
+            r = require_use(t, stream, &b->reads[i], why);
             if (r < 0)
                 return r;
             inserted += r;
@@ -268,11 +286,19 @@ static void prune(struct devq_tracker *t)
     size_t j = 0;
     for (size_t i = 0; i < t->nprod; i++) {
         struct producer *p = &t->prod[i];
-        if (devq_signal_value(p->s) >= p->value || devq_signal_status(p->s) ||
-            !use_pending(t, &p->use))
-            devq__signal_release(p->s);
-        else
+        if (!devq__signal_settled(p->s, p->value) && use_pending(t, &p->use)) {
             t->prod[j++] = *p;
+            continue;
+        }
+        if (!p->held)
+            continue;
+        size_t k = i + 1;            /* not compacted yet: j <= i */
+        while (k < t->nprod && (t->prod[k].s != p->s || t->prod[k].held))
+            k++;
+        if (k < t->nprod)
+            t->prod[k].held = 1;     /* the reference moves on */
+        else
+            devq__signal_release(p->s);
     }
     t->nprod = j;
     t->prune_at = j * 2 > 16 ? j * 2 : 16;
@@ -284,8 +310,10 @@ int devq__tracker_producer_add(struct devq_tracker *t, devq_signal *s, uint64_t 
         prune(t);
     if (t->nprod == t->capprod && DEVQ_GROW(t->prod, t->capprod, 16) < 0)
         return devq__err(-ENOMEM, "tracker: out of memory recording a signal producer");
-    devq__signal_retain(s);
-    t->prod[t->nprod++] = (struct producer){ .s = s, .value = v, .use = devq__tracker_here(t, stream) };
+    int held = !t->nprod || t->prod[t->nprod - 1].s != s;
+    if (held)
+        devq__signal_retain(s);
+    t->prod[t->nprod++] = (struct producer){ .s = s, .value = v, .use = devq__tracker_here(t, stream), .held = held };
     return 0;
 }
 

@@ -32,20 +32,26 @@ static int gate_push(struct batch *b, devq_signal *s, uint64_t v)
     return 0;
 }
 
-static int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, enum devq_access acc)
+/* With DEVQ_LOG on: the bind names the buffer in the waits it inserts.
+ * Out of line, so the common bind carries no label on its frame. */
+static __attribute__((noinline, cold)) int bind_logged(struct devq_device *dev, uint32_t sid, devq_buffer *b,
+                                                      enum devq_access acc, int level)
 {
-    struct devq_label why;
-    const char *w = NULL;
-    if (DEVQ_LOG_ON(DEVQ_LOG_BASIC)) {
-        why = devq__buffer_label(b);
-        w = why.s;
-    }
-    int r = devq__tracker_bind_why(dev->tracker, sid, &b->track, acc, w);
-    if (r >= 0 && DEVQ_LOG_ON(DEVQ_LOG_FULL))
+    struct devq_label why = devq__buffer_label(b);
+    int r = devq__tracker_bind_why(dev->tracker, sid, &b->track, acc, why.s);
+    if (r >= 0 && level >= DEVQ_LOG_FULL)
         devq__log(DEVQ_LOG_FULL, "%s:%d: stream %u binds %s %s: %d wait(s)",
-                  dev->info.backend, dev->info.ordinal, sid, w ? w : devq__buffer_label(b).s,
+                  dev->info.backend, dev->info.ordinal, sid, why.s,
                   acc == DEVQ_READ ? "read" : acc == DEVQ_WRITE ? "write" : "read-write", r);
     return r;
+}
+
+static inline int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, enum devq_access acc)
+{
+    int level = devq__log_level();
+    if (__builtin_expect(level >= DEVQ_LOG_BASIC, 0))
+        return bind_logged(dev, sid, b, acc, level);
+    return devq__tracker_bind_why(dev->tracker, sid, &b->track, acc, NULL);
 }
 
 /* Bind every buffer use of op o, in order; stops at the first error. */

@@ -85,6 +85,8 @@ int devq__record_commit(devq_queue *q, int r)
  * failed recording call leaves the batch unchanged. */
 static struct op *push_op_holding(struct batch *b, uint32_t nheld)
 {
+    if (!nheld)
+        return push_op(b);            /* signal ops, barriers, timestamps */
     if (devq__ref_set_reserve(&b->held, nheld) < 0)
         return NULL;
     /* And room in the flat list of buffer uses (at most one per held). */
@@ -127,15 +129,22 @@ static int check_range(const char *fn, const char *what, const devq_buffer *b, s
     return 0;
 }
 
-static int check_buffer(devq_queue *q, const devq_buffer *b, const char *fn, const char *what)
+/* Out of line: its labels would give every check_buffer a large frame. */
+static __attribute__((noinline, cold)) int foreign_buffer(devq_queue *q, const devq_buffer *b, const char *fn,
+                                                         const char *what)
+{
+    return devq__err(-EINVAL, "%s: %s %s belongs to %s:%d but %s is on %s:%d",
+                     fn, what, devq__buffer_label(b).s, b->dev->info.backend, b->dev->info.ordinal, devq__queue_label(q).s,
+                     q->dev->info.backend, q->dev->info.ordinal);
+}
+
+static inline int check_buffer(devq_queue *q, const devq_buffer *b, const char *fn, const char *what)
 {
     int r = devq__buffer_check(b, fn);
     if (r < 0)
         return r;
     if (b->dev != q->dev)
-        return devq__err(-EINVAL, "%s: %s %s belongs to %s:%d but %s is on %s:%d",
-                         fn, what, devq__buffer_label(b).s, b->dev->info.backend, b->dev->info.ordinal, devq__queue_label(q).s,
-                         q->dev->info.backend, q->dev->info.ordinal);
+        return foreign_buffer(q, b, fn, what);
     return 0;
 }
 

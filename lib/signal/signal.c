@@ -80,6 +80,11 @@ uint64_t devq__signal_id(const devq_signal *s)
     return s->id;
 }
 
+int devq__signal_settled(const devq_signal *s, uint64_t v)
+{
+    return devq__tl_value(s) >= v || devq__tl_status(s) ||
+           atomic_load_explicit(&s->user_dead, memory_order_relaxed);
+}
 
 uint64_t *devq__signal_value_word(devq_signal *s)
 {

@@ -43,6 +43,12 @@ const char *devq__signal_cause(const devq_signal *s);
  * before it got there; cause[cap] says which, in words. */
 int devq__signal_wait_verdict(const devq_signal *s, uint64_t v, char *cause, size_t cap);
 
+/* s reached v, failed, or was destroyed by the user: nothing needs to
+ * be ordered after a producer of v any more.  For lib's bookkeeping on
+ * hot paths (the tracker's producer records): no call through the
+ * exported API, no errmsg written. */
+int devq__signal_settled(const devq_signal *s, uint64_t v);
+
 /* Unique in the process, lib's own signals included: an identity for
  * hashing, never printed (messages use the label). */
 uint64_t devq__signal_id(const devq_signal *s);

@@ -235,7 +235,8 @@ static int cpu_launch_dims(struct cpu_launch *cl, const devq_launch *l, const ch
                                    l->global[0], l->global[1], l->global[2]);
         cl->global[d] = l->global[d];
         cl->local[d] = l->local[d] ? l->local[d] : 1;
-        cl->groups[d] = (uint32_t)(((uint64_t)cl->global[d] + cl->local[d] - 1) / cl->local[d]);
+        cl->groups[d] = cl->local[d] == 1 ? cl->global[d]      /* no divide for the common 1 */
+                      : (uint32_t)(((uint64_t)cl->global[d] + cl->local[d] - 1) / cl->local[d]);
         if (__builtin_mul_overflow(total, cl->groups[d], &total))
             return cpu_host->error(-EINVAL, "cpu: launch of '%s': %u x %u x %u groups is more "
                                    "than 2^64; use larger local sizes", entry,
@@ -300,9 +301,13 @@ static int cpu_launch_group(struct cpu_job *job, uint64_t index)
 {
     struct cpu_launch *cl = job->ctx;
     devq_cpu_group g;
-    g.group_id[0] = (uint32_t)(index % cl->groups[0]);
-    g.group_id[1] = (uint32_t)(index / cl->groups[0] % cl->groups[1]);
-    g.group_id[2] = (uint32_t)(index / ((uint64_t)cl->groups[0] * cl->groups[1]));
+    if (index == 0) {               /* every launch has it; three divides fewer */
+        g.group_id[0] = g.group_id[1] = g.group_id[2] = 0;
+    } else {
+        g.group_id[0] = (uint32_t)(index % cl->groups[0]);
+        g.group_id[1] = (uint32_t)(index / cl->groups[0] % cl->groups[1]);
+        g.group_id[2] = (uint32_t)(index / ((uint64_t)cl->groups[0] * cl->groups[1]));
+    }
     for (int d = 0; d < 3; d++) {
         g.local_size[d] = cl->local[d];
         g.global_size[d] = cl->global[d];
@@ -334,7 +339,9 @@ void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
             .run = cpu_launch_group,
             .ctx = cl,
         };
-        int err = cpu_pool_run(&job);
+        /* One group runs right here: the pool's job bookkeeping (two
+         * locked adds) would only hand index 0 back to this thread. */
+        int err = cl->total == 1 ? cpu_launch_group(&job, 0) : cpu_pool_run(&job);
         int positive = atomic_load(&cl->positive);
         if (err && positive && err == -EIO) {
             s->error = err;
