@@ -329,7 +329,7 @@ static inline int raise_value(struct devq_signal *s, uint64_t v, uint64_t *cur, 
 
 static int advance_shared(struct devq_signal *s, uint64_t v);
 
-int devq__signal_advance(devq_signal *s, uint64_t v)
+static inline int advance(devq_signal *s, uint64_t v, int held)
 {
     if (__builtin_expect(s->shared, 0))
         return advance_shared(s, v);
@@ -337,8 +337,13 @@ int devq__signal_advance(devq_signal *s, uint64_t v)
     if (st)
         return st;
     uint64_t cur;
-    raise_value(s, v, &cur, 0);   /* s may be gone once it returns */
+    raise_value(s, v, &cur, held);   /* unless held, s may be gone once it returns */
     return 0;
+}
+
+int devq__signal_advance(devq_signal *s, uint64_t v)
+{
+    return advance(s, v, 0);
 }
 
 /* The caller's own reference (a batch's) outlives the call, so no
@@ -347,14 +352,7 @@ int devq__signal_advance(devq_signal *s, uint64_t v)
  * which takes references on that line as it records. */
 int devq__signal_advance_held(devq_signal *s, uint64_t v)
 {
-    if (__builtin_expect(s->shared, 0))
-        return advance_shared(s, v);
-    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
-    if (st)
-        return st;
-    uint64_t cur;
-    raise_value(s, v, &cur, 1);
-    return 0;
+    return advance(s, v, 1);
 }
 
 /* A failure passed on through a wait reads "<hop>, which failed: <the
