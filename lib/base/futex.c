@@ -23,17 +23,28 @@ uint64_t devq__deadline(uint64_t timeout_ns)
     return timeout_ns > DEVQ_NO_DEADLINE - 1 - now ? DEVQ_NO_DEADLINE - 1 : now + timeout_ns;
 }
 
+const struct timespec *devq__deadline_ts(uint64_t deadline_ns, struct timespec *ts, int *passed)
+{
+    *passed = 0;
+    if (deadline_ns == DEVQ_NO_DEADLINE)
+        return NULL;
+    if (devq__now_ns() >= deadline_ns) {
+        *passed = 1;
+        return NULL;
+    }
+    ts->tv_sec = (time_t)(deadline_ns / 1000000000ull);
+    ts->tv_nsec = (long)(deadline_ns % 1000000000ull);
+    return ts;
+}
+
 int devq__futex_wait_bits(const uint32_t *word, uint32_t expected, uint32_t bits,
                           uint64_t deadline_ns, int shared)
 {
-    struct timespec ts, *tsp = NULL;
-    if (deadline_ns != DEVQ_NO_DEADLINE) {
-        if (devq__now_ns() >= deadline_ns)
-            return -ETIMEDOUT;
-        ts.tv_sec = (time_t)(deadline_ns / 1000000000ull);
-        ts.tv_nsec = (long)(deadline_ns % 1000000000ull);
-        tsp = &ts;
-    }
+    struct timespec ts;
+    int passed;
+    const struct timespec *tsp = devq__deadline_ts(deadline_ns, &ts, &passed);
+    if (passed)
+        return -ETIMEDOUT;
     /* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline, so a
      * wait that is woken spuriously and retried never stretches the timeout. */
     int op = FUTEX_WAIT_BITSET | (shared ? 0 : FUTEX_PRIVATE_FLAG);

@@ -4,12 +4,17 @@
 #define DEVQ_LIB_FUTEX_H
 
 #include <stdint.h>
+#include <time.h>
 
 #define DEVQ_NO_DEADLINE UINT64_MAX
 
 uint64_t devq__now_ns(void);   /* CLOCK_MONOTONIC */
 /* Absolute deadline for a relative timeout; saturates to DEVQ_NO_DEADLINE. */
 uint64_t devq__deadline(uint64_t timeout_ns);
+
+/* The timespec a futex call takes for an absolute deadline: NULL for
+ * none, or ts filled in; *passed = 1 when the deadline has gone by. */
+const struct timespec *devq__deadline_ts(uint64_t deadline_ns, struct timespec *ts, int *passed);
 
 /* Wait while *word == expected, until an absolute CLOCK_MONOTONIC deadline.
  * 0 when woken (or the word differed, or a signal interrupted), -ETIMEDOUT.

@@ -387,32 +387,33 @@ DEVQ_API int devq_resource_stats_get(devq_resource *r, devq_mem_stats *st)
     return 0;
 }
 
-DEVQ_API int devq_resource_usage_by_tag(devq_resource *r, uint32_t tag, devq_mem_usage *u)
+/* The stats layer of r, with the device's buffer caches settled first
+ * when r is a device's stack (so usage counts what is really held). */
+static int usage_layer(devq_resource *r, const char *fn, devq_resource **out)
 {
-    int ret = devq__resource_check(r, "devq_resource_usage_by_tag");
+    int ret = devq__resource_check(r, fn);
     if (ret < 0)
         return ret;
     if (r->dev && r->dev->mem && r->dev->mem->stack == r)
         flush_caches(r->dev, 0);
-    devq_resource *s = devq__resource_find(r, DEVQ_RES_STATS);
-    if (!s)
-        return devq__err(-ENOENT, "devq_resource_usage_by_tag: '%s' has no stats layer",
-                         devq_resource_name(r));
-    return devq__stats_usage_tag(s, tag, u);
+    *out = devq__resource_find(r, DEVQ_RES_STATS);
+    if (!*out)
+        return devq__err(-ENOENT, "%s: '%s' has no stats layer", fn, devq_resource_name(r));
+    return 0;
+}
+
+DEVQ_API int devq_resource_usage_by_tag(devq_resource *r, uint32_t tag, devq_mem_usage *u)
+{
+    devq_resource *s;
+    int ret = usage_layer(r, "devq_resource_usage_by_tag", &s);
+    return ret < 0 ? ret : devq__stats_usage_tag(s, tag, u);
 }
 
 DEVQ_API int devq_resource_usage_by_stream(devq_resource *r, uint32_t stream_id, devq_mem_usage *u)
 {
-    int ret = devq__resource_check(r, "devq_resource_usage_by_stream");
-    if (ret < 0)
-        return ret;
-    if (r->dev && r->dev->mem && r->dev->mem->stack == r)
-        flush_caches(r->dev, 0);
-    devq_resource *s = devq__resource_find(r, DEVQ_RES_STATS);
-    if (!s)
-        return devq__err(-ENOENT, "devq_resource_usage_by_stream: '%s' has no stats layer",
-                         devq_resource_name(r));
-    return devq__stats_usage_stream(s, stream_id, u);
+    devq_resource *s;
+    int ret = usage_layer(r, "devq_resource_usage_by_stream", &s);
+    return ret < 0 ? ret : devq__stats_usage_stream(s, stream_id, u);
 }
 
 /* ---- the device's stack, as buffers use it ---- */

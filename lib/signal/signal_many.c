@@ -59,14 +59,11 @@ int devq__signal_have_waitv_kernel(void)
 
 int devq__futex_waitv(struct futex_waitv *w, unsigned n, uint64_t deadline_ns)
 {
-    struct timespec ts, *tsp = NULL;
-    if (deadline_ns != DEVQ_NO_DEADLINE) {
-        if (devq__now_ns() >= deadline_ns)
-            return -ETIMEDOUT;
-        ts.tv_sec = (time_t)(deadline_ns / 1000000000ull);
-        ts.tv_nsec = (long)(deadline_ns % 1000000000ull);
-        tsp = &ts;
-    }
+    struct timespec ts;
+    int passed;
+    const struct timespec *tsp = devq__deadline_ts(deadline_ns, &ts, &passed);
+    if (passed)
+        return -ETIMEDOUT;
     long r = syscall(SYS_futex_waitv, w, n, 0, tsp, CLOCK_MONOTONIC);
     if (r >= 0)
         return (int)r;
