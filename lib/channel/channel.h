@@ -41,6 +41,9 @@ struct devq_channel {
 /* Host memory an op reads [rd_lo, rd_hi) and writes [wr_lo, wr_hi). */
 struct devq_chan_span {
     uintptr_t rd_lo, rd_hi, wr_lo, wr_hi;
+    /* The buffers that memory is in (src, dst; NULL if none): an op the
+     * engine cannot withdraw keeps their memory (devq__buffer_hold_memory). */
+    struct devq_buffer *bufs[2];
 };
 
 /* engine.c: the engine for dev's backend, loaded on first use (0 or

@@ -231,9 +231,17 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
         if (nap < SLEEP_MAX_NS)
             nap *= 2;
     }
-    for (size_t i = 0; i < ch->nreqs; i++)
-        if (ch->reqs[i])
-            ch->eng->abandon(ch->reqs[i]);
+    for (size_t i = 0; i < ch->nreqs; i++) {
+        if (!ch->reqs[i])
+            continue;
+        ch->eng->abandon(ch->reqs[i]);
+        /* A late peer can still complete it inside the engine, which then
+         * reads and writes these buffers: their memory must never go to
+         * another buffer. */
+        for (int k = 0; k < 2; k++)
+            if (ch->spans[i].bufs[k])
+                devq__buffer_hold_memory(ch->spans[i].bufs[k]);
+    }
     ch->nreqs = 0;
     if (err) {
         set_broken(ch, msg);
@@ -409,6 +417,8 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
                                                   DEVQ_READ : DEVQ_WRITE };
     }
     struct chan_op co = { .ch = ch, .op = *op, .what = what };
+    co.span.bufs[0] = src;
+    co.span.bufs[1] = dst != src ? dst : NULL;
     if (src) {
         co.span.rd_lo = (uintptr_t)op->src;
         co.span.rd_hi = co.span.rd_lo + op->count * esz * src_mult;

@@ -156,6 +156,7 @@ static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue 
         atomic_load_explicit(&b->obj.refs, memory_order_acquire) != 1 ||
         atomic_load_explicit(&b->unissued, memory_order_acquire) ||
         atomic_load_explicit(&b->fail_err, memory_order_relaxed) || b->fail_cause ||
+        atomic_load_explicit(&b->memory_held, memory_order_relaxed) ||
         b->nparked || b->size > CACHE_BYTES)
         return 0;
     if (b->track.write.cursor && b->track.write.stream != sid)
@@ -440,11 +441,20 @@ static int free_fallback(struct devq_device *dev, devq_buffer *b, struct devq_qu
     return 1;
 }
 
+void devq__buffer_hold_memory(devq_buffer *b)
+{
+    atomic_store_explicit(&b->memory_held, 1, memory_order_release);
+}
+
 /* Device lock held.  0 freed, 1 kept pending (to be tried again), or an
  * error from the memory stack. */
 static int do_free(struct devq_device *dev, devq_buffer *b)
 {
     int r;
+    if (atomic_load_explicit(&b->memory_held, memory_order_acquire)) {
+        devq__tracker_buffer_fini(&b->track);   /* the handle goes; the memory never does */
+        return 0;
+    }
     /* With no queue named, a buffer still in use is freed in stream order
      * on a stream that used it (the tracker makes that stream wait for the
      * others): waiting on the host instead could block forever on work

@@ -28,6 +28,7 @@ struct devq_buffer {
      * errno; the cause under a striped lock, only while failed. */
     _Atomic int fail_err;
     char *fail_cause;
+    _Atomic int memory_held;       /* devq__buffer_hold_memory: never freed */
     struct devq_use alloc_use;     /* stream-ordered alloc point (cursor 0: sync) */
     /* Under the device lock: */
     struct devq_buffer_track track;
@@ -43,6 +44,9 @@ struct devq_buffer {
 };
 
 /* buffer.c */
+/* An engine may still touch b's memory (an op it could not withdraw):
+ * freeing b then never gives the memory back (it stays outstanding). */
+void devq__buffer_hold_memory(devq_buffer *b);
 int  devq__buffer_check(const devq_buffer *b, const char *fn);
 void devq__buffer_issued(devq_buffer *b);      /* one unissued use went out (device lock) */
 /* Run frees that waited for their buffer's last use to be issued (device lock). */

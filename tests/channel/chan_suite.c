@@ -596,8 +596,26 @@ static void test_failure(void)
           ((float *)devq_buffer_host_ptr(dst))[0]);
     CHECK(devq_buffer_status(dst) == 0, "dst still failed after a successful all_reduce wrote it");
     devq_channel_destroy(nc);
+    /* Rank 1's timed-out all_reduce may still complete inside MPI if the
+     * peer ever comes: freeing its buffers must not give their memory to
+     * anyone (it stays outstanding).  Rank 0's op never started. */
+    devq_mem_stats before, after;
+    OK(devq_queue_finish(qa, 30ull * 1000000000ull));
+    OK(devq_mem_reap(dev));
+    OK(devq_mem_stats_get(dev, &before));
     OK(devq_buffer_free(src, NULL));
     OK(devq_buffer_free(dst, NULL));
+    OK(devq_queue_finish(qa, 30ull * 1000000000ull));
+    OK(devq_mem_reap(dev));
+    OK(devq_mem_stats_get(dev, &after));
+    if (rank == 1)
+        CHECK(after.bytes_outstanding >= before.bytes_outstanding,
+              "rank 1: the abandoned collective's buffers gave back their memory (%llu -> %llu bytes)",
+              (unsigned long long)before.bytes_outstanding, (unsigned long long)after.bytes_outstanding);
+    else
+        CHECK(after.bytes_outstanding + 128 <= before.bytes_outstanding,
+              "rank 0: freeing two 64-byte buffers gave back nothing (%llu -> %llu bytes)",
+              (unsigned long long)before.bytes_outstanding, (unsigned long long)after.bytes_outstanding);
     devq_kernel_destroy(kf);
 }
 
