@@ -28,6 +28,21 @@ AM_TESTS_ENVIRONMENT += MPIRUN='$(MPIRUN)'; export MPIRUN; \
 	DEVQ_TEST_MPI_ENGINE='$(abs_top_builddir)/plugins/mpi/.libs/devq-mpi.so'; export DEVQ_TEST_MPI_ENGINE; \
 	DEVQ_TEST_SANITIZERS='$(SAN_CFLAGS)'; export DEVQ_TEST_SANITIZERS;
 
+# devq_mpi.h (header-only, installed always: it needs <mpi.h> only where
+# a program includes it) and its test: a program that initialises MPI
+# itself makes channels over split sub-communicators (needs MPI to build).
+devqinclude_HEADERS += include/devq/devq_mpi.h
+dist_noinst_SCRIPTS += tests/channels-mpi-comm
+if BUILD_MPI
+check_PROGRAMS += tests/channel/mpi_comm
+tests_channel_mpi_comm_SOURCES = tests/channel/mpi_comm.c
+tests_channel_mpi_comm_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
+tests_channel_mpi_comm_LDADD = libdevq.la $(MPI_LIBS)
+TESTS += tests/channels-mpi-comm
+endif
+AM_TESTS_ENVIRONMENT += DEVQ_TEST_MPI_CFLAGS='$(MPI_CFLAGS)'; export DEVQ_TEST_MPI_CFLAGS; \
+	DEVQ_TEST_MPI_LIBS='$(MPI_LIBS)'; export DEVQ_TEST_MPI_LIBS;
+
 # The data-parallel example (README "Channels"): 2 ranks, result checked.
 noinst_PROGRAMS += examples/data-parallel
 examples_data_parallel_SOURCES = examples/data-parallel.c
@@ -37,7 +52,8 @@ TESTS += tests/data-parallel-mpi
 dist_noinst_SCRIPTS += tests/data-parallel-mpi
 
 man7_MANS += man/man7/devq-channels.7
-man3_MANS += man/man3/devq_channel_create.3 man/man3/devq_channel_id.3 man/man3/devq_channel_destroy.3 \
+man3_MANS += man/man3/devq_channel_create.3 man/man3/devq_channel_create_mpi.3 \
+	man/man3/devq_channel_create_from_handle.3 man/man3/devq_channel_id.3 man/man3/devq_channel_destroy.3 \
 	man/man3/devq_channel_split.3 man/man3/devq_channel_rank.3 man/man3/devq_channel_size.3 \
 	man/man3/devq_channel_set_timeout.3 man/man3/devq_queue_all_reduce.3 man/man3/devq_queue_all_gather.3 \
 	man/man3/devq_queue_reduce_scatter.3 man/man3/devq_queue_broadcast.3 man/man3/devq_queue_send.3 \

@@ -77,10 +77,20 @@ if command -v "$cc" >/dev/null 2>&1; then
         for src in "$work/$base"_*.c; do
             [ -f "$src" ] || continue
             grep -q '#include <devq/devq' "$src" || continue
+            # devq_mpi.h includes <mpi.h>: MPI's flags from configure.
+            mpi_flags=""
+            if grep -q '#include <devq/devq_mpi.h>' "$src"; then
+                if [ -z "${DEVQ_TEST_MPI_CFLAGS:-}" ]; then
+                    echo "man-pages: man/$page: an example needs <mpi.h>; configure found no MPI: not compiled"
+                    continue
+                fi
+                mpi_flags=$DEVQ_TEST_MPI_CFLAGS
+            fi
             nex=$((nex + 1))
             sed -e 's/\\e/\\/g' -e 's/\\-/-/g' -e 's/\\(dq/"/g' -e "s/\\\\(aq/'/g" \
                 -e 's/\\[&%]//g' "$src" > "$src.c"
-            if ! out=$("$cc" -std=gnu11 -fsyntax-only -I"$top_srcdir/include" \
+            # shellcheck disable=SC2086  # MPI's flags are a list
+            if ! out=$("$cc" -std=gnu11 -fsyntax-only -I"$top_srcdir/include" $mpi_flags \
                     -Werror=implicit-function-declaration -Werror=incompatible-pointer-types \
                     -Werror=int-conversion "$src.c" 2>&1); then
                 fail "man/$page: an example does not compile:"

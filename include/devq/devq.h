@@ -208,6 +208,11 @@ typedef struct devq_channel_desc {
 DEVQ_API int  devq_channel_id(devq_device *dev, void *id, size_t *size);   /* in: capacity, out: bytes */
 DEVQ_API int  devq_channel_create(devq_device *dev, const devq_channel_desc *desc /* NULL: launcher's world */,
                                   devq_channel **out);
+/* Not in API.md: a channel over the program's own group, given as the
+ * engine's handle (for MPI a communicator: use devq_channel_create_mpi
+ * from <devq/devq_mpi.h>, which fills the handle).  Collective over it. */
+DEVQ_API int  devq_channel_create_from_handle(devq_device *dev, const void *handle, size_t handle_size,
+                                              devq_channel **out);
 DEVQ_API int  devq_channel_split(devq_channel *ch, int color, int key, devq_channel **out);
 DEVQ_API int  devq_channel_rank(const devq_channel *ch);
 DEVQ_API int  devq_channel_size(const devq_channel *ch);

@@ -65,7 +65,15 @@ struct devq_engine_ops {
      * engine may not be able to withdraw it: the communicator is then
      * unusable and lib fails the channel's later ops. */
     void (*abandon)(devq_eng_req *r);
+    /* Appended after ABI 1 first shipped (lib reads it only when size
+     * covers it; NULL or absent: -ENOTSUP).  A group from the program's
+     * own handle of the engine's library (devq_channel_create_from_handle;
+     * for MPI a struct devq_mpi_handle, devq_mpi.h).  Collective over
+     * that group. */
+    int  (*comm_from_handle)(const void *handle, size_t handle_size, devq_eng_comm **out);
 };
+/* The part of struct devq_engine_ops every ABI 1 engine has. */
+#define DEVQ_ENGINE_OPS_MIN_SIZE offsetof(struct devq_engine_ops, comm_from_handle)
 
 typedef int (*devq_engine_init_fn)(const struct devq_host *host, uint32_t host_abi,
                                    const struct devq_engine_ops **ops);

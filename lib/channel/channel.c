@@ -1,4 +1,5 @@
-/* Channel life cycle: create (the launcher's world or rank 0's id),
+/* Channel life cycle: create (the launcher's world, rank 0's id, or the
+ * program's own group from a handle),
  * split, rank/size, destroy.  Creating and splitting are collective:
  * every rank of the group calls them, in the same order. */
 #include "config.h"
@@ -118,6 +119,35 @@ DEVQ_API int devq_channel_create(devq_device *dev, const devq_channel_desc *desc
         return r;
     devq_eng_comm *comm = NULL;
     if ((r = eng->comm_create(rank, size, id, id_size, &comm)) < 0)
+        return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
+    return wrap(dev, eng, comm, out, fn);
+}
+
+/* The program's own group (an MPI communicator, devq_mpi.h): the
+ * engine makes a group of its own from it, so devq's traffic never
+ * matches the program's.  The handle's layout is the engine's. */
+DEVQ_API int devq_channel_create_from_handle(devq_device *dev, const void *handle, size_t handle_size,
+                                             devq_channel **out)
+{
+    const char *fn = "devq_channel_create_from_handle";
+    int r = devq__device_check(dev, fn);
+    if (r < 0)
+        return r;
+    if (!out)
+        return devq__err(-EINVAL, "%s: out is NULL", fn);
+    *out = NULL;
+    if (!handle || !handle_size)
+        return devq__err(-EINVAL, "%s: handle is %s; pass the engine's handle struct and its size (for MPI, "
+                         "devq_channel_create_mpi in devq_mpi.h fills one)", fn, handle ? "0 bytes" : "NULL");
+    const struct devq_engine_ops *eng;
+    if ((r = devq__channel_engine(dev, &eng, fn)) < 0)
+        return r;
+    /* An engine built before the entry was appended has a shorter table. */
+    if (eng->size < DEVQ_ENGINE_OPS_MIN_SIZE + sizeof eng->comm_from_handle || !eng->comm_from_handle)
+        return devq__err(-ENOTSUP, "%s: engine '%s' cannot take the program's own group; install the devq-mpi "
+                         "engine of this libdevq, or use devq_channel_create", fn, eng->name);
+    devq_eng_comm *comm = NULL;
+    if ((r = eng->comm_from_handle(handle, handle_size, &comm)) < 0)
         return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
     return wrap(dev, eng, comm, out, fn);
 }

@@ -67,12 +67,12 @@ static void load_mpi(void)
         snprintf(mpi_msg, sizeof mpi_msg, "channels: engine %.300s refused to start: %s", path, devq__errmsg_peek());
         return;
     }
-    if (ops->abi_version != DEVQ_ENGINE_ABI_VERSION || ops->size < sizeof *ops || !ops->start || !ops->test ||
+    if (ops->abi_version != DEVQ_ENGINE_ABI_VERSION || ops->size < DEVQ_ENGINE_OPS_MIN_SIZE || !ops->start || !ops->test ||
         !ops->abandon || !ops->comm_create || !ops->comm_destroy || !ops->comm_rank || !ops->comm_size) {
         mpi_err = -ENOTSUP;
         snprintf(mpi_msg, sizeof mpi_msg, "channels: engine %.300s has ABI %u (size %u); this libdevq needs ABI %u "
                  "(size >= %zu) with every entry", path, ops->abi_version, ops->size, DEVQ_ENGINE_ABI_VERSION,
-                 sizeof *ops);
+                 (size_t)DEVQ_ENGINE_OPS_MIN_SIZE);
         return;
     }
     mpi_ops = ops;

@@ -20,6 +20,7 @@
 #include <time.h>
 #include <mpi.h>
 #include <devq/devq_engine.h>
+#include <devq/devq_mpi.h>
 #include "half.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -215,6 +216,11 @@ static int comm_id(void *id, size_t *size)
     return 0;
 }
 
+static const char *family_name(uint32_t f)
+{
+    return f == DEVQ_MPI_OPEN_MPI ? "Open MPI" : f == DEVQ_MPI_MPICH ? "MPICH" : "an MPI devq does not know";
+}
+
 static int wrap(MPI_Comm c, devq_eng_comm **out)
 {
     devq_eng_comm *ec = calloc(1, sizeof *ec);
@@ -294,6 +300,49 @@ static int comm_create(int rank, int size, const void *id, size_t id_size, devq_
                                "devq_channel_id bytes to every rank");
         }
     }
+    return wrap(c, out);
+}
+
+/* The program's own communicator (devq_channel_create_mpi): a dup of
+ * it, made non-blocking and bounded like the world's. */
+static int comm_from_handle(const void *handle, size_t handle_size, devq_eng_comm **out)
+{
+    struct devq_mpi_handle h;
+    if (handle_size != sizeof h)
+        return host->error(-EINVAL, "mpi: the handle has %zu bytes, a struct devq_mpi_handle of this engine has "
+                           "%zu; fill it with devq_channel_create_mpi (devq_mpi.h)", handle_size, sizeof h);
+    memcpy(&h, handle, sizeof h);
+    if (h.magic != DEVQ_MPI_HANDLE_MAGIC)
+        return host->error(-EINVAL, "mpi: the handle is not a struct devq_mpi_handle (magic 0x%x); fill it with "
+                           "devq_channel_create_mpi (devq_mpi.h)", (unsigned)h.magic);
+    if (h.family != DEVQ_MPI_FAMILY || h.comm_bytes != sizeof(MPI_Comm))
+        return host->error(-EINVAL, "mpi: the program was compiled against another MPI (%s, MPI_Comm of %u bytes) "
+                           "than this engine (%s, %zu bytes); build devq's MPI engine with the program's MPI "
+                           "(configure --with-mpi=ompi-c or mpich)", family_name(h.family), (unsigned)h.comm_bytes,
+                           family_name(DEVQ_MPI_FAMILY), sizeof(MPI_Comm));
+    int inited = 0;
+    MPI_Initialized(&inited);
+    if (!inited)
+        return host->error(-EINVAL, "mpi: MPI is not initialised, so the communicator cannot be valid; call "
+                           "MPI_Init_thread(MPI_THREAD_MULTIPLE) first");
+    if (h.comm == MPI_COMM_NULL)
+        return host->error(-EINVAL, "mpi: the communicator is MPI_COMM_NULL (a rank left out of a split?); "
+                           "create channels only on ranks that belong to a communicator");
+    int r = ensure_mpi();
+    if (r < 0)
+        return r;
+    int inter = 0, rc = MPI_Comm_test_inter(h.comm, &inter);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(rc, "MPI_Comm_test_inter (is the communicator valid?)");
+    if (inter)
+        return host->error(-EINVAL, "mpi: the communicator is an inter-communicator; devq's collectives need an "
+                           "intra-communicator (MPI_Intercomm_merge it first)");
+    MPI_Comm c;
+    MPI_Request dup;
+    if ((rc = MPI_Comm_idup(h.comm, &c, &dup)) != MPI_SUCCESS)
+        return mpi_error(rc, "MPI_Comm_idup of the program's communicator");
+    if ((r = wait_bounded(&dup, "MPI_Comm_idup of the program's communicator")) < 0)
+        return r;
     return wrap(c, out);
 }
 
@@ -490,6 +539,7 @@ static const struct devq_engine_ops mpi_engine = {
     .start = start,
     .test = test,
     .abandon = abandon,
+    .comm_from_handle = comm_from_handle,
 };
 
 EXPORT int devq_engine_init(const struct devq_host *h, uint32_t host_abi, const struct devq_engine_ops **ops)
