@@ -4,7 +4,8 @@
 # with PKG_CONFIG_PATH naming the devq to test (a build folder or an
 # installed prefix's lib/pkgconfig), CARGO the cargo to use (default
 # cargo) and CARGO_TARGET_DIR where to build.  `make rust-check` sets all
-# three.  Ends with one line CI counts: "rust: N passed, N failed" (a
+# three (and DEVQ_MPI_RUN, MPIRUN, DEVQ_TEST_MPI_ENGINE for the channel
+# example under mpirun).  Ends with one line CI counts: "rust: N passed, N failed" (a
 # build failure or a cargo doc failure counts as one failure).
 set -u
 cargo=${CARGO:-cargo}
@@ -24,6 +25,25 @@ test_rc=$?
 RUSTFLAGS="${RUSTFLAGS:--D warnings}" RUSTDOCFLAGS="${RUSTDOCFLAGS:--D warnings}" \
     "$cargo" doc --offline --no-deps >>"$log" 2>&1
 doc_rc=$?
+# The channel example on 2 ranks when DEVQ_MPI_RUN names tests/mpi-run
+# (make rust-check does): it skips (77) without a launcher or the
+# devq-mpi engine.  Its verdict is logged as one more test result line.
+if [ "$test_rc" -eq 0 ] && [ -n "${DEVQ_MPI_RUN:-}" ]; then
+    ex="$target/debug/examples/channel_all_reduce"
+    out=$("$DEVQ_MPI_RUN" "$ex" 2>&1)
+    rc=$?
+    printf '%s\n' "$out" >>"$log"
+    oks=$(printf '%s\n' "$out" | grep -c 'all_reduce, broadcast and send/recv ok')
+    if [ "$rc" -eq 77 ]; then
+        echo "rust-check: channel_all_reduce under mpirun skipped: $(printf '%s\n' "$out" | tail -1)"
+    elif [ "$rc" -eq 0 ] && [ "$oks" -eq 2 ]; then
+        echo "test result: ok. 1 passed; 0 failed; (channel_all_reduce on 2 ranks)" >>"$log"
+    else
+        echo "rust-check: channel_all_reduce on 2 ranks failed (exit $rc, $oks rank(s) ok):"
+        printf '%s\n' "$out" | tail -20
+        echo "test result: FAILED. 0 passed; 1 failed; (channel_all_reduce on 2 ranks)" >>"$log"
+    fi
+fi
 # "test result: ok. 17 passed; 0 failed; 0 ignored; ..." per test binary.
 counts=$(awk '/^test result:/ { for (i = 2; i <= NF; i++) {
                   if ($i ~ /^passed;/) p += $(i - 1); if ($i ~ /^failed;/) f += $(i - 1) } }

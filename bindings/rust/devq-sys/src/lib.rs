@@ -397,6 +397,12 @@ extern "C" {
         desc: *const devq_channel_desc,
         out: *mut *mut devq_channel,
     ) -> c_int;
+    pub fn devq_channel_create_from_handle(
+        dev: *mut devq_device,
+        handle: *const c_void,
+        handle_size: usize,
+        out: *mut *mut devq_channel,
+    ) -> c_int;
     pub fn devq_channel_split(ch: *mut devq_channel, color: c_int, key: c_int, out: *mut *mut devq_channel)
         -> c_int;
     pub fn devq_channel_rank(ch: *const devq_channel) -> c_int;

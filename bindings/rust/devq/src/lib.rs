@@ -108,7 +108,10 @@
 //! | `devq_device_set_resource` | [`Resource::install`] |
 //! | `devq_device_resource` | [`device_resource`] (`unsafe`: the reference dies at the next install, which another clone of the device on another thread may do; Rust cannot tie that) |
 //! | `devq_resource_name`, `devq_resource_inner`, `devq_resource_bytes_outstanding`, `devq_resource_supports_use_tracking`, `devq_resource_reap`, `devq_resource_trim`, `devq_resource_stats_get`, `devq_resource_usage_by_tag`, `devq_resource_usage_by_stream` | [`ResourceRef`] methods |
-//! | `devq_channel_id`, `devq_channel_create`, `devq_channel_split`, `devq_channel_rank`, `devq_channel_size`, `devq_channel_destroy`, `devq_channel_set_timeout`, `devq_queue_all_reduce`, `devq_queue_all_gather`, `devq_queue_reduce_scatter`, `devq_queue_broadcast`, `devq_queue_send`, `devq_queue_recv` | not wrapped yet: the channel API is new (issue #18, first slice on cpu over MPI); a safe `Channel` needs the ordering rule (every rank records the same ops in the same order) in its types; use `devq_sys` |
+//! | `devq_channel_create`, `devq_channel_id`, `devq_channel_destroy` | [`Channel::world`] (desc NULL), [`Channel::with_id`], [`Channel::from_desc`], [`Channel::id`]; drop |
+//! | `devq_channel_split`, `devq_channel_rank`, `devq_channel_size`, `devq_channel_set_timeout` | [`Channel::split`], [`Channel::rank`], [`Channel::size`], [`Channel::set_timeout`] |
+//! | `devq_queue_all_reduce`, `devq_queue_all_gather`, `devq_queue_reduce_scatter`, `devq_queue_broadcast`, `devq_queue_send`, `devq_queue_recv` | [`Queue::all_reduce`], [`Queue::all_gather`], [`Queue::reduce_scatter`], [`Queue::broadcast`], [`Queue::send`], [`Queue::recv`] (also on [`ScopedQueue`]), generic over [`Dtype`]: offsets and counts in elements; the channel is taken `&mut`, so one thread records on it at a time, in program order |
+//! | `devq_channel_create_from_handle` | not wrapped: its handle is an engine's (for MPI an `MPI_Comm` inside a `struct devq_mpi_handle`, filled by the C header `devq_mpi.h`), and this crate links no MPI; use `devq_sys` with your MPI crate's communicator |
 //! | `devq_resource_create`, `devq_resource_state` | not wrapped: writing an allocator means handing raw device memory to libdevq through a C vtable; use `devq_sys` (a safe trait would still need `unsafe` for every entry) |
 //! | `devq_resource_allocate`, `devq_resource_deallocate`, `devq_resource_prepare_use`, `devq_resource_finish_use`, `devq_stream_ref_id` | not wrapped: raw memory and stream handles for resource authors, whose stream refs exist only inside resource callbacks; [`Buffer`] is the safe allocation path; use `devq_sys` |
 //!
@@ -119,6 +122,7 @@
 pub use devq_sys as sys;
 
 mod buffer;
+mod channel;
 pub mod cpu;
 mod device;
 mod error;
@@ -131,6 +135,7 @@ mod signal;
 mod timestamp;
 
 pub use buffer::{Access, Buffer};
+pub use channel::{Bf16, Channel, Dtype, Reduce, F16};
 pub use device::{backends_report, version, BackendReport, Device, DeviceInfo, MemStats, Stats};
 pub use error::{errno, Error, Result};
 pub use kernel::{Arg, Kernel, Launch};
@@ -144,7 +149,7 @@ pub use timestamp::Timestamp;
 /// `DEVQ_CAP_*` bits of [`DeviceInfo::caps`].
 pub mod caps {
     pub use devq_sys::{
-        DEVQ_CAP_ASYNC_ALLOC as ASYNC_ALLOC, DEVQ_CAP_COPY_ENGINE as COPY_ENGINE, DEVQ_CAP_HOST_VISIBLE as HOST_VISIBLE,
+        DEVQ_CAP_ASYNC_ALLOC as ASYNC_ALLOC, DEVQ_CAP_CHANNELS as CHANNELS, DEVQ_CAP_COPY_ENGINE as COPY_ENGINE, DEVQ_CAP_HOST_VISIBLE as HOST_VISIBLE,
         DEVQ_CAP_KERNELS as KERNELS, DEVQ_CAP_PRIORITIES as PRIORITIES, DEVQ_CAP_SKIP_ON_ERROR as SKIP_ON_ERROR,
         DEVQ_CAP_SOFTWARE as SOFTWARE,
         DEVQ_CAP_TIMING as TIMING, DEVQ_CAP_WAIT_VALUE as WAIT_VALUE, DEVQ_CAP_WRITE_VALUE as WRITE_VALUE,

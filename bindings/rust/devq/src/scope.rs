@@ -235,6 +235,71 @@ impl<'s> ScopedQueue<'s> {
         self.q().host_fn(f);
         self
     }
+    /// As [`Queue::all_reduce`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn all_reduce<T: crate::Dtype>(
+        &mut self,
+        ch: &mut crate::Channel,
+        dst: &Buffer,
+        dst_off: usize,
+        src: &Buffer,
+        src_off: usize,
+        count: usize,
+        op: crate::Reduce,
+    ) -> &mut Self {
+        self.q().all_reduce::<T>(ch, dst, dst_off, src, src_off, count, op);
+        self
+    }
+    /// As [`Queue::all_gather`].
+    pub fn all_gather<T: crate::Dtype>(
+        &mut self,
+        ch: &mut crate::Channel,
+        dst: &Buffer,
+        dst_off: usize,
+        src: &Buffer,
+        src_off: usize,
+        count: usize,
+    ) -> &mut Self {
+        self.q().all_gather::<T>(ch, dst, dst_off, src, src_off, count);
+        self
+    }
+    /// As [`Queue::reduce_scatter`].
+    #[allow(clippy::too_many_arguments)]
+    pub fn reduce_scatter<T: crate::Dtype>(
+        &mut self,
+        ch: &mut crate::Channel,
+        dst: &Buffer,
+        dst_off: usize,
+        src: &Buffer,
+        src_off: usize,
+        count: usize,
+        op: crate::Reduce,
+    ) -> &mut Self {
+        self.q().reduce_scatter::<T>(ch, dst, dst_off, src, src_off, count, op);
+        self
+    }
+    /// As [`Queue::broadcast`].
+    pub fn broadcast<T: crate::Dtype>(
+        &mut self,
+        ch: &mut crate::Channel,
+        buf: &Buffer,
+        off: usize,
+        count: usize,
+        root: i32,
+    ) -> &mut Self {
+        self.q().broadcast::<T>(ch, buf, off, count, root);
+        self
+    }
+    /// As [`Queue::send`].
+    pub fn send<T: crate::Dtype>(&mut self, ch: &mut crate::Channel, src: &Buffer, off: usize, count: usize, peer: i32) -> &mut Self {
+        self.q().send::<T>(ch, src, off, count, peer);
+        self
+    }
+    /// As [`Queue::recv`].
+    pub fn recv<T: crate::Dtype>(&mut self, ch: &mut crate::Channel, dst: &Buffer, off: usize, count: usize, peer: i32) -> &mut Self {
+        self.q().recv::<T>(ch, dst, off, count, peer);
+        self
+    }
     /// As [`Queue::submit`]; the scope also submits at its end.
     pub fn submit(&mut self) -> Result<()> {
         self.q().submit()
