@@ -28,6 +28,7 @@ doc_rc=$?
 # The channel example on 2 ranks when DEVQ_MPI_RUN names tests/mpi-run
 # (make rust-check does): it skips (77) without a launcher or the
 # devq-mpi engine.  Its verdict is logged as one more test result line.
+mpi_rc=0
 if [ "$test_rc" -eq 0 ] && [ -n "${DEVQ_MPI_RUN:-}" ]; then
     ex="$target/debug/examples/channel_all_reduce"
     out=$("$DEVQ_MPI_RUN" "$ex" 2>&1)
@@ -42,6 +43,7 @@ if [ "$test_rc" -eq 0 ] && [ -n "${DEVQ_MPI_RUN:-}" ]; then
         echo "rust-check: channel_all_reduce on 2 ranks failed (exit $rc, $oks rank(s) ok):"
         printf '%s\n' "$out" | tail -20
         echo "test result: FAILED. 0 passed; 1 failed; (channel_all_reduce on 2 ranks)" >>"$log"
+        mpi_rc=1
     fi
 fi
 # "test result: ok. 17 passed; 0 failed; 0 ignored; ..." per test binary.
@@ -56,4 +58,4 @@ if [ "$test_rc" -ne 0 ] || [ "$doc_rc" -ne 0 ]; then
     grep -v '^test .* ok$' "$log" | tail -80
 fi
 echo "rust: $passed passed, $failed failed"
-[ "$test_rc" -eq 0 ] && [ "$doc_rc" -eq 0 ]
+[ "$test_rc" -eq 0 ] && [ "$doc_rc" -eq 0 ] && [ "$mpi_rc" -eq 0 ]
