@@ -3,7 +3,8 @@
 # the source tree stays unconfigured for the VPATH builds), check them
 # with lintian (no errors), install them on this machine, smoke-test the
 # installed copy (devq-info, the README program built with pkg-config, man
-# pages present) and remove them again.  Root or sudo; needs debhelper,
+# pages present; with Open MPI, devq-plugin-mpi's contents and the
+# devq_channel_create_mpi(3) example on 2 ranks) and remove them again.  Root or sudo; needs debhelper,
 # dh-autoreconf and lintian (.ci/run installs them).  The package build
 # runs no tests (DEB_BUILD_OPTIONS=nocheck): the suites ran before it.
 # Usage: tests/install/debian.sh SRCDIR WORKDIR
@@ -28,6 +29,14 @@ else
     profiles="nocuda"
     echo "no /usr/local/cuda/include/cuda.h: building without devq-plugin-cuda (profile nocuda)"
 fi
+# devq-plugin-mpi needs Open MPI's headers (libopenmpi-dev; .ci/run installs it).
+if pkg-config --exists ompi-c 2>/dev/null; then
+    mpi=yes
+else
+    mpi=no
+    profiles="${profiles:+$profiles,}nompi"
+    echo "no Open MPI (pkg-config ompi-c): building without devq-plugin-mpi (profile nompi)"
+fi
 echo "=== dpkg-buildpackage -us -uc -b ${profiles:+-P$profiles}"
 (cd "$work/devq" &&
     DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" DPKG_GENSYMBOLS_CHECK_LEVEL=2 \
@@ -35,6 +44,26 @@ echo "=== dpkg-buildpackage -us -uc -b ${profiles:+-P$profiles}"
     { tail -40 "$work/build.log"; echo "FAIL: dpkg-buildpackage"; exit 1; }
 debs=$(cd "$work" && ls ./*.deb | grep -v -- -dbgsym_)
 echo "built:" $debs
+
+echo "=== package contents"
+if [ $mpi = yes ]; then
+    # The engine alone in its package, MPI only in its dependencies: a
+    # program that never makes a channel never needs MPI installed.
+    mpideb=$(cd "$work" && ls ./devq-plugin-mpi_*.deb 2>/dev/null | head -n1)
+    if [ -z "$mpideb" ]; then
+        fail "no devq-plugin-mpi package built"
+    else
+        files=$(dpkg-deb -c "$work/$mpideb" | awk '$1 !~ /^d/ { print $NF }' | grep -v '^\./usr/share/doc/')
+        printf '%s\n' "$files" | grep -q -x '\./usr/lib/[^/]*/devq/engines/devq-mpi\.so' ||
+            fail "devq-plugin-mpi lacks usr/lib/*/devq/engines/devq-mpi.so: $files"
+        [ "$(printf '%s\n' "$files" | wc -l)" = 1 ] || fail "devq-plugin-mpi holds more than the engine: $files"
+        dpkg-deb -f "$work/$mpideb" Depends | grep -q 'libopenmpi' ||
+            fail "devq-plugin-mpi does not depend on Open MPI: $(dpkg-deb -f "$work/$mpideb" Depends)"
+    fi
+fi
+dpkg-deb -f "$work"/libdevq1_*.deb Depends | grep -q -i 'mpi' &&
+    fail "libdevq1 depends on MPI: $(dpkg-deb -f "$work"/libdevq1_*.deb Depends)"
+dpkg-deb -c "$work"/libdevq-dev_*.deb | grep -q '/usr/include/devq/devq_mpi\.h$' || fail "libdevq-dev lacks devq_mpi.h"
 
 echo "=== lintian"
 (cd "$work" && lintian --fail-on error --tag-display-limit 0 ./*.changes) || fail "lintian reports errors"
@@ -61,6 +90,33 @@ for page in devq-info devq-bench devq-trace-svg devq_queue_submit devq_buffer_al
             $( [ $cuda = yes ] && echo devq-cuda ); do
     man -w "$page" > /dev/null 2>&1 || fail "no man page $page"
 done
+
+if [ $mpi = yes ]; then
+    man -w devq_channel_create_mpi > /dev/null 2>&1 || fail "no man page devq_channel_create_mpi"
+    # The installed engine: devq-info sees it, and the example of
+    # devq_channel_create_mpi(3) builds with pkg-config (devq and
+    # ompi-c) and runs on 2 ranks, printing what the page says.
+    printf '%s\n' "$out" | grep -q "caps:.* channels" || fail "devq-info: no 'channels' capability with devq-plugin-mpi"
+    if command -v mpirun >/dev/null 2>&1; then
+        page="$src/man/man3/devq_channel_create_mpi.3"
+        awk '/^\.EX/ { n++; inex = 1; next } /^\.EE/ { inex = 0; next }
+             inex && n == 1 { print > "'"$work"'/mpi_ex.roff" } inex && n == 2 { print > "'"$work"'/mpi_ex.expect" }' "$page"
+        sed -e 's/\\e/\\/g' -e 's/\\-/-/g' "$work/mpi_ex.roff" > "$work/mpi_ex.c"
+        # shellcheck disable=SC2046  # pkg-config's flag lists
+        if cc "$work/mpi_ex.c" -o "$work/mpi_ex" $(pkg-config --cflags --libs devq ompi-c); then
+            mout=$(OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none \
+                   OMPI_MCA_rmaps_base_oversubscribe=1 timeout -k 10 120 mpirun -np 2 "$work/mpi_ex" 2>&1) ||
+                fail "the devq_channel_create_mpi(3) example exited $?: $mout"
+            while IFS= read -r line; do
+                printf '%s\n' "$mout" | grep -q -x -F "$line" || fail "the MPI example did not print '$line': $mout"
+            done < "$work/mpi_ex.expect"
+        else
+            fail "the devq_channel_create_mpi(3) example does not build against the installed packages"
+        fi
+    else
+        echo "no mpirun (openmpi-bin): the installed MPI engine is not run"
+    fi
+fi
 
 echo "=== remove"
 $SUDO apt-get purge -y -q libdevq1 > "$work/purge.log" 2>&1 || fail "purging libdevq1"
