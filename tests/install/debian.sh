@@ -63,7 +63,8 @@ if [ $mpi = yes ]; then
 fi
 dpkg-deb -f "$work"/libdevq1_*.deb Depends | grep -q -i 'mpi' &&
     fail "libdevq1 depends on MPI: $(dpkg-deb -f "$work"/libdevq1_*.deb Depends)"
-dpkg-deb -c "$work"/libdevq-dev_*.deb | grep -q '/usr/include/devq/devq_mpi\.h$' || fail "libdevq-dev lacks devq_mpi.h"
+devfiles=$(dpkg-deb -c "$work"/libdevq-dev_*.deb)
+printf '%s\n' "$devfiles" | grep -q '/usr/include/devq/devq_mpi\.h$' || fail "libdevq-dev lacks devq_mpi.h"
 
 echo "=== lintian"
 (cd "$work" && lintian --fail-on error --tag-display-limit 0 ./*.changes) || fail "lintian reports errors"
@@ -110,6 +111,7 @@ if [ $mpi = yes ]; then
             while IFS= read -r line; do
                 printf '%s\n' "$mout" | grep -q -x -F "$line" || fail "the MPI example did not print '$line': $mout"
             done < "$work/mpi_ex.expect"
+            printf 'devq_channel_create_mpi(3) example, installed, on 2 ranks:\n%s\n' "$mout"
         else
             fail "the devq_channel_create_mpi(3) example does not build against the installed packages"
         fi
