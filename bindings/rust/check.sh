@@ -31,7 +31,11 @@ doc_rc=$?
 mpi_rc=0
 if [ "$test_rc" -eq 0 ] && [ -n "${DEVQ_MPI_RUN:-}" ]; then
     ex="$target/debug/examples/channel_all_reduce"
-    out=$("$DEVQ_MPI_RUN" "$ex" 2>&1)
+    # The runner cargo test used (HACKING.md: the ASan runtime preloaded
+    # for an ASan libdevq) runs the example's ranks too.
+    runner=$(env | sed -n 's/^CARGO_TARGET_[A-Z0-9_]*_RUNNER=//p' | head -n 1)
+    # shellcheck disable=SC2086  # the runner is a command line
+    out=$("$DEVQ_MPI_RUN" $runner "$ex" 2>&1)
     rc=$?
     printf '%s\n' "$out" >>"$log"
     oks=$(printf '%s\n' "$out" | grep -c 'all_reduce, broadcast and send/recv ok')
