@@ -981,6 +981,14 @@ static void t_channel_life(void)
     EXPECT_ERR(devq_channel_create(dev0, &d, &ch), -EINVAL, "id_size");
     d = (devq_channel_desc){ .rank = -1, .size = -1, .id = id, .id_size = 16 };
     EXPECT_ERR(devq_channel_create(dev0, &d, &ch), -EINVAL, "rank -1");
+    int handle = 0;
+    EXPECT_ERR(devq_channel_create_from_handle(NULL, &handle, sizeof handle, &ch), -EINVAL,
+               "devq_channel_create_from_handle");
+    EXPECT_ERR(devq_channel_create_from_handle(G(devq_device), &handle, sizeof handle, &ch), -EINVAL,
+               "devq_channel_create_from_handle");
+    EXPECT_ERR(devq_channel_create_from_handle(dev0, &handle, sizeof handle, NULL), -EINVAL, "out is NULL");
+    EXPECT_ERR(devq_channel_create_from_handle(dev0, NULL, 8, &ch), -EINVAL, "handle is NULL");
+    EXPECT_ERR(devq_channel_create_from_handle(dev0, &handle, 0, &ch), -EINVAL, "handle is 0 bytes");
     devq_channel *out;
     EXPECT_ERR(devq_channel_split(NULL, 0, 0, &out), -EINVAL, "devq_channel_split");
     EXPECT_ERR(devq_channel_split(G(devq_channel), 0, 0, &out), -EINVAL, "devq_channel_split");
@@ -1052,6 +1060,7 @@ static const struct row rows[] = {
     { "devq_buffer_status", t_buffer_status },
     { "devq_channel_id", t_channel_life },
     { "devq_channel_create", t_channel_life },
+    { "devq_channel_create_from_handle", t_channel_life },
     { "devq_channel_split", t_channel_life },
     { "devq_channel_rank", t_channel_life },
     { "devq_channel_size", t_channel_life },
