@@ -109,6 +109,25 @@ static int enqueue_cb(const struct devq_backend_ops *ops, struct devq_stream *st
     return r;
 }
 
+/* OP_WORK on the device stream (batch.h): the upper layer enqueues it;
+ * the group's last member gets the completion callback, after it. */
+static int issue_stream_work(struct devq_stream *st, struct batch *b, struct op *o)
+{
+    const struct op *head;
+    unsigned group = devq__work_group(b, o, &head);
+    int r = o->u.work.issue(b->bytes + o->u.work.off, st->pl, group, head);
+    if (r < 0 || (group & DEVQ_WORK_MORE))
+        return r;
+    if ((r = enqueue_cb(b->q->dev->ops, st, devq__work_cb, o, b)) < 0) {
+        /* The group is out but its completion cannot be queued (the
+         * device failed under it, say): the upper layer's verdict now,
+         * with its message, is the cause the batch fails with. */
+        int rr = o->u.work.run(b->bytes + o->u.work.off, r, group, head);
+        return rr < 0 ? rr : r;
+    }
+    return 0;
+}
+
 static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batch *b, struct op *o)
 {
     const struct devq_backend_ops *ops = dev->ops;
@@ -135,7 +154,7 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
     case OP_HOST_FN:
         return enqueue_cb(ops, st, devq__user_fn_cb, o, b);
     case OP_WORK:
-        return enqueue_cb(ops, st, devq__work_cb, o, b);
+        return o->u.work.issue ? issue_stream_work(st, b, o) : enqueue_cb(ops, st, devq__work_cb, o, b);
     case OP_TIMESTAMP: {
         int r = ops->event_record(o->u.ts->ev, st->pl);
         if (r == 0)
