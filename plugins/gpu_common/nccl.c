@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <glob.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -59,10 +60,46 @@ static const char *lib_name(void)
 static bool file_in(const char *dir, size_t len, const char *name)
 {
     char path[4096];
-    if (!len || len + strlen(name) + 2 > sizeof path)
+    size_t n = strlen(name);
+    if (!len || len + n + 2 > sizeof path)
         return false;
-    snprintf(path, sizeof path, "%.*s/%s", (int)len, dir, name);
+    memcpy(path, dir, len);
+    path[len] = '/';
+    memcpy(path + len + 1, name, n + 1);
     return access(path, R_OK) == 0;
+}
+
+/* The folders of an ld.so.conf file, with its includes (one level of
+ * glob per include, as ldconfig reads them). */
+static bool in_conf(const char *conf, const char *name, int depth)
+{
+    FILE *f = fopen(conf, "re");
+    if (!f)
+        return false;
+    char line[1024];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        char *p = line + strspn(line, " \t");
+        p[strcspn(p, "#\r\n")] = '\0';
+        size_t len = strlen(p);
+        while (len && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+            p[--len] = '\0';
+        if (!len)
+            continue;
+        if (!strncmp(p, "include", 7) && (p[7] == ' ' || p[7] == '\t')) {
+            char *pat = p + 8 + strspn(p + 8, " \t");
+            glob_t g;
+            if (depth < 4 && glob(pat, 0, NULL, &g) == 0) {
+                for (size_t i = 0; i < g.gl_pathc && !found; i++)
+                    found = in_conf(g.gl_pathv[i], name, depth + 1);
+                globfree(&g);
+            }
+            continue;
+        }
+        found = file_in(p, len, name);
+    }
+    fclose(f);
+    return found;
 }
 
 bool gpu_nccl_available(void)
@@ -73,9 +110,11 @@ bool gpu_nccl_available(void)
     const char *name = lib_name();
     if (strchr(name, '/'))
         return access(name, R_OK) == 0;
-    /* The loader's own search, cheaply: LD_LIBRARY_PATH, then the
-     * usual folders; only if that misses, ask the loader (it maps the
-     * library but runs nothing of NCCL's: no init). */
+    /* The loader's search, without loading anything (a dlopen would
+     * run the library's constructors at every device open):
+     * LD_LIBRARY_PATH, the folders of /etc/ld.so.conf, the usual ones.
+     * A library only the program's RPATH finds is not seen here:
+     * DEVQ_NCCL_LIBRARY / DEVQ_RCCL_LIBRARY name it then. */
     const char *lp = gpu_host->getenv("LD_LIBRARY_PATH");
     for (const char *p = lp; p && *p;) {
         const char *e = strchr(p, ':');
@@ -87,16 +126,7 @@ bool gpu_nccl_available(void)
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
         if (file_in(dirs[i], strlen(dirs[i]), name))
             return true;
-    static atomic_int probed;              /* 0 unknown, 1 yes, 2 no */
-    int p = atomic_load(&probed);
-    if (!p) {
-        void *dl = dlopen(name, RTLD_LAZY | RTLD_LOCAL);
-        p = dl ? 1 : 2;
-        if (dl)
-            dlclose(dl);
-        atomic_store(&probed, p);
-    }
-    return p == 1;
+    return in_conf("/etc/ld.so.conf", name, 0);
 }
 
 static void load(void)
