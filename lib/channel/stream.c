@@ -224,11 +224,18 @@ int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const
  * else the stream's status. */
 int devq__chan_stream_run(void *data, int status, unsigned group, const void *gid)
 {
-    (void)group;
     (void)gid;
     struct chan_op *co = data;
     devq_channel *ch = co->ch;
     char stream_msg[DEVQ_CHANNEL_MSG_MAX] = "", msg[DEVQ_CHANNEL_MSG_MAX];
+    if (group & DEVQ_WORK_SKIPPED) {
+        /* Never enqueued: the peers' matching op will wait for it. */
+        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s was skipped because its batch failed before it "
+                 "was issued; this rank is out of step with its peers, so the channel fails its later ops",
+                 ch->number, ch->rank, ch->size, co->what);
+        devq__channel_set_broken(ch, msg);
+        return 0;
+    }
     if (status)
         snprintf(stream_msg, sizeof stream_msg, "%s", devq__errmsg_peek());
     struct devq_chan_flight *f = co->flight;

@@ -37,6 +37,10 @@ enum op_kind {
  * (what it writes) and the rest of the batch. */
 #define DEVQ_WORK_MORE 1u
 #define DEVQ_WORK_CONT 2u
+/* Stream work (issue set, below) that will never be issued: its batch
+ * failed before it.  run is called once per such op, on the issuing
+ * thread with the device lock held, only to learn it. */
+#define DEVQ_WORK_SKIPPED 4u
 /* gid: the same for every member of one group (its first op), unique
  * while the batch runs. */
 typedef int (*devq_work_fn)(void *data, int status, unsigned group, const void *gid);

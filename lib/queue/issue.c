@@ -79,6 +79,13 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
     for (uint32_t k = 0; k < o->nuses; k++)
         if (u[k].access & DEVQ_WRITE)   /* best effort: the batch failed already */
             bind(b->q->dev, b->q->stream.id, u[k].buf, DEVQ_WRITE);
+    /* Stream work is never run for a skipped op by a callback: its layer
+     * learns here that the op will not run (a channel is then out of step). */
+    if (o->kind == OP_WORK && o->u.work.issue) {
+        const struct op *head;
+        unsigned group = devq__work_group(b, o, &head) | DEVQ_WORK_SKIPPED;
+        o->u.work.run(b->bytes + o->u.work.off, b->forced_error, group, head);
+    }
 }
 
 static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)

@@ -15,6 +15,9 @@
  *   hang     injected hang (DEVQ_EMU_NCCL_HANG): the watchdog aborts the
  *            communicator after the channel timeout
  *   die      rank 1's process dies in its op (DEVQ_EMU_NCCL_DIE)
+ *   skip     rank 1's batch fails before its all_reduce is issued (a
+ *            wait on a failed signal): rank 0's times out, rank 1's
+ *            channel fails later ops with "skipped"
  *   missing  no library: DEVQ_CAP_CHANNELS clear, -ENOTSUP naming it
  *
  * Environment: DEVQ_TEST_DEVICE (cuda or hip), DEVQ_TEST_CCL_ENV (the
@@ -350,7 +353,7 @@ static uint64_t now_ms(void)
 /* One all_reduce of 64 ints on qa that is expected to fail: its batch's
  * error and cause (through a signal after it: a finish on a device that
  * the failure lost reports the loss), within the bound. */
-static int failing_all_reduce(devq_kernel *kfail, char *msg, size_t len, uint64_t *ms)
+static int failing_all_reduce(devq_kernel *kfail, devq_signal *failed, char *msg, size_t len, uint64_t *ms)
 {
     enum { N = 64 };
     int32_t host[N], out[N];
@@ -365,6 +368,8 @@ static int failing_all_reduce(devq_kernel *kfail, char *msg, size_t len, uint64_
         return r;
     }
     r = devq_queue_write(qa, b, 0, host, sizeof host);
+    if (failed)                        /* the batch fails at issue, before the collective */
+        r |= devq_queue_wait(qa, failed, 1);
     if (kfail) {
         devq_launch l = { .global = { 1, 1, 1 }, .local = { 1, 1, 1 } };
         r |= devq_queue_exec(qa, kfail, (devq_arg[]){ DEVQ_ARG_BUF(b, DEVQ_READ_WRITE) }, 1, &l);
@@ -416,7 +421,12 @@ static void test_fault(const char *which)
     devq_kernel *kf = NULL;
     if (!strcmp(which, "kernel") && rank == 1)
         OK(devq_kernel_load(dev, module, sizeof module - 1, "chan_fail", &kf));
-    int r = failing_all_reduce(kf, msg, sizeof msg, &ms);
+    devq_signal *failed = NULL;
+    if (!strcmp(which, "skip") && rank == 1) {
+        OK(devq_signal_create(0, &failed));
+        OK(devq_signal_fail(failed, -EIO));
+    }
+    int r = failing_all_reduce(kf, failed, msg, sizeof msg, &ms);
     fprintf(stderr, "rank %d: %s: batch %d after %llu ms: %s\n", rank, which, r, (unsigned long long)ms, msg);
     CHECK(r < 0, "%s: the batch with the collective did not fail", which);
     CHECK(ms < 15000, "%s: failing took %llu ms", which, (unsigned long long)ms);
@@ -429,6 +439,8 @@ static void test_fault(const char *which)
               "hang: no timeout message: %s", msg);
     if (!strcmp(which, "die"))
         CHECK(cause_has(msg, "asynchronous error", NULL), "die: no engine message: %s", msg);
+    if (!strcmp(which, "skip"))
+        CHECK(cause_has(msg, rank == 1 ? "which failed" : "timed out", NULL), "skip: %s", msg);
     if (!strcmp(which, "kernel"))
         /* Rank 1: the engine's "the device failed under the op", or the
          * device's failure itself when it was seen while issuing. */
@@ -436,12 +448,22 @@ static void test_fault(const char *which)
                         : cause_has(msg, "channel #1 (rank 1", "ncclUnhandledCudaError") || cause_has(msg, "aunch", NULL),
               "kernel: the cause is neither the channel's nor the kernel's: %s", msg);
     /* Later ops fail at once with the first cause. */
-    r = failing_all_reduce(NULL, msg, sizeof msg, &ms);
+    r = failing_all_reduce(NULL, NULL, msg, sizeof msg, &ms);
     CHECK(r < 0 && ms < 2000, "%s: a later op: %d after %llu ms", which, r, (unsigned long long)ms);
     /* With the device alive (the hang ends in an abort, which poisons
      * nothing), the channel's first cause. */
     if (!strcmp(which, "hang") && rank == 1)
         CHECK(r == -EIO && strstr(msg, "timed out"), "hang: a later op's cause: %d %s", r, msg);
+    if (!strcmp(which, "skip"))
+        CHECK(r == -EIO && strstr(msg, rank == 1 ? "was skipped" : "timed out"), "skip: a later op's cause: %d %s",
+              r, msg);
+    if (failed) {
+        devq_signal_destroy(failed);
+        /* Stay until rank 0 has timed out: a process that exits is seen
+         * by its peers at once (their ops fail, not time out). */
+        struct timespec ts = { 4, 500000000 };
+        nanosleep(&ts, NULL);
+    }
     if (kf)
         devq_kernel_destroy(kf);
 }
@@ -553,8 +575,9 @@ static int run_case(const char *which)
             rank = r;
             alarm(90);                 /* never hang: SIGALRM ends a stuck rank */
             int rc = run_rank(which, fds[1], fds[0]);
-            fflush(stderr);
-            _exit(rc);
+            /* exit, not _exit: LeakSanitizer checks at exit (the parent
+             * made no devq call, so its handlers have nothing to do). */
+            exit(rc);
         }
     }
     close(fds[0]);
@@ -580,7 +603,7 @@ int main(void)
         fprintf(stderr, "chan_gpu: set DEVQ_TEST_DEVICE and DEVQ_TEST_CCL_ENV (see tests/channels-cuda-emu)\n");
         return 77;
     }
-    static const char *const cases[] = { "ops", "kernel", "fail", "hang", "die", "missing" };
+    static const char *const cases[] = { "ops", "kernel", "fail", "hang", "die", "skip", "missing" };
     const char *only = getenv("CHAN_ONLY");
     int bad = 0, ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
