@@ -1,5 +1,7 @@
 /* devq channel engines: the ABI between libdevq and a module that moves
- * bytes between processes (devq-mpi today; NCCL and RCCL later).
+ * bytes between processes from the host (devq-mpi).  NCCL and RCCL run on
+ * the device's streams instead: they are the cuda and hip plugins'
+ * chan_* entries (devq_plugin.h), which lib/channel/stream.c drives.
  *
  * An engine is a shared object exporting devq_engine_init().  libdevq
  * loads it only when a channel is created (so libdevq never links the

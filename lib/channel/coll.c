@@ -3,8 +3,9 @@
  * they are one buffer), so the tracker orders it against every other
  * use and the batch walk fails it and what it writes like any op.
  *
- * Running: a group (consecutive ops of one channel in one batch) takes
- * the channel, starts each op on the engine, and the last member waits
+ * Running on a host engine (cpu: MPI; GPU channels run on the device
+ * stream instead, stream.c): a group (consecutive ops of one channel in
+ * one batch) takes the channel, starts each op on the engine, and the last member waits
  * for all of them.  One group at a time per channel: the ops of a
  * channel run in the order they reach it, as MPI and NCCL require.
  * Waiting is bounded spinning on the engine's test (~50 us, which keeps
