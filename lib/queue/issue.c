@@ -66,6 +66,17 @@ static int bind_op(struct batch *b, const struct op *o)
     return 0;
 }
 
+/* Stream work is never run for a skipped op by a callback: its layer
+ * learns here that the op will not run (a channel is then out of step). */
+static void work_skipped(struct batch *b, const struct op *o)
+{
+    if (o->kind == OP_WORK && o->u.work.issue) {
+        const struct op *head;
+        unsigned group = devq__work_group(b, o, &head) | DEVQ_WORK_SKIPPED;
+        o->u.work.run(b->bytes + o->u.work.off, b->forced_error, group, head);
+    }
+}
+
 /* A skipped op still "writes" its destinations: they become failed when
  * the batch ends (batch_walk.c), and later users must be ordered after
  * that point, exactly as after a write that ran. */
@@ -79,13 +90,7 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
     for (uint32_t k = 0; k < o->nuses; k++)
         if (u[k].access & DEVQ_WRITE)   /* best effort: the batch failed already */
             bind(b->q->dev, b->q->stream.id, u[k].buf, DEVQ_WRITE);
-    /* Stream work is never run for a skipped op by a callback: its layer
-     * learns here that the op will not run (a channel is then out of step). */
-    if (o->kind == OP_WORK && o->u.work.issue) {
-        const struct op *head;
-        unsigned group = devq__work_group(b, o, &head) | DEVQ_WORK_SKIPPED;
-        o->u.work.run(b->bytes + o->u.work.off, b->forced_error, group, head);
-    }
+    work_skipped(b, o);
 }
 
 static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)
@@ -436,10 +441,11 @@ again:
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
          * signal another queue waits for, say) do not wait too. */
-        if (!b->forced_error && (r = bind_op(b, o)) < 0)
+        if (!b->forced_error && (r = bind_op(b, o)) < 0) {
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
                   (unsigned long long)b->seq, devq_errmsg());
-        else if (b->forced_error)
+            work_skipped(b, o);
+        } else if (b->forced_error)
             bind_skipped(b, o, &began);
         if (b->traced && !b->forced_error && is_work(o->kind))
             ops->host_fn(st->pl, devq__trace_mark_cb, &b->marks[i]);
