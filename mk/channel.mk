@@ -4,7 +4,8 @@
 # the first channel), the channel suite under mpirun, the benchmark and
 # the data-parallel example.
 libdevq_core_la_SOURCES += \
-	lib/channel/channel.h lib/channel/engine.c lib/channel/channel.c lib/channel/coll.c
+	lib/channel/channel.h lib/channel/engine.c lib/channel/channel.c lib/channel/coll.c \
+	lib/channel/stream.c
 
 enginedir = $(plugindir)/engines
 if BUILD_MPI

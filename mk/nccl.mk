@@ -4,7 +4,6 @@
 # drivers, these libraries keep the real semantics on host threads
 # (tests/emu/README.md).  The declarations of the NCCL API the plugins
 # use are plugins/gpu_common/nccl_abi.h.
-EXTRA_DIST += plugins/gpu_common/nccl_abi.h
 
 NCCL_EMU_SOURCES = tests/emu/emu_nccl.c tests/emu/emu_nccl.h tests/emu/emu_nccl_reduce.c \
 	tests/emu/emu_export.h
@@ -58,3 +57,26 @@ EXTRA_tests_test_nccl_emu_DEPENDENCIES += tests/emu/libamdhip64-emu.la tests/emu
 endif
 endif
 endif
+
+# Channels on the GPU backends over the emulated libraries: the GPU
+# channel suite (tests/channel/chan_gpu.c), two ranks as processes, on
+# cuda over NCCL and on hip over RCCL (tests/channels-{cuda,hip}-emu).
+CHAN_GPU_DEPS =
+if BUILD_CUDA
+check_PROGRAMS += tests/channel/chan_gpu
+TESTS += tests/channels-cuda-emu
+CHAN_GPU_DEPS += tests/emu/libcuda-emu.la tests/emu/libnccl-emu.la
+else
+if BUILD_HIP
+check_PROGRAMS += tests/channel/chan_gpu
+endif
+endif
+if BUILD_HIP
+TESTS += tests/channels-hip-emu
+CHAN_GPU_DEPS += tests/emu/libamdhip64-emu.la tests/emu/librccl-emu.la
+endif
+EXTRA_tests_channel_chan_gpu_DEPENDENCIES = $(CHAN_GPU_DEPS)
+tests_channel_chan_gpu_SOURCES = tests/channel/chan_gpu.c plugins/mpi/half.h
+tests_channel_chan_gpu_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_channel_chan_gpu_LDADD = libdevq.la
+dist_noinst_SCRIPTS += tests/channels-cuda-emu tests/channels-hip-emu

@@ -101,7 +101,7 @@ fi
 out=$(DEVQ_MEM_BUDGET=64M DEVQ_PLUGIN_PATH="$dir/broken" "$info" -e) || fail "devq-info -e exited $?"
 for v in DEVQ_BACKEND DEVQ_PLUGIN_PATH DEVQ_LOG DEVQ_LOG_FILE DEVQ_TRACE DEVQ_TRACE_MAX \
          DEVQ_MEM_POOL DEVQ_MEM_BUDGET DEVQ_MEM_LOG DEVQ_MEM_GUARD DEVQ_CPU_DEVICES DEVQ_CPU_THREADS \
-         DEVQ_CUDA_LIBRARY DEVQ_HIP_LIBRARY; do
+         DEVQ_CUDA_LIBRARY DEVQ_HIP_LIBRARY DEVQ_NCCL_LIBRARY DEVQ_RCCL_LIBRARY; do
     printf '%s\n' "$out" | grep -q "^  $v " || fail "-e lacks $v"
 done
 printf '%s\n' "$out" | grep -q "^  DEVQ_MEM_BUDGET *64M$" || fail "-e does not show DEVQ_MEM_BUDGET=64M"

@@ -29,7 +29,9 @@ START_TEST(test_devices_and_caps)
     ck_assert_str_eq(info.name, strf(name, sizeof name, "devq emulated %s device 1", face->name));
     ck_assert_uint_eq(info.total_memory, 4ull << 30);
     ck_assert_uint_eq(info.compute_units, 4);
-    ck_assert_uint_eq(info.caps, ALL_CAPS);
+    /* DEVQ_CAP_CHANNELS says whether NCCL/RCCL is on this machine:
+     * test_channel_cap checks it. */
+    ck_assert_uint_eq(info.caps & ~DEVQ_CAP_CHANNELS, ALL_CAPS);
     ck_assert(!(info.caps & DEVQ_CAP_SKIP_ON_ERROR));
     ck_assert(!(info.caps & DEVQ_CAP_HOST_VISIBLE));
     devq_pl_device *bad = NULL;
@@ -41,6 +43,30 @@ START_TEST(test_devices_and_caps)
 }
 END_TEST
 
+/* DEVQ_CAP_CHANNELS follows whether the collective library can be found
+ * (looked for, not loaded): NCCL for cuda, RCCL for hip. */
+START_TEST(test_channel_cap)
+{
+    const char *env = face->kind == GPU_CUDA ? "DEVQ_NCCL_LIBRARY" : "DEVQ_RCCL_LIBRARY";
+    const char *lib = face->kind == GPU_CUDA ? TEST_BUILD_DIR "/tests/emu/.libs/libnccl-emu.so"
+                                             : TEST_BUILD_DIR "/tests/emu/.libs/librccl-emu.so";
+    setenv(env, "/nonexistent/libnccl-missing.so.2", 1);
+    open_device();
+    devq_device_info info;
+    ck_assert_int_eq(ops->device_info(dev, &info), 0);
+    ck_assert(!(info.caps & DEVQ_CAP_CHANNELS));
+    /* Without the library, the entries refuse with its name and the variable. */
+    unsigned char id[128];
+    size_t n = sizeof id;
+    ck_assert_int_eq(ops->chan_id(dev, id, &n), -ENOTSUP);
+    ck_assert_ptr_nonnull(strstr(test_errmsg(), "libnccl-missing.so.2"));
+    ck_assert_ptr_nonnull(strstr(test_errmsg(), env));
+    setenv(env, lib, 1);
+    ck_assert_int_eq(ops->device_info(dev, &info), 0);
+    ck_assert(info.caps & DEVQ_CAP_CHANNELS);
+}
+END_TEST
+
 START_TEST(test_caps_without_pools_and_memops)
 {
     setenv("DEVQ_EMU_NO_MEMPOOL", "1", 1);
@@ -48,7 +74,8 @@ START_TEST(test_caps_without_pools_and_memops)
     open_device();
     devq_device_info info;
     ck_assert_int_eq(ops->device_info(dev, &info), 0);
-    ck_assert_uint_eq(info.caps, ALL_CAPS & ~(DEVQ_CAP_ASYNC_ALLOC | DEVQ_CAP_WAIT_VALUE | DEVQ_CAP_WRITE_VALUE));
+    ck_assert_uint_eq(info.caps & ~DEVQ_CAP_CHANNELS,
+                      ALL_CAPS & ~(DEVQ_CAP_ASYNC_ALLOC | DEVQ_CAP_WAIT_VALUE | DEVQ_CAP_WRITE_VALUE));
     devq_pl_stream *s = new_stream(0);
     void *p = NULL;
     ck_assert_int_eq(ops->mem_alloc_async(s, 64, &p), -ENOTSUP);
@@ -632,6 +659,7 @@ int main(void)
     TCase *tc = tcase_create("emulated");
     tcase_add_test(tc, test_devices_and_caps);
     tcase_add_test(tc, test_caps_without_pools_and_memops);
+    tcase_add_test(tc, test_channel_cap);
     tcase_add_test(tc, test_stream_runs_in_order);
     tcase_add_test(tc, test_callback_error_latches_for_the_next);
     tcase_add_test(tc, test_event_query_wait_timeout);

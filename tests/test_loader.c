@@ -158,6 +158,19 @@ static int fake_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t x)
 static int fake_alloc_async(devq_pl_stream *s, size_t n, void **p)
 { (void)s; (void)n; (void)p; return -ENOTSUP; }
 
+static int fake_chan_create(devq_pl_device *d, int rank, int size, const void *id, size_t id_size,
+                            devq_pl_chan **out)
+{
+    (void)d, (void)rank, (void)size, (void)id, (void)id_size, (void)out;
+    return -ENOTSUP;
+}
+
+static int fake_chan_enqueue(devq_pl_chan *c, devq_pl_stream *s, const struct devq_eng_op *ops, size_t n)
+{
+    (void)c, (void)s, (void)ops, (void)n;
+    return -ENOTSUP;
+}
+
 START_TEST(validate_optional_groups_are_whole)
 {
     struct devq_backend_ops t, out;
@@ -186,6 +199,13 @@ START_TEST(validate_optional_groups_are_whole)
     t.mem_alloc_async = fake_alloc_async;
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
     ck_assert_msg(strstr(why, "mem_free_async"), "reason: %s", why);
+
+    /* Channels: all nine chan_* entries or none. */
+    t = good;
+    t.chan_create = fake_chan_create;
+    t.chan_enqueue = fake_chan_enqueue;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
+    ck_assert_msg(strstr(why, "channel ops incomplete (2 of the 9"), "reason: %s", why);
 }
 END_TEST
 

@@ -1,5 +1,7 @@
 /* devq channel engines: the ABI between libdevq and a module that moves
- * bytes between processes (devq-mpi today; NCCL and RCCL later).
+ * bytes between processes from the host (devq-mpi).  NCCL and RCCL run on
+ * the device's streams instead: they are the cuda and hip plugins'
+ * chan_* entries (devq_plugin.h), which lib/channel/stream.c drives.
  *
  * An engine is a shared object exporting devq_engine_init().  libdevq
  * loads it only when a channel is created (so libdevq never links the
@@ -28,21 +30,8 @@ extern "C" {
 typedef struct devq_eng_comm devq_eng_comm;   /* one rank of a group */
 typedef struct devq_eng_req  devq_eng_req;    /* one started op */
 
-enum devq_eng_op_kind {
-    DEVQ_ENG_ALL_REDUCE, DEVQ_ENG_ALL_GATHER, DEVQ_ENG_REDUCE_SCATTER,
-    DEVQ_ENG_BROADCAST, DEVQ_ENG_SEND, DEVQ_ENG_RECV,
-};
-
-/* One op, as lib checked it: counts are in elements, ranges in range. */
-struct devq_eng_op {
-    enum devq_eng_op_kind kind;
-    void *dst;                   /* NULL for send */
-    const void *src;             /* NULL for recv; == dst for broadcast and in-place ops */
-    size_t count;
-    enum devq_dtype type;
-    enum devq_reduce op;         /* reductions; AVG is the engine's to do */
-    int peer;                    /* send/recv: the other rank; broadcast: the root */
-};
+/* The ops (struct devq_eng_op, enum devq_eng_op_kind) are declared in
+ * devq_plugin.h: the cuda and hip plugins' channel entries take them too. */
 
 struct devq_engine_ops {
     uint32_t abi_version;        /* DEVQ_ENGINE_ABI_VERSION */

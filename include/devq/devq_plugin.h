@@ -69,6 +69,7 @@ typedef struct devq_pl_stream devq_pl_stream;
 typedef struct devq_pl_event  devq_pl_event;
 typedef struct devq_pl_kernel devq_pl_kernel;
 typedef struct devq_pl_value  devq_pl_value;
+typedef struct devq_pl_chan   devq_pl_chan;    /* one rank of a channel (NCCL/RCCL communicator) */
 
 enum devq_copy_dir { DEVQ_COPY_D2D = 0, DEVQ_COPY_H2D = 1, DEVQ_COPY_D2H = 2 };
 
@@ -94,6 +95,23 @@ struct devq_pl_arg {
  * the thread that runs the callback, just before calling it, so that
  * devq_errmsg() there names the root cause (e.g. which kernel failed). */
 typedef int (*devq_pl_host_fn)(void *arg, int status);
+
+/* A channel op, as lib checked it (shared with devq_engine.h): counts
+ * are in elements, the ranges are in range. */
+enum devq_eng_op_kind {
+    DEVQ_ENG_ALL_REDUCE, DEVQ_ENG_ALL_GATHER, DEVQ_ENG_REDUCE_SCATTER,
+    DEVQ_ENG_BROADCAST, DEVQ_ENG_SEND, DEVQ_ENG_RECV,
+};
+
+struct devq_eng_op {
+    enum devq_eng_op_kind kind;
+    void *dst;                   /* NULL for send */
+    const void *src;             /* NULL for recv; == dst for broadcast and in-place ops */
+    size_t count;
+    enum devq_dtype type;
+    enum devq_reduce op;         /* reductions; AVG is the engine's to do */
+    int peer;                    /* send/recv: the other rank; broadcast: the root */
+};
 
 struct devq_backend_ops {
     uint32_t    abi_version;     /* DEVQ_PLUGIN_ABI_VERSION */
@@ -169,6 +187,38 @@ struct devq_backend_ops {
     void (*kernel_destroy)(devq_pl_kernel *k);
     int  (*launch)(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
                    const struct devq_pl_arg *args, size_t nargs);
+
+    /* ---- channels (optional: DEVQ_CAP_CHANNELS; all nine or none) ----
+     * Appended after launch: lib finds them through `size`, and a plugin
+     * built before them simply has no channels.  The plugin is the
+     * mechanism (the cuda and hip plugins: NCCL / RCCL, dlopen'd at the
+     * first chan_id/chan_create); lib keeps the policy: which ops form a
+     * group, their order, the timeout and the failure model
+     * (devq-channels(7)).  Only lib's channel layer calls these.
+     * device_info sets DEVQ_CAP_CHANNELS when the library can be found,
+     * without loading it. */
+    /* Rank 0's rendezvous id of a new group, at most *size bytes. */
+    int  (*chan_id)(devq_pl_device *dev, void *id, size_t *size);
+    /* Join the group: blocks until every rank joined (or fails). */
+    int  (*chan_create)(devq_pl_device *dev, int rank, int size, const void *id, size_t id_size,
+                        devq_pl_chan **out);
+    /* Collective: every rank calls it; color >= 0 (lib checks). */
+    int  (*chan_split)(devq_pl_chan *c, int color, int key, devq_pl_chan **out);
+    int  (*chan_rank)(const devq_pl_chan *c);
+    int  (*chan_size)(const devq_pl_chan *c);
+    /* Waits for the ops enqueued (after chan_abort: only frees). */
+    void (*chan_destroy)(devq_pl_chan *c);
+    /* Enqueue ops[0..n) on s as one group (ncclGroupStart/End): they run
+     * when s reaches them, after what was queued before.  Never blocks
+     * for the peers. */
+    int  (*chan_enqueue)(devq_pl_chan *c, devq_pl_stream *s, const struct devq_eng_op *ops, size_t n);
+    /* 0, or the communicator's asynchronous error as a negative errno
+     * with the library's text reported.  Callable from a host callback
+     * (makes no driver call). */
+    int  (*chan_error)(devq_pl_chan *c);
+    /* Abort the communicator: its blocked ops end (with undefined data)
+     * and every later chan_enqueue fails.  From any thread. */
+    void (*chan_abort)(devq_pl_chan *c);
 };
 
 /* The one symbol a plugin exports.  Return 0 and set *ops, or a negative

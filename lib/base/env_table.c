@@ -227,6 +227,10 @@ const struct devq_env_var devq__env_vars[] = {
       "a library path or name", "cuda", NULL },
     { "DEVQ_HIP_LIBRARY", "HIP runtime library to load instead of libamdhip64.so.5",
       "a library path or name", "hip", NULL },
+    { "DEVQ_NCCL_LIBRARY", "NCCL library the cuda backend's channels load instead of libnccl.so.2",
+      "a library path or name", "cuda", NULL },
+    { "DEVQ_RCCL_LIBRARY", "RCCL library the hip backend's channels load instead of librccl.so.1",
+      "a library path or name", "hip", NULL },
     { "DEVQ_MPI_ENGINE", "channel engine module to load instead of devq/engines/devq-mpi.so",
       "a path to devq-mpi.so", "lib", NULL },
 };

@@ -34,8 +34,14 @@ static void channel_free(struct devq_object *o)
      * the engine keeps what it cannot withdraw. */
     if (ch->comm)
         ch->eng->comm_destroy(ch->comm);
+    if (ch->pl) {
+        devq__chan_stream_fini(ch);       /* the watchdog stops first */
+        ch->pl->chan_destroy(ch->pc);
+    }
     pthread_mutex_destroy(&ch->lock);
     pthread_cond_destroy(&ch->idle);
+    pthread_cond_destroy(&ch->wd_cv);
+    free(ch->pend);
     free(ch->reqs);
     free(ch->req_names);
     free(ch->spans);
@@ -43,12 +49,16 @@ static void channel_free(struct devq_object *o)
     free(ch);
 }
 
+/* One of comm (a host engine's) or pc (the backend's) is set. */
 static int wrap(struct devq_device *dev, const struct devq_engine_ops *eng, devq_eng_comm *comm,
-                devq_channel **out, const char *fn)
+                devq_pl_chan *pc, devq_channel **out, const char *fn)
 {
     devq_channel *ch = calloc(1, sizeof *ch);
     if (!ch) {
-        eng->comm_destroy(comm);
+        if (eng)
+            eng->comm_destroy(comm);
+        else
+            dev->ops->chan_destroy(pc);
         return devq__err(-ENOMEM, "%s: out of memory", fn);
     }
     devq__object_init(&ch->obj, DEVQ_MAGIC_CHANNEL, channel_free);
@@ -56,8 +66,17 @@ static int wrap(struct devq_device *dev, const struct devq_engine_ops *eng, devq
     ch->dev = dev;
     ch->eng = eng;
     ch->comm = comm;
-    ch->rank = eng->comm_rank(comm);
-    ch->size = eng->comm_size(comm);
+    if (eng) {
+        ch->rank = eng->comm_rank(comm);
+        ch->size = eng->comm_size(comm);
+        ch->engine_name = eng->name ? eng->name : "?";
+    } else {
+        ch->pl = dev->ops;
+        ch->pc = pc;
+        ch->rank = ch->pl->chan_rank(pc);
+        ch->size = ch->pl->chan_size(pc);
+        ch->engine_name = !strcmp(dev->info.backend, "hip") ? "RCCL" : "NCCL";
+    }
     ch->number = atomic_fetch_add(&channel_numbers, 1) + 1;
     atomic_init(&ch->timeout_ns, DEFAULT_TIMEOUT_NS);
     pthread_mutex_init(&ch->lock, NULL);
@@ -65,9 +84,10 @@ static int wrap(struct devq_device *dev, const struct devq_engine_ops *eng, devq
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&ch->idle, &ca);
+    pthread_cond_init(&ch->wd_cv, &ca);
     pthread_condattr_destroy(&ca);
     devq__log(DEVQ_LOG_FULL, "channel #%u: rank %d of %d on %s:%d (%s)", ch->number, ch->rank, ch->size,
-              dev->info.backend, dev->info.ordinal, eng->name);
+              dev->info.backend, dev->info.ordinal, ch->engine_name);
     *out = ch;
     return 0;
 }
@@ -83,6 +103,10 @@ DEVQ_API int devq_channel_id(devq_device *dev, void *id, size_t *size)
     const struct devq_engine_ops *eng;
     if ((r = devq__channel_engine(dev, &eng, fn)) < 0)
         return r;
+    if (!eng) {
+        r = dev->ops->chan_id(dev->pl, id, size);
+        return r < 0 ? devq__err(r, "%s: %s", fn, devq__errmsg_peek()) : 0;
+    }
     if (!eng->comm_id)
         return devq__err(-ENOTSUP, "%s: engine '%s' has no rendezvous ids; use the launcher's world "
                          "(desc NULL)", fn, eng->name);
@@ -117,10 +141,20 @@ DEVQ_API int devq_channel_create(devq_device *dev, const devq_channel_desc *desc
     const struct devq_engine_ops *eng;
     if ((r = devq__channel_engine(dev, &eng, fn)) < 0)
         return r;
+    if (!eng) {
+        if (!id)
+            return devq__err(-ENOTSUP, "%s: %s:%d channels (NCCL/RCCL) have no launcher's world: give desc with "
+                             "this rank, the size and rank 0's devq_channel_id() bytes (passed on by your own "
+                             "launcher)", fn, dev->info.backend, dev->info.ordinal);
+        devq_pl_chan *pc = NULL;
+        if ((r = dev->ops->chan_create(dev->pl, rank, size, id, id_size, &pc)) < 0)
+            return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
+        return wrap(dev, NULL, NULL, pc, out, fn);
+    }
     devq_eng_comm *comm = NULL;
     if ((r = eng->comm_create(rank, size, id, id_size, &comm)) < 0)
         return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
-    return wrap(dev, eng, comm, out, fn);
+    return wrap(dev, eng, comm, NULL, out, fn);
 }
 
 /* The program's own group (an MPI communicator, devq_mpi.h): the
@@ -142,6 +176,11 @@ DEVQ_API int devq_channel_create_from_handle(devq_device *dev, const void *handl
     const struct devq_engine_ops *eng;
     if ((r = devq__channel_engine(dev, &eng, fn)) < 0)
         return r;
+    /* cuda/hip channels (NCCL/RCCL) rendezvous only through rank 0's id. */
+    if (!eng)
+        return devq__err(-ENOTSUP, "%s: %s:%d runs channels over %s, which takes no program handle; use "
+                         "devq_channel_create with rank 0's devq_channel_id bytes", fn, dev->info.backend,
+                         dev->info.ordinal, !strcmp(dev->info.backend, "hip") ? "RCCL" : "NCCL");
     /* An engine built before the entry was appended has a shorter table. */
     if (eng->size < DEVQ_ENGINE_OPS_MIN_SIZE + sizeof eng->comm_from_handle || !eng->comm_from_handle)
         return devq__err(-ENOTSUP, "%s: engine '%s' cannot take the program's own group; install the devq-mpi "
@@ -149,7 +188,7 @@ DEVQ_API int devq_channel_create_from_handle(devq_device *dev, const void *handl
     devq_eng_comm *comm = NULL;
     if ((r = eng->comm_from_handle(handle, handle_size, &comm)) < 0)
         return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
-    return wrap(dev, eng, comm, out, fn);
+    return wrap(dev, eng, comm, NULL, out, fn);
 }
 
 DEVQ_API int devq_channel_split(devq_channel *ch, int color, int key, devq_channel **out)
@@ -164,12 +203,20 @@ DEVQ_API int devq_channel_split(devq_channel *ch, int color, int key, devq_chann
     if (color < 0)
         return devq__err(-EINVAL, "%s: color %d is negative; ranks that want no part still call split with a "
                          "color of their own", fn, color);
+    if (ch->pl) {
+        if ((r = devq__channel_broken_err(ch)) < 0)
+            return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
+        devq_pl_chan *pc = NULL;
+        if ((r = ch->pl->chan_split(ch->pc, color, key, &pc)) < 0)
+            return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
+        return wrap(ch->dev, NULL, NULL, pc, out, fn);
+    }
     if (!ch->eng->comm_split)
         return devq__err(-ENOTSUP, "%s: engine '%s' cannot split", fn, ch->eng->name);
     devq_eng_comm *comm = NULL;
     if ((r = ch->eng->comm_split(ch->comm, color, key, &comm)) < 0)
         return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
-    return wrap(ch->dev, ch->eng, comm, out, fn);
+    return wrap(ch->dev, ch->eng, comm, NULL, out, fn);
 }
 
 DEVQ_API int devq_channel_rank(const devq_channel *ch)

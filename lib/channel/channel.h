@@ -17,11 +17,18 @@
 #define DEVQ_MAGIC_CHANNEL 0x4348414eu  /* "CHAN" */
 #define DEVQ_CHANNEL_MSG_MAX 384
 
+struct devq_chan_flight;
+
 struct devq_channel {
     struct devq_object obj;
     struct devq_device *dev;               /* one reference */
-    const struct devq_engine_ops *eng;
+    const struct devq_engine_ops *eng;     /* host engine (cpu: MPI), or NULL: */
     devq_eng_comm *comm;
+    /* Stream channels (stream.c): the backend's chan_* entries (cuda:
+     * NCCL, hip: RCCL) run the ops on the queue's device stream. */
+    const struct devq_backend_ops *pl;
+    devq_pl_chan *pc;
+    const char *engine_name;               /* "mpi", "NCCL", "RCCL": messages */
     int rank, size;
     unsigned number;                       /* per process, for messages */
     _Atomic uint64_t timeout_ns;           /* one op (group) waiting for its peers */
@@ -36,7 +43,17 @@ struct devq_channel {
     const char **req_names;
     struct devq_chan_span *spans;          /* the memory each reads and writes */
     size_t nreqs, capreqs;
+    /* Stream channels.  The group being issued (device lock): */
+    struct devq_eng_op *pend;
+    size_t npend, cappend;
+    const void *pend_gid;
+    /* Groups enqueued and not yet completed, for the watchdog (lock). */
+    struct devq_chan_flight *flights;
+    pthread_t watchdog;
+    int wd_started, wd_stop, aborted;
+    pthread_cond_t wd_cv;
 };
+
 
 /* Host memory an op reads [rd_lo, rd_hi) and writes [wr_lo, wr_hi). */
 struct devq_chan_span {
@@ -46,8 +63,18 @@ struct devq_chan_span {
     struct devq_buffer *bufs[2];
 };
 
+/* One channel op as recorded into the batch (coll.c). */
+struct chan_op {
+    devq_channel *ch;
+    struct devq_eng_op op;
+    const char *what;                 /* "all_reduce", ... (static) */
+    struct devq_chan_span span;
+    struct devq_chan_flight *flight;  /* stream channels: the last member's group */
+};
+
 /* engine.c: the engine for dev's backend, loaded on first use (0 or
- * -ENOTSUP with a message naming the module and the fix). */
+ * -ENOTSUP with a message naming the module and the fix); *out is NULL
+ * when the backend's plugin has channel entries (a stream channel). */
 int  devq__channel_engine(struct devq_device *dev, const struct devq_engine_ops **out, const char *fn);
 /* Whether channels can work on dev (for DEVQ_CAP_CHANNELS): the engine
  * module is installed; it is not loaded here. */
@@ -58,5 +85,15 @@ void devq__channel_attach(struct devq_device *dev);
 int  devq__channel_check(const devq_channel *ch, const char *fn);
 /* coll.c: run the ops of a group to completion (timeout, failure). */
 int  devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no);
+/* The first cause wins (coll.c). */
+void devq__channel_set_broken(devq_channel *ch, const char *msg);
+/* -EIO with the first cause when broken, else 0. */
+int  devq__channel_broken_err(devq_channel *ch);
+
+/* stream.c: ops of stream channels (OP_WORK issue and run, batch.h). */
+int  devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const void *gid);
+int  devq__chan_stream_run(void *data, int status, unsigned group, const void *gid);
+/* At the channel's end: stop the watchdog, free what is left. */
+void devq__chan_stream_fini(devq_channel *ch);
 
 #endif

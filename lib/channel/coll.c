@@ -3,8 +3,9 @@
  * they are one buffer), so the tracker orders it against every other
  * use and the batch walk fails it and what it writes like any op.
  *
- * Running: a group (consecutive ops of one channel in one batch) takes
- * the channel, starts each op on the engine, and the last member waits
+ * Running on a host engine (cpu: MPI; GPU channels run on the device
+ * stream instead, stream.c): a group (consecutive ops of one channel in
+ * one batch) takes the channel, starts each op on the engine, and the last member waits
  * for all of them.  One group at a time per channel: the ops of a
  * channel run in the order they reach it, as MPI and NCCL require.
  * Waiting is bounded spinning on the engine's test (~50 us, which keeps
@@ -32,13 +33,6 @@
 #define SPIN_NS     50000ull          /* test in a loop this long, */
 #define YIELD_NS    1000000ull        /* then yield between tests up to this, then sleep */
 #define SLEEP_MAX_NS 100000ull        /* back-off ceiling */
-
-struct chan_op {
-    devq_channel *ch;
-    struct devq_eng_op op;
-    const char *what;                 /* "all_reduce", ... (static) */
-    struct devq_chan_span span;
-};
 
 static int overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1)
 {
@@ -79,7 +73,7 @@ static uint64_t now_ns(void)
 
 /* The first cause wins.  Under the lock: a queue that gave up waiting
  * for the channel breaks it while another group holds it. */
-static void set_broken(devq_channel *ch, const char *msg)
+void devq__channel_set_broken(devq_channel *ch, const char *msg)
 {
     pthread_mutex_lock(&ch->lock);
     int first = !ch->broken;
@@ -92,7 +86,7 @@ static void set_broken(devq_channel *ch, const char *msg)
         devq__log(DEVQ_LOG_BASIC, "%s", msg);
 }
 
-static int broken_err(devq_channel *ch)
+int devq__channel_broken_err(devq_channel *ch)
 {
     char msg[DEVQ_CHANNEL_MSG_MAX];
     pthread_mutex_lock(&ch->lock);
@@ -244,7 +238,7 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
     }
     ch->nreqs = 0;
     if (err) {
-        set_broken(ch, msg);
+        devq__channel_set_broken(ch, msg);
         return devq__err(err, "%s", msg);
     }
     return 0;
@@ -265,7 +259,7 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
             char msg[DEVQ_CHANNEL_MSG_MAX];
             snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s waited past the channel's timeout for "
                      "another queue's op on the channel and did not run", ch->number, ch->rank, ch->size, co->what);
-            set_broken(ch, msg);
+            devq__channel_set_broken(ch, msg);
             return devq__err(-ETIMEDOUT, "%s", msg);
         }
     } else if (!holds(ch, gid)) {
@@ -278,11 +272,11 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
         snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) was skipped because its batch "
                  "failed before it; this rank is out of step with its peers, so the channel fails its later ops",
                  ch->number, ch->rank, ch->size, (unsigned long long)op_no, co->what);
-        set_broken(ch, msg);
-    } else if ((r = broken_err(ch)) < 0) {
+        devq__channel_set_broken(ch, msg);
+    } else if ((r = devq__channel_broken_err(ch)) < 0) {
         /* r and the message are set */
     } else if (reserve_req(ch) < 0) {
-        set_broken(ch, "channel: out of memory for a running op");
+        devq__channel_set_broken(ch, "channel: out of memory for a running op");
         r = devq__err(-ENOMEM, "channel #%u: out of memory for a running op", ch->number);
     } else if (conflicts(ch, &co->span) && (r = devq__channel_wait_group(ch, co->what, op_no)) < 0) {
         /* the group so far failed: the channel is broken, r says why */
@@ -293,7 +287,7 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
             char msg[DEVQ_CHANNEL_MSG_MAX];
             snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) could not start: %s", ch->number,
                      ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
-            set_broken(ch, msg);
+            devq__channel_set_broken(ch, msg);
             r = devq__err(r, "%s", msg);
         } else {
             ch->reqs[ch->nreqs] = rq;
@@ -433,7 +427,11 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
     }
     /* Only a write of the whole buffer clears a failure it holds (devq(7) FAILURES). */
     int whole = dst && dst != src && dst_off == 0 && co.span.wr_hi - co.span.wr_lo >= dst->size;
-    return devq__record_commit(q, devq__record_work(q, run_op, ch, &co, sizeof co, uses, n, &ch->obj, whole, fn));
+    /* A stream channel enqueues on the device stream at issue time (stream.c). */
+    devq_work_fn run = ch->pl ? devq__chan_stream_run : run_op;
+    devq_work_issue_fn issue = ch->pl ? devq__chan_stream_issue : NULL;
+    return devq__record_commit(q, devq__record_work(q, run, issue, ch, &co, sizeof co, uses, n, &ch->obj, whole,
+                                                    fn));
 }
 
 DEVQ_API int devq_queue_all_reduce(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t dst_off,

@@ -85,11 +85,22 @@ static int is_host_backend(const struct devq_device *dev)
     return !strcmp(dev->info.backend, "cpu");
 }
 
+/* Whether dev's plugin runs channels itself, on its streams (cuda:
+ * NCCL, hip: RCCL; devq_plugin.h's chan_* entries). */
+static int has_stream_channels(const struct devq_device *dev)
+{
+    return dev->ops->chan_create != NULL;
+}
+
 int devq__channel_engine(struct devq_device *dev, const struct devq_engine_ops **out, const char *fn)
 {
+    *out = NULL;
+    if (has_stream_channels(dev))
+        return 0;                /* the plugin loads its library at chan_id/chan_create */
     if (!is_host_backend(dev))
-        return devq__err(-ENOTSUP, "%s: %s:%d has no channel engine yet (channels run on the cpu backend over "
-                         "MPI; NCCL/RCCL for cuda/hip are not built)", fn, dev->info.backend, dev->info.ordinal);
+        return devq__err(-ENOTSUP, "%s: %s:%d has no channels: its plugin has no channel entries (channels run "
+                         "on the cpu backend over MPI, on cuda over NCCL and on hip over RCCL)", fn,
+                         dev->info.backend, dev->info.ordinal);
     pthread_once(&once, load_mpi);
     if (!mpi_ops)
         return devq__err(mpi_err, "%s: %s", fn, mpi_msg);
@@ -99,6 +110,8 @@ int devq__channel_engine(struct devq_device *dev, const struct devq_engine_ops *
 
 int devq__channel_engine_present(const struct devq_device *dev)
 {
+    if (has_stream_channels(dev))
+        return (dev->info.caps & DEVQ_CAP_CHANNELS) != 0;
     if (!is_host_backend(dev))
         return 0;
     char path[4200];
@@ -108,6 +121,12 @@ int devq__channel_engine_present(const struct devq_device *dev)
 
 void devq__channel_attach(struct devq_device *dev)
 {
+    /* A stream-channel plugin sets the bit itself when its library can
+     * be found; no other backend may claim it. */
+    if (has_stream_channels(dev))
+        return;
     if (devq__channel_engine_present(dev))
         dev->info.caps |= DEVQ_CAP_CHANNELS;
+    else
+        dev->info.caps &= ~DEVQ_CAP_CHANNELS;
 }

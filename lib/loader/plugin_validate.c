@@ -84,6 +84,12 @@ static int check_groups(const struct devq_backend_ops *t, char *why, size_t why_
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': mem_alloc_async and mem_free_async must both be set or "
                       "both NULL", t->name);
+    int chan = !!t->chan_id + !!t->chan_create + !!t->chan_split + !!t->chan_rank + !!t->chan_size +
+               !!t->chan_destroy + !!t->chan_enqueue + !!t->chan_error + !!t->chan_abort;
+    if (chan != 0 && chan != 9)
+        return refuse(-EINVAL, why, why_len,
+                      "backend '%s': channel ops incomplete (%d of the 9 chan_* entries set): provide all "
+                      "or none", t->name, chan);
     return 0;
 }
 

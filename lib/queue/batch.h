@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <devq/devq.h>
+#include <devq/devq_plugin.h>
 #include "buffer.h"
 #include "kernel.h"
 #include "object.h"
@@ -36,9 +37,23 @@ enum op_kind {
  * (what it writes) and the rest of the batch. */
 #define DEVQ_WORK_MORE 1u
 #define DEVQ_WORK_CONT 2u
+/* Stream work (issue set, below) that will never be issued: its batch
+ * failed before it.  run is called once per such op, on the issuing
+ * thread with the device lock held, only to learn it. */
+#define DEVQ_WORK_SKIPPED 4u
 /* gid: the same for every member of one group (its first op), unique
  * while the batch runs. */
 typedef int (*devq_work_fn)(void *data, int status, unsigned group, const void *gid);
+/* OP_WORK ops that run on the device stream (channels over NCCL/RCCL)
+ * also have issue: called for each member as it is issued (issuing
+ * thread, device lock held, in op order, after the member's buffers are
+ * bound), it enqueues the work on stream s -- the group's last member
+ * enqueues the group, so every wait the tracker inserts for any member
+ * comes before it.  A negative return fails the batch there.  Only the
+ * group's last member gets a completion callback, queued after its
+ * work: run is called there first (with the stream's status), and its
+ * error, with its message, is the cause the batch walk gives. */
+typedef int (*devq_work_issue_fn)(void *data, devq_pl_stream *s, unsigned group, const void *gid);
 
 struct batch;
 
@@ -69,7 +84,8 @@ struct op {
         struct { void (*fn)(void *); void *arg; struct batch *owner; } host;
         struct devq_use align;
         struct devq_timestamp *ts;
-        struct { devq_work_fn run; const void *key; size_t off; struct batch *owner; int whole; } work;  /* data: bytes + off; whole: its WRITE use covers the buffer */
+        struct { devq_work_fn run; devq_work_issue_fn issue; const void *key; size_t off; struct batch *owner;
+                 int whole; } work;  /* data: bytes + off; whole: its WRITE use covers the buffer */
     } u;
 };
 
@@ -153,6 +169,24 @@ void devq__op_issued(struct batch *b, struct op *o);
 static inline const struct buffer_use *devq__op_uses(const struct batch *b, const struct op *o)
 {
     return o->nuses ? &b->uses[o->first_use] : NULL;    /* an op of no buffer: uses may be NULL */
+}
+
+/* The group flags of OP_WORK op o (DEVQ_WORK_MORE/CONT) and its group's
+ * first op. */
+static inline unsigned devq__work_group(const struct batch *b, const struct op *o, const struct op **head)
+{
+    unsigned group = 0;
+    const struct op *next = (uint32_t)(o - b->ops) + 1 < b->nops ? o + 1 : NULL;
+    if (next && next->kind == OP_WORK && next->u.work.run == o->u.work.run && next->u.work.key == o->u.work.key)
+        group |= DEVQ_WORK_MORE;
+    const struct op *h = o;
+    while (h > b->ops && h[-1].kind == OP_WORK && h[-1].u.work.run == o->u.work.run &&
+           h[-1].u.work.key == o->u.work.key)
+        h--;
+    if (h != o)
+        group |= DEVQ_WORK_CONT;
+    *head = h;
+    return group;
 }
 
 /* batch_walk.c: the batch's verdict, op by op, in its callbacks (stream

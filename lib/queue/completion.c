@@ -113,6 +113,26 @@ int devq__work_cb(void *arg, int status)
     struct op *o = arg;
     struct batch *b = o->u.work.owner;
     uint32_t at = (uint32_t)(o - b->ops);
+    const struct op *head;
+    unsigned group = devq__work_group(b, o, &head);
+    if (o->u.work.issue) {
+        /* The group ran on the stream before this callback: the upper
+         * layer's verdict (the engine's error, its own timeout) is the
+         * cause, read before the walk takes the stream's status.  A
+         * stream failure may be an op before the group: the walk fails
+         * from the first op not yet walked; a verdict of the group alone
+         * fails from the group's first op. */
+        int rr = o->u.work.run(b->bytes + o->u.work.off, status, group, head);
+        int r;
+        if (status)
+            r = devq__batch_walk(b, at + 1, rr < 0 ? rr : status, 0);
+        else if ((r = devq__batch_walk(b, (uint32_t)(head - b->ops), 0, 0)) == 0 && rr < 0)
+            devq__batch_walk_fail(b, rr);
+        if (!status)
+            r = devq__batch_walk(b, at + 1, 0, 0);
+        devq__batch_unref(b);
+        return r;
+    }
     int r = devq__batch_walk(b, at, status, 0);
     /* Unlike a kernel, this op runs here: a failed input must stop it
      * before it runs (the walk of its own reads fails it, and what it
@@ -121,16 +141,6 @@ int devq__work_cb(void *arg, int status)
     for (uint32_t k = 0; !r && k < o->nuses; k++)
         if ((u[k].access & DEVQ_READ) && devq__buffer_failed(u[k].buf, NULL, 0))
             r = devq__batch_walk(b, at + 1, 0, 0);
-    const struct op *next = at + 1 < b->nops ? o + 1 : NULL;
-    unsigned group = 0;
-    if (next && next->kind == OP_WORK && next->u.work.run == o->u.work.run && next->u.work.key == o->u.work.key)
-        group |= DEVQ_WORK_MORE;
-    const struct op *head = o;
-    while (head > b->ops && head[-1].kind == OP_WORK && head[-1].u.work.run == o->u.work.run &&
-           head[-1].u.work.key == o->u.work.key)
-        head--;
-    if (head != o)
-        group |= DEVQ_WORK_CONT;
     int rr = o->u.work.run(b->bytes + o->u.work.off, r, group, head);
     if (rr < 0 && !r) {
         devq__batch_walk_fail(b, rr);      /* at this op: what it writes fails */

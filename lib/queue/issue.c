@@ -66,6 +66,17 @@ static int bind_op(struct batch *b, const struct op *o)
     return 0;
 }
 
+/* Stream work is never run for a skipped op by a callback: its layer
+ * learns here that the op will not run (a channel is then out of step). */
+static void work_skipped(struct batch *b, const struct op *o)
+{
+    if (o->kind == OP_WORK && o->u.work.issue) {
+        const struct op *head;
+        unsigned group = devq__work_group(b, o, &head) | DEVQ_WORK_SKIPPED;
+        o->u.work.run(b->bytes + o->u.work.off, b->forced_error, group, head);
+    }
+}
+
 /* A skipped op still "writes" its destinations: they become failed when
  * the batch ends (batch_walk.c), and later users must be ordered after
  * that point, exactly as after a write that ran. */
@@ -79,6 +90,7 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
     for (uint32_t k = 0; k < o->nuses; k++)
         if (u[k].access & DEVQ_WRITE)   /* best effort: the batch failed already */
             bind(b->q->dev, b->q->stream.id, u[k].buf, DEVQ_WRITE);
+    work_skipped(b, o);
 }
 
 static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)
@@ -109,6 +121,25 @@ static int enqueue_cb(const struct devq_backend_ops *ops, struct devq_stream *st
     return r;
 }
 
+/* OP_WORK on the device stream (batch.h): the upper layer enqueues it;
+ * the group's last member gets the completion callback, after it. */
+static int issue_stream_work(struct devq_stream *st, struct batch *b, struct op *o)
+{
+    const struct op *head;
+    unsigned group = devq__work_group(b, o, &head);
+    int r = o->u.work.issue(b->bytes + o->u.work.off, st->pl, group, head);
+    if (r < 0 || (group & DEVQ_WORK_MORE))
+        return r;
+    if ((r = enqueue_cb(b->q->dev->ops, st, devq__work_cb, o, b)) < 0) {
+        /* The group is out but its completion cannot be queued (the
+         * device failed under it, say): the upper layer's verdict now,
+         * with its message, is the cause the batch fails with. */
+        int rr = o->u.work.run(b->bytes + o->u.work.off, r, group, head);
+        return rr < 0 ? rr : r;
+    }
+    return 0;
+}
+
 static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batch *b, struct op *o)
 {
     const struct devq_backend_ops *ops = dev->ops;
@@ -135,7 +166,7 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
     case OP_HOST_FN:
         return enqueue_cb(ops, st, devq__user_fn_cb, o, b);
     case OP_WORK:
-        return enqueue_cb(ops, st, devq__work_cb, o, b);
+        return o->u.work.issue ? issue_stream_work(st, b, o) : enqueue_cb(ops, st, devq__work_cb, o, b);
     case OP_TIMESTAMP: {
         int r = ops->event_record(o->u.ts->ev, st->pl);
         if (r == 0)
@@ -410,10 +441,11 @@ again:
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
          * signal another queue waits for, say) do not wait too. */
-        if (!b->forced_error && (r = bind_op(b, o)) < 0)
+        if (!b->forced_error && (r = bind_op(b, o)) < 0) {
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
                   (unsigned long long)b->seq, devq_errmsg());
-        else if (b->forced_error)
+            work_skipped(b, o);
+        } else if (b->forced_error)
             bind_skipped(b, o, &began);
         if (b->traced && !b->forced_error && is_work(o->kind))
             ops->host_fn(st->pl, devq__trace_mark_cb, &b->marks[i]);

@@ -128,11 +128,14 @@ int  devq__record_append(struct devq_queue *q, uint32_t nheld, const char *fn, s
 /* Append an OP_WORK op (caller holds the role): data (size bytes) is
  * copied into the batch, the uses are checked by the caller, hold (may
  * be NULL) is kept alive until the batch completes; writes_whole: its
- * one DEVQ_WRITE use covers that buffer (a success clears its failure).  The channel layer's
+ * one DEVQ_WRITE use covers that buffer (a success clears its failure);
+ * issue (NULL: run in a host callback) enqueues it on the device stream
+ * at issue time (batch.h).  The channel layer's
  * entry into recording (DESIGN §11). */
 struct buffer_use;
 struct devq_object;
-int  devq__record_work(struct devq_queue *q, devq_work_fn run, const void *key, const void *data,
+int  devq__record_work(struct devq_queue *q, devq_work_fn run, devq_work_issue_fn issue, const void *key,
+                       const void *data,
                        size_t size, const struct buffer_use *uses, uint32_t nuses,
                        struct devq_object *hold, int writes_whole, const char *fn);
 int  devq__record_signal(struct devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn);

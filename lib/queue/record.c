@@ -428,7 +428,7 @@ DEVQ_API int devq_queue_host_fn(devq_queue *q, void (*fn)(void *arg), void *arg)
     return leave(q, 0);
 }
 
-int devq__record_work(devq_queue *q, devq_work_fn run, const void *key, const void *data, size_t size,
+int devq__record_work(devq_queue *q, devq_work_fn run, devq_work_issue_fn issue, const void *key, const void *data, size_t size,
                       const struct buffer_use *uses, uint32_t nuses, struct devq_object *hold, int writes_whole,
                       const char *fn)
 {
@@ -449,6 +449,7 @@ int devq__record_work(devq_queue *q, devq_work_fn run, const void *key, const vo
         return devq__err(-ENOMEM, "%s: out of memory", fn);
     o->kind = OP_WORK;
     o->u.work.run = run;
+    o->u.work.issue = issue;
     o->u.work.key = key;
     o->u.work.off = b->nbytes;
     o->u.work.owner = b;

@@ -81,7 +81,8 @@ void gpu_device_info(devq_device_info *info, const char *name, uint64_t total_me
 {
     snprintf(info->name, sizeof info->name, "%s", name);
     info->total_memory = total_memory;
-    info->caps = caps;
+    /* Channels when NCCL/RCCL can be found (not loaded here). */
+    info->caps = caps | (gpu_nccl_available() ? DEVQ_CAP_CHANNELS : 0);
     info->compute_units = compute_units;
 }
 

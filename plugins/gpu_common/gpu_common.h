@@ -215,4 +215,38 @@ int  gpu_launch_prepare(struct gpu_launch *g, const devq_launch *l, const struct
                         size_t nargs);
 void gpu_launch_release(struct gpu_launch *g);
 
+/* ---- nccl.c: channels over NCCL (cuda) / RCCL (hip) ---- */
+
+/* What differs between the two, defined by each plugin (nccl_glue.c). */
+struct gpu_nccl_glue {
+    const char *name;            /* "NCCL", "RCCL" */
+    const char *soname;          /* "libnccl.so.2", "librccl.so.1" */
+    const char *env;             /* "DEVQ_NCCL_LIBRARY", "DEVQ_RCCL_LIBRARY" */
+    const char *install;         /* how to get it, for messages */
+    /* Make dev current on this thread (0 or a reported errno). */
+    int  (*enter)(devq_pl_device *dev);
+    /* The driver's stream handle (cudaStream_t, hipStream_t). */
+    void *(*stream_handle)(devq_pl_stream *s);
+};
+extern const struct gpu_nccl_glue gpu_nccl_glue GPU_HIDDEN;
+
+/* Whether the library can be found, without running any of it. */
+bool gpu_nccl_available(void);
+int  gpu_nccl_id(devq_pl_device *dev, void *id, size_t *size);
+int  gpu_nccl_create(devq_pl_device *dev, int rank, int size, const void *id, size_t id_size,
+                     devq_pl_chan **out);
+int  gpu_nccl_split(devq_pl_chan *c, int color, int key, devq_pl_chan **out);
+int  gpu_nccl_rank(const devq_pl_chan *c);
+int  gpu_nccl_size(const devq_pl_chan *c);
+void gpu_nccl_destroy(devq_pl_chan *c);
+int  gpu_nccl_enqueue(devq_pl_chan *c, devq_pl_stream *s, const struct devq_eng_op *ops, size_t n);
+int  gpu_nccl_error(devq_pl_chan *c);
+void gpu_nccl_abort(devq_pl_chan *c);
+
+/* The ops table's channel entries (devq_plugin.h). */
+#define GPU_OPS_CHANNELS                                                                    \
+    .chan_id = gpu_nccl_id, .chan_create = gpu_nccl_create, .chan_split = gpu_nccl_split,   \
+    .chan_rank = gpu_nccl_rank, .chan_size = gpu_nccl_size, .chan_destroy = gpu_nccl_destroy, \
+    .chan_enqueue = gpu_nccl_enqueue, .chan_error = gpu_nccl_error, .chan_abort = gpu_nccl_abort
+
 #endif

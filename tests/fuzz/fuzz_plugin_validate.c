@@ -62,6 +62,10 @@ static int expected(const struct devq_backend_ops *full, uint32_t abi, uint32_t 
         return -EINVAL;
     if (SET(t, mem_alloc_async) != SET(t, mem_free_async))
         return -EINVAL;
+    int c = SET(t, chan_id) + SET(t, chan_create) + SET(t, chan_split) + SET(t, chan_rank) + SET(t, chan_size) +
+            SET(t, chan_destroy) + SET(t, chan_enqueue) + SET(t, chan_error) + SET(t, chan_abort);
+    if (c != 0 && c != 9)
+        return -EINVAL;
     return 0;
 }
 

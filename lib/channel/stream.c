@@ -1,0 +1,291 @@
+/* Stream channels (DESIGN §11): on a backend whose plugin has channel
+ * entries (cuda: NCCL, hip: RCCL; devq_plugin.h), a group of channel ops
+ * is enqueued on the queue's device stream when the batch is issued --
+ * no host thread waits for the peers -- inside one ncclGroupStart/End.
+ * The policy stays here, as for host engines (coll.c):
+ *
+ *  - grouping: consecutive ops of one channel in one batch; the group's
+ *    last member enqueues it, after every member's buffers are bound;
+ *  - failures: the completion callback after the group (queue's OP_WORK,
+ *    batch.h) asks the communicator for its asynchronous error, and a
+ *    failure fails the batch and what the group writes with the
+ *    library's text, and breaks the channel: its later ops fail at issue
+ *    with the first cause;
+ *  - timeouts: a host callback just before the group stamps when the
+ *    stream reaches it; a watchdog thread per channel aborts the
+ *    communicator when a group has run longer than the channel's
+ *    timeout (devq_channel_set_timeout), which ends its blocked ops, and
+ *    breaks the channel with a message saying so.  Waiters therefore
+ *    never hang on a peer that does not come. */
+#include "config.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "channel.h"
+#include "device.h"
+#include "error.h"
+#include "log.h"
+#include "queue.h"
+
+/* A group on the stream.  Two references: the stamp callback and the
+ * completion (or the issue that failed to queue the completion). */
+struct devq_chan_flight {
+    devq_channel *ch;
+    struct devq_chan_flight *next;
+    uint64_t start_ns;                /* 0 until the stream reached it */
+    uint64_t first_op, nops;          /* op numbers, for messages */
+    const char *what;                 /* the last member's kind */
+    int refs;                         /* under ch->lock */
+    int done;
+};
+
+#define WD_POLL_NS 100000000ull       /* the watchdog rereads the timeout this often */
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Under ch->lock. */
+static void flight_unref_locked(devq_channel *ch, struct devq_chan_flight *f)
+{
+    if (--f->refs)
+        return;
+    for (struct devq_chan_flight **p = &ch->flights; *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+    free(f);
+}
+
+static void *watchdog(void *arg)
+{
+    devq_channel *ch = arg;
+    pthread_mutex_lock(&ch->lock);
+    while (!ch->wd_stop) {
+        uint64_t timeout = atomic_load(&ch->timeout_ns);
+        uint64_t t = now_ns(), next = t + WD_POLL_NS;
+        struct devq_chan_flight *late = NULL;
+        for (struct devq_chan_flight *f = ch->flights; f; f = f->next) {
+            if (!f->start_ns || f->done || timeout == UINT64_MAX)
+                continue;
+            uint64_t dl = f->start_ns + timeout < f->start_ns ? UINT64_MAX : f->start_ns + timeout;
+            if (dl <= t && !late)
+                late = f;
+            else if (dl < next)
+                next = dl;
+        }
+        if (late && !ch->aborted) {
+            char msg[DEVQ_CHANNEL_MSG_MAX];
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) ran %.3f s on the device stream "
+                     "without its peers and timed out; the %s communicator was aborted: a peer's op failed or "
+                     "was skipped, or the ranks record this channel's ops in different orders "
+                     "(devq_channel_set_timeout sets the limit)", ch->number, ch->rank, ch->size,
+                     (unsigned long long)(late->first_op + late->nops - 1), late->what,
+                     (double)(t - late->start_ns) / 1e9, ch->engine_name);
+            ch->aborted = 1;
+            if (!ch->broken) {
+                ch->broken = 1;
+                snprintf(ch->broken_msg, sizeof ch->broken_msg, "%s", msg);
+            }
+            pthread_mutex_unlock(&ch->lock);
+            devq__log(DEVQ_LOG_BASIC, "%s", msg);
+            /* Its blocked ops end (undefined data); their completion
+             * callbacks find the channel broken with this cause. */
+            ch->pl->chan_abort(ch->pc);
+            pthread_mutex_lock(&ch->lock);
+            continue;
+        }
+        struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
+        pthread_cond_timedwait(&ch->wd_cv, &ch->lock, &ts);
+    }
+    pthread_mutex_unlock(&ch->lock);
+    return NULL;
+}
+
+/* Host callback just before a group: the stream reached it.  Passes the
+ * stream's status on to the next callback (the group's completion). */
+static int stamp_cb(void *arg, int status)
+{
+    struct devq_chan_flight *f = arg;
+    devq_channel *ch = f->ch;
+    pthread_mutex_lock(&ch->lock);
+    f->start_ns = now_ns();
+    flight_unref_locked(ch, f);
+    pthread_cond_signal(&ch->wd_cv);
+    pthread_mutex_unlock(&ch->lock);
+    return status;
+}
+
+static int start_watchdog(devq_channel *ch)
+{
+    pthread_mutex_lock(&ch->lock);
+    int r = 0;
+    if (!ch->wd_started) {
+        r = -pthread_create(&ch->watchdog, NULL, watchdog, ch);
+        ch->wd_started = r == 0;
+    }
+    pthread_mutex_unlock(&ch->lock);
+    return r;
+}
+
+static int push_pending(devq_channel *ch, const struct devq_eng_op *op)
+{
+    if (ch->npend == ch->cappend) {
+        size_t cap = ch->cappend ? ch->cappend * 2 : 4;
+        struct devq_eng_op *p = realloc(ch->pend, cap * sizeof *p);
+        if (!p)
+            return -ENOMEM;
+        ch->pend = p;
+        ch->cappend = cap;
+    }
+    ch->pend[ch->npend++] = *op;
+    return 0;
+}
+
+/* Issue (device lock held, in op order).  A failure here fails the
+ * batch at this op; the ops of a group not enqueued leave this rank out
+ * of step with its peers, so the channel breaks. */
+int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const void *gid)
+{
+    struct chan_op *co = data;
+    devq_channel *ch = co->ch;
+    char msg[DEVQ_CHANNEL_MSG_MAX];
+    uint64_t op_no = ++ch->ops_run;
+    if (!(group & DEVQ_WORK_CONT)) {
+        if (ch->npend) {
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): a group of %zu op(s) was never enqueued "
+                     "(its batch failed while being issued); this rank is out of step with its peers, so the "
+                     "channel fails its later ops", ch->number, ch->rank, ch->size, ch->npend);
+            devq__channel_set_broken(ch, msg);
+        }
+        ch->npend = 0;
+        ch->pend_gid = gid;
+    } else if (ch->pend_gid != gid) {
+        return devq__err(-EIO, "channel #%u: %s: its group was never started", ch->number, co->what);
+    }
+    int r = devq__channel_broken_err(ch);
+    if (r < 0) {
+        ch->npend = 0;
+        return r;
+    }
+    if (push_pending(ch, &co->op) < 0) {
+        ch->npend = 0;
+        devq__channel_set_broken(ch, "channel: out of memory for an op being issued");
+        return devq__err(-ENOMEM, "channel #%u: out of memory for an op being issued", ch->number);
+    }
+    if (group & DEVQ_WORK_MORE)
+        return 0;
+    size_t n = ch->npend;
+    ch->npend = 0;
+    struct devq_chan_flight *f = calloc(1, sizeof *f);
+    if (!f || (r = start_watchdog(ch)) < 0) {
+        free(f);
+        devq__channel_set_broken(ch, "channel: out of memory or threads for the watchdog of an op");
+        return devq__err(-ENOMEM, "channel #%u: %s: cannot track the op (out of memory or threads)", ch->number,
+                         co->what);
+    }
+    *f = (struct devq_chan_flight){ .ch = ch, .first_op = op_no + 1 - n, .nops = n, .what = co->what, .refs = 2 };
+    pthread_mutex_lock(&ch->lock);
+    f->next = ch->flights;
+    ch->flights = f;
+    pthread_mutex_unlock(&ch->lock);
+    if ((r = ch->dev->ops->host_fn(s, stamp_cb, f)) < 0) {
+        pthread_mutex_lock(&ch->lock);
+        f->refs = 1;
+        flight_unref_locked(ch, f);
+        pthread_mutex_unlock(&ch->lock);
+        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) could not be enqueued: %s", ch->number,
+                 ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
+        devq__channel_set_broken(ch, msg);
+        return devq__err(r, "%s", msg);
+    }
+    if ((r = ch->pl->chan_enqueue(ch->pc, s, ch->pend, n)) < 0) {
+        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) could not be enqueued: %s", ch->number,
+                 ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
+        pthread_mutex_lock(&ch->lock);
+        f->done = 1;
+        flight_unref_locked(ch, f);      /* no completion will come */
+        pthread_mutex_unlock(&ch->lock);
+        devq__channel_set_broken(ch, msg);
+        return devq__err(r, "%s", msg);
+    }
+    co->flight = f;
+    return 0;
+}
+
+/* The group's completion (the last member's callback, stream order):
+ * the channel's first cause, else the communicator's asynchronous error,
+ * else the stream's status. */
+int devq__chan_stream_run(void *data, int status, unsigned group, const void *gid)
+{
+    (void)gid;
+    struct chan_op *co = data;
+    devq_channel *ch = co->ch;
+    char stream_msg[DEVQ_CHANNEL_MSG_MAX] = "", msg[DEVQ_CHANNEL_MSG_MAX];
+    if (group & DEVQ_WORK_SKIPPED) {
+        /* Never enqueued: the peers' matching op will wait for it. */
+        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s was skipped because its batch failed before it "
+                 "was issued; this rank is out of step with its peers, so the channel fails its later ops",
+                 ch->number, ch->rank, ch->size, co->what);
+        devq__channel_set_broken(ch, msg);
+        return 0;
+    }
+    if (status)
+        snprintf(stream_msg, sizeof stream_msg, "%s", devq__errmsg_peek());
+    struct devq_chan_flight *f = co->flight;
+    if (f) {
+        pthread_mutex_lock(&ch->lock);
+        f->done = 1;
+        flight_unref_locked(ch, f);
+        pthread_mutex_unlock(&ch->lock);
+        co->flight = NULL;
+    }
+    int r = devq__channel_broken_err(ch);
+    if (r < 0)
+        return r;
+    int a = ch->pl->chan_error(ch->pc);
+    if (a < 0) {
+        /* The engine's verdict, then the stream's failure when there is
+         * one (an op before the group, a kernel, may be the root: the
+         * engine then says the device failed), each cut to fit a cause. */
+        if (status)
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s failed: %.160s; the device stream: %.110s",
+                     ch->number, ch->rank, ch->size, co->what, devq__errmsg_peek(), stream_msg);
+        else
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s failed: %s", ch->number, ch->rank,
+                     ch->size, co->what, devq__errmsg_peek());
+        devq__channel_set_broken(ch, msg);
+        return devq__err(a, "%s", msg);
+    }
+    if (status) {
+        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s did not complete: the device stream failed "
+                 "before or in it: %s", ch->number, ch->rank, ch->size, co->what, stream_msg);
+        devq__channel_set_broken(ch, msg);
+        return devq__err(status, "%s", msg);
+    }
+    return 0;
+}
+
+void devq__chan_stream_fini(devq_channel *ch)
+{
+    pthread_mutex_lock(&ch->lock);
+    ch->wd_stop = 1;
+    pthread_cond_signal(&ch->wd_cv);
+    int started = ch->wd_started;
+    pthread_mutex_unlock(&ch->lock);
+    if (started)
+        pthread_join(ch->watchdog, NULL);
+    /* Every batch that could still call back is done: what is left (an
+     * enqueue that failed after its stamp ran) goes. */
+    while (ch->flights) {
+        struct devq_chan_flight *f = ch->flights;
+        ch->flights = f->next;
+        free(f);
+    }
+}
