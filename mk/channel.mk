@@ -5,7 +5,7 @@
 # the data-parallel example.
 libdevq_core_la_SOURCES += \
 	lib/channel/channel.h lib/channel/engine.c lib/channel/channel.c lib/channel/coll.c \
-	lib/channel/stream.c
+	lib/channel/stream.c lib/channel/bootstrap.c
 
 enginedir = $(plugindir)/engines
 if BUILD_MPI

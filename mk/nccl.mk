@@ -80,3 +80,21 @@ tests_channel_chan_gpu_SOURCES = tests/channel/chan_gpu.c plugins/mpi/half.h
 tests_channel_chan_gpu_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_channel_chan_gpu_LDADD = libdevq.la
 dist_noinst_SCRIPTS += tests/channels-cuda-emu tests/channels-hip-emu
+
+# The launcher's world and devq_channel_create_mpi on cuda/hip: the MPI
+# engine carries rank 0's NCCL/RCCL id (lib/channel/bootstrap.c); the
+# program is tests/channel/mpi_comm.c under mpirun (needs MPI too).
+dist_noinst_SCRIPTS += tests/channels-mpi-cuda-emu tests/channels-mpi-hip-emu
+if BUILD_MPI
+if BUILD_CUDA
+TESTS += tests/channels-mpi-cuda-emu
+EXTRA_tests_channel_mpi_comm_DEPENDENCIES = $(CHAN_GPU_DEPS)
+else
+if BUILD_HIP
+EXTRA_tests_channel_mpi_comm_DEPENDENCIES = $(CHAN_GPU_DEPS)
+endif
+endif
+if BUILD_HIP
+TESTS += tests/channels-mpi-hip-emu
+endif
+endif

@@ -113,6 +113,29 @@ DEVQ_API int devq_channel_id(devq_device *dev, void *id, size_t *size)
     return eng->comm_id(id, size);
 }
 
+/* cuda/hip under a launcher: the launcher's world is MPI's, and the MPI
+ * engine carries rank 0's NCCL/RCCL id (bootstrap.c). */
+static int gpu_world(struct devq_device *dev, int rank, int size, devq_pl_chan **pc, const char *fn)
+{
+    const char *lib = !strcmp(dev->info.backend, "hip") ? "RCCL" : "NCCL";
+    if (rank >= 0)
+        return devq__err(-EINVAL, "%s: desc gives rank %d of %d but no id: %s needs rank 0's "
+                         "devq_channel_id() bytes (or desc NULL under mpirun for the launcher's world)", fn,
+                         rank, size, lib);
+    if (!devq__channel_under_launcher())
+        return devq__err(-ENOTSUP, "%s: no launcher's world: this process was not started by mpirun, mpiexec "
+                         "or srun; give desc with this rank, the size and rank 0's devq_channel_id() bytes", fn);
+    const struct devq_engine_ops *mpi;
+    int r = devq__channel_mpi_engine(&mpi, fn);
+    if (r < 0)
+        return devq__err(r, "%s: the launcher's world of %s:%d (%s) is joined over MPI: %s", fn,
+                         dev->info.backend, dev->info.ordinal, lib, devq__errmsg_peek());
+    devq_eng_comm *boot = NULL;
+    if ((r = mpi->comm_create(-1, -1, NULL, 0, &boot)) < 0)
+        return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
+    return devq__channel_over_mpi(dev, mpi, boot, pc, fn);
+}
+
 DEVQ_API int devq_channel_create(devq_device *dev, const devq_channel_desc *desc, devq_channel **out)
 {
     const char *fn = "devq_channel_create";
@@ -142,14 +165,12 @@ DEVQ_API int devq_channel_create(devq_device *dev, const devq_channel_desc *desc
     if ((r = devq__channel_engine(dev, &eng, fn)) < 0)
         return r;
     if (!eng) {
-        if (!id)
-            return devq__err(-ENOTSUP, "%s: %s:%d channels (NCCL/RCCL) have no launcher's world: give desc with "
-                             "this rank, the size and rank 0's devq_channel_id() bytes (passed on by your own "
-                             "launcher)", fn, dev->info.backend, dev->info.ordinal);
         devq_pl_chan *pc = NULL;
-        if ((r = dev->ops->chan_create(dev->pl, rank, size, id, id_size, &pc)) < 0)
-            return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
-        return wrap(dev, NULL, NULL, pc, out, fn);
+        if (!id)
+            r = gpu_world(dev, rank, size, &pc, fn);
+        else if ((r = dev->ops->chan_create(dev->pl, rank, size, id, id_size, &pc)) < 0)
+            r = devq__err(r, "%s: %s", fn, devq__errmsg_peek());
+        return r < 0 ? r : wrap(dev, NULL, NULL, pc, out, fn);
     }
     devq_eng_comm *comm = NULL;
     if ((r = eng->comm_create(rank, size, id, id_size, &comm)) < 0)
@@ -176,11 +197,11 @@ DEVQ_API int devq_channel_create_from_handle(devq_device *dev, const void *handl
     const struct devq_engine_ops *eng;
     if ((r = devq__channel_engine(dev, &eng, fn)) < 0)
         return r;
-    /* cuda/hip channels (NCCL/RCCL) rendezvous only through rank 0's id. */
-    if (!eng)
-        return devq__err(-ENOTSUP, "%s: %s:%d runs channels over %s, which takes no program handle; use "
-                         "devq_channel_create with rank 0's devq_channel_id bytes", fn, dev->info.backend,
-                         dev->info.ordinal, !strcmp(dev->info.backend, "hip") ? "RCCL" : "NCCL");
+    /* cuda/hip (NCCL/RCCL): the program's MPI group carries rank 0's id. */
+    const struct devq_engine_ops *boot_eng = eng;
+    if (!eng && (r = devq__channel_mpi_engine(&boot_eng, fn)) < 0)
+        return r;
+    eng = boot_eng;
     /* An engine built before the entry was appended has a shorter table. */
     if (eng->size < DEVQ_ENGINE_OPS_MIN_SIZE + sizeof eng->comm_from_handle || !eng->comm_from_handle)
         return devq__err(-ENOTSUP, "%s: engine '%s' cannot take the program's own group; install the devq-mpi "
@@ -188,6 +209,12 @@ DEVQ_API int devq_channel_create_from_handle(devq_device *dev, const void *handl
     devq_eng_comm *comm = NULL;
     if ((r = eng->comm_from_handle(handle, handle_size, &comm)) < 0)
         return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
+    if (dev->ops->chan_create) {
+        devq_pl_chan *pc = NULL;
+        if ((r = devq__channel_over_mpi(dev, eng, comm, &pc, fn)) < 0)
+            return r;
+        return wrap(dev, NULL, NULL, pc, out, fn);
+    }
     return wrap(dev, eng, comm, NULL, out, fn);
 }
 

@@ -76,6 +76,17 @@ struct chan_op {
  * -ENOTSUP with a message naming the module and the fix); *out is NULL
  * when the backend's plugin has channel entries (a stream channel). */
 int  devq__channel_engine(struct devq_device *dev, const struct devq_engine_ops **out, const char *fn);
+/* The MPI engine whatever dev's backend (bootstrap.c carries NCCL/RCCL
+ * ids over it); 0 or -ENOTSUP with the loader's message. */
+int  devq__channel_mpi_engine(const struct devq_engine_ops **out, const char *fn);
+/* bootstrap.c: a cuda/hip channel whose rendezvous is an MPI group
+ * (boot, consumed: the launcher's world or the program's communicator):
+ * rank 0's NCCL/RCCL id travels to the others over it. */
+int  devq__channel_over_mpi(struct devq_device *dev, const struct devq_engine_ops *mpi, devq_eng_comm *boot,
+                            devq_pl_chan **out, const char *fn);
+/* Whether this process was started by a launcher devq knows (mpirun,
+ * mpiexec, srun): only then is there a world to join. */
+int  devq__channel_under_launcher(void);
 /* Whether channels can work on dev (for DEVQ_CAP_CHANNELS): the engine
  * module is installed; it is not loaded here. */
 int  devq__channel_engine_present(const struct devq_device *dev);

@@ -108,6 +108,15 @@ int devq__channel_engine(struct devq_device *dev, const struct devq_engine_ops *
     return 0;
 }
 
+int devq__channel_mpi_engine(const struct devq_engine_ops **out, const char *fn)
+{
+    pthread_once(&once, load_mpi);
+    if (!mpi_ops)
+        return devq__err(mpi_err, "%s: %s", fn, mpi_msg);
+    *out = mpi_ops;
+    return 0;
+}
+
 int devq__channel_engine_present(const struct devq_device *dev)
 {
     if (has_stream_channels(dev))

@@ -1,6 +1,9 @@
 /* devq_channel_create_mpi (devq_mpi.h) under `mpirun -np 2`, run by
- * tests/channels-mpi-comm: the program initialises MPI itself, splits
- * its world, and makes devq channels over the pieces.  The channel's
+ * tests/channels-mpi-comm (cpu over the MPI engine) and
+ * tests/channels-mpi-{cuda,hip}-emu (NCCL/RCCL, emulated, whose rank 0 id
+ * the MPI engine carries): the program initialises MPI itself, joins the
+ * launcher's world (desc NULL), splits its world, and makes devq
+ * channels over the pieces.  The channel's
  * rank and size must be the sub-communicator's (not the world's), and
  * an all_reduce over it must sum exactly the ranks in it.  Misuse gets
  * -EINVAL with a message naming the fix.
@@ -37,14 +40,17 @@ static devq_queue *q;
 static void check_sum(devq_channel *ch, int mine, int want_factor, const char *what)
 {
     enum { N = 1000 };
+    static int32_t p[N];
     devq_buffer *b = NULL;
     OK(devq_buffer_alloc(dev, N * sizeof(int32_t), NULL, 0, &b));
     if (!b)
         return;
-    int32_t *p = devq_buffer_host_ptr(b);
     for (int i = 0; i < N; i++)
         p[i] = (mine + 1) * (i + 1);
+    /* Through the queue, not a host pointer: cuda/hip memory has none. */
+    OK(devq_queue_write(q, b, 0, p, sizeof p));
     OK(devq_queue_all_reduce(q, ch, b, 0, b, 0, N, DEVQ_I32, DEVQ_SUM));
+    OK(devq_queue_read(q, p, b, 0, sizeof p));
     OK(devq_queue_submit(q));
     OK(devq_queue_finish(q, TIMEOUT_NS));
     int bad = 0;
@@ -54,6 +60,20 @@ static void check_sum(devq_channel *ch, int mine, int want_factor, const char *w
             bad = 1;
         }
     OK(devq_buffer_free(b, NULL));
+}
+
+/* The launcher's world (desc NULL): every rank of mpirun, in its order.
+ * On cuda/hip the MPI engine carries rank 0's NCCL/RCCL id. */
+static void test_world(int wsize)
+{
+    devq_channel *ch = NULL;
+    OK(devq_channel_create(dev, NULL, &ch));
+    if (!ch)
+        return;
+    CHECK(devq_channel_rank(ch) == wrank && devq_channel_size(ch) == wsize, "world rank %d size %d",
+          devq_channel_rank(ch), devq_channel_size(ch));
+    check_sum(ch, wrank, wsize * (wsize + 1) / 2, "world");
+    devq_channel_destroy(ch);
 }
 
 /* Every rank in one communicator, ranks reversed by the key: the
@@ -143,20 +163,22 @@ int main(int argc, char **argv)
     int wsize;
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
-    if (devq_device_open("cpu", &dev) < 0) {
-        fprintf(stderr, "mpi_comm: no cpu device: %s\n", devq_errmsg());
+    const char *spec = getenv("DEVQ_TEST_DEVICE") ? getenv("DEVQ_TEST_DEVICE") : "cpu";
+    if (devq_device_open(spec, &dev) < 0) {
+        fprintf(stderr, "mpi_comm: no %s device: %s\n", spec, devq_errmsg());
         MPI_Finalize();
         return 99;
     }
     devq_device_info info;
     OK(devq_device_info_get(dev, &info));
     if (!(info.caps & DEVQ_CAP_CHANNELS)) {
-        fprintf(stderr, "mpi_comm: skipped: no DEVQ_CAP_CHANNELS (no devq-mpi engine; set DEVQ_MPI_ENGINE)\n");
+        fprintf(stderr, "mpi_comm: skipped: no DEVQ_CAP_CHANNELS on %s (no devq-mpi engine, or no NCCL/RCCL)\n", spec);
         devq_device_close(dev);
         MPI_Finalize();
         return 77;
     }
     OK(devq_queue_create(dev, NULL, &q));
+    test_world(wsize);
     test_reversed(wsize);
     test_singletons();
     test_misuse();
