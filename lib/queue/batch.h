@@ -49,10 +49,26 @@ struct gate_wait {
 
 /* A buffer an op uses, with its access.  A batch keeps them in one flat
  * array, built at record time in op order (record.c); an op's uses are
- * the slice [first_use, first_use + nuses). */
+ * the slice [first_use, first_use + nuses).  Every use is kept (the walk
+ * and the hazards are per op), but a batch counts a buffer in its
+ * `unissued` once: `counted` marks the use that holds that count, the
+ * latest of the buffer's uses in the batch (record.c moves it along), so
+ * the count drops when the batch's last use of the buffer is issued. */
 struct buffer_use {
     devq_buffer *buf;
     enum devq_access access;
+    uint32_t counted;              /* this use holds the batch's unissued count */
+};
+
+/* Recording: the batch's latest use of a few recent buffers (direct
+ * mapped by address).  An entry is trusted only while it still points
+ * at a use of its buffer in this batch (index < nuses, same buffer), so
+ * a recycled batch needs no reset: a use recorded in this batch always
+ * rewrote its buffer's slot. */
+#define DEVQ_USE_MEMO 8u
+struct use_memo {
+    devq_buffer *buf;
+    uint32_t use;
 };
 
 struct op {
@@ -130,6 +146,7 @@ struct batch {
     /* One reference to each buffer and kernel the ops use (record.c);
      * dropped when the batch completes. */
     struct devq_ref_set held;
+    struct use_memo use_memo[DEVQ_USE_MEMO];   /* recording only (record.c) */
     char walk_cause[DEVQ_CAUSE_MAX];   /* of walk_err */
     char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
 };

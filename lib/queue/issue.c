@@ -54,12 +54,21 @@ static inline int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, en
     return devq__tracker_bind_why(dev->tracker, sid, &b->track, acc, NULL);
 }
 
-/* Bind every buffer use of op o, in order; stops at the first error. */
-static int bind_op(struct batch *b, const struct op *o)
+/* Bind every buffer use of op o, in order; stops at the first error.
+ * `here` is the unit being issued, `level` the log level read once per
+ * issue: a use with nothing to order across streams is recorded inline
+ * (tracker.h), the rest, and every use when logging, through bind. */
+static int bind_op(struct batch *b, const struct op *o, const struct devq_use *here, int level)
 {
+    struct devq_device *dev = b->q->dev;
     const struct buffer_use *u = devq__op_uses(b, o);
     for (uint32_t k = 0; k < o->nuses; k++) {
-        int r = bind(b->q->dev, b->q->stream.id, u[k].buf, u[k].access);
+        if (__builtin_expect(level < DEVQ_LOG_BASIC, 1) &&
+            devq__tracker_bind_local(&u[k].buf->track, here, u[k].access))
+            continue;
+        int r = level >= DEVQ_LOG_BASIC ? bind_logged(dev, here->stream, u[k].buf, u[k].access, level)
+                                        : devq__tracker_bind_why(dev->tracker, here->stream, &u[k].buf->track,
+                                                                 u[k].access, NULL);
         if (r < 0)
             return r;
     }
@@ -404,13 +413,16 @@ again:
     }
     if (devq__trace_on() && !b->forced_error && stop > b->next_op && trace_prepare(b) == 0)
         b->traced = 1;
+    /* The unit the ops below are bound in (begun above when any goes out). */
+    struct devq_use here = began ? devq__tracker_here(dev->tracker, st->id) : (struct devq_use){ 0 };
+    int level = devq__log_level();
     for (uint32_t i = b->next_op; i < stop; i++) {
         struct op *o = &b->ops[i];
         b->next_op = i;
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
          * signal another queue waits for, say) do not wait too. */
-        if (!b->forced_error && (r = bind_op(b, o)) < 0)
+        if (!b->forced_error && (r = bind_op(b, o, &here, level)) < 0)
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
                   (unsigned long long)b->seq, devq_errmsg());
         else if (b->forced_error)

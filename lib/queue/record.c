@@ -140,6 +140,9 @@ static __attribute__((noinline, cold)) int foreign_buffer(devq_queue *q, const d
 
 static inline int check_buffer(devq_queue *q, const devq_buffer *b, const char *fn, const char *what)
 {
+    /* The common answer without a call: a live buffer of this device. */
+    if (__builtin_expect(b && b->obj.magic == DEVQ_MAGIC_BUFFER && !b->freed && b->dev == q->dev, 1))
+        return 0;
     int r = devq__buffer_check(b, fn);
     if (r < 0)
         return r;
@@ -151,12 +154,34 @@ static inline int check_buffer(devq_queue *q, const devq_buffer *b, const char *
 /* A buffer used by a recorded op: keep it alive and make a free wait.
  * No device lock: a free that must see this use happens after the
  * recording call returned (else the program frees a buffer it is still
- * recording with), and the counter is atomic. */
-static void use_buffer(struct batch *batch, struct op *o, devq_buffer *b, enum devq_access access)
+ * recording with), and the counter is atomic.
+ *
+ * Once per batch and buffer, as far as the memo tells: a buffer the
+ * batch used already is held already, and its `unissued` count moves to
+ * this use (the latest), so it drops only when the last use of the
+ * batch is issued, exactly as one count per use did.  64 launches over
+ * the same three buffers take three references and three counts, not
+ * 192 locked adds and 192 locked subtracts.  A memo miss (evicted)
+ * only costs a second count, held by this use. */
+static __attribute__((noinline)) void first_use(struct batch *batch, devq_buffer *b, struct use_memo *m)
 {
     devq__ref_set_add(&batch->held, &b->obj);
     atomic_fetch_add_explicit(&b->unissued, 1, memory_order_relaxed);
-    batch->uses[batch->nuses++] = (struct buffer_use){ b, access };   /* room was reserved */
+    m->buf = b;
+}
+
+static inline __attribute__((always_inline)) void use_buffer(struct batch *batch, struct op *o, devq_buffer *b,
+                                                             enum devq_access access)
+{
+    uint32_t at = batch->nuses++;        /* room was reserved */
+    struct use_memo *m = &batch->use_memo[((uintptr_t)b >> 6) % DEVQ_USE_MEMO];
+    struct buffer_use *prev = &batch->uses[m->use];
+    if (m->buf == b && m->use < at && prev->buf == b && prev->counted)
+        prev->counted = 0;               /* the count moves to this use */
+    else
+        first_use(batch, b, m);
+    m->use = at;
+    batch->uses[at] = (struct buffer_use){ b, access, 1 };
     o->nuses++;
 }
 
@@ -224,12 +249,12 @@ static int normalize_launch(const devq_launch *l, devq_launch *out, const char *
     *out = *l;
     if (l->global[0] == 0)
         return devq__err(-EINVAL, "%s: launch.global[0] is 0; give the number of work-items", fn);
-    for (int d = 0; d < 3; d++) {
-        if (d && out->global[d] == 0)
-            out->global[d] = 1;       /* 1-D and 2-D launches leave the rest 0 */
-        if (out->local[d] == 0)
-            out->local[d] = 1;
-    }
+    /* 1-D and 2-D launches leave the rest 0, and a local size of 0 is 1
+     * (no branches: this runs for every launch). */
+    out->global[1] += out->global[1] == 0;
+    out->global[2] += out->global[2] == 0;
+    for (int d = 0; d < 3; d++)
+        out->local[d] += out->local[d] == 0;
     return 0;
 }
 
@@ -301,12 +326,11 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
     devq__ref_set_add(&b->held, &k->obj);
     for (size_t i = 0; i < nargs; i++) {
         struct batch_arg *ba = &b->args[b->nargs++];
-        memset(ba, 0, sizeof *ba);
         if (args[i].buf) {
-            ba->buf = args[i].buf;
-            ba->access = args[i].access;
-            use_buffer(b, o, ba->buf, ba->access);
+            *ba = (struct batch_arg){ .buf = args[i].buf, .access = args[i].access };
+            use_buffer(b, o, args[i].buf, args[i].access);
         } else {
+            *ba = (struct batch_arg){ 0 };
             /* Values are copied now: the caller's bytes may be gone by submit. */
             ba->value_off = b->nbytes;
             ba->size = args[i].size;
