@@ -227,21 +227,23 @@ void cpu_kernel_free_all(devq_pl_device *dev)
 
 static int cpu_launch_dims(struct cpu_launch *cl, const devq_launch *l, const char *entry)
 {
-    uint64_t total = 1;
+    if (!l->global[0] || !l->global[1] || !l->global[2])
+        return cpu_host->error(-EINVAL, "cpu: launch of '%s': global size %u x %u x %u has "
+                               "a zero dimension (use 1 for unused dimensions)", entry,
+                               l->global[0], l->global[1], l->global[2]);
     for (int d = 0; d < 3; d++) {
-        if (l->global[d] == 0)
-            return cpu_host->error(-EINVAL, "cpu: launch of '%s': global size %u x %u x %u has "
-                                   "a zero dimension (use 1 for unused dimensions)", entry,
-                                   l->global[0], l->global[1], l->global[2]);
-        cl->global[d] = l->global[d];
-        cl->local[d] = l->local[d] ? l->local[d] : 1;
-        cl->groups[d] = cl->local[d] == 1 ? cl->global[d]      /* no divide for the common 1 */
-                      : (uint32_t)(((uint64_t)cl->global[d] + cl->local[d] - 1) / cl->local[d]);
-        if (__builtin_mul_overflow(total, cl->groups[d], &total))
-            return cpu_host->error(-EINVAL, "cpu: launch of '%s': %u x %u x %u groups is more "
-                                   "than 2^64; use larger local sizes", entry,
-                                   cl->groups[0], cl->groups[1], cl->groups[2]);
+        uint32_t g = l->global[d], lo = l->local[d] ? l->local[d] : 1;
+        cl->global[d] = g;
+        cl->local[d] = lo;
+        cl->groups[d] = lo == 1 ? g      /* no divide for the common 1 */
+                      : (uint32_t)(((uint64_t)g + lo - 1) / lo);
     }
+    /* Two 32-bit factors cannot overflow 64 bits; only the third can. */
+    uint64_t total = (uint64_t)cl->groups[0] * cl->groups[1];
+    if (__builtin_mul_overflow(total, cl->groups[2], &total))
+        return cpu_host->error(-EINVAL, "cpu: launch of '%s': %u x %u x %u groups is more "
+                               "than 2^64; use larger local sizes", entry,
+                               cl->groups[0], cl->groups[1], cl->groups[2]);
     cl->total = total;
     atomic_init(&cl->positive, 0);
     return 0;
@@ -297,9 +299,8 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
     return 0;
 }
 
-static int cpu_launch_group(struct cpu_job *job, uint64_t index)
+static int run_group(struct cpu_launch *cl, uint64_t index)
 {
-    struct cpu_launch *cl = job->ctx;
     devq_cpu_group g;
     if (index == 0) {               /* every launch has it; three divides fewer */
         g.group_id[0] = g.group_id[1] = g.group_id[2] = 0;
@@ -329,19 +330,30 @@ static int cpu_launch_group(struct cpu_job *job, uint64_t index)
     return 0;
 }
 
+static int cpu_launch_group(struct cpu_job *job, uint64_t index)
+{
+    return run_group(job->ctx, index);
+}
+
+/* Many groups: spread over the pool (out of line: the job is large). */
+static __attribute__((noinline)) int run_pool(devq_pl_stream *s, struct cpu_launch *cl)
+{
+    struct cpu_job job = {
+        .priority = s->priority,
+        .total = cl->total,
+        .run = cpu_launch_group,
+        .ctx = cl,
+    };
+    return cpu_pool_run(&job);
+}
+
 void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
 {
     struct cpu_launch *cl = op->u.launch.l;
     if (!s->error) {   /* else skipped: an earlier op in this batch failed */
-        struct cpu_job job = {
-            .priority = s->priority,
-            .total = cl->total,
-            .run = cpu_launch_group,
-            .ctx = cl,
-        };
         /* One group runs right here: the pool's job bookkeeping (two
          * locked adds) would only hand index 0 back to this thread. */
-        int err = cl->total == 1 ? cpu_launch_group(&job, 0) : cpu_pool_run(&job);
+        int err = cl->total == 1 ? run_group(cl, 0) : run_pool(s, cl);
         int positive = atomic_load(&cl->positive);
         if (err && positive && err == -EIO) {
             s->error = err;
