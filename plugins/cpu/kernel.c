@@ -15,7 +15,7 @@ struct devq_pl_kernel {
     devq_pl_device *dev;
     devq_cpu_kernel_fn fn;
     void *dl;
-    _Atomic uint32_t refs;          /* 1 until destroyed + queued launches */
+    _Atomic uint32_t refs;          /* 1 until destroyed + each stream that launched it last */
     char entry[64];                 /* for messages */
 };
 
@@ -25,6 +25,7 @@ struct cpu_launch {
     uint32_t small;                 /* CPU_LAUNCH_SMALL bytes: recyclable */
     _Atomic uint32_t depth;         /* records from here to the bottom of the stack */
     devq_pl_kernel *k;
+    devq_pl_kernel *drop;           /* the stream's previous kernel: unref it here */
     uint32_t global[3], local[3], groups[3];
     uint64_t total;                 /* groups[0] * groups[1] * groups[2] */
     _Atomic int positive;           /* a positive return of some group, for the message */
@@ -102,8 +103,13 @@ static void launch_release_here(devq_pl_stream *s, struct cpu_launch *cl)
         free(cl);
 }
 
+static void cpu_kernel_unref(devq_pl_kernel *k);
+
 void cpu_launch_cache_free(devq_pl_stream *s)
 {
+    if (s->launch_k)                /* the worker stopped: nothing runs it now */
+        cpu_kernel_unref(s->launch_k);
+    s->launch_k = NULL;
     struct cpu_launch *lists[2] = { s->launch_private, atomic_exchange(&s->launch_shared, NULL) };
     for (int i = 0; i < 2; i++)
         for (struct cpu_launch *c = lists[i], *n; c; c = n) {
@@ -292,7 +298,17 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
         launch_release_here(s, cl);
         return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a launch of '%s'", k->entry);
     }
-    atomic_fetch_add_explicit(&k->refs, 1, memory_order_relaxed);
+    /* The stream holds one reference to the kernel it launched last, not
+     * one per queued launch: a locked add here and a locked subtract on
+     * the worker, per launch, on a line both cores write.  Switching
+     * kernels hands the old one to the worker, which drops it when it
+     * reaches this launch (every earlier launch of it has run by then). */
+    cl->drop = NULL;
+    if (k != s->launch_k) {
+        atomic_fetch_add_explicit(&k->refs, 1, memory_order_relaxed);
+        cl->drop = s->launch_k;
+        s->launch_k = k;
+    }
     op->kind = CPU_OP_LAUNCH;
     op->u.launch.l = cl;
     cpu_stream_publish(s);
@@ -365,6 +381,7 @@ void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
                      cl->k->entry, err, strerror(-err));
         }
     }
-    cpu_kernel_unref(cl->k);
+    if (cl->drop)
+        cpu_kernel_unref(cl->drop);
     launch_release(s, cl);
 }

@@ -143,31 +143,36 @@ static void *cpu_worker(void *arg)
     return NULL;
 }
 
-static void cpu_worker_wake(devq_pl_stream *s)
+/* The worker was seen asleep (cpu_stream_publish checked). */
+void cpu_worker_wake_slow(devq_pl_stream *s)
 {
-    if (atomic_load_explicit(&s->sleeping, memory_order_seq_cst) &&
-        atomic_exchange_explicit(&s->sleeping, 0, memory_order_seq_cst))
+    if (atomic_exchange_explicit(&s->sleeping, 0, memory_order_seq_cst))
         cpu_host->futex_wake((const uint32_t *)&s->sleeping, 1);
 }
 
-struct cpu_op *cpu_stream_reserve(devq_pl_stream *s)
+static void cpu_worker_wake(devq_pl_stream *s)
+{
+    if (atomic_load_explicit(&s->sleeping, memory_order_seq_cst))
+        cpu_worker_wake_slow(s);
+}
+
+/* The current chunk is full (cpu_stream_reserve checked). */
+struct cpu_op *cpu_stream_reserve_chunk(devq_pl_stream *s)
 {
     uint64_t n = s->enqueued_local;
-    if (n - s->tail_base == CPU_CHUNK_OPS) {
-        /* A producer far ahead of the worker waits for it to catch up
-         * (politely, on the futex), but only for a while: the worker may
-         * be waiting on something this thread has yet to do, so after
-         * the pause the ring grows instead, never drops, never hangs. */
-        if (n - cpu_stream_completed(s) > CPU_BACKLOG_OPS)
-            cpu_stream_wait_seq(s, n - CPU_BACKLOG_OPS + CPU_BACKLOG_SWING, cpu_deadline(CPU_BACKLOG_PAUSE_NS));
-        struct cpu_chunk *c = cpu_chunk_get(s);
-        if (!c)
-            return NULL;
-        atomic_store_explicit(&s->tail_chunk->next, c, memory_order_release);
-        s->tail_chunk = c;
-        s->tail_base = n;
-    }
-    return &s->tail_chunk->ops[n - s->tail_base];
+    /* A producer far ahead of the worker waits for it to catch up
+     * (politely, on the futex), but only for a while: the worker may be
+     * waiting on something this thread has yet to do, so after the pause
+     * the ring grows instead, never drops, never hangs. */
+    if (n - cpu_stream_completed(s) > CPU_BACKLOG_OPS)
+        cpu_stream_wait_seq(s, n - CPU_BACKLOG_OPS + CPU_BACKLOG_SWING, cpu_deadline(CPU_BACKLOG_PAUSE_NS));
+    struct cpu_chunk *c = cpu_chunk_get(s);
+    if (!c)
+        return NULL;
+    atomic_store_explicit(&s->tail_chunk->next, c, memory_order_release);
+    s->tail_chunk = c;
+    s->tail_base = n;
+    return &s->tail_chunk->ops[0];
 }
 
 struct cpu_op *cpu_stream_queue(devq_pl_stream *s, int kind, const char *what)
@@ -179,14 +184,6 @@ struct cpu_op *cpu_stream_queue(devq_pl_stream *s, int kind, const char *what)
     }
     op->kind = kind;
     return op;
-}
-
-uint64_t cpu_stream_publish(devq_pl_stream *s)
-{
-    uint64_t n = ++s->enqueued_local;
-    atomic_store_explicit(&s->enqueued, n, memory_order_seq_cst);
-    cpu_worker_wake(s);
-    return n;
 }
 
 static void cpu_atomic_min(_Atomic uint64_t *v, uint64_t x)
