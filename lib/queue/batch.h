@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <devq/devq.h>
+#include <devq/devq_plugin.h>
 #include "buffer.h"
 #include "kernel.h"
 #include "object.h"
@@ -78,7 +79,7 @@ struct op {
     uint32_t first_use;            /* its slice of batch->uses */
     union {
         struct { devq_signal *s; uint64_t v; struct batch *owner; } sig;
-        struct { devq_kernel *k; devq_launch l; uint32_t first_arg, nargs; } exec;
+        struct { devq_kernel *k; devq_launch l; uint32_t first_arg, nargs, values; } exec;   /* values: how many are not buffers */
         struct { devq_buffer *dst, *src; size_t dst_off, src_off, n; } copy;
         struct { devq_buffer *dst; size_t off, n; uint8_t byte; } fill;
         struct { devq_buffer *buf; size_t off, n; void *host; } xfer;   /* write: host is the source */
@@ -89,11 +90,6 @@ struct op {
     } u;
 };
 
-struct batch_arg {
-    devq_buffer *buf;
-    enum devq_access access;
-    size_t value_off, size;        /* value bytes live in batch->bytes */
-};
 
 
 /* Laid out for the hand-off: a batch is filled by the recording thread,
@@ -108,7 +104,10 @@ struct batch {
     uint64_t serial;               /* submission order on the device (device lock) */
     struct op *ops;
     uint32_t nops, capops;
-    struct batch_arg *args;
+    /* Kernel arguments as the backend takes them, built at record time
+     * (a buffer's device pointer is fixed for its life); a value's
+     * `value` holds its offset in bytes until issue points it there. */
+    struct devq_pl_arg *args;
     uint32_t nargs, capargs;
     struct buffer_use *uses;       /* every op's buffer uses, in op order */
     uint32_t nuses, capuses;

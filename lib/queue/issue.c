@@ -90,16 +90,21 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
             bind(b->q->dev, b->q->stream.id, u[k].buf, DEVQ_WRITE);
 }
 
+/* The arguments were built at record time; only value arguments need
+ * their address in b->bytes, fixed now on a copy. */
 static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)
 {
-    struct devq_pl_arg stack_args[16], *pa = stack_args;
     uint32_t n = o->u.exec.nargs;
+    const struct devq_pl_arg *args = n ? &b->args[o->u.exec.first_arg] : NULL;
+    if (!o->u.exec.values)
+        return dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, args, n);
+    struct devq_pl_arg stack_args[16], *pa = stack_args;
     if (n > 16 && !(pa = malloc(n * sizeof *pa)))
         return devq__err(-ENOMEM, "devq_queue_submit: out of memory for %u kernel arguments", n);
     for (uint32_t a = 0; a < n; a++) {
-        const struct batch_arg *ba = &b->args[o->u.exec.first_arg + a];
-        pa[a] = ba->buf ? (struct devq_pl_arg){ .is_buffer = 1, .device_ptr = ba->buf->dptr }
-                        : (struct devq_pl_arg){ .value = b->bytes + ba->value_off, .size = ba->size };
+        pa[a] = args[a];
+        if (!pa[a].is_buffer)
+            pa[a].value = b->bytes + (uintptr_t)pa[a].value;
     }
     int r = dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, pa, n);
     if (pa != stack_args)

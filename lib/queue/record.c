@@ -299,7 +299,7 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
         uint32_t cap = b->capargs ? b->capargs : 8;
         while (cap < b->nargs + nargs)
             cap *= 2;
-        struct batch_arg *na = realloc(b->args, cap * sizeof *na);
+        struct devq_pl_arg *na = realloc(b->args, cap * sizeof *na);
         if (!na)
             return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
         b->args = na;
@@ -325,15 +325,15 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
     o->u.exec.nargs = (uint32_t)nargs;
     devq__ref_set_add(&b->held, &k->obj);
     for (size_t i = 0; i < nargs; i++) {
-        struct batch_arg *ba = &b->args[b->nargs++];
+        struct devq_pl_arg *pa = &b->args[b->nargs++];
         if (args[i].buf) {
-            *ba = (struct batch_arg){ .buf = args[i].buf, .access = args[i].access };
+            *pa = (struct devq_pl_arg){ .is_buffer = 1, .device_ptr = args[i].buf->dptr };
             use_buffer(b, o, args[i].buf, args[i].access);
         } else {
-            *ba = (struct batch_arg){ 0 };
-            /* Values are copied now: the caller's bytes may be gone by submit. */
-            ba->value_off = b->nbytes;
-            ba->size = args[i].size;
+            /* Values are copied now: the caller's bytes may be gone by
+             * submit.  Their address is known only then (bytes grows). */
+            *pa = (struct devq_pl_arg){ .value = (const void *)(uintptr_t)b->nbytes, .size = args[i].size };
+            o->u.exec.values++;
             memcpy(b->bytes + b->nbytes, args[i].value, args[i].size);
             b->nbytes += (args[i].size + 15) & ~(size_t)15;
         }
