@@ -62,10 +62,8 @@ struct buffer_use {
 };
 
 /* Recording: the batch's latest use of a few recent buffers (direct
- * mapped by address).  An entry is trusted only while it still points
- * at a use of its buffer in this batch (index < nuses, same buffer), so
- * a recycled batch needs no reset: a use recorded in this batch always
- * rewrote its buffer's slot. */
+ * mapped by address; emptied at the batch's first buffer use, record.c).
+ * The use an entry names holds its buffer's unissued count. */
 #define DEVQ_USE_MEMO 8u
 struct use_memo {
     devq_buffer *buf;

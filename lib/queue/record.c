@@ -89,6 +89,8 @@ static struct op *push_op_holding(struct batch *b, uint32_t nheld)
         return push_op(b);            /* signal ops, barriers, timestamps */
     if (devq__ref_set_reserve(&b->held, nheld) < 0)
         return NULL;
+    if (!b->nuses)                  /* the batch's first buffer use: forget the last batch's */
+        memset(b->use_memo, 0, sizeof b->use_memo);
     /* And room in the flat list of buffer uses (at most one per held). */
     if (b->nuses + nheld > b->capuses) {
         uint32_t cap = b->capuses ? b->capuses : 16;
@@ -175,9 +177,8 @@ static inline __attribute__((always_inline)) void use_buffer(struct batch *batch
 {
     uint32_t at = batch->nuses++;        /* room was reserved */
     struct use_memo *m = &batch->use_memo[((uintptr_t)b >> 6) % DEVQ_USE_MEMO];
-    struct buffer_use *prev = &batch->uses[m->use];
-    if (m->buf == b && m->use < at && prev->buf == b && prev->counted)
-        prev->counted = 0;               /* the count moves to this use */
+    if (m->buf == b)
+        batch->uses[m->use].counted = 0; /* the count moves to this use */
     else
         first_use(batch, b, m);
     m->use = at;
