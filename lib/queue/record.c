@@ -243,20 +243,25 @@ DEVQ_API int devq_queue_signal(devq_queue *q, devq_signal *s, uint64_t value)
     return record_signal_op(q, s, value, OP_SIGNAL, "devq_queue_signal");
 }
 
-static int normalize_launch(const devq_launch *l, devq_launch *out, const char *fn)
+static int check_launch(const devq_launch *l, const char *fn)
 {
     if (!l)
         return devq__err(-EINVAL, "%s: launch is NULL", fn);
-    *out = *l;
     if (l->global[0] == 0)
         return devq__err(-EINVAL, "%s: launch.global[0] is 0; give the number of work-items", fn);
-    /* 1-D and 2-D launches leave the rest 0, and a local size of 0 is 1
-     * (no branches: this runs for every launch). */
-    out->global[1] += out->global[1] == 0;
-    out->global[2] += out->global[2] == 0;
-    for (int d = 0; d < 3; d++)
-        out->local[d] += out->local[d] == 0;
     return 0;
+}
+
+/* 1-D and 2-D launches leave the rest 0, and a local size of 0 is 1.
+ * Normalised in registers and stored once: a copy written whole and then
+ * fixed field by field (or the reverse) makes the next wide load of it
+ * wait for the narrow stores (store forwarding fails), and this runs for
+ * every launch. */
+static inline devq_launch normalize_launch(const devq_launch *l)
+{
+    uint32_t g1 = l->global[1], g2 = l->global[2], l0 = l->local[0], l1 = l->local[1], l2 = l->local[2];
+    return (devq_launch){ { l->global[0], g1 + (g1 == 0), g2 + (g2 == 0) },
+                          { l0 + (l0 == 0), l1 + (l1 == 0), l2 + (l2 == 0) }, l->shared_bytes };
 }
 
 DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args, size_t nargs,
@@ -276,8 +281,7 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
         return leave(q, devq__err(-EINVAL, "%s: %s: args is NULL with nargs %zu", fn, devq__kernel_label(k).s, nargs));
     if (nargs > 4096)
         return leave(q, devq__err(-EINVAL, "%s: %zu arguments; at most 4096", fn, nargs));
-    devq_launch launch;
-    if ((r = normalize_launch(l, &launch, fn)) < 0)
+    if ((r = check_launch(l, fn)) < 0)
         return leave(q, r);
     size_t bytes = 0;
     for (size_t i = 0; i < nargs; i++) {
@@ -321,7 +325,7 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
         return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
     o->kind = OP_EXEC;
     o->u.exec.k = k;
-    o->u.exec.l = launch;
+    o->u.exec.l = normalize_launch(l);
     o->u.exec.first_arg = b->nargs;
     o->u.exec.nargs = (uint32_t)nargs;
     devq__ref_set_add(&b->held, &k->obj);
