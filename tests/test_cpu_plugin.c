@@ -996,6 +996,37 @@ static int cb_count(void *arg, int status)
     return 0;
 }
 
+/* The worker spins for a while when its ring is empty, then sleeps; a
+ * producer wakes it only when it sees it asleep (stream.c: the two
+ * halves of that handshake are fenced by membarrier on the worker's side
+ * where the kernel has it).  Ops published at every point of that path,
+ * just before, during and after the spin ends, must all run: a lost
+ * wake-up leaves the op unrun and the wait times out. */
+START_TEST(test_wakes_at_every_idle_phase)
+{
+    devq_pl_stream *s = stream_new(0);
+    devq_pl_event *e;
+    ck_assert_int_eq(ops->event_create(dev, 0, &e), 0);
+    enum { N = 3000 };
+    uint64_t count = 0;
+    uint32_t seed = 12345;
+    int late = 0;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        uint64_t until = now_ns() + (seed >> 8) % 150000;    /* 0-150 us: the spin is 50 */
+        while (now_ns() < until)
+            ;
+        ck_assert_int_eq(ops->host_fn(s, cb_count, &count), 0);
+        ck_assert_int_eq(ops->event_record(e, s), 0);
+        late += ops->event_wait(e, 5 * SEC) != 0;
+    }
+    ck_assert_int_eq(late, 0);
+    ck_assert_uint_eq(count, N);
+    ops->event_destroy(e);
+    ops->stream_destroy(s);
+}
+END_TEST
+
 START_TEST(test_million_host_fns)
 {
     devq_pl_stream *s = stream_new(0);
@@ -1141,6 +1172,7 @@ static Suite *cpu_suite(void)
     tcase_add_test(t, test_threads_env_malformed);
     tcase_add_test(t, test_timing_events);
     tcase_add_test(t, test_million_host_fns);
+    tcase_add_test(t, test_wakes_at_every_idle_phase);
     tcase_add_test(t, test_memory);
     tcase_add_test(t, test_device);
     tcase_add_test(t, test_device_close_frees_everything);

@@ -150,11 +150,21 @@ static inline struct cpu_op *cpu_stream_reserve(devq_pl_stream *s)
 struct cpu_op *cpu_stream_queue(devq_pl_stream *s, int kind, const char *what);
 /* Publish the reserved op; returns its sequence number.  The store and
  * the load of `sleeping` are the producer's half of the handshake in
- * stream.c (both sequentially consistent). */
+ * stream.c: sequentially consistent, or, when the worker fences for both
+ * sides with membarrier (cpu_asym_fence), plain (release, then a load
+ * the compiler may not hoist). */
+extern int cpu_asym_fence;
 void cpu_worker_wake_slow(devq_pl_stream *s);
 static inline uint64_t cpu_stream_publish(devq_pl_stream *s)
 {
     uint64_t n = ++s->enqueued_local;
+    if (__builtin_expect(cpu_asym_fence, 1)) {
+        atomic_store_explicit(&s->enqueued, n, memory_order_release);
+        atomic_signal_fence(memory_order_seq_cst);
+        if (atomic_load_explicit(&s->sleeping, memory_order_relaxed))
+            cpu_worker_wake_slow(s);
+        return n;
+    }
     atomic_store_explicit(&s->enqueued, n, memory_order_seq_cst);
     if (atomic_load_explicit(&s->sleeping, memory_order_seq_cst))
         cpu_worker_wake_slow(s);
