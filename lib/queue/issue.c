@@ -61,13 +61,14 @@ static inline int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, en
 static int bind_op(struct batch *b, const struct op *o, const struct devq_use *here, int level)
 {
     struct devq_device *dev = b->q->dev;
+    uint32_t sid = b->q->stream.id;
     const struct buffer_use *u = devq__op_uses(b, o);
     for (uint32_t k = 0; k < o->nuses; k++) {
         if (__builtin_expect(level < DEVQ_LOG_BASIC, 1) &&
             devq__tracker_bind_local(&u[k].buf->track, here, u[k].access))
             continue;
-        int r = level >= DEVQ_LOG_BASIC ? bind_logged(dev, here->stream, u[k].buf, u[k].access, level)
-                                        : devq__tracker_bind_why(dev->tracker, here->stream, &u[k].buf->track,
+        int r = level >= DEVQ_LOG_BASIC ? bind_logged(dev, sid, u[k].buf, u[k].access, level)
+                                        : devq__tracker_bind_why(dev->tracker, sid, &u[k].buf->track,
                                                                  u[k].access, NULL);
         if (r < 0)
             return r;
