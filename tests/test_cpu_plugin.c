@@ -570,6 +570,72 @@ START_TEST(test_kernel_from_shared_object)
 }
 END_TEST
 
+/* A stream holds one reference to the kernel it launched last instead
+ * of one per queued launch (kernel.c): two kernels, one of them from a
+ * shared object that unloads with its last reference, alternate behind a
+ * gate and are destroyed before any of their launches runs; every launch
+ * still runs its own kernel, and the stream lets go of the last one when
+ * it is destroyed (LeakSanitizer would report the kernel otherwise). */
+START_TEST(test_kernels_switch_and_outlive_destroy)
+{
+    enum { N = 300 };
+    char path[4096];
+    module_path(path, sizeof path);
+    devq_pl_stream *s = stream_new(0);
+    devq_pl_kernel *saxpy, *sum;
+    ck_assert_msg(ops->kernel_load(dev, path, 0, "cpu_test_saxpy", &saxpy) == 0, "%s", cpu_test_errmsg());
+    ck_assert_int_eq(ops->kernel_load(dev, NULL, 0, "cpu_test_value_sum", &sum), 0);
+    float *x, *y;
+    uint64_t *out;
+    void *h;
+    ck_assert_int_eq(ops->mem_alloc(dev, sizeof(float), (void **)&x, &h), 0);
+    ck_assert_int_eq(ops->mem_alloc(dev, sizeof(float), (void **)&y, &h), 0);
+    ck_assert_int_eq(ops->mem_alloc(dev, N * sizeof *out, (void **)&out, &h), 0);
+    x[0] = 1.0f;
+    y[0] = 0.0f;
+    memset(out, 0, N * sizeof *out);
+    float a = 1.0f;
+    uint32_t one = 1, zero = 0;
+    uint8_t byte = 0;
+    devq_launch l = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    struct devq_pl_arg sx[4] = {
+        { .is_buffer = 1, .device_ptr = x }, { .is_buffer = 1, .device_ptr = y },
+        { .value = &a, .size = sizeof a }, { .value = &one, .size = sizeof one },
+    };
+    struct gate g = GATE_INIT;
+    ck_assert_int_eq(ops->host_fn(s, cb_gate, &g), 0);
+    uint32_t saxpys = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        /* Runs of 1, 2 and 3 launches of one kernel, then the other. */
+        if ((i / (1 + i % 3)) % 2 == 0) {
+            ck_assert_int_eq(ops->launch(s, saxpy, &l, sx, 4), 0);
+            saxpys++;
+            continue;
+        }
+        struct devq_pl_arg vs[4] = {
+            { .is_buffer = 1, .device_ptr = out }, { .value = &i, .size = sizeof i },
+            { .value = &zero, .size = sizeof zero }, { .value = &byte, .size = sizeof byte },
+        };
+        ck_assert_int_eq(ops->launch(s, sum, &l, vs, 4), 0);
+    }
+    ops->kernel_destroy(saxpy);       /* queued launches keep both loaded */
+    ops->kernel_destroy(sum);
+    gate_open(&g);
+    stream_sync(s);
+    ck_assert_float_eq(y[0], (float)saxpys);
+    uint32_t sums = 0;
+    for (uint32_t i = 0; i < N; i++)
+        sums += out[i] == 1469598103934665603ull;
+    ck_assert_uint_eq(sums, N - saxpys);
+    ck_assert_uint_gt(saxpys, 0);
+    ck_assert_uint_gt(sums, 0);
+    ops->mem_free(dev, x);
+    ops->mem_free(dev, y);
+    ops->mem_free(dev, out);
+    ops->stream_destroy(s);           /* drops the last kernel it held */
+}
+END_TEST
+
 START_TEST(test_kernel_missing)
 {
     devq_pl_kernel *k = NULL;
@@ -930,6 +996,37 @@ static int cb_count(void *arg, int status)
     return 0;
 }
 
+/* The worker spins for a while when its ring is empty, then sleeps; a
+ * producer wakes it only when it sees it asleep (stream.c: the two
+ * halves of that handshake are fenced by membarrier on the worker's side
+ * where the kernel has it).  Ops published at every point of that path,
+ * just before, during and after the spin ends, must all run: a lost
+ * wake-up leaves the op unrun and the wait times out. */
+START_TEST(test_wakes_at_every_idle_phase)
+{
+    devq_pl_stream *s = stream_new(0);
+    devq_pl_event *e;
+    ck_assert_int_eq(ops->event_create(dev, 0, &e), 0);
+    enum { N = 3000 };
+    uint64_t count = 0;
+    uint32_t seed = 12345;
+    int late = 0;
+    for (int i = 0; i < N; i++) {
+        seed = seed * 1103515245u + 12345u;
+        uint64_t until = now_ns() + (seed >> 8) % 150000;    /* 0-150 us: the spin is 50 */
+        while (now_ns() < until)
+            ;
+        ck_assert_int_eq(ops->host_fn(s, cb_count, &count), 0);
+        ck_assert_int_eq(ops->event_record(e, s), 0);
+        late += ops->event_wait(e, 5 * SEC) != 0;
+    }
+    ck_assert_int_eq(late, 0);
+    ck_assert_uint_eq(count, N);
+    ops->event_destroy(e);
+    ops->stream_destroy(s);
+}
+END_TEST
+
 START_TEST(test_million_host_fns)
 {
     devq_pl_stream *s = stream_new(0);
@@ -1066,6 +1163,7 @@ static Suite *cpu_suite(void)
     tcase_add_test(t, test_kernel_from_process);
     tcase_add_test(t, test_launch_records_recycled);
     tcase_add_test(t, test_kernel_from_shared_object);
+    tcase_add_test(t, test_kernels_switch_and_outlive_destroy);
     tcase_add_test(t, test_kernel_missing);
     tcase_add_test(t, test_big_launch_uses_threads);
     tcase_add_test(t, test_failed_launch_stops_groups);
@@ -1074,6 +1172,7 @@ static Suite *cpu_suite(void)
     tcase_add_test(t, test_threads_env_malformed);
     tcase_add_test(t, test_timing_events);
     tcase_add_test(t, test_million_host_fns);
+    tcase_add_test(t, test_wakes_at_every_idle_phase);
     tcase_add_test(t, test_memory);
     tcase_add_test(t, test_device);
     tcase_add_test(t, test_device_close_frees_everything);

@@ -402,13 +402,13 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
     struct buffer_use uses[2];
     uint32_t n = 0;
     if (dst && dst == src)
-        uses[n++] = (struct buffer_use){ dst, DEVQ_READ_WRITE };
+        uses[n++] = (struct buffer_use){ .buf = dst, .access = DEVQ_READ_WRITE };
     else {
         if (src)
-            uses[n++] = (struct buffer_use){ src, DEVQ_READ };
+            uses[n++] = (struct buffer_use){ .buf = src, .access = DEVQ_READ };
         if (dst)
-            uses[n++] = (struct buffer_use){ dst, op->kind == DEVQ_ENG_BROADCAST && ch->rank == op->peer ?
-                                                  DEVQ_READ : DEVQ_WRITE };
+            uses[n++] = (struct buffer_use){ .buf = dst, .access = op->kind == DEVQ_ENG_BROADCAST &&
+                                                  ch->rank == op->peer ? DEVQ_READ : DEVQ_WRITE };
     }
     struct chan_op co = { .ch = ch, .op = *op, .what = what };
     co.span.bufs[0] = src;

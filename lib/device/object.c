@@ -38,11 +38,11 @@ int devq__ref_set_grow(struct devq_ref_set *s, uint32_t more)
     return 0;
 }
 
-void devq__ref_set_add(struct devq_ref_set *s, struct devq_object *o)
+/* A batch uses the same few objects over and over: devq__ref_set_add
+ * asked the memo first. */
+void devq__ref_set_insert(struct devq_ref_set *s, struct devq_object *o)
 {
     unsigned slot = (unsigned)((uintptr_t)o >> 6) % DEVQ_REF_MEMO;
-    if (s->memo[slot] == o)
-        return;                       /* a batch uses the same few objects over and over */
     devq__object_retain(o);
     s->items[s->n++] = o;
     s->memo[slot] = o;

@@ -50,7 +50,14 @@ static inline int devq__ref_set_reserve(struct devq_ref_set *s, uint32_t more)  
 {
     return s->n + more <= s->cap ? 0 : devq__ref_set_grow(s, more);
 }
-void devq__ref_set_add(struct devq_ref_set *s, struct devq_object *o);
+/* Take a reference for the set unless the memo says it holds o (the
+ * memo probe is inline: a batch adds its kernel at every launch). */
+void devq__ref_set_insert(struct devq_ref_set *s, struct devq_object *o);
+static inline void devq__ref_set_add(struct devq_ref_set *s, struct devq_object *o)
+{
+    if (s->memo[(unsigned)((uintptr_t)o >> 6) % DEVQ_REF_MEMO] != o)
+        devq__ref_set_insert(s, o);
+}
 /* Drop every reference and empty the set (it keeps its memory). */
 void devq__ref_set_release(struct devq_ref_set *s);
 void devq__ref_set_fini(struct devq_ref_set *s);

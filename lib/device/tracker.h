@@ -77,6 +77,33 @@ int devq__tracker_bind(struct devq_tracker *t, uint32_t stream, struct devq_buff
 int devq__tracker_bind_why(struct devq_tracker *t, uint32_t stream, struct devq_buffer_track *b,
                            enum devq_access access, const char *why);
 
+/* bind's common case without a call: when b's last write and (for a
+ * write) its reads since are on `here`'s stream or none, bind inserts no
+ * wait and counts nothing, only records the use; this does exactly that
+ * and returns 1.  0: nothing was done, call bind (another stream's use to
+ * order after, or a first read on this stream, which may need memory).
+ * `here` is devq__tracker_here() of the stream's current unit. */
+static inline int devq__tracker_bind_local(struct devq_buffer_track *b, const struct devq_use *here,
+                                           enum devq_access access)
+{
+    if (b->write.cursor && b->write.stream != here->stream)
+        return 0;
+    if (access & DEVQ_WRITE) {
+        for (uint32_t i = 0; i < b->nreads; i++)
+            if (b->reads[i].cursor && b->reads[i].stream != here->stream)
+                return 0;
+        b->write = *here;
+        b->nreads = 0;
+        return 1;
+    }
+    for (uint32_t i = 0; i < b->nreads; i++)
+        if (b->reads[i].stream == here->stream) {
+            b->reads[i] = *here;
+            return 1;
+        }
+    return 0;
+}
+
 /* Streams whose uses of b may still be running, for a synchronous free:
  * fills up to cap uses (one per stream, latest) and returns the count. */
 size_t devq__tracker_buffer_uses(const struct devq_tracker *t, const struct devq_buffer_track *b,

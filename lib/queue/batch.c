@@ -110,10 +110,12 @@ void devq__batch_unissue(struct batch *b, uint32_t from)
 
 void devq__op_issued(struct batch *b, struct op *o)
 {
-    devq__hazard_op_done(b, o);
+    if (b->parked_uses)
+        devq__hazard_op_done(b, o);
     const struct buffer_use *u = devq__op_uses(b, o);
     for (uint32_t k = 0; k < o->nuses; k++)
-        devq__buffer_issued(u[k].buf);
+        if (u[k].counted)             /* the batch's last use of the buffer (record.c) */
+            devq__buffer_issued(u[k].buf);
 }
 
 void devq__batch_discard(struct batch *b, int err, const char *cause)

@@ -64,10 +64,24 @@ struct gate_wait {
 
 /* A buffer an op uses, with its access.  A batch keeps them in one flat
  * array, built at record time in op order (record.c); an op's uses are
- * the slice [first_use, first_use + nuses). */
+ * the slice [first_use, first_use + nuses).  Every use is kept (the walk
+ * and the hazards are per op), but a batch counts a buffer in its
+ * `unissued` once: `counted` marks the use that holds that count, the
+ * latest of the buffer's uses in the batch (record.c moves it along), so
+ * the count drops when the batch's last use of the buffer is issued. */
 struct buffer_use {
     devq_buffer *buf;
     enum devq_access access;
+    uint32_t counted;              /* this use holds the batch's unissued count */
+};
+
+/* Recording: the batch's latest use of a few recent buffers (direct
+ * mapped by address; emptied at the batch's first buffer use, record.c).
+ * The use an entry names holds its buffer's unissued count. */
+#define DEVQ_USE_MEMO 8u
+struct use_memo {
+    devq_buffer *buf;
+    uint32_t use;
 };
 
 struct op {
@@ -77,7 +91,7 @@ struct op {
     uint32_t first_use;            /* its slice of batch->uses */
     union {
         struct { devq_signal *s; uint64_t v; struct batch *owner; } sig;
-        struct { devq_kernel *k; devq_launch l; uint32_t first_arg, nargs; } exec;
+        struct { devq_kernel *k; devq_launch l; uint32_t first_arg, nargs, values; } exec;   /* values: how many are not buffers */
         struct { devq_buffer *dst, *src; size_t dst_off, src_off, n; } copy;
         struct { devq_buffer *dst; size_t off, n; uint8_t byte; } fill;
         struct { devq_buffer *buf; size_t off, n; void *host; } xfer;   /* write: host is the source */
@@ -89,11 +103,6 @@ struct op {
     } u;
 };
 
-struct batch_arg {
-    devq_buffer *buf;
-    enum devq_access access;
-    size_t value_off, size;        /* value bytes live in batch->bytes */
-};
 
 
 /* Laid out for the hand-off: a batch is filled by the recording thread,
@@ -108,7 +117,10 @@ struct batch {
     uint64_t serial;               /* submission order on the device (device lock) */
     struct op *ops;
     uint32_t nops, capops;
-    struct batch_arg *args;
+    /* Kernel arguments as the backend takes them, built at record time
+     * (a buffer's device pointer is fixed for its life); a value's
+     * `value` holds its offset in bytes until issue points it there. */
+    struct devq_pl_arg *args;
     uint32_t nargs, capargs;
     struct buffer_use *uses;       /* every op's buffer uses, in op order */
     uint32_t nuses, capuses;
@@ -146,6 +158,7 @@ struct batch {
     /* One reference to each buffer and kernel the ops use (record.c);
      * dropped when the batch completes. */
     struct devq_ref_set held;
+    struct use_memo use_memo[DEVQ_USE_MEMO];   /* recording only (record.c) */
     char walk_cause[DEVQ_CAUSE_MAX];   /* of walk_err */
     char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
 };

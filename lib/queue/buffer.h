@@ -32,8 +32,11 @@ struct devq_buffer {
     struct devq_use alloc_use;     /* stream-ordered alloc point (cursor 0: sync) */
     /* Under the device lock: */
     struct devq_buffer_track track;
-    _Atomic uint32_t unissued;     /* uses recorded but not yet issued (recorders add
-                                    * without the device lock; the rest is under it) */
+    _Atomic uint32_t unissued;     /* nonzero while a use of it is recorded but not
+                                    * issued; counted per batch, not per use (record.c:
+                                    * a count is held by the batch's latest use of it);
+                                    * recorders add without the device lock, the rest
+                                    * is under it */
     int freed;                     /* devq_buffer_free called */
     int free_pending;              /* free waits for unissued uses */
     struct devq_queue *free_q;     /* where the pending free goes (NULL: sync) */

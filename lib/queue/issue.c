@@ -54,12 +54,22 @@ static inline int bind(struct devq_device *dev, uint32_t sid, devq_buffer *b, en
     return devq__tracker_bind_why(dev->tracker, sid, &b->track, acc, NULL);
 }
 
-/* Bind every buffer use of op o, in order; stops at the first error. */
-static int bind_op(struct batch *b, const struct op *o)
+/* Bind every buffer use of op o, in order; stops at the first error.
+ * `here` is the unit being issued, `level` the log level read once per
+ * issue: a use with nothing to order across streams is recorded inline
+ * (tracker.h), the rest, and every use when logging, through bind. */
+static int bind_op(struct batch *b, const struct op *o, const struct devq_use *here, int level)
 {
+    struct devq_device *dev = b->q->dev;
+    uint32_t sid = b->q->stream.id;
     const struct buffer_use *u = devq__op_uses(b, o);
     for (uint32_t k = 0; k < o->nuses; k++) {
-        int r = bind(b->q->dev, b->q->stream.id, u[k].buf, u[k].access);
+        if (__builtin_expect(level < DEVQ_LOG_BASIC, 1) &&
+            devq__tracker_bind_local(&u[k].buf->track, here, u[k].access))
+            continue;
+        int r = level >= DEVQ_LOG_BASIC ? bind_logged(dev, sid, u[k].buf, u[k].access, level)
+                                        : devq__tracker_bind_why(dev->tracker, sid, &u[k].buf->track,
+                                                                 u[k].access, NULL);
         if (r < 0)
             return r;
     }
@@ -93,16 +103,21 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
     work_skipped(b, o);
 }
 
+/* The arguments were built at record time; only value arguments need
+ * their address in b->bytes, fixed now on a copy. */
 static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)
 {
-    struct devq_pl_arg stack_args[16], *pa = stack_args;
     uint32_t n = o->u.exec.nargs;
+    const struct devq_pl_arg *args = n ? &b->args[o->u.exec.first_arg] : NULL;
+    if (!o->u.exec.values)
+        return dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, args, n);
+    struct devq_pl_arg stack_args[16], *pa = stack_args;
     if (n > 16 && !(pa = malloc(n * sizeof *pa)))
         return devq__err(-ENOMEM, "devq_queue_submit: out of memory for %u kernel arguments", n);
     for (uint32_t a = 0; a < n; a++) {
-        const struct batch_arg *ba = &b->args[o->u.exec.first_arg + a];
-        pa[a] = ba->buf ? (struct devq_pl_arg){ .is_buffer = 1, .device_ptr = ba->buf->dptr }
-                        : (struct devq_pl_arg){ .value = b->bytes + ba->value_off, .size = ba->size };
+        pa[a] = args[a];
+        if (!pa[a].is_buffer)
+            pa[a].value = b->bytes + (uintptr_t)pa[a].value;
     }
     int r = dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, pa, n);
     if (pa != stack_args)
@@ -435,13 +450,16 @@ again:
     }
     if (devq__trace_on() && !b->forced_error && stop > b->next_op && trace_prepare(b) == 0)
         b->traced = 1;
+    /* The unit the ops below are bound in (begun above when any goes out). */
+    struct devq_use here = began ? devq__tracker_here(dev->tracker, st->id) : (struct devq_use){ 0 };
+    int level = devq__log_level();
     for (uint32_t i = b->next_op; i < stop; i++) {
         struct op *o = &b->ops[i];
         b->next_op = i;
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
          * signal another queue waits for, say) do not wait too. */
-        if (!b->forced_error && (r = bind_op(b, o)) < 0) {
+        if (!b->forced_error && (r = bind_op(b, o, &here, level)) < 0) {
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
                   (unsigned long long)b->seq, devq_errmsg());
             work_skipped(b, o);

@@ -89,6 +89,8 @@ static struct op *push_op_holding(struct batch *b, uint32_t nheld)
         return push_op(b);            /* signal ops, barriers, timestamps */
     if (devq__ref_set_reserve(&b->held, nheld) < 0)
         return NULL;
+    if (!b->nuses)                  /* the batch's first buffer use: forget the last batch's */
+        memset(b->use_memo, 0, sizeof b->use_memo);
     /* And room in the flat list of buffer uses (at most one per held). */
     if (b->nuses + nheld > b->capuses) {
         uint32_t cap = b->capuses ? b->capuses : 16;
@@ -140,6 +142,9 @@ static __attribute__((noinline, cold)) int foreign_buffer(devq_queue *q, const d
 
 static inline int check_buffer(devq_queue *q, const devq_buffer *b, const char *fn, const char *what)
 {
+    /* The common answer without a call: a live buffer of this device. */
+    if (__builtin_expect(b && b->obj.magic == DEVQ_MAGIC_BUFFER && !b->freed && b->dev == q->dev, 1))
+        return 0;
     int r = devq__buffer_check(b, fn);
     if (r < 0)
         return r;
@@ -151,12 +156,33 @@ static inline int check_buffer(devq_queue *q, const devq_buffer *b, const char *
 /* A buffer used by a recorded op: keep it alive and make a free wait.
  * No device lock: a free that must see this use happens after the
  * recording call returned (else the program frees a buffer it is still
- * recording with), and the counter is atomic. */
-static void use_buffer(struct batch *batch, struct op *o, devq_buffer *b, enum devq_access access)
+ * recording with), and the counter is atomic.
+ *
+ * Once per batch and buffer, as far as the memo tells: a buffer the
+ * batch used already is held already, and its `unissued` count moves to
+ * this use (the latest), so it drops only when the last use of the
+ * batch is issued, exactly as one count per use did.  64 launches over
+ * the same three buffers take three references and three counts, not
+ * 192 locked adds and 192 locked subtracts.  A memo miss (evicted)
+ * only costs a second count, held by this use. */
+static __attribute__((noinline)) void first_use(struct batch *batch, devq_buffer *b, struct use_memo *m)
 {
     devq__ref_set_add(&batch->held, &b->obj);
     atomic_fetch_add_explicit(&b->unissued, 1, memory_order_relaxed);
-    batch->uses[batch->nuses++] = (struct buffer_use){ b, access };   /* room was reserved */
+    m->buf = b;
+}
+
+static inline __attribute__((always_inline)) void use_buffer(struct batch *batch, struct op *o, devq_buffer *b,
+                                                             enum devq_access access)
+{
+    uint32_t at = batch->nuses++;        /* room was reserved */
+    struct use_memo *m = &batch->use_memo[((uintptr_t)b >> 6) % DEVQ_USE_MEMO];
+    if (m->buf == b)
+        batch->uses[m->use].counted = 0; /* the count moves to this use */
+    else
+        first_use(batch, b, m);
+    m->use = at;
+    batch->uses[at] = (struct buffer_use){ b, access, 1 };
     o->nuses++;
 }
 
@@ -217,20 +243,25 @@ DEVQ_API int devq_queue_signal(devq_queue *q, devq_signal *s, uint64_t value)
     return record_signal_op(q, s, value, OP_SIGNAL, "devq_queue_signal");
 }
 
-static int normalize_launch(const devq_launch *l, devq_launch *out, const char *fn)
+static int check_launch(const devq_launch *l, const char *fn)
 {
     if (!l)
         return devq__err(-EINVAL, "%s: launch is NULL", fn);
-    *out = *l;
     if (l->global[0] == 0)
         return devq__err(-EINVAL, "%s: launch.global[0] is 0; give the number of work-items", fn);
-    for (int d = 0; d < 3; d++) {
-        if (d && out->global[d] == 0)
-            out->global[d] = 1;       /* 1-D and 2-D launches leave the rest 0 */
-        if (out->local[d] == 0)
-            out->local[d] = 1;
-    }
     return 0;
+}
+
+/* 1-D and 2-D launches leave the rest 0, and a local size of 0 is 1.
+ * Normalised in registers and stored once: a copy written whole and then
+ * fixed field by field (or the reverse) makes the next wide load of it
+ * wait for the narrow stores (store forwarding fails), and this runs for
+ * every launch. */
+static inline devq_launch normalize_launch(const devq_launch *l)
+{
+    uint32_t g1 = l->global[1], g2 = l->global[2], l0 = l->local[0], l1 = l->local[1], l2 = l->local[2];
+    return (devq_launch){ { l->global[0], g1 + (g1 == 0), g2 + (g2 == 0) },
+                          { l0 + (l0 == 0), l1 + (l1 == 0), l2 + (l2 == 0) }, l->shared_bytes };
 }
 
 DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args, size_t nargs,
@@ -250,8 +281,7 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
         return leave(q, devq__err(-EINVAL, "%s: %s: args is NULL with nargs %zu", fn, devq__kernel_label(k).s, nargs));
     if (nargs > 4096)
         return leave(q, devq__err(-EINVAL, "%s: %zu arguments; at most 4096", fn, nargs));
-    devq_launch launch;
-    if ((r = normalize_launch(l, &launch, fn)) < 0)
+    if ((r = check_launch(l, fn)) < 0)
         return leave(q, r);
     size_t bytes = 0;
     for (size_t i = 0; i < nargs; i++) {
@@ -274,7 +304,7 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
         uint32_t cap = b->capargs ? b->capargs : 8;
         while (cap < b->nargs + nargs)
             cap *= 2;
-        struct batch_arg *na = realloc(b->args, cap * sizeof *na);
+        struct devq_pl_arg *na = realloc(b->args, cap * sizeof *na);
         if (!na)
             return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
         b->args = na;
@@ -295,21 +325,20 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
         return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
     o->kind = OP_EXEC;
     o->u.exec.k = k;
-    o->u.exec.l = launch;
+    o->u.exec.l = normalize_launch(l);
     o->u.exec.first_arg = b->nargs;
     o->u.exec.nargs = (uint32_t)nargs;
     devq__ref_set_add(&b->held, &k->obj);
     for (size_t i = 0; i < nargs; i++) {
-        struct batch_arg *ba = &b->args[b->nargs++];
-        memset(ba, 0, sizeof *ba);
+        struct devq_pl_arg *pa = &b->args[b->nargs++];
         if (args[i].buf) {
-            ba->buf = args[i].buf;
-            ba->access = args[i].access;
-            use_buffer(b, o, ba->buf, ba->access);
+            *pa = (struct devq_pl_arg){ .is_buffer = 1, .device_ptr = args[i].buf->dptr };
+            use_buffer(b, o, args[i].buf, args[i].access);
         } else {
-            /* Values are copied now: the caller's bytes may be gone by submit. */
-            ba->value_off = b->nbytes;
-            ba->size = args[i].size;
+            /* Values are copied now: the caller's bytes may be gone by
+             * submit.  Their address is known only then (bytes grows). */
+            *pa = (struct devq_pl_arg){ .value = (const void *)(uintptr_t)b->nbytes, .size = args[i].size };
+            o->u.exec.values++;
             memcpy(b->bytes + b->nbytes, args[i].value, args[i].size);
             b->nbytes += (args[i].size + 15) & ~(size_t)15;
         }

@@ -124,21 +124,52 @@ struct devq_pl_stream {
      * once, so neither side takes a lock and there is no ABA. */
     _Alignas(CPU_CACHELINE) _Atomic(struct cpu_launch *) launch_shared;
     struct cpu_launch *launch_private;     /* producer-only */
+    devq_pl_kernel *launch_k;              /* producer: the last kernel launched, one
+                                            * reference held (kernel.c) */
 };
 
-/* Free the stream's recycled launch records (after its worker stopped). */
+/* Free the stream's recycled launch records and drop the reference to the
+ * kernel it launched last (after its worker stopped). */
 void cpu_launch_cache_free(devq_pl_stream *s);
 
 int  cpu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out);
 void cpu_stream_destroy(devq_pl_stream *s);
 /* Reserve the next op slot; fill it, then cpu_stream_publish().  Returns
- * NULL only when a new chunk cannot be allocated. */
-struct cpu_op *cpu_stream_reserve(devq_pl_stream *s);
+ * NULL only when a new chunk cannot be allocated.  Inline: every op pays
+ * it; a full chunk goes out of line. */
+struct cpu_op *cpu_stream_reserve_chunk(devq_pl_stream *s);
+static inline struct cpu_op *cpu_stream_reserve(devq_pl_stream *s)
+{
+    uint64_t at = s->enqueued_local - s->tail_base;
+    if (__builtin_expect(at == CPU_CHUNK_OPS, 0))
+        return cpu_stream_reserve_chunk(s);
+    return &s->tail_chunk->ops[at];
+}
 /* cpu_stream_reserve with the op's kind set; NULL reported as "out of
  * memory queueing <what>". */
 struct cpu_op *cpu_stream_queue(devq_pl_stream *s, int kind, const char *what);
-/* Publish the reserved op; returns its sequence number. */
-uint64_t cpu_stream_publish(devq_pl_stream *s);
+/* Publish the reserved op; returns its sequence number.  The store and
+ * the load of `sleeping` are the producer's half of the handshake in
+ * stream.c: sequentially consistent, or, when the worker fences for both
+ * sides with membarrier (cpu_asym_fence), plain (release, then a load
+ * the compiler may not hoist). */
+extern int cpu_asym_fence;
+void cpu_worker_wake_slow(devq_pl_stream *s);
+static inline uint64_t cpu_stream_publish(devq_pl_stream *s)
+{
+    uint64_t n = ++s->enqueued_local;
+    if (__builtin_expect(cpu_asym_fence, 1)) {
+        atomic_store_explicit(&s->enqueued, n, memory_order_release);
+        atomic_signal_fence(memory_order_seq_cst);
+        if (atomic_load_explicit(&s->sleeping, memory_order_relaxed))
+            cpu_worker_wake_slow(s);
+        return n;
+    }
+    atomic_store_explicit(&s->enqueued, n, memory_order_seq_cst);
+    if (atomic_load_explicit(&s->sleeping, memory_order_seq_cst))
+        cpu_worker_wake_slow(s);
+    return n;
+}
 /* Wait until s completed `seq`: spin briefly, then futex.  0 or -ETIMEDOUT. */
 int  cpu_stream_wait_seq(devq_pl_stream *s, uint64_t seq, uint64_t deadline_ns);
 void cpu_stream_ref(devq_pl_stream *s);

@@ -15,7 +15,7 @@ struct devq_pl_kernel {
     devq_pl_device *dev;
     devq_cpu_kernel_fn fn;
     void *dl;
-    _Atomic uint32_t refs;          /* 1 until destroyed + queued launches */
+    _Atomic uint32_t refs;          /* 1 until destroyed + each stream that launched it last */
     char entry[64];                 /* for messages */
 };
 
@@ -25,6 +25,7 @@ struct cpu_launch {
     uint32_t small;                 /* CPU_LAUNCH_SMALL bytes: recyclable */
     _Atomic uint32_t depth;         /* records from here to the bottom of the stack */
     devq_pl_kernel *k;
+    devq_pl_kernel *drop;           /* the stream's previous kernel: unref it here */
     uint32_t global[3], local[3], groups[3];
     uint64_t total;                 /* groups[0] * groups[1] * groups[2] */
     _Atomic int positive;           /* a positive return of some group, for the message */
@@ -102,8 +103,13 @@ static void launch_release_here(devq_pl_stream *s, struct cpu_launch *cl)
         free(cl);
 }
 
+static void cpu_kernel_unref(devq_pl_kernel *k);
+
 void cpu_launch_cache_free(devq_pl_stream *s)
 {
+    if (s->launch_k)                /* the worker stopped: nothing runs it now */
+        cpu_kernel_unref(s->launch_k);
+    s->launch_k = NULL;
     struct cpu_launch *lists[2] = { s->launch_private, atomic_exchange(&s->launch_shared, NULL) };
     for (int i = 0; i < 2; i++)
         for (struct cpu_launch *c = lists[i], *n; c; c = n) {
@@ -227,21 +233,23 @@ void cpu_kernel_free_all(devq_pl_device *dev)
 
 static int cpu_launch_dims(struct cpu_launch *cl, const devq_launch *l, const char *entry)
 {
-    uint64_t total = 1;
+    if (!l->global[0] || !l->global[1] || !l->global[2])
+        return cpu_host->error(-EINVAL, "cpu: launch of '%s': global size %u x %u x %u has "
+                               "a zero dimension (use 1 for unused dimensions)", entry,
+                               l->global[0], l->global[1], l->global[2]);
     for (int d = 0; d < 3; d++) {
-        if (l->global[d] == 0)
-            return cpu_host->error(-EINVAL, "cpu: launch of '%s': global size %u x %u x %u has "
-                                   "a zero dimension (use 1 for unused dimensions)", entry,
-                                   l->global[0], l->global[1], l->global[2]);
-        cl->global[d] = l->global[d];
-        cl->local[d] = l->local[d] ? l->local[d] : 1;
-        cl->groups[d] = cl->local[d] == 1 ? cl->global[d]      /* no divide for the common 1 */
-                      : (uint32_t)(((uint64_t)cl->global[d] + cl->local[d] - 1) / cl->local[d]);
-        if (__builtin_mul_overflow(total, cl->groups[d], &total))
-            return cpu_host->error(-EINVAL, "cpu: launch of '%s': %u x %u x %u groups is more "
-                                   "than 2^64; use larger local sizes", entry,
-                                   cl->groups[0], cl->groups[1], cl->groups[2]);
+        uint32_t g = l->global[d], lo = l->local[d] ? l->local[d] : 1;
+        cl->global[d] = g;
+        cl->local[d] = lo;
+        cl->groups[d] = lo == 1 ? g      /* no divide for the common 1 */
+                      : (uint32_t)(((uint64_t)g + lo - 1) / lo);
     }
+    /* Two 32-bit factors cannot overflow 64 bits; only the third can. */
+    uint64_t total = (uint64_t)cl->groups[0] * cl->groups[1];
+    if (__builtin_mul_overflow(total, cl->groups[2], &total))
+        return cpu_host->error(-EINVAL, "cpu: launch of '%s': %u x %u x %u groups is more "
+                               "than 2^64; use larger local sizes", entry,
+                               cl->groups[0], cl->groups[1], cl->groups[2]);
     cl->total = total;
     atomic_init(&cl->positive, 0);
     return 0;
@@ -290,16 +298,25 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
         launch_release_here(s, cl);
         return cpu_host->error(-ENOMEM, "cpu: out of memory queueing a launch of '%s'", k->entry);
     }
-    atomic_fetch_add_explicit(&k->refs, 1, memory_order_relaxed);
+    /* The stream holds one reference to the kernel it launched last, not
+     * one per queued launch: a locked add here and a locked subtract on
+     * the worker, per launch, on a line both cores write.  Switching
+     * kernels hands the old one to the worker, which drops it when it
+     * reaches this launch (every earlier launch of it has run by then). */
+    cl->drop = NULL;
+    if (k != s->launch_k) {
+        atomic_fetch_add_explicit(&k->refs, 1, memory_order_relaxed);
+        cl->drop = s->launch_k;
+        s->launch_k = k;
+    }
     op->kind = CPU_OP_LAUNCH;
     op->u.launch.l = cl;
     cpu_stream_publish(s);
     return 0;
 }
 
-static int cpu_launch_group(struct cpu_job *job, uint64_t index)
+static int run_group(struct cpu_launch *cl, uint64_t index)
 {
-    struct cpu_launch *cl = job->ctx;
     devq_cpu_group g;
     if (index == 0) {               /* every launch has it; three divides fewer */
         g.group_id[0] = g.group_id[1] = g.group_id[2] = 0;
@@ -329,19 +346,30 @@ static int cpu_launch_group(struct cpu_job *job, uint64_t index)
     return 0;
 }
 
+static int cpu_launch_group(struct cpu_job *job, uint64_t index)
+{
+    return run_group(job->ctx, index);
+}
+
+/* Many groups: spread over the pool (out of line: the job is large). */
+static __attribute__((noinline)) int run_pool(devq_pl_stream *s, struct cpu_launch *cl)
+{
+    struct cpu_job job = {
+        .priority = s->priority,
+        .total = cl->total,
+        .run = cpu_launch_group,
+        .ctx = cl,
+    };
+    return cpu_pool_run(&job);
+}
+
 void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
 {
     struct cpu_launch *cl = op->u.launch.l;
     if (!s->error) {   /* else skipped: an earlier op in this batch failed */
-        struct cpu_job job = {
-            .priority = s->priority,
-            .total = cl->total,
-            .run = cpu_launch_group,
-            .ctx = cl,
-        };
         /* One group runs right here: the pool's job bookkeeping (two
          * locked adds) would only hand index 0 back to this thread. */
-        int err = cl->total == 1 ? cpu_launch_group(&job, 0) : cpu_pool_run(&job);
+        int err = cl->total == 1 ? run_group(cl, 0) : run_pool(s, cl);
         int positive = atomic_load(&cl->positive);
         if (err && positive && err == -EIO) {
             s->error = err;
@@ -353,6 +381,7 @@ void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
                      cl->k->entry, err, strerror(-err));
         }
     }
-    cpu_kernel_unref(cl->k);
+    if (cl->drop)
+        cpu_kernel_unref(cl->drop);
     launch_release(s, cl);
 }

@@ -20,6 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include "cpu.h"
 
 /* How long an idle worker or a waiter spins before sleeping: long enough
@@ -36,6 +39,38 @@
 #define CPU_BACKLOG_PAUSE_NS 100000000ull
 
 static _Atomic unsigned cpu_stream_counter;
+
+/* The producer's half of the sleep handshake would need a full fence
+ * per published op (a locked instruction on every launch).  With
+ * membarrier(2) the worker pays for both sides instead, once per sleep:
+ * after it sets `sleeping`, MEMBARRIER_CMD_PRIVATE_EXPEDITED runs a
+ * full barrier on every running thread of the process, so a producer
+ * either published before that (the worker sees it and does not sleep)
+ * or loads `sleeping` after it (and wakes the worker).  Without it
+ * (old kernel, a sandbox refusing the call) both sides keep their
+ * sequentially consistent accesses.  Set once, before any stream. */
+int cpu_asym_fence;
+static pthread_once_t cpu_asym_once = PTHREAD_ONCE_INIT;
+
+static void cpu_asym_init(void)
+{
+#ifdef SYS_membarrier
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0)
+        cpu_asym_fence = 1;
+#endif
+}
+
+/* The worker's side: make every producer's earlier publish visible. */
+static void cpu_asym_barrier(void)
+{
+#ifdef SYS_membarrier
+    if (cpu_asym_fence && syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) == 0)
+        return;
+#endif
+    atomic_thread_fence(memory_order_seq_cst);
+}
 
 static struct cpu_chunk *cpu_chunk_get(devq_pl_stream *s)
 {
@@ -110,6 +145,7 @@ static int cpu_worker_idle(devq_pl_stream *s, uint64_t done)
         cpu_spin_step(i);
     }
     atomic_store_explicit(&s->sleeping, 1, memory_order_seq_cst);
+    cpu_asym_barrier();
     if (atomic_load_explicit(&s->enqueued, memory_order_seq_cst) == done &&
         !atomic_load_explicit(&s->stop, memory_order_seq_cst))
         cpu_host->futex_wait((const uint32_t *)&s->sleeping, 1, CPU_NO_DEADLINE);
@@ -143,31 +179,36 @@ static void *cpu_worker(void *arg)
     return NULL;
 }
 
-static void cpu_worker_wake(devq_pl_stream *s)
+/* The worker was seen asleep (cpu_stream_publish checked). */
+void cpu_worker_wake_slow(devq_pl_stream *s)
 {
-    if (atomic_load_explicit(&s->sleeping, memory_order_seq_cst) &&
-        atomic_exchange_explicit(&s->sleeping, 0, memory_order_seq_cst))
+    if (atomic_exchange_explicit(&s->sleeping, 0, memory_order_seq_cst))
         cpu_host->futex_wake((const uint32_t *)&s->sleeping, 1);
 }
 
-struct cpu_op *cpu_stream_reserve(devq_pl_stream *s)
+static void cpu_worker_wake(devq_pl_stream *s)
+{
+    if (atomic_load_explicit(&s->sleeping, memory_order_seq_cst))
+        cpu_worker_wake_slow(s);
+}
+
+/* The current chunk is full (cpu_stream_reserve checked). */
+struct cpu_op *cpu_stream_reserve_chunk(devq_pl_stream *s)
 {
     uint64_t n = s->enqueued_local;
-    if (n - s->tail_base == CPU_CHUNK_OPS) {
-        /* A producer far ahead of the worker waits for it to catch up
-         * (politely, on the futex), but only for a while: the worker may
-         * be waiting on something this thread has yet to do, so after
-         * the pause the ring grows instead, never drops, never hangs. */
-        if (n - cpu_stream_completed(s) > CPU_BACKLOG_OPS)
-            cpu_stream_wait_seq(s, n - CPU_BACKLOG_OPS + CPU_BACKLOG_SWING, cpu_deadline(CPU_BACKLOG_PAUSE_NS));
-        struct cpu_chunk *c = cpu_chunk_get(s);
-        if (!c)
-            return NULL;
-        atomic_store_explicit(&s->tail_chunk->next, c, memory_order_release);
-        s->tail_chunk = c;
-        s->tail_base = n;
-    }
-    return &s->tail_chunk->ops[n - s->tail_base];
+    /* A producer far ahead of the worker waits for it to catch up
+     * (politely, on the futex), but only for a while: the worker may be
+     * waiting on something this thread has yet to do, so after the pause
+     * the ring grows instead, never drops, never hangs. */
+    if (n - cpu_stream_completed(s) > CPU_BACKLOG_OPS)
+        cpu_stream_wait_seq(s, n - CPU_BACKLOG_OPS + CPU_BACKLOG_SWING, cpu_deadline(CPU_BACKLOG_PAUSE_NS));
+    struct cpu_chunk *c = cpu_chunk_get(s);
+    if (!c)
+        return NULL;
+    atomic_store_explicit(&s->tail_chunk->next, c, memory_order_release);
+    s->tail_chunk = c;
+    s->tail_base = n;
+    return &s->tail_chunk->ops[0];
 }
 
 struct cpu_op *cpu_stream_queue(devq_pl_stream *s, int kind, const char *what)
@@ -179,14 +220,6 @@ struct cpu_op *cpu_stream_queue(devq_pl_stream *s, int kind, const char *what)
     }
     op->kind = kind;
     return op;
-}
-
-uint64_t cpu_stream_publish(devq_pl_stream *s)
-{
-    uint64_t n = ++s->enqueued_local;
-    atomic_store_explicit(&s->enqueued, n, memory_order_seq_cst);
-    cpu_worker_wake(s);
-    return n;
 }
 
 static void cpu_atomic_min(_Atomic uint64_t *v, uint64_t x)
@@ -227,6 +260,7 @@ int cpu_stream_wait_seq(devq_pl_stream *s, uint64_t seq, uint64_t deadline_ns)
 
 int cpu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out)
 {
+    pthread_once(&cpu_asym_once, cpu_asym_init);
     devq_pl_stream *s = cpu_aligned_alloc(CPU_CACHELINE, sizeof *s);
     if (!s)
         return cpu_host->error(-ENOMEM, "cpu: out of memory creating a stream");

@@ -328,6 +328,111 @@ START_TEST(failed_kernel_spoils_what_it_writes)
 }
 END_TEST
 
+/* One batch uses a buffer in several ops (the recorder counts and holds
+ * it once per batch, record.c): a read before a failure runs, what comes
+ * after it is skipped, and whether each buffer ends failed is decided op
+ * by op, as if every use were counted on its own. */
+START_TEST(repeated_uses_fail_from_the_failure_on)
+{
+    devq_kernel *k = conf_kernel(fx.dev, "slow_copy");
+    uint32_t ms = 0, n = 256;
+    devq_launch l = conf_launch1(1, 1);
+    /* 1: a -> c (runs); 2: wait for the gate (fails); 3: fill a (skipped:
+     * a fails); 4: a -> b (skipped: b fails); 5: a -> c again (skipped: c
+     * fails, although op 1 wrote it fine). */
+    devq_arg read_a[4] = { DEVQ_ARG_BUF(fx.a, DEVQ_READ), DEVQ_ARG_BUF(fx.c, DEVQ_WRITE),
+                           DEVQ_ARG_VAL(&ms), DEVQ_ARG_VAL(&n) };
+    devq_arg a_to_b[4] = { DEVQ_ARG_BUF(fx.a, DEVQ_READ), DEVQ_ARG_BUF(fx.b, DEVQ_WRITE),
+                           DEVQ_ARG_VAL(&ms), DEVQ_ARG_VAL(&n) };
+    ck_assert_int_eq(devq_queue_exec(fx.q1, k, read_a, 4, &l), 0);
+    ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.a, 0, 256, 0x55), 0);
+    ck_assert_int_eq(devq_queue_exec(fx.q1, k, a_to_b, 4, &l), 0);
+    ck_assert_int_eq(devq_queue_exec(fx.q1, k, read_a, 4, &l), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    fail_gate();
+    ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
+    ck_assert_int_eq(devq_buffer_status(fx.b), -EIO);
+    ck_assert_int_eq(devq_buffer_status(fx.c), -EIO);   /* written again by op 5, skipped */
+    /* A whole write after the failure, on another queue, clears a; the
+     * readers of b still fail. */
+    uint8_t src[256], out[256];
+    memset(src, 9, sizeof src);
+    ck_assert_int_eq(devq_queue_write(fx.q2, fx.a, 0, src, sizeof src), 0);
+    ck_assert_int_eq(devq_queue_exec(fx.q2, k, read_a, 4, &l), 0);    /* c = a, good again */
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_buffer_status(fx.a), 0);
+    ck_assert_int_eq(devq_buffer_status(fx.c), 0);
+    conf_download(fx.q3, out, fx.c, sizeof out);
+    ck_assert_int_eq(out[0], 9);
+    ck_assert_int_eq(out[255], 9);
+    ck_assert_int_eq(devq_queue_read(fx.q3, out, fx.b, 0, sizeof out), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q3), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q3, 10 * SEC), -EIO);
+    assert_mentions("reader of b", "reads buffer");
+    devq_kernel_destroy(k);
+}
+END_TEST
+
+/* A batch counts a buffer's unissued uses once, held by its latest use
+ * (record.c): a free must still wait for the last use of the batch, not
+ * the first, when the batch parks between them.  With `others` buffers
+ * used in between, the recorder's memo forgets x and counts it twice;
+ * that must hold too.  Freed early, x's memory would go back to the
+ * stack while ops 3 and 4 still write and read it. */
+static void free_waits_for_the_last_use(int others)
+{
+    const size_t size = 4096;
+    devq_buffer *x = conf_buffer(fx.dev, size), *o[24];
+    ck_assert_int_le(others, 24);
+    for (int i = 0; i < others; i++)
+        o[i] = conf_buffer(fx.dev, 256);
+    uint8_t out[4096];
+    memset(out, 0, sizeof out);
+    ck_assert_int_eq(devq_queue_fill(fx.q1, x, 0, size, 0x11), 0);     /* issued before the park */
+    for (int i = 0; i < others; i++)
+        ck_assert_int_eq(devq_queue_fill(fx.q1, o[i], 0, 256, (uint8_t)i), 0);
+    ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0);           /* parks here */
+    ck_assert_int_eq(devq_queue_fill(fx.q1, x, 0, size, 0x55), 0);
+    ck_assert_int_eq(devq_queue_read(fx.q1, out, x, 0, size), 0);
+    ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
+    /* A backend that waits on the device issues the rest at once, and the
+     * free goes out in stream order behind it; the others park, and the
+     * free must wait for them. */
+    devq_device_info info;
+    ck_assert_int_eq(devq_device_info_get(fx.dev, &info), 0);
+    int parks = !(info.caps & DEVQ_CAP_WAIT_VALUE);
+    devq_mem_stats st0, st1;
+    ck_assert_int_eq(devq_mem_stats_get(fx.dev, &st0), 0);
+    ck_assert_int_eq(devq_buffer_free(x, NULL), 0);
+    ck_assert_int_eq(devq_mem_stats_get(fx.dev, &st1), 0);
+    ck_assert_msg(!parks || st1.frees == st0.frees, "x was freed (%llu -> %llu frees) while the batch had "
+                  "two uses of it left", (unsigned long long)st0.frees, (unsigned long long)st1.frees);
+    /* Memory handed out now must not be x's. */
+    devq_buffer *y = conf_buffer(fx.dev, size);
+    uint8_t ones[4096];
+    memset(ones, 0x77, sizeof ones);
+    conf_upload(fx.q2, y, ones, size);
+    ck_assert_int_eq(devq_signal_set(fx.gate, 1), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 10 * SEC), 0);
+    ck_assert_int_eq(out[0], 0x55);
+    ck_assert_int_eq(out[size - 1], 0x55);
+    conf_download(fx.q2, out, y, size);
+    ck_assert_int_eq(out[0], 0x77);
+    ck_assert_int_eq(out[size - 1], 0x77);
+    ck_assert_int_eq(devq_mem_stats_get(fx.dev, &st1), 0);
+    ck_assert_uint_eq(st1.frees, st0.frees + 1);          /* and then it was freed */
+    devq_buffer_free(y, NULL);
+    for (int i = 0; i < others; i++)
+        devq_buffer_free(o[i], NULL);
+}
+
+START_TEST(free_waits_for_the_last_use_in_a_batch) { free_waits_for_the_last_use(0); }
+END_TEST
+START_TEST(free_waits_for_the_last_use_past_the_memo) { free_waits_for_the_last_use(24); }
+END_TEST
+
 /* ---- drops: every dropped batch fails the signals it would have signalled ---- */
 
 START_TEST(discard_fails_signals_before_and_after_the_error)
@@ -496,6 +601,9 @@ Suite *conf_failmodel_suite(void)
     tcase_add_test(tc, partial_copy_keeps_the_failure);
     tcase_add_test(tc, failure_does_not_spread_to_what_was_only_read);
     tcase_add_test(tc, failed_kernel_spoils_what_it_writes);
+    tcase_add_test(tc, repeated_uses_fail_from_the_failure_on);
+    tcase_add_test(tc, free_waits_for_the_last_use_in_a_batch);
+    tcase_add_test(tc, free_waits_for_the_last_use_past_the_memo);
     suite_add_tcase(s, tc);
     tc = tcase_create("drops");
     tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
