@@ -169,6 +169,18 @@ struct devq_backend_ops {
     void (*kernel_destroy)(devq_pl_kernel *k);
     int  (*launch)(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
                    const struct devq_pl_arg *args, size_t nargs);
+
+    /* ---- appended in ABI 1 (present when `size` covers them) ---- */
+    /* Optional: 1 when every op queued on s so far has completed (host
+     * callbacks returned) and no error is latched for the next host
+     * callback; else 0.  Unlike the other ops it may be called from any
+     * thread, concurrently with calls on s and with s's own progress, so
+     * it must not lock, block or report: an answer that is right at some
+     * moment during the call is enough.  With it, libdevq completes a
+     * batch of only signals submitted behind nothing on the host, without
+     * a host callback (devq-plugin(7)); without it every batch ends in a
+     * host callback. */
+    int  (*stream_idle)(devq_pl_stream *s);
 };
 
 /* The one symbol a plugin exports.  Return 0 and set *ops, or a negative
