@@ -7,7 +7,7 @@ libdevq_core_la_SOURCES += \
 	lib/queue/hazard.c lib/queue/hazard.h lib/queue/completion.c lib/queue/cycle.c lib/queue/blocker.c lib/queue/blocker.h \
 	lib/queue/buffer.c lib/queue/buffer_fail.c lib/queue/batch_walk.c lib/queue/kernel.c \
 	lib/queue/barrier.c lib/queue/timestamp.c lib/queue/value_wait.c lib/queue/value_wait.h \
-	lib/queue/synchronize.c
+	lib/queue/synchronize.c lib/queue/inline.c
 
 # The backend-agnostic conformance suites: one binary, run once per backend
 # by the tests/conformance-<backend> wrappers (DEVQ_TEST_DEVICE picks it).
@@ -21,7 +21,7 @@ tests_conformance_conformance_SOURCES = \
 	tests/conformance/conf_deferral.c tests/conformance/conf_memory.c \
 	tests/conformance/conf_tracker.c tests/conformance/conf_timing.c \
 	tests/conformance/conf_hazards.c tests/conformance/conf_race.c \
-	tests/conformance/conf_names.c
+	tests/conformance/conf_names.c tests/conformance/conf_inline.c
 tests_conformance_conformance_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 # -export-dynamic: kernels are looked up in the running program.
 tests_conformance_conformance_LDFLAGS = $(AM_LDFLAGS) -export-dynamic

@@ -396,6 +396,47 @@ START_TEST(test_host_fn_error_latches)
 }
 END_TEST
 
+/* stream_idle: 1 only when every op queued ran and no error waits in the
+ * latch for the next host callback (lib completes signal-only batches
+ * at submit on it). */
+START_TEST(test_stream_idle)
+{
+    ck_assert_ptr_nonnull(ops->stream_idle);
+    devq_pl_stream *s = stream_new(0);
+    ck_assert_int_eq(ops->stream_idle(s), 1);              /* nothing queued yet */
+    struct gate g = GATE_INIT;
+    ck_assert_int_eq(ops->host_fn(s, cb_gate, &g), 0);
+    gate_await_arrivals(&g, 1);
+    ck_assert_int_eq(ops->stream_idle(s), 0);              /* running */
+    gate_open(&g);
+    stream_sync(s);
+    ck_assert_int_eq(ops->stream_idle(s), 1);
+    struct status_log log = { .ret = { -EPIPE, 0 } };
+    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);  /* latches -EPIPE */
+    stream_sync(s);
+    ck_assert_int_eq(ops->stream_idle(s), 0);              /* ran, but an error is latched */
+    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);  /* takes it */
+    stream_sync(s);
+    ck_assert_int_eq(ops->stream_idle(s), 1);
+    ck_assert_int_eq(log.status[1], -EPIPE);
+    /* A failed kernel latches too. */
+    devq_pl_kernel *k;
+    ck_assert_int_eq(ops->kernel_load(dev, NULL, 0, "cpu_test_fail_kernel", &k), 0);
+    atomic_int groups_run = 0;
+    struct devq_pl_arg arg = { .is_buffer = 1, .device_ptr = &groups_run };
+    devq_launch l = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
+    ck_assert_int_eq(ops->launch(s, k, &l, &arg, 1), 0);
+    stream_sync(s);
+    ck_assert_int_eq(ops->stream_idle(s), 0);
+    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);
+    stream_sync(s);
+    ck_assert_int_eq(ops->stream_idle(s), 1);
+    ck_assert_int_eq(log.status[2], -EDOM);
+    ops->kernel_destroy(k);
+    ops->stream_destroy(s);
+}
+END_TEST
+
 /* ---- kernels ---- */
 
 int cpu_test_record_groups(void *const *args, const devq_cpu_group *g);
@@ -1160,6 +1201,7 @@ static Suite *cpu_suite(void)
     tcase_add_test(t, test_event_outlives_stream);
     tcase_add_test(t, test_host_fn_status_after_failed_kernel);
     tcase_add_test(t, test_host_fn_error_latches);
+    tcase_add_test(t, test_stream_idle);
     tcase_add_test(t, test_kernel_from_process);
     tcase_add_test(t, test_launch_records_recycled);
     tcase_add_test(t, test_kernel_from_shared_object);

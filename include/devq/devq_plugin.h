@@ -219,6 +219,17 @@ struct devq_backend_ops {
     /* Abort the communicator: its blocked ops end (with undefined data)
      * and every later chan_enqueue fails.  From any thread. */
     void (*chan_abort)(devq_pl_chan *c);
+    /* ---- appended in ABI 1 (present when `size` covers them) ---- */
+    /* Optional: 1 when every op queued on s so far has completed (host
+     * callbacks returned) and no error is latched for the next host
+     * callback; else 0.  Unlike the other ops it may be called from any
+     * thread, concurrently with calls on s and with s's own progress, so
+     * it must not lock, block or report: an answer that is right at some
+     * moment during the call is enough.  With it, libdevq completes a
+     * batch of only signals submitted behind nothing on the host, without
+     * a host callback (devq-plugin(7)); without it every batch ends in a
+     * host callback. */
+    int  (*stream_idle)(devq_pl_stream *s);
 };
 
 /* The one symbol a plugin exports.  Return 0 and set *ops, or a negative

@@ -33,6 +33,9 @@ struct devq_device_stats {
     _Atomic uint64_t batches_submitted, batches_deferred;
     _Atomic uint64_t waits_inserted, waits_elided, wait_cycles;
     _Atomic uint64_t signal_waits_aligned, signal_waits_dropped, signal_waits_native;
+    /* Batches completed at submit (lib/queue/inline.c): one count for both
+     * submitted and completed, which devq_stats_get adds it to. */
+    _Atomic uint64_t batches_inline;
     /* Counted by completion callbacks on the streams' threads: at least a
      * cache line away from the above, which a submit adds to every batch
      * (they shared a line, moving it between the two cores twice a batch). */

@@ -16,8 +16,9 @@ DEVQ_API int devq_stats_get(devq_device *dev, devq_stats *st)
     if (!st)
         return devq__err(-EINVAL, "devq_stats_get: st is NULL");
     struct devq_device_stats *s = &dev->stats;
-    st->batches_submitted = atomic_load(&s->batches_submitted);
-    st->batches_completed = atomic_load(&s->batches_completed);
+    uint64_t inl = atomic_load(&s->batches_inline);
+    st->batches_submitted = atomic_load(&s->batches_submitted) + inl;
+    st->batches_completed = atomic_load(&s->batches_completed) + inl;
     st->batches_deferred = atomic_load(&s->batches_deferred);
     st->batches_failed = atomic_load(&s->batches_failed);
     st->wait_cycles = atomic_load(&s->wait_cycles);

@@ -145,6 +145,10 @@ int  devq__record_commit(struct devq_queue *q, int r);
  * error the backend gave (0: none; the batch is done either way). */
 #define DEVQ_ISSUE_PARK 1
 int  devq__issue(struct devq_queue *q, struct batch *b);
+/* inline.c: complete b (its recorder role held) at submit when it only
+ * signals and every earlier batch of q completed: 1 done (the role given
+ * back), 0 not eligible (nothing changed). */
+int  devq__submit_inline(struct devq_queue *q, struct batch *b);
 /* defer.c: submit (issue or park) a batch; issue what a queue's FIFO
  * lets go (device lock held). */
 int  devq__submit_locked(struct devq_queue *q, struct batch *b);

@@ -530,6 +530,8 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
         devq__queue_record_failure(q, r, msg);
         return devq__err(r, "devq_queue_submit: %s", msg);
     }
+    if (devq__submit_inline(q, b))     /* signals only, nothing before it pending */
+        return 0;
     b->seq = atomic_fetch_add(&q->submitted, 1) + 1;
     atomic_fetch_add(&q->dev->stats.batches_submitted, 1);
     pthread_mutex_lock(&q->dev->lock);

@@ -113,6 +113,7 @@ struct devq_pl_stream {
     int error;                      /* latched error, worker-only */
     char error_msg[192];            /* its detail, reported to the next host callback */
     _Atomic uint64_t completed;     /* ops finished (= last completed sequence) */
+    _Atomic uint64_t clean_upto;    /* last sequence after which no error was latched */
     _Atomic uint32_t done_word;     /* futex for waiters of `completed` */
 
     /* Waiters: the smallest sequence somebody sleeps for. */
@@ -172,6 +173,8 @@ static inline uint64_t cpu_stream_publish(devq_pl_stream *s)
 }
 /* Wait until s completed `seq`: spin briefly, then futex.  0 or -ETIMEDOUT. */
 int  cpu_stream_wait_seq(devq_pl_stream *s, uint64_t seq, uint64_t deadline_ns);
+/* The stream_idle op: everything queued ran and no error is latched. */
+int  cpu_stream_idle(devq_pl_stream *s);
 void cpu_stream_ref(devq_pl_stream *s);
 void cpu_stream_unref(devq_pl_stream *s);
 static inline uint64_t cpu_stream_completed(devq_pl_stream *s)

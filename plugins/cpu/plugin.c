@@ -54,6 +54,8 @@ static const struct devq_backend_ops cpu_ops = {
     .kernel_load = cpu_kernel_load,
     .kernel_destroy = cpu_kernel_destroy,
     .launch = cpu_launch,
+
+    .stream_idle = cpu_stream_idle,
 };
 
 int devq__cpu_plugin_init(const struct devq_host *host, uint32_t host_abi,

@@ -115,6 +115,9 @@ static void cpu_op_run(devq_pl_stream *s, struct cpu_op *op)
 
 static void cpu_stream_complete(devq_pl_stream *s, uint64_t done)
 {
+    /* `error` is the worker's; stream_idle reads this instead. */
+    if (!s->error)
+        atomic_store_explicit(&s->clean_upto, done, memory_order_release);
     atomic_store_explicit(&s->completed, done, memory_order_seq_cst);
     if (atomic_load_explicit(&s->wake_at, memory_order_seq_cst) > done)
         return;
@@ -177,6 +180,15 @@ static void *cpu_worker(void *arg)
             break;
     }
     return NULL;
+}
+
+/* Any thread, lock-free: `enqueued` is published by the producer, and
+ * clean_upto reaches it only once the worker has run every op up to it
+ * and none of them left an error latched for the next host callback. */
+int cpu_stream_idle(devq_pl_stream *s)
+{
+    uint64_t n = atomic_load_explicit(&s->enqueued, memory_order_acquire);
+    return atomic_load_explicit(&s->clean_upto, memory_order_acquire) == n;
 }
 
 /* The worker was seen asleep (cpu_stream_publish checked). */

@@ -23,5 +23,6 @@ int main(void)
     srunner_add_suite(sr, conf_timing_suite());
     srunner_add_suite(sr, conf_race_suite());
     srunner_add_suite(sr, conf_names_suite());
+    srunner_add_suite(sr, conf_inline_suite());
     return check_run_runner(sr);
 }

@@ -96,6 +96,8 @@ struct soak_batch {
     int status;                  /* final: 0 or the failure */
     bool done;                   /* final wait returned */
     char msg[520];               /* devq_errmsg() after a failed final wait */
+    devq_signal *tail;           /* a signal-only batch right after it (tail_batch) */
+    int tail_rc;                 /* its devq_queue_signal/submit result */
 };
 
 struct soak_buf {

@@ -286,6 +286,33 @@ static void hostfn_cb(void *arg)
     atomic_fetch_add(&((struct soak_batch *)arg)->hostfn_ran, 1);
 }
 
+/* A batch of only a signal, submitted right after batch b on its queue:
+ * lib completes it at submit when the queue has nothing pending
+ * (lib/queue/inline.c), and it must never be set before b settled.  Read
+ * in that order (the tail, then b), a set tail with b unsettled is out of
+ * order.  Whether it completes is checked after the finishes. */
+static void tail_batch(struct soak_round *r, int b)
+{
+    struct soak_batch *sb = &r->batch[b];
+    if (devq_signal_create(0, &sb->tail) < 0) {
+        sb->tail = NULL;
+        return;
+    }
+    /* Give b a moment when nothing holds it up, so the tail often finds
+     * the queue idle (then it is completed at submit) and sometimes just
+     * not yet (b's signal set, its completion not published). */
+    if (!sb->block && !sb->host_dep)
+        devq_signal_wait(sb->sig, 1, 5 * SOAK_MS);
+    int rc = devq_queue_signal(r->q[sb->q].q, sb->tail, 1);
+    sb->tail_rc = rc < 0 ? rc : devq_queue_submit(r->q[sb->q].q);
+    if (sb->tail_rc < 0) {
+        soak_fail(r, "the signal-only batch after batch %d (queue %d): %d %s", b, sb->q, sb->tail_rc, devq_errmsg());
+        return;
+    }
+    if (devq_signal_value(sb->tail) >= 1 && devq_signal_value(sb->sig) < 1 && devq_signal_status(sb->sig) == 0)
+        soak_fail(r, "the signal-only batch after batch %d (queue %d) was set before batch %d settled", b, sb->q, b);
+}
+
 static void batch_end(struct soak_round *r, int b)
 {
     struct soak_batch *sb = &r->batch[b];
@@ -320,6 +347,13 @@ static void batch_end(struct soak_round *r, int b)
             soak_fail(r, "devq_queue_submit of batch %d on %s: %d %s", b, dev_names[q->dev], sb->submit_rc, msg);
         if (r->plan->fault == FAULT_CUDA_STICKY && q->dev == 1)
             r->device_lost = true;
+    }
+    /* Every third batch on cpu (decided without the round's random
+     * stream, so plans and replays are unchanged; cuda's fault injection
+     * counts driver calls, so not there). */
+    if (q->dev == 0 && sb->submit_rc == 0 && b % 3 == 2) {
+        tail_batch(r, b);
+        TRACE("batch %d q%d: signal-only tail (its batch %d)\n", b, sb->q, ++nth[sb->q]);
     }
 }
 
@@ -951,6 +985,13 @@ static int finish_and_check_memory(struct soak_round *r)
             soak_fail(r, "second devq_queue_finish(queue %d) after a reported failure: %d %s", i, rc,
                       devq_errmsg());
     }
+    /* A signal-only tail fails only with its queue: every one is set. */
+    for (int b = 0; b < r->nbatches; b++) {
+        int rc;
+        if (r->batch[b].tail && r->batch[b].tail_rc == 0 && (rc = devq_signal_wait(r->batch[b].tail, 1, 0)) != 0)
+            soak_fail(r, "the signal-only batch after batch %d (queue %d) did not complete: %d %s", b,
+                      r->batch[b].q, rc, devq_errmsg());
+    }
     for (int d = 0; d < SOAK_NDEV; d++) {
         if (!r->dev[d])
             continue;
@@ -1006,8 +1047,11 @@ static void close_all(struct soak_round *r)
     }
     if (r->failk)
         devq_kernel_destroy(r->failk);
-    for (int b = 0; b < r->nbatches; b++)
+    for (int b = 0; b < r->nbatches; b++) {
         devq_signal_destroy(r->batch[b].sig);
+        if (r->batch[b].tail)
+            devq_signal_destroy(r->batch[b].tail);
+    }
     if (r->host_sig)
         devq_signal_destroy(r->host_sig);
     for (int d = 0; d < SOAK_NDEV; d++)
