@@ -9,3 +9,10 @@ bench: $(DEVQ_BENCHES)
 	done
 .PHONY: bench
 EXTRA_DIST += bench/RESULTS.md bench/ratios.svg
+
+# Memory per object (batch, op, buffer handle, signal, queue) and the heap
+# and RSS over 10^7 completed batches (issue 19).
+noinst_PROGRAMS += bench/bench_footprint
+DEVQ_BENCHES += bench/bench_footprint
+bench_bench_footprint_SOURCES = bench/bench_footprint.c
+bench_bench_footprint_LDADD = libdevq.la

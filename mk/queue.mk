@@ -85,3 +85,9 @@ tests_mem_events_SOURCES = tests/mem_events.c
 tests_mem_events_LDADD = libdevq.la
 TESTS += tests/test_mem_trace.sh
 dist_noinst_SCRIPTS += tests/test_mem_trace.sh
+
+# No heap growth with the number of batches completed (issue 19); not
+# timed; skips under sanitizers and valgrind.
+check_PROGRAMS += tests/test_rss_flat
+TESTS += tests/test_rss_flat
+tests_test_rss_flat_LDADD = libdevq.la
