@@ -20,7 +20,7 @@ endif
 # The channel suite under mpirun -np 2 (tests/channels-mpi; skips, exit
 # 77, without an MPI launcher or the engine).
 check_PROGRAMS += tests/channel/chan_suite
-tests_channel_chan_suite_SOURCES = tests/channel/chan_suite.c plugins/mpi/half.h
+tests_channel_chan_suite_SOURCES = tests/channel/chan_suite.c tests/channel/chan_ref.h plugins/mpi/half.h
 tests_channel_chan_suite_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_channel_chan_suite_LDADD = libdevq.la
 TESTS += tests/channels-mpi
@@ -36,7 +36,7 @@ devqinclude_HEADERS += include/devq/devq_mpi.h
 dist_noinst_SCRIPTS += tests/channels-mpi-comm
 if BUILD_MPI
 check_PROGRAMS += tests/channel/mpi_comm
-tests_channel_mpi_comm_SOURCES = tests/channel/mpi_comm.c
+tests_channel_mpi_comm_SOURCES = tests/channel/mpi_comm.c tests/channel/chan_ref.h plugins/mpi/half.h
 tests_channel_mpi_comm_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 tests_channel_mpi_comm_LDADD = libdevq.la $(MPI_LIBS)
 TESTS += tests/channels-mpi-comm

@@ -76,7 +76,7 @@ TESTS += tests/channels-hip-emu
 CHAN_GPU_DEPS += tests/emu/libamdhip64-emu.la tests/emu/librccl-emu.la
 endif
 EXTRA_tests_channel_chan_gpu_DEPENDENCIES = $(CHAN_GPU_DEPS)
-tests_channel_chan_gpu_SOURCES = tests/channel/chan_gpu.c plugins/mpi/half.h
+tests_channel_chan_gpu_SOURCES = tests/channel/chan_gpu.c tests/channel/chan_ref.h plugins/mpi/half.h
 tests_channel_chan_gpu_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_channel_chan_gpu_LDADD = libdevq.la
 dist_noinst_SCRIPTS += tests/channels-cuda-emu tests/channels-hip-emu

@@ -16,6 +16,7 @@
 #include "channel.h"
 #include "device.h"
 #include "error.h"
+#include "futex.h"
 
 #define ID_MAX 512                             /* NCCL's id is 128 bytes */
 #define BOOT_TIMEOUT_NS (60ull * 1000000000ull)
@@ -41,13 +42,6 @@ int devq__channel_under_launcher(void)
     return 0;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* One broadcast of m from rank 0 over boot, waited for with bounded
  * back-off (never a blocking MPI wait: see coll.c). */
 static int broadcast(const struct devq_engine_ops *mpi, devq_eng_comm *boot, struct boot_msg *m, const char *fn)
@@ -59,14 +53,14 @@ static int broadcast(const struct devq_engine_ops *mpi, devq_eng_comm *boot, str
     int r = mpi->start(boot, &op, &rq);
     if (r < 0)
         return devq__err(r, "%s: sending rank 0's NCCL/RCCL id over MPI: %s", fn, devq__errmsg_peek());
-    uint64_t start = now_ns(), nap = 1000;
+    uint64_t start = devq__now_ns(), nap = 1000;
     for (;;) {
         int done = 0;
         if ((r = mpi->test(rq, &done)) < 0)
             return devq__err(r, "%s: sending rank 0's NCCL/RCCL id over MPI: %s", fn, devq__errmsg_peek());
         if (done)
             return 0;
-        if (now_ns() - start > BOOT_TIMEOUT_NS) {
+        if (devq__now_ns() - start > BOOT_TIMEOUT_NS) {
             mpi->abandon(rq);              /* m stays the caller's: see below */
             return devq__err(-ETIMEDOUT, "%s: rank 0's NCCL/RCCL id did not arrive over MPI in %llu s: every "
                              "rank must create the channel", fn, BOOT_TIMEOUT_NS / 1000000000ull);

@@ -64,13 +64,6 @@ static size_t dtype_size(enum devq_dtype t)
     return 0;
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The first cause wins.  Under the lock: a queue that gave up waiting
  * for the channel breaks it while another group holds it. */
 void devq__channel_set_broken(devq_channel *ch, const char *msg)
@@ -171,7 +164,7 @@ static void sleep_ns(uint64_t ns)
 int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
 {
     uint64_t timeout = atomic_load(&ch->timeout_ns);
-    uint64_t start = now_ns();
+    uint64_t start = devq__now_ns();
     uint64_t deadline = timeout == UINT64_MAX || start + timeout < start ? UINT64_MAX : start + timeout;
     uint64_t nap = 1000;
     int err = 0;
@@ -202,7 +195,7 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
         }
         if (!left || err)
             break;
-        uint64_t t = now_ns();
+        uint64_t t = devq__now_ns();
         if (t >= deadline) {
             err = -ETIMEDOUT;
             snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) waited %.3f s for its peers and "
@@ -251,7 +244,7 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
     int r = 0;
     if (!(group & DEVQ_WORK_CONT)) {
         uint64_t timeout = atomic_load(&ch->timeout_ns);
-        uint64_t t = now_ns();
+        uint64_t t = devq__now_ns();
         uint64_t deadline = timeout == UINT64_MAX || t + timeout < t ? UINT64_MAX : t + timeout;
         if (acquire(ch, deadline, gid) < 0) {
             /* Never taken: no group of ours to finish.  The op did not

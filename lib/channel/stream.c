@@ -26,6 +26,7 @@
 #include "channel.h"
 #include "device.h"
 #include "error.h"
+#include "futex.h"
 #include "log.h"
 #include "queue.h"
 
@@ -42,13 +43,6 @@ struct devq_chan_flight {
 };
 
 #define WD_POLL_NS 100000000ull       /* the watchdog rereads the timeout this often */
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Under ch->lock. */
 static void flight_unref_locked(devq_channel *ch, struct devq_chan_flight *f)
@@ -69,7 +63,7 @@ static void *watchdog(void *arg)
     pthread_mutex_lock(&ch->lock);
     while (!ch->wd_stop) {
         uint64_t timeout = atomic_load(&ch->timeout_ns);
-        uint64_t t = now_ns(), next = t + WD_POLL_NS;
+        uint64_t t = devq__now_ns(), next = t + WD_POLL_NS;
         struct devq_chan_flight *late = NULL;
         for (struct devq_chan_flight *f = ch->flights; f; f = f->next) {
             if (!f->start_ns || f->done || timeout == UINT64_MAX)
@@ -115,7 +109,7 @@ static int stamp_cb(void *arg, int status)
     struct devq_chan_flight *f = arg;
     devq_channel *ch = f->ch;
     pthread_mutex_lock(&ch->lock);
-    f->start_ns = now_ns();
+    f->start_ns = devq__now_ns();
     flight_unref_locked(ch, f);
     pthread_cond_signal(&ch->wd_cv);
     pthread_mutex_unlock(&ch->lock);

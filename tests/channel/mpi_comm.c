@@ -17,19 +17,8 @@
 #include <string.h>
 #include <devq/devq_mpi.h>
 
-static int wrank = -1, failures;
+#include "chan_ref.h"
 
-#define CHECK(cond, ...)                                                            \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", wrank, __FILE__,  \
-                    __LINE__, #cond);                                               \
-            fprintf(stderr, __VA_ARGS__);                                           \
-            fprintf(stderr, " (devq_errmsg: %s)\n", devq_errmsg());                 \
-            failures++;                                                             \
-        }                                                                           \
-    } while (0)
-#define OK(call) CHECK((call) == 0, "%s", #call)
 #define TIMEOUT_NS (60ull * 1000000000ull)
 
 static devq_device *dev;
@@ -70,9 +59,9 @@ static void test_world(int wsize)
     OK(devq_channel_create(dev, NULL, &ch));
     if (!ch)
         return;
-    CHECK(devq_channel_rank(ch) == wrank && devq_channel_size(ch) == wsize, "world rank %d size %d",
+    CHECK(devq_channel_rank(ch) == rank && devq_channel_size(ch) == wsize, "world rank %d size %d",
           devq_channel_rank(ch), devq_channel_size(ch));
-    check_sum(ch, wrank, wsize * (wsize + 1) / 2, "world");
+    check_sum(ch, rank, wsize * (wsize + 1) / 2, "world");
     devq_channel_destroy(ch);
 }
 
@@ -81,16 +70,16 @@ static void test_world(int wsize)
 static void test_reversed(int wsize)
 {
     MPI_Comm rev;
-    CHECK(MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - 1 - wrank, &rev) == MPI_SUCCESS, "split");
+    CHECK(MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - 1 - rank, &rev) == MPI_SUCCESS, "split");
     devq_channel *ch = NULL;
     OK(devq_channel_create_mpi(dev, rev, &ch));
     if (ch) {
         int crank;
         MPI_Comm_rank(rev, &crank);
-        CHECK(devq_channel_rank(ch) == crank && crank == wsize - 1 - wrank, "rank %d, communicator's %d",
+        CHECK(devq_channel_rank(ch) == crank && crank == wsize - 1 - rank, "rank %d, communicator's %d",
               devq_channel_rank(ch), crank);
         CHECK(devq_channel_size(ch) == wsize, "size %d", devq_channel_size(ch));
-        check_sum(ch, wrank, wsize * (wsize + 1) / 2, "reversed");
+        check_sum(ch, rank, wsize * (wsize + 1) / 2, "reversed");
         /* The program's own traffic on rev does not meet devq's (devq
          * talks on a duplicate): an MPI_Allreduce still sees its own data. */
         int one = 1, all = 0;
@@ -107,13 +96,13 @@ static void test_reversed(int wsize)
 static void test_singletons(void)
 {
     MPI_Comm solo;
-    CHECK(MPI_Comm_split(MPI_COMM_WORLD, wrank, 0, &solo) == MPI_SUCCESS, "split");
+    CHECK(MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &solo) == MPI_SUCCESS, "split");
     devq_channel *ch = NULL;
     OK(devq_channel_create_mpi(dev, solo, &ch));
     if (ch) {
         CHECK(devq_channel_rank(ch) == 0 && devq_channel_size(ch) == 1, "rank %d size %d",
               devq_channel_rank(ch), devq_channel_size(ch));
-        check_sum(ch, wrank, wrank + 1, "singleton");
+        check_sum(ch, rank, rank + 1, "singleton");
         /* A devq split of it works too (the engine's communicator is an
          * ordinary one). */
         devq_channel *sub = NULL;
@@ -161,7 +150,7 @@ int main(int argc, char **argv)
         return 1;
     }
     int wsize;
-    MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     const char *spec = getenv("DEVQ_TEST_DEVICE") ? getenv("DEVQ_TEST_DEVICE") : "cpu";
     if (devq_device_open(spec, &dev) < 0) {
@@ -187,7 +176,7 @@ int main(int argc, char **argv)
     /* Every rank's verdict, so one rank's failure fails the run on both. */
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    printf("rank %d: mpi_comm: %s (%d failure(s) on all ranks)\n", wrank, all ? "FAILED" : "ok", all);
+    printf("rank %d: mpi_comm: %s (%d failure(s) on all ranks)\n", rank, all ? "FAILED" : "ok", all);
     MPI_Finalize();
     return all ? 1 : 0;
 }
