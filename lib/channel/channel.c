@@ -41,7 +41,9 @@ static void channel_free(struct devq_object *o)
     pthread_mutex_destroy(&ch->lock);
     pthread_cond_destroy(&ch->idle);
     pthread_cond_destroy(&ch->wd_cv);
+    pthread_cond_destroy(&ch->abort_cv);
     free(ch->pend);
+    free(ch->pend_in);
     free(ch->reqs);
     free(ch->req_names);
     free(ch->spans);
@@ -85,6 +87,7 @@ static int wrap(struct devq_device *dev, const struct devq_engine_ops *eng, devq
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&ch->idle, &ca);
     pthread_cond_init(&ch->wd_cv, &ca);
+    pthread_cond_init(&ch->abort_cv, &ca);
     pthread_condattr_destroy(&ca);
     devq__log(DEVQ_LOG_FULL, "channel #%u: rank %d of %d on %s:%d (%s)", ch->number, ch->rank, ch->size,
               dev->info.backend, dev->info.ordinal, ch->engine_name);

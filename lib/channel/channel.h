@@ -45,13 +45,16 @@ struct devq_channel {
     size_t nreqs, capreqs;
     /* Stream channels.  The group being issued (device lock): */
     struct devq_eng_op *pend;
+    struct devq_buffer **pend_in;          /* what each pending op reads, or NULL */
     size_t npend, cappend;
     const void *pend_gid;
     /* Groups enqueued and not yet completed, for the watchdog (lock). */
     struct devq_chan_flight *flights;
     pthread_t watchdog;
     int wd_started, wd_stop, aborted;
+    int abort_req, abort_done;             /* a group's input failed: the watchdog aborts */
     pthread_cond_t wd_cv;
+    pthread_cond_t abort_cv;               /* abort_done set */
 };
 
 

@@ -86,7 +86,11 @@ int devq__channel_broken_err(devq_channel *ch)
     int b = ch->broken;
     snprintf(msg, sizeof msg, "%s", ch->broken_msg);
     pthread_mutex_unlock(&ch->lock);
-    return b ? devq__err(-EIO, "channel #%u: %s", ch->number, msg) : 0;
+    if (!b)
+        return 0;
+    /* Most causes name the channel already. */
+    return !strncmp(msg, "channel #", 9) ? devq__err(-EIO, "%s", msg)
+                                         : devq__err(-EIO, "channel #%u: %s", ch->number, msg);
 }
 
 /* Take the channel for a group: wait (bounded) for another queue's

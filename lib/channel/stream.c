@@ -16,7 +16,15 @@
  *    communicator when a group has run longer than the channel's
  *    timeout (devq_channel_set_timeout), which ends its blocked ops, and
  *    breaks the channel with a message saying so.  Waiters therefore
- *    never hang on a peer that does not come. */
+ *    never hang on a peer that does not come;
+ *  - failed inputs (DESIGN §5a): the tracker orders the group after its
+ *    inputs' writers, whose verdict is known when the stamp callback
+ *    runs.  A group that would read a failed buffer must not run: the
+ *    peers would get a result computed from failed data, unmarked.  The
+ *    stamp callback holds the stream there while the watchdog aborts
+ *    the communicator (NCCL may not be called from a stream callback),
+ *    so the group ends without data and the peers' ops fail; the channel
+ *    breaks naming the buffer and its cause. */
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +48,8 @@ struct devq_chan_flight {
     const char *what;                 /* the last member's kind */
     int refs;                         /* under ch->lock */
     int done;
+    size_t nin;
+    devq_buffer *in[];                /* what the members read (the batch holds them) */
 };
 
 #define WD_POLL_NS 100000000ull       /* the watchdog rereads the timeout this often */
@@ -74,6 +84,19 @@ static void *watchdog(void *arg)
             else if (dl < next)
                 next = dl;
         }
+        if (ch->abort_req && !ch->aborted) {
+            /* A stamp callback found a failed input and holds the stream
+             * until the communicator is aborted (its message is the
+             * channel's cause already). */
+            ch->aborted = 1;
+            pthread_mutex_unlock(&ch->lock);
+            devq__log(DEVQ_LOG_BASIC, "%s", ch->broken_msg);
+            ch->pl->chan_abort(ch->pc);
+            pthread_mutex_lock(&ch->lock);
+            ch->abort_done = 1;
+            pthread_cond_broadcast(&ch->abort_cv);
+            continue;
+        }
         if (late && !ch->aborted) {
             char msg[DEVQ_CHANNEL_MSG_MAX];
             snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) ran %.3f s on the device stream "
@@ -93,6 +116,8 @@ static void *watchdog(void *arg)
              * callbacks find the channel broken with this cause. */
             ch->pl->chan_abort(ch->pc);
             pthread_mutex_lock(&ch->lock);
+            ch->abort_done = 1;
+            pthread_cond_broadcast(&ch->abort_cv);
             continue;
         }
         struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
@@ -102,14 +127,49 @@ static void *watchdog(void *arg)
     return NULL;
 }
 
+/* The first of f's inputs that failed: the channel breaks naming it and
+ * its cause (under ch->lock; the buffers are alive while the group is
+ * not done: its batch holds them until its completion). */
+static int failed_input_locked(devq_channel *ch, const struct devq_chan_flight *f)
+{
+    for (size_t i = 0; i < f->nin; i++) {
+        char cause[256];
+        if (!devq__buffer_failed(f->in[i], cause, sizeof cause))
+            continue;
+        if (!ch->broken) {
+            ch->broken = 1;
+            char m[2 * DEVQ_CHANNEL_MSG_MAX];
+            snprintf(m, sizeof m, "channel #%u (rank %d of %d): op %llu (%s) reads %s, "
+                     "which failed: %.160s; the op was withheld and the %s communicator aborted, so no peer gets a "
+                     "result from failed data", ch->number, ch->rank, ch->size,
+                     (unsigned long long)(f->first_op + f->nops - 1), f->what, devq__buffer_label(f->in[i]).s,
+                     cause, ch->engine_name);
+            size_t len = strnlen(m, sizeof ch->broken_msg - 1);      /* cut to fit */
+            memcpy(ch->broken_msg, m, len);
+            ch->broken_msg[len] = '\0';
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* Host callback just before a group: the stream reached it.  Passes the
- * stream's status on to the next callback (the group's completion). */
+ * stream's status on to the next callback (the group's completion).  A
+ * failed input holds the stream here until the watchdog has aborted
+ * the communicator. */
 static int stamp_cb(void *arg, int status)
 {
     struct devq_chan_flight *f = arg;
     devq_channel *ch = f->ch;
     pthread_mutex_lock(&ch->lock);
     f->start_ns = devq__now_ns();
+    if (!status && !f->done && !ch->aborted && failed_input_locked(ch, f)) {
+        ch->abort_req = 1;
+        pthread_cond_signal(&ch->wd_cv);
+    }
+    if (ch->abort_req)
+        while (!ch->abort_done)
+            pthread_cond_wait(&ch->abort_cv, &ch->lock);
     flight_unref_locked(ch, f);
     pthread_cond_signal(&ch->wd_cv);
     pthread_mutex_unlock(&ch->lock);
@@ -128,7 +188,15 @@ static int start_watchdog(devq_channel *ch)
     return r;
 }
 
-static int push_pending(devq_channel *ch, const struct devq_eng_op *op)
+/* What op co reads: its source, or at a broadcast's root the buffer. */
+static devq_buffer *member_input(const struct chan_op *co)
+{
+    if (co->op.kind == DEVQ_ENG_BROADCAST)
+        return co->op.peer == co->ch->rank ? co->span.bufs[1] : NULL;
+    return co->span.bufs[0];
+}
+
+static int push_pending(devq_channel *ch, const struct chan_op *co)
 {
     if (ch->npend == ch->cappend) {
         size_t cap = ch->cappend ? ch->cappend * 2 : 4;
@@ -136,9 +204,14 @@ static int push_pending(devq_channel *ch, const struct devq_eng_op *op)
         if (!p)
             return -ENOMEM;
         ch->pend = p;
+        devq_buffer **in = realloc(ch->pend_in, cap * sizeof *in);
+        if (!in)
+            return -ENOMEM;
+        ch->pend_in = in;
         ch->cappend = cap;
     }
-    ch->pend[ch->npend++] = *op;
+    ch->pend_in[ch->npend] = member_input(co);
+    ch->pend[ch->npend++] = co->op;
     return 0;
 }
 
@@ -168,7 +241,7 @@ int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const
         ch->npend = 0;
         return r;
     }
-    if (push_pending(ch, &co->op) < 0) {
+    if (push_pending(ch, co) < 0) {
         ch->npend = 0;
         devq__channel_set_broken(ch, "channel: out of memory for an op being issued");
         return devq__err(-ENOMEM, "channel #%u: out of memory for an op being issued", ch->number);
@@ -177,7 +250,7 @@ int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const
         return 0;
     size_t n = ch->npend;
     ch->npend = 0;
-    struct devq_chan_flight *f = calloc(1, sizeof *f);
+    struct devq_chan_flight *f = calloc(1, sizeof *f + n * sizeof f->in[0]);
     if (!f || (r = start_watchdog(ch)) < 0) {
         free(f);
         devq__channel_set_broken(ch, "channel: out of memory or threads for the watchdog of an op");
@@ -185,6 +258,9 @@ int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const
                          co->what);
     }
     *f = (struct devq_chan_flight){ .ch = ch, .first_op = op_no + 1 - n, .nops = n, .what = co->what, .refs = 2 };
+    for (size_t i = 0; i < n; i++)
+        if (ch->pend_in[i])
+            f->in[f->nin++] = ch->pend_in[i];
     pthread_mutex_lock(&ch->lock);
     f->next = ch->flights;
     ch->flights = f;
@@ -206,6 +282,11 @@ int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const
         f->done = 1;
         flight_unref_locked(ch, f);      /* no completion will come */
         pthread_mutex_unlock(&ch->lock);
+        /* The stamp may have run first and aborted for a failed input:
+         * that is the root cause. */
+        int pre = devq__channel_broken_err(ch);
+        if (pre < 0)
+            return pre;
         devq__channel_set_broken(ch, msg);
         return devq__err(r, "%s", msg);
     }
@@ -228,6 +309,19 @@ int devq__chan_stream_run(void *data, int status, unsigned group, const void *gi
                  "was issued; this rank is out of step with its peers, so the channel fails its later ops",
                  ch->number, ch->rank, ch->size, co->what);
         devq__channel_set_broken(ch, msg);
+        return 0;
+    }
+    if (group & DEVQ_WORK_PROBE) {
+        /* A later op of the batch could not be queued: the channel's
+         * own failure, when it knows one, is the root cause. */
+        int r = devq__channel_broken_err(ch);
+        if (r < 0)
+            return r;
+        if ((r = ch->pl->chan_error(ch->pc)) < 0) {
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s failed: %s", ch->number, ch->rank, ch->size,
+                     co->what, devq__errmsg_peek());
+            return devq__err(r, "%s", msg);
+        }
         return 0;
     }
     if (status)

@@ -41,6 +41,13 @@ enum op_kind {
  * failed before it.  run is called once per such op, on the issuing
  * thread with the device lock held, only to learn it. */
 #define DEVQ_WORK_SKIPPED 4u
+/* Stream work already issued whose batch then failed to queue a later
+ * op (the device failed under the group, say): run is called on the
+ * issuing thread, device lock held, only to ask whether the work itself
+ * knows of a failure -- the root cause the enqueue failure follows
+ * from.  It returns that error with its message, or 0, and must release
+ * nothing: the completion callback still comes. */
+#define DEVQ_WORK_PROBE 8u
 /* gid: the same for every member of one group (its first op), unique
  * while the batch runs. */
 typedef int (*devq_work_fn)(void *data, int status, unsigned group, const void *gid);

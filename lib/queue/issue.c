@@ -155,6 +155,28 @@ static int issue_stream_work(struct devq_stream *st, struct batch *b, struct op 
     return 0;
 }
 
+/* Op o of b failed to go out with r after stream work w of the same
+ * batch went out: when the work knows why (its engine failed and took
+ * the device with it), that is the batch's cause, and the enqueue
+ * failure follows it; else the enqueue failure stands. */
+static void force_issue_failure(struct batch *b, const struct op *w, int r, const char *where)
+{
+    char issue_msg[256];
+    snprintf(issue_msg, sizeof issue_msg, "%s", devq__errmsg_peek());
+    if (w) {
+        const struct op *head;
+        unsigned group = devq__work_group(b, w, &head) | DEVQ_WORK_PROBE;
+        int pr = w->u.work.run(b->bytes + w->u.work.off, r, group, head);
+        if (pr < 0) {
+            devq__batch_force(b, pr, "%s batch %llu on %s: %s; then: %s", devq__queue_label(b->q).s,
+                              (unsigned long long)b->seq, where, devq__errmsg_peek(), issue_msg);
+            return;
+        }
+    }
+    devq__batch_force(b, r, "%s batch %llu on %s: %s", devq__queue_label(b->q).s, (unsigned long long)b->seq,
+                      where, issue_msg);
+}
+
 static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batch *b, struct op *o)
 {
     const struct devq_backend_ops *ops = dev->ops;
@@ -429,6 +451,7 @@ int devq__issue(struct devq_queue *q, struct batch *b)
     if (b->next_op == 0)
         mark_end_signals(b);
     uint32_t defer_at, split_at, stop, from;
+    const struct op *work_out = NULL;      /* the batch's last stream work out */
 again:
     began = 0;
     from = b->next_op;
@@ -472,8 +495,9 @@ again:
                 devq__device_set_lost(dev, devq_errmsg());
             sync_err = r;
             char dn[48];
-            devq__batch_force(b, r, "%s batch %llu on %s: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
-                  dev_name(dev, dn, sizeof dn), devq_errmsg());
+            force_issue_failure(b, o == work_out ? NULL : work_out, r, dev_name(dev, dn, sizeof dn));
+        } else if (!b->forced_error && o->kind == OP_WORK && o->u.work.issue) {
+            work_out = o;
         }
         devq__op_issued(b, o);      /* its buffer uses are settled either way */
     }
@@ -495,6 +519,10 @@ again:
     if ((r = ops->host_fn(st->pl, devq__end_cb, b)) < 0) {
         if (!sync_err)
             sync_err = r;
+        if (work_out && !b->forced_error) {
+            char dn[48];
+            force_issue_failure(b, work_out, r, dev_name(dev, dn, sizeof dn));
+        }
         devq__complete_inline(b, r);
     }
     /* A backend that refuses with -ENODEV lost the device, whichever call. */

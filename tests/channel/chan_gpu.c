@@ -305,6 +305,51 @@ static int failing_all_reduce(devq_kernel *kfail, devq_signal *failed, char *msg
     return w;
 }
 
+/* DESIGN §5a across ranks: rank 1's input was left failed by a batch on
+ * qb that failed at issue (it waited for a failed signal, so its write
+ * was skipped).  The all_reduce on qa that reads it is ordered after
+ * that write and enqueued at issue; when the stream reaches it the
+ * input's failure is known, and the group must not run: rank 1 fails
+ * naming the buffer, and rank 0 must fail too -- never get a sum made
+ * from rank 1's stale data. */
+static int failed_input_all_reduce(char *msg, size_t len, uint64_t *ms)
+{
+    enum { N = 64 };
+    int32_t host[N], out[N];
+    for (int i = 0; i < N; i++)
+        host[i] = i;
+    devq_buffer *b = alloc(sizeof host);
+    OK(devq_queue_write(qa, b, 0, host, sizeof host));
+    finish(qa);
+    if (rank == 1) {
+        devq_signal *failed = NULL;
+        OK(devq_signal_create(0, &failed));
+        OK(devq_signal_fail(failed, -EIO));
+        OK(devq_queue_wait(qb, failed, 1));
+        OK(devq_queue_write(qb, b, 0, host, sizeof host));
+        devq_queue_submit(qb);
+        CHECK(devq_queue_finish(qb, 60 * SEC) < 0, "input: qb's batch did not fail");
+        CHECK(devq_buffer_status(b) < 0, "input: the skipped write did not fail the buffer");
+        devq_signal_destroy(failed);
+    }
+    uint64_t t0 = now_ms();
+    devq_signal *s = NULL;
+    OK(devq_signal_create(0, &s));
+    OK(devq_queue_all_reduce(qa, ch, b, 0, b, 0, N, DEVQ_I32, DEVQ_SUM));
+    OK(devq_queue_signal(qa, s, 1));
+    OK(devq_queue_read(qa, out, b, 0, sizeof out));
+    devq_queue_submit(qa);
+    int w = devq_signal_wait(s, 1, 60 * SEC);
+    snprintf(msg, len, "%s", devq_errmsg());
+    int f = devq_queue_finish(qa, 60 * SEC);
+    *ms = now_ms() - t0;
+    CHECK(f < 0, "input: the queue finished without the batch's failure");
+    CHECK(devq_buffer_status(b) < 0, "input: the all_reduce's result is not marked failed");
+    devq_signal_destroy(s);
+    devq_buffer_free(b, NULL);
+    return w;
+}
+
 /* The batch's cause (its signal's failure) has both needles. */
 static int cause_has(const char *msg, const char *a, const char *b)
 {
@@ -335,7 +380,8 @@ static void test_fault(const char *which)
         OK(devq_signal_create(0, &failed));
         OK(devq_signal_fail(failed, -EIO));
     }
-    int r = failing_all_reduce(kf, failed, msg, sizeof msg, &ms);
+    int r = !strcmp(which, "input") ? failed_input_all_reduce(msg, sizeof msg, &ms)
+                                    : failing_all_reduce(kf, failed, msg, sizeof msg, &ms);
     fprintf(stderr, "rank %d: %s: batch %d after %llu ms: %s\n", rank, which, r, (unsigned long long)ms, msg);
     CHECK(r < 0, "%s: the batch with the collective did not fail", which);
     CHECK(ms < 15000, "%s: failing took %llu ms", which, (unsigned long long)ms);
@@ -350,6 +396,12 @@ static void test_fault(const char *which)
         CHECK(cause_has(msg, "asynchronous error", NULL), "die: no engine message: %s", msg);
     if (!strcmp(which, "skip"))
         CHECK(cause_has(msg, rank == 1 ? "which failed" : "timed out", NULL), "skip: %s", msg);
+    if (!strcmp(which, "input"))
+        /* Rank 0: the emulated library tells the peers of an abort
+         * (ncclRemoteError); a real one lets them time out. */
+        CHECK(rank == 1 ? cause_has(msg, "withheld", "devq_signal_fail(-EIO)")
+                        : cause_has(msg, "asynchronous error", NULL) || cause_has(msg, "timed out", NULL),
+              "input: %s", msg);
     if (!strcmp(which, "kernel"))
         /* Rank 1: the engine's "the device failed under the op", reported
          * asynchronously (ncclUnhandledCudaError) or by ncclGroupEnd when
@@ -370,6 +422,8 @@ static void test_fault(const char *which)
     if (!strcmp(which, "skip"))
         CHECK(r == -EIO && strstr(msg, rank == 1 ? "was skipped" : "timed out"), "skip: a later op's cause: %d %s",
               r, msg);
+    if (!strcmp(which, "input") && rank == 1)
+        CHECK(r == -EIO && strstr(msg, "withheld"), "input: a later op's cause: %d %s", r, msg);
     if (failed) {
         devq_signal_destroy(failed);
         /* Stay until rank 0 has timed out: a process that exits is seen
@@ -516,7 +570,7 @@ int main(void)
         fprintf(stderr, "chan_gpu: set DEVQ_TEST_DEVICE and DEVQ_TEST_CCL_ENV (see tests/channels-cuda-emu)\n");
         return 77;
     }
-    static const char *const cases[] = { "ops", "kernel", "fail", "hang", "die", "skip", "missing" };
+    static const char *const cases[] = { "ops", "kernel", "fail", "hang", "die", "skip", "input", "missing" };
     const char *only = getenv("CHAN_ONLY");
     int bad = 0, ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
