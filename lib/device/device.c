@@ -69,6 +69,20 @@ static void busy_end(struct busy_slot *n)
     pthread_cond_broadcast(&registry_changed);
 }
 
+/* ---- the calling thread ---- */
+
+static _Thread_local int in_host_fn;
+
+int devq__in_host_fn(void)
+{
+    return in_host_fn;
+}
+
+void devq__set_in_host_fn(int on)
+{
+    in_host_fn = on;
+}
+
 /* ---- handles ---- */
 
 void devq__device_retain(struct devq_device *dev)

@@ -98,6 +98,14 @@ void devq__device_retain(struct devq_device *dev);
 /* Validate a public handle: NULL or a bad magic is -EINVAL naming `fn`. */
 int devq__device_check(const struct devq_device *dev, const char *fn);
 
+/* Whether the calling thread is running a user's host function on a
+ * stream's callback thread (devq_queue_host_fn): there it must not wait
+ * for a device lock (its holder may be waiting for that stream) nor make
+ * backend stream calls (CUDA forbids driver calls in stream callbacks).
+ * Set by the queue layer around the user's function. */
+int  devq__in_host_fn(void);
+void devq__set_in_host_fn(int on);
+
 /* Mark the device lost with a cause (first cause wins). */
 void devq__device_set_lost(struct devq_device *dev, const char *cause);
 /* 0, or -ENODEV "device lost: <cause>" when the device was lost. */

@@ -603,23 +603,29 @@ DEVQ_API int devq_mem_reap(devq_device *dev)
         return r;
     if ((r = mem_ready(dev, "devq_mem_reap")) < 0)
         return r;
-    /* Frees whose ordering failed wait on the device's pending list: try
-     * them again.  Only if the device lock is free: the caller may be a
-     * host function, which must not wait for it. */
-    /* With the device lock (when free), the reap's fences are recorded as
-     * every backend stream call is; without it (a host function must not
-     * wait for it), the stack reaps what it can on its own. */
+    if (devq__in_host_fn()) {
+        /* A host function runs on a stream's callback thread: a reap
+         * records fences and queries events (backend stream calls, which
+         * need the device lock, whose holder may be waiting for this very
+         * stream, and which CUDA refuses in a stream callback).  The
+         * notifier thread reaps instead, at once; the guard's reports
+         * wait for the next call made elsewhere. */
+        atomic_store(&dev->mem->reap_wanted, 1);
+        devq__mem_reap_soon(dev);
+        return 0;
+    }
+    /* Under the device lock, as every backend stream call: the reap's
+     * fences, and the frees whose ordering failed (the device's pending
+     * list), tried again. */
     const struct devq_device_hooks *h = devq__device_hooks();
-    int locked = pthread_mutex_trylock(&dev->lock) == 0;
-    if (locked && h && h->pending_frees)
+    pthread_mutex_lock(&dev->lock);
+    if (h && h->pending_frees)
         h->pending_frees(dev);      /* none installed: a device of the unit tests */
-    if (locked)
-        flush_caches(dev, 1);
+    flush_caches(dev, 1);
     pthread_rwlock_rdlock(&dev->mem->lock);
     r = devq_resource_reap(dev->mem->stack);
     pthread_rwlock_unlock(&dev->mem->lock);
-    if (locked)
-        pthread_mutex_unlock(&dev->lock);
+    pthread_mutex_unlock(&dev->lock);
     return r < 0 ? r : 0;
 }
 

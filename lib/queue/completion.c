@@ -102,8 +102,11 @@ int devq__user_fn_cb(void *arg, int status)
     struct op *o = arg;
     struct batch *b = o->u.host.owner;
     int r = devq__batch_walk(b, (uint32_t)(o - b->ops), status, 0);
-    if (!r)
+    if (!r) {
+        devq__set_in_host_fn(1);
         o->u.host.fn(o->u.host.arg);
+        devq__set_in_host_fn(0);
+    }
     devq__batch_unref(b);
     return r;
 }

@@ -3,6 +3,7 @@
 #include "conf.h"
 #include <devq/devq_resource.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 enum { SZ = 1 << 20 };
 
@@ -485,6 +486,83 @@ START_TEST(kept_buffers_with_threads_and_stats)
 }
 END_TEST
 
+/* devq_mem_reap from a host function while another thread submits:
+ * the host function runs on a stream's callback thread, which must not
+ * wait for the device lock nor make backend stream calls (CUDA forbids
+ * them in host callbacks); devq_mem_reap(3) hands the reap to the
+ * notifier there.  The frees of the submitting thread are stream
+ * ordered on its queue, so a reap that sealed them here (recording a
+ * fence on that queue's stream) would race the submits (TSan). */
+struct reap_ctx {
+    devq_device *dev;
+    _Atomic int calls, failed;
+};
+
+static void reap_in_host_fn(void *arg)
+{
+    struct reap_ctx *c = arg;
+    if (devq_mem_reap(c->dev) != 0)
+        atomic_fetch_add(&c->failed, 1);
+    atomic_fetch_add(&c->calls, 1);
+}
+
+static void *alloc_free_submit(void *arg)
+{
+    struct pair_loop *p = arg;
+    for (int i = 0; i < p->n; i++) {
+        /* Two of a size: the second free finds its stream's cached slot
+         * taken and waits unfenced, for a reap to seal it. */
+        devq_buffer *b[2];
+        for (int k = 0; k < 2; k++) {
+            ck_assert_int_eq(devq_buffer_alloc(p->dev, p->bytes, p->q, 5, &b[k]), 0);
+            ck_assert_int_eq(devq_queue_fill(p->q, b[k], 0, p->bytes, (int)i), 0);
+        }
+        for (int k = 0; k < 2; k++)
+            ck_assert_int_eq(devq_buffer_free(b[k], p->q), 0);
+        ck_assert_int_eq(devq_queue_submit(p->q), 0);
+    }
+    return NULL;
+}
+
+START_TEST(reap_from_host_fn_while_submitting)
+{
+    devq_device *dev = conf_open();
+    devq_queue *a = conf_queue(dev), *b = conf_queue(dev);
+    devq_mem_stats s0, s1;
+    ck_assert_int_eq(devq_mem_stats_get(dev, &s0), 0);
+    enum { N = 400 };
+    struct reap_ctx c = { .dev = dev };
+    struct pair_loop p = { dev, b, 4096, N };
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, alloc_free_submit, &p), 0);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(devq_queue_host_fn(a, reap_in_host_fn, &c), 0);
+        ck_assert_int_eq(devq_queue_submit(a), 0);
+    }
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(devq_queue_finish(a, 30 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(b, 30 * SEC), 0);
+    ck_assert_int_eq(atomic_load(&c.calls), N);
+    ck_assert_int_eq(atomic_load(&c.failed), 0);
+    /* Nothing lost: every free completes (a GPU's fence recorded by one
+     * reap may be reached only by the next). */
+    uint64_t pending = 1;
+    for (int i = 0; i < 200 && pending; i++) {
+        ck_assert_int_eq(devq_mem_reap(dev), 0);
+        ck_assert_int_eq(devq_mem_stats_get(dev, &s1), 0);
+        pending = s1.pending_frees;
+        if (pending)
+            conf_sleep_ms(5);
+    }
+    ck_assert_msg(pending == 0, "%llu frees still pending", (unsigned long long)pending);
+    ck_assert_uint_eq(s1.frees - s0.frees, 2 * N);
+    ck_assert_uint_eq(s1.bytes_outstanding, s0.bytes_outstanding);
+    devq_queue_destroy(a);
+    devq_queue_destroy(b);
+    devq_device_close(dev);
+}
+END_TEST
+
 Suite *conf_memory_suite(void)
 {
     Suite *s = suite_create("memory");
@@ -503,6 +581,7 @@ Suite *conf_memory_suite(void)
     tcase_add_test(tc, budget_refusal_exact_with_freed_buffers_kept);
     tcase_add_test(tc, guard_sees_frees_on_the_alloc_queue);
     tcase_add_test(tc, kept_buffers_with_threads_and_stats);
+    tcase_add_test(tc, reap_from_host_fn_while_submitting);
     suite_add_tcase(s, tc);
     return s;
 }
