@@ -60,9 +60,22 @@ struct devq_engine_ops {
      * for MPI a struct devq_mpi_handle, devq_mpi.h).  Collective over
      * that group. */
     int  (*comm_from_handle)(const void *handle, size_t handle_size, devq_eng_comm **out);
+    /* Appended with comm_from_handle's successors (read only when size
+     * covers both; NULL or absent: a rank that drops out is seen by its
+     * peers only when their ops time out).  Peer notices: when this rank
+     * will take no further part in the group's ops (an op it skipped, an
+     * input that failed, a timeout), notice_send tells every peer why,
+     * in one line, without blocking and at most once per comm
+     * (best effort: a notice is advice, the timeout stays the bound).
+     * notice_poll never blocks: 1 with the sender's rank and its text
+     * (cut to cap) when a notice has arrived, else 0. */
+    int  (*notice_send)(devq_eng_comm *c, const char *why);
+    int  (*notice_poll)(devq_eng_comm *c, int *from, char *why, size_t cap);
 };
 /* The part of struct devq_engine_ops every ABI 1 engine has. */
 #define DEVQ_ENGINE_OPS_MIN_SIZE offsetof(struct devq_engine_ops, comm_from_handle)
+/* An engine whose table reaches this far has peer notices. */
+#define DEVQ_ENGINE_OPS_NOTICE_SIZE (offsetof(struct devq_engine_ops, notice_poll) + sizeof(void *))
 
 typedef int (*devq_engine_init_fn)(const struct devq_host *host, uint32_t host_abi,
                                    const struct devq_engine_ops **ops);

@@ -64,9 +64,18 @@ static size_t dtype_size(enum devq_dtype t)
     return 0;
 }
 
+/* Whether the channel's engine has peer notices (devq_engine.h). */
+static int has_notices(const devq_channel *ch)
+{
+    return ch->eng && ch->eng->size >= DEVQ_ENGINE_OPS_NOTICE_SIZE && ch->eng->notice_send && ch->eng->notice_poll;
+}
+
 /* The first cause wins.  Under the lock: a queue that gave up waiting
- * for the channel breaks it while another group holds it. */
-void devq__channel_set_broken(devq_channel *ch, const char *msg)
+ * for the channel breaks it while another group holds it.  A rank that
+ * breaks on its own tells its peers why (once), so their matching ops
+ * fail with this cause at once instead of at their timeout; a break
+ * that is a peer's notice is not passed on (every peer got it). */
+static void channel_break(devq_channel *ch, const char *msg, int tell_peers)
 {
     pthread_mutex_lock(&ch->lock);
     int first = !ch->broken;
@@ -75,8 +84,21 @@ void devq__channel_set_broken(devq_channel *ch, const char *msg)
         snprintf(ch->broken_msg, sizeof ch->broken_msg, "%s", msg);
     }
     pthread_mutex_unlock(&ch->lock);
-    if (first)
-        devq__log(DEVQ_LOG_BASIC, "%s", msg);
+    if (!first)
+        return;
+    devq__log(DEVQ_LOG_BASIC, "%s", msg);
+    if (tell_peers && has_notices(ch)) {
+        char saved[DEVQ_ERRMSG_MAX];       /* a notice's failure is not the caller's */
+        snprintf(saved, sizeof saved, "%s", devq__errmsg_peek());
+        if (ch->eng->notice_send(ch->comm, msg) < 0)
+            devq__log(DEVQ_LOG_BASIC, "channel #%u: peers not told: %s", ch->number, devq__errmsg_peek());
+        devq__err_str(0, saved);
+    }
+}
+
+void devq__channel_set_broken(devq_channel *ch, const char *msg)
+{
+    channel_break(ch, msg, 1);
 }
 
 int devq__channel_broken_err(devq_channel *ch)
@@ -179,6 +201,7 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
     for (size_t i = 0; i < ch->nreqs; i++)
         yield_ns += (ch->spans[i].rd_hi - ch->spans[i].rd_lo) + (ch->spans[i].wr_hi - ch->spans[i].wr_lo);
     char msg[DEVQ_CHANNEL_MSG_MAX] = "";
+    int from_peer = 0, notices = has_notices(ch);
     size_t left = ch->nreqs;
     while (left && !err) {
         for (size_t i = 0; i < ch->nreqs && !err; i++) {
@@ -210,6 +233,20 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
         }
         if (t - start < SPIN_NS)
             continue;
+        /* Past the spin, a peer that dropped out says so (its notice). */
+        char why[DEVQ_CHANNEL_MSG_MAX];
+        int peer = -1;
+        if (notices && ch->eng->notice_poll(ch->comm, &peer, why, sizeof why) == 1) {
+            err = -EIO;
+            from_peer = 1;
+            char m[2 * DEVQ_CHANNEL_MSG_MAX];
+            snprintf(m, sizeof m, "channel #%u (rank %d of %d): op %llu (%s) cannot complete: rank %d dropped out: %s",
+                     ch->number, ch->rank, ch->size, (unsigned long long)op_no, what, peer, why);
+            size_t len = strnlen(m, sizeof msg - 1);     /* cut to fit */
+            memcpy(msg, m, len);
+            msg[len] = '\0';
+            break;
+        }
         /* A sleep is never shorter than the timer slack (~50 us): while
          * the peer may be about to run (2 ranks on 2 busy cores), let it
          * have the core instead. */
@@ -235,7 +272,7 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
     }
     ch->nreqs = 0;
     if (err) {
-        devq__channel_set_broken(ch, msg);
+        channel_break(ch, msg, !from_peer);
         return devq__err(err, "%s", msg);
     }
     return 0;
@@ -265,10 +302,13 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
     }
     uint64_t op_no = ++ch->ops_run;
     if (status) {
+        /* devq_errmsg() holds the batch's cause (batch.h): the peers
+         * are told it with the skip. */
         char msg[DEVQ_CHANNEL_MSG_MAX];
         snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) was skipped because its batch "
-                 "failed before it; this rank is out of step with its peers, so the channel fails its later ops",
-                 ch->number, ch->rank, ch->size, (unsigned long long)op_no, co->what);
+                 "failed before it (%.200s); this rank is out of step with its peers, so the channel fails its "
+                 "later ops", ch->number, ch->rank, ch->size, (unsigned long long)op_no, co->what,
+                 devq__errmsg_peek());
         devq__channel_set_broken(ch, msg);
     } else if ((r = devq__channel_broken_err(ch)) < 0) {
         /* r and the message are set */

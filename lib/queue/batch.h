@@ -30,7 +30,8 @@ enum op_kind {
 
 /* OP_WORK: run(data, status, group) runs in stream order with the
  * batch's failure so far as status (nonzero: the op is skipped, run
- * only cleans up; it includes a buffer the op reads that failed).
+ * only cleans up; it includes a buffer the op reads that failed; then
+ * devq_errmsg() holds that failure's cause).
  * Consecutive OP_WORK ops of one batch with the same run and key form a
  * group: DEVQ_WORK_MORE says a member follows, DEVQ_WORK_CONT that one
  * came before.  A negative return, with devq_errmsg() set, fails the op

@@ -144,6 +144,8 @@ int devq__work_cb(void *arg, int status)
     for (uint32_t k = 0; !r && k < o->nuses; k++)
         if ((u[k].access & DEVQ_READ) && devq__buffer_failed(u[k].buf, NULL, 0))
             r = devq__batch_walk(b, at + 1, 0, 0);
+    if (r)
+        devq__err_str(r, b->walk_cause);   /* what run may tell others (batch.h) */
     int rr = o->u.work.run(b->bytes + o->u.work.off, r, group, head);
     if (rr < 0 && !r) {
         devq__batch_walk_fail(b, rr);      /* at this op: what it writes fails */

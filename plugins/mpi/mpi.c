@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -36,8 +37,14 @@ static MPI_Op half_ops[2][4];           /* [f16, bf16][sum, prod, min, max] */
 
 struct devq_eng_comm {
     MPI_Comm comm;
+    MPI_Comm ctl;                       /* peer notices only (a dup: never matches an op's messages) */
     int rank, size;
+    char *notice;                       /* what this rank sent, alive until every send is done */
+    MPI_Request *notice_reqs;           /* one per rank (MPI_REQUEST_NULL for itself) */
 };
+
+#define NOTICE_TAG 7001
+#define NOTICE_MAX 512
 
 struct devq_eng_req {
     MPI_Request req;
@@ -221,6 +228,10 @@ static const char *family_name(uint32_t f)
     return f == DEVQ_MPI_OPEN_MPI ? "Open MPI" : f == DEVQ_MPI_MPICH ? "MPICH" : "an MPI devq does not know";
 }
 
+static int wait_bounded(MPI_Request *rq, const char *what);
+
+/* Every rank of c calls this (creation is collective): the comm and its
+ * notice dup, made non-blocking and bounded. */
 static int wrap(MPI_Comm c, devq_eng_comm **out)
 {
     devq_eng_comm *ec = calloc(1, sizeof *ec);
@@ -232,6 +243,15 @@ static int wrap(MPI_Comm c, devq_eng_comm **out)
     ec->comm = c;
     MPI_Comm_rank(c, &ec->rank);
     MPI_Comm_size(c, &ec->size);
+    MPI_Request dup;
+    int r, rc = MPI_Comm_idup(c, &ec->ctl, &dup);
+    if (rc != MPI_SUCCESS || (r = wait_bounded(&dup, "MPI_Comm_idup for peer notices")) < 0) {
+        r = rc != MPI_SUCCESS ? mpi_error(rc, "MPI_Comm_idup for peer notices") : r;
+        MPI_Comm_free(&ec->comm);
+        free(ec);
+        return r;
+    }
+    MPI_Comm_set_errhandler(ec->ctl, MPI_ERRORS_RETURN);
     *out = ec;
     return 0;
 }
@@ -369,11 +389,74 @@ static int comm_size(const devq_eng_comm *c) { return c->size; }
 
 static void comm_destroy(devq_eng_comm *c)
 {
-    int fin = 0;
+    int fin = 0, pending = 0;
     MPI_Finalized(&fin);
-    if (!fin)
+    if (!fin) {
+        /* A notice a peer never took stays MPI's to deliver: its text
+         * must outlive the request, so it is left allocated then. */
+        for (int p = 0; c->notice_reqs && p < c->size; p++) {
+            int flag = 1;
+            if (c->notice_reqs[p] != MPI_REQUEST_NULL && MPI_Test(&c->notice_reqs[p], &flag, MPI_STATUS_IGNORE) ==
+                MPI_SUCCESS && !flag) {
+                MPI_Request_free(&c->notice_reqs[p]);
+                pending = 1;
+            }
+        }
+        MPI_Comm_free(&c->ctl);
         MPI_Comm_free(&c->comm);
+    }
+    if (!pending)
+        free(c->notice);
+    free(c->notice_reqs);
     free(c);
+}
+
+/* Peer notices (devq_engine.h): one short message to every peer on the
+ * notice dup, sent once; a peer reads it with a probe when it waits. */
+static int notice_send(devq_eng_comm *c, const char *why)
+{
+    if (c->notice || c->size < 2)
+        return 0;
+    size_t n = strnlen(why, NOTICE_MAX - 1);
+    c->notice = malloc(n + 1);
+    c->notice_reqs = malloc((size_t)c->size * sizeof *c->notice_reqs);
+    if (!c->notice || !c->notice_reqs) {
+        free(c->notice_reqs);
+        c->notice_reqs = NULL;
+        return host->error(-ENOMEM, "mpi: out of memory for a peer notice");
+    }
+    memcpy(c->notice, why, n);
+    c->notice[n] = '\0';
+    int err = 0;
+    for (int p = 0; p < c->size; p++) {
+        c->notice_reqs[p] = MPI_REQUEST_NULL;
+        if (p == c->rank)
+            continue;
+        int rc = MPI_Isend(c->notice, (int)n + 1, MPI_CHAR, p, NOTICE_TAG, c->ctl, &c->notice_reqs[p]);
+        if (rc != MPI_SUCCESS && !err)
+            err = mpi_error(rc, "MPI_Isend of a peer notice");
+    }
+    return err;
+}
+
+static int notice_poll(devq_eng_comm *c, int *from, char *why, size_t cap)
+{
+    int flag = 0;
+    MPI_Status st;
+    int rc = MPI_Iprobe(MPI_ANY_SOURCE, NOTICE_TAG, c->ctl, &flag, &st);
+    if (rc != MPI_SUCCESS || !flag)
+        return 0;
+    int n = 0;
+    MPI_Get_count(&st, MPI_CHAR, &n);
+    if (n < 1 || n > NOTICE_MAX)
+        n = NOTICE_MAX;
+    char buf[NOTICE_MAX];
+    if (MPI_Recv(buf, n, MPI_CHAR, st.MPI_SOURCE, NOTICE_TAG, c->ctl, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        return 0;
+    buf[n - 1] = '\0';
+    *from = st.MPI_SOURCE;
+    snprintf(why, cap, "%s", buf);
+    return 1;
 }
 
 /* Open MPI 4.1 runs MPI_Iallreduce with libnbc's algorithms, about half
@@ -540,6 +623,8 @@ static const struct devq_engine_ops mpi_engine = {
     .test = test,
     .abandon = abandon,
     .comm_from_handle = comm_from_handle,
+    .notice_send = notice_send,
+    .notice_poll = notice_poll,
 };
 
 EXPORT int devq_engine_init(const struct devq_host *h, uint32_t host_abi, const struct devq_engine_ops **ops)

@@ -426,9 +426,11 @@ static uint64_t now_ms(void)
 
 /* Failure injection.  On rank 0 a kernel that fails comes before the
  * all_reduce in the same batch: rank 0's batch fails with the kernel's
- * cause and the all_reduce is skipped, its dst failed.  Rank 1's
- * all_reduce times out (2 s) with a message, its dst failed.  Later ops
- * on the channel fail on both ranks at once; a new channel works. */
+ * cause and the all_reduce is skipped, its dst failed.  Rank 0 tells
+ * its peer (a notice, devq_engine.h): rank 1's all_reduce fails at once
+ * -- long before its 2 s timeout -- with rank 0's cause, the kernel's
+ * name included, its dst failed.  Later ops on the channel fail on both
+ * ranks at once; a new channel works. */
 static void test_failure(void)
 {
     devq_kernel *kf;
@@ -451,8 +453,10 @@ static void test_failure(void)
     if (rank == 0) {
         CHECK(r == -EIO && strstr(devq_errmsg(), "chan_fail"), "rank 0: finish %d, want -EIO naming the kernel", r);
     } else {
-        CHECK(r == -ETIMEDOUT && strstr(devq_errmsg(), "timed out"), "rank 1: finish %d, want -ETIMEDOUT", r);
-        CHECK(took >= 1900 && took < 20000, "rank 1: the timeout took %llu ms", (unsigned long long)took);
+        CHECK(r == -EIO && strstr(devq_errmsg(), "rank 0 dropped out") && strstr(devq_errmsg(), "chan_fail"),
+              "rank 1: finish %d, want -EIO with rank 0's cause", r);
+        CHECK(took < 1900, "rank 1: learning of rank 0's failure took %llu ms (the timeout is 2 s)",
+              (unsigned long long)took);
     }
     CHECK(devq_buffer_status(dst) < 0, "dst of the failed collective is not failed (%d)", devq_buffer_status(dst));
     /* The channel is out of step now: later ops fail at once, with the cause. */
@@ -462,7 +466,7 @@ static void test_failure(void)
     OK(devq_queue_all_reduce(qb, fc, dst2, 0, src2, 0, 16, DEVQ_F32, DEVQ_SUM));
     OK(devq_queue_submit(qb));
     r = devq_queue_finish(qb, 30ull * 1000000000ull);
-    CHECK(r == -EIO && strstr(devq_errmsg(), rank == 0 ? "skipped" : "timed out"),
+    CHECK(r == -EIO && strstr(devq_errmsg(), rank == 0 ? "skipped" : "rank 0 dropped out"),
           "later op on a broken channel: %d", r);
     CHECK(now_ms() - t0 < 1000, "a broken channel's op took %llu ms", (unsigned long long)(now_ms() - t0));
     CHECK(devq_buffer_status(dst2) < 0, "dst of an op on a broken channel is not failed");
@@ -483,7 +487,7 @@ static void test_failure(void)
           ((float *)devq_buffer_host_ptr(dst))[0]);
     CHECK(devq_buffer_status(dst) == 0, "dst still failed after a successful all_reduce wrote it");
     devq_channel_destroy(nc);
-    /* Rank 1's timed-out all_reduce may still complete inside MPI if the
+    /* Rank 1's abandoned all_reduce may still complete inside MPI if the
      * peer ever comes: freeing its buffers must not give their memory to
      * anyone (it stays outstanding).  Rank 0's op never started. */
     devq_mem_stats before, after;
@@ -508,7 +512,7 @@ static void test_failure(void)
 
 /* A collective that reads a buffer a failed kernel left (in an earlier
  * batch on another queue) does not run on that rank: its batch fails
- * with the chained cause; the peer times out. */
+ * with the chained cause, and so does the peer's, told at once. */
 static void test_failed_input(void)
 {
     devq_kernel *kf;
@@ -532,12 +536,55 @@ static void test_failed_input(void)
               "rank 0: finish %d, want the chained cause", r);
         devq_queue_finish(qa, 30ull * 1000000000ull);      /* reports the kernel's failure */
     } else
-        CHECK(r == -ETIMEDOUT, "rank 1: finish %d, want -ETIMEDOUT", r);
+        CHECK(r == -EIO && strstr(devq_errmsg(), "rank 0 dropped out") && strstr(devq_errmsg(), "which failed"),
+              "rank 1: finish %d, want -EIO with rank 0's chained cause", r);
     CHECK(devq_buffer_status(dst) < 0, "dst of the skipped collective is not failed");
     devq_channel_destroy(fc);
     OK(devq_buffer_free(src, NULL));
     OK(devq_buffer_free(dst, NULL));
     devq_kernel_destroy(kf);
+}
+
+/* A peer that never comes: nothing tells rank 0, which times out (1 s)
+ * with -ETIMEDOUT -- the bound stays.  Rank 0 then tells rank 1, whose
+ * own op on the channel (with a 30 s timeout) fails at once with rank
+ * 0's cause.  Point-to-point, so that no op of rank 1 can match the one
+ * rank 0 abandoned inside MPI. */
+static void test_timeout(void)
+{
+    devq_channel *fc = NULL;
+    OK(devq_channel_create(dev, NULL, &fc));
+    OK(devq_channel_set_timeout(fc, rank == 0 ? 1000000000ull : 30000000000ull));
+    devq_buffer *b = alloc(64), *one = alloc(4);
+    memset(devq_buffer_host_ptr(one), 0, 4);
+    uint64_t t0 = now_ms();
+    int r = 0;
+    if (rank == 0) {
+        OK(devq_queue_recv(qa, fc, b, 0, 16, DEVQ_F32, 1));
+        OK(devq_queue_submit(qa));
+        r = devq_queue_finish(qa, 30ull * 1000000000ull);
+        uint64_t took = now_ms() - t0;
+        CHECK(r == -ETIMEDOUT && strstr(devq_errmsg(), "timed out"), "rank 0: finish %d, want -ETIMEDOUT", r);
+        CHECK(took >= 900 && took < 20000, "rank 0: the timeout took %llu ms", (unsigned long long)took);
+    }
+    /* Both ranks here (the world channel): rank 0 has timed out. */
+    OK(devq_queue_all_reduce(qb, ch, one, 0, one, 0, 1, DEVQ_I32, DEVQ_SUM));
+    OK(devq_queue_submit(qb));
+    OK(devq_queue_finish(qb, 30ull * 1000000000ull));
+    if (rank == 1) {
+        t0 = now_ms();
+        OK(devq_queue_recv(qa, fc, b, 0, 16, DEVQ_F32, 0));
+        OK(devq_queue_submit(qa));
+        r = devq_queue_finish(qa, 60ull * 1000000000ull);
+        uint64_t took = now_ms() - t0;
+        CHECK(r == -EIO && strstr(devq_errmsg(), "rank 0 dropped out") && strstr(devq_errmsg(), "timed out"),
+              "rank 1: finish %d, want -EIO with rank 0's timeout", r);
+        CHECK(took < 10000, "rank 1: learning of rank 0's timeout took %llu ms", (unsigned long long)took);
+    }
+    CHECK(devq_buffer_status(b) < 0, "the recv's dst is not failed");
+    devq_channel_destroy(fc);
+    devq_buffer_free(one, NULL);
+    devq_buffer_free(b, NULL);       /* abandoned inside MPI: its memory stays held */
 }
 
 int main(void)
@@ -572,7 +619,7 @@ int main(void)
         { "group_large", test_group_large }, { "interleaved", test_interleaved }, { "two_queues", test_two_queues },
         { "dependent_group", test_dependent_group }, { "large_reduce", test_large_reduce },
         { "misuse", test_misuse }, { "split", test_split }, { "id", test_id },
-        { "failure", test_failure }, { "failed_input", test_failed_input },
+        { "failure", test_failure }, { "failed_input", test_failed_input }, { "timeout", test_timeout },
     };
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         if (only && !strstr(only, tests[i].name))
