@@ -45,6 +45,13 @@ TESTS += tests/test_tracker
 tests_test_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 tests_test_tracker_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_tracker_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+
+# A buffer's failure against the order of its writes (internal API).
+check_PROGRAMS += tests/test_buffer_gen
+TESTS += tests/test_buffer_gen
+tests_test_buffer_gen_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_buffer_gen_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_buffer_gen_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
 endif
 
 # Benchmarks (make bench).

@@ -19,6 +19,13 @@
 
 struct devq_chan_flight;
 
+/* A buffer a stream channel op reads, and the write generation it reads
+ * (buffer.h): checked when the stream reaches the op (stream.c). */
+struct devq_chan_input {
+    struct devq_buffer *buf;
+    uint32_t gen;
+};
+
 struct devq_channel {
     struct devq_object obj;
     struct devq_device *dev;               /* one reference */
@@ -45,7 +52,7 @@ struct devq_channel {
     size_t nreqs, capreqs;
     /* Stream channels.  The group being issued (device lock): */
     struct devq_eng_op *pend;
-    struct devq_buffer **pend_in;          /* what each pending op reads, or NULL */
+    struct devq_chan_input *pend_in;       /* what each pending op reads */
     size_t npend, cappend;
     const void *pend_gid;
     /* Groups enqueued and not yet completed, for the watchdog (lock). */

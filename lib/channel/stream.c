@@ -49,7 +49,7 @@ struct devq_chan_flight {
     int refs;                         /* under ch->lock */
     int done;
     size_t nin;
-    devq_buffer *in[];                /* what the members read (the batch holds them) */
+    struct devq_chan_input in[];      /* what the members read (the batch holds them) */
 };
 
 #define WD_POLL_NS 100000000ull       /* the watchdog rereads the timeout this often */
@@ -134,7 +134,7 @@ static int failed_input_locked(devq_channel *ch, const struct devq_chan_flight *
 {
     for (size_t i = 0; i < f->nin; i++) {
         char cause[256];
-        if (!devq__buffer_failed(f->in[i], cause, sizeof cause))
+        if (!devq__buffer_failed_at(f->in[i].buf, f->in[i].gen, cause, sizeof cause))
             continue;
         if (!ch->broken) {
             ch->broken = 1;
@@ -142,7 +142,7 @@ static int failed_input_locked(devq_channel *ch, const struct devq_chan_flight *
             snprintf(m, sizeof m, "channel #%u (rank %d of %d): op %llu (%s) reads %s, "
                      "which failed: %.160s; the op was withheld and the %s communicator aborted, so no peer gets a "
                      "result from failed data", ch->number, ch->rank, ch->size,
-                     (unsigned long long)(f->first_op + f->nops - 1), f->what, devq__buffer_label(f->in[i]).s,
+                     (unsigned long long)(f->first_op + f->nops - 1), f->what, devq__buffer_label(f->in[i].buf).s,
                      cause, ch->engine_name);
             size_t len = strnlen(m, sizeof ch->broken_msg - 1);      /* cut to fit */
             memcpy(ch->broken_msg, m, len);
@@ -188,12 +188,19 @@ static int start_watchdog(devq_channel *ch)
     return r;
 }
 
-/* What op co reads: its source, or at a broadcast's root the buffer. */
-static devq_buffer *member_input(const struct chan_op *co)
+/* What op co reads -- its source, or at a broadcast's root the buffer
+ * -- and the write generation it reads.  Called right after the op's
+ * uses were bound (device lock), so the buffer's count includes the
+ * op's own write when it works in place (READ_WRITE). */
+static struct devq_chan_input member_input(const struct chan_op *co)
 {
-    if (co->op.kind == DEVQ_ENG_BROADCAST)
-        return co->op.peer == co->ch->rank ? co->span.bufs[1] : NULL;
-    return co->span.bufs[0];
+    if (co->op.kind == DEVQ_ENG_BROADCAST) {
+        devq_buffer *b = co->op.peer == co->ch->rank ? co->span.bufs[1] : NULL;
+        return (struct devq_chan_input){ b, b ? b->wgen : 0 };
+    }
+    devq_buffer *b = co->span.bufs[0];
+    int in_place = b && co->span.bufs[1] == NULL && co->op.kind != DEVQ_ENG_SEND;
+    return (struct devq_chan_input){ b, b ? b->wgen - (in_place ? 1u : 0u) : 0 };
 }
 
 static int push_pending(devq_channel *ch, const struct chan_op *co)
@@ -204,7 +211,7 @@ static int push_pending(devq_channel *ch, const struct chan_op *co)
         if (!p)
             return -ENOMEM;
         ch->pend = p;
-        devq_buffer **in = realloc(ch->pend_in, cap * sizeof *in);
+        struct devq_chan_input *in = realloc(ch->pend_in, cap * sizeof *in);
         if (!in)
             return -ENOMEM;
         ch->pend_in = in;
@@ -259,7 +266,7 @@ int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const
     }
     *f = (struct devq_chan_flight){ .ch = ch, .first_op = op_no + 1 - n, .nops = n, .what = co->what, .refs = 2 };
     for (size_t i = 0; i < n; i++)
-        if (ch->pend_in[i])
+        if (ch->pend_in[i].buf)
             f->in[f->nin++] = ch->pend_in[i];
     pthread_mutex_lock(&ch->lock);
     f->next = ch->flights;

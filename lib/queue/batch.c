@@ -135,15 +135,19 @@ void devq__batch_discard(struct batch *b, int err, const char *cause)
     devq__batch_put(q, b);
 }
 
+/* Failures of batches ending on the stream's callback thread, of a
+ * submit and of a synchronize may race: the first under the lock wins,
+ * and finish takes error and cause together under it. */
 void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause)
 {
-    int expected = 0;
-    /* The cause is written before the error is published; finish reads
-     * the error first, so it never sees a half-written cause. */
-    if (atomic_load(&q->first_error) == 0) {
+    if (atomic_load(&q->first_error))
+        return;
+    pthread_mutex_lock(&q->first_lock);
+    if (!atomic_load(&q->first_error)) {
         snprintf(q->first_cause, sizeof q->first_cause, "%s", cause);
-        atomic_compare_exchange_strong(&q->first_error, &expected, err);
+        atomic_store(&q->first_error, err);
     }
+    pthread_mutex_unlock(&q->first_lock);
 }
 
 /* Fail the rest of b without running it; the end callback reports it. */

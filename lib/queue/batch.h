@@ -79,8 +79,12 @@ struct gate_wait {
  * the count drops when the batch's last use of the buffer is issued. */
 struct buffer_use {
     devq_buffer *buf;
-    enum devq_access access;
-    uint32_t counted;              /* this use holds the batch's unissued count */
+    uint8_t access;                /* enum devq_access */
+    uint8_t counted;               /* this use holds the batch's unissued count */
+    /* Set when the use is bound (issue.c, device lock): the buffer's
+     * write generation it reads -- the writes ordered before it; a use
+     * that writes is generation gen + 1 (buffer_fail.c). */
+    uint32_t gen;
 };
 
 /* Recording: the batch's latest use of a few recent buffers (direct

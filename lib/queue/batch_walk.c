@@ -50,12 +50,12 @@ void devq__batch_walk_fail_cause(struct batch *b, int err, const char *cause)
 }
 
 /* An op that reads a failed buffer fails, with a chained cause. */
-static void check_read(struct batch *b, uint32_t at, devq_buffer *buf, enum devq_access acc)
+static void check_read(struct batch *b, uint32_t at, devq_buffer *buf, unsigned acc, uint32_t gen)
 {
     if (!(acc & DEVQ_READ) || b->walk_err)
         return;
     char cause[DEVQ_CAUSE_MAX];
-    int err = devq__buffer_failed(buf, cause, sizeof cause);
+    int err = devq__buffer_failed_at(buf, gen, cause, sizeof cause);
     if (!err)
         return;
     char chained[DEVQ_CAUSE_MAX + 2 * DEVQ_LABEL_MAX + 64];
@@ -91,15 +91,15 @@ static int writes_whole(const struct op *o, const devq_buffer *buf)
 
 /* What an op wrote is failed if the walk failed, else cleared when the
  * op declared all of it new without reading the old. */
-static void apply_write(struct batch *b, const struct op *o, devq_buffer *buf, enum devq_access acc)
+static void apply_write(struct batch *b, const struct op *o, devq_buffer *buf, unsigned acc, uint32_t gen)
 {
     if (!(acc & DEVQ_WRITE))
         return;
     if (b->walk_err)
-        devq__buffer_fail(buf, b->walk_err, b->walk_cause);
+        devq__buffer_fail(buf, b->walk_err, b->walk_cause, gen + 1);
     else if (acc == DEVQ_WRITE && !atomic_load_explicit(&b->inline_done, memory_order_acquire) &&
              writes_whole(o, buf))
-        devq__buffer_clear(buf);       /* new contents, declared by a writer that ran */
+        devq__buffer_clear(buf, gen + 1);   /* new contents, declared by a writer that ran */
 }
 
 int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
@@ -129,9 +129,9 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
             walk_fail(b, i, b->forced_error, b->cause);
         const struct buffer_use *u = devq__op_uses(b, o);
         for (uint32_t k = 0; k < o->nuses; k++)
-            check_read(b, i, u[k].buf, u[k].access);
+            check_read(b, i, u[k].buf, u[k].access, u[k].gen);
         for (uint32_t k = 0; k < o->nuses; k++)
-            apply_write(b, o, u[k].buf, u[k].access);
+            apply_write(b, o, u[k].buf, u[k].access, u[k].gen);
     }
     if (upto > b->walked)
         b->walked = upto;
@@ -148,5 +148,5 @@ void devq__batch_walk_inline(struct batch *b, int err, const char *cause)
     atomic_store_explicit(&b->inline_done, 1, memory_order_release);
     for (uint32_t k = 0; k < b->nuses; k++)
         if (b->uses[k].access & DEVQ_WRITE)
-            devq__buffer_fail(b->uses[k].buf, err, cause);
+            devq__buffer_fail(b->uses[k].buf, err, cause, b->uses[k].gen + 1);
 }

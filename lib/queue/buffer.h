@@ -28,6 +28,10 @@ struct devq_buffer {
      * errno; the cause under a striped lock, only while failed. */
     _Atomic int fail_err;
     char *fail_cause;
+    /* Under the stripe lock: the newest failed write (its cause is
+     * fail_cause) and the oldest failed write not yet overwritten. */
+    uint32_t fail_gen, fail_lo;
+    uint32_t wgen;                 /* writes bound so far (device lock; issue.c) */
     _Atomic int memory_held;       /* devq__buffer_hold_memory: never freed */
     struct devq_use alloc_use;     /* stream-ordered alloc point (cursor 0: sync) */
     /* Under the device lock: */
@@ -60,10 +64,26 @@ void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q);
 void devq__buffer_caches_flush(struct devq_device *dev);
 void devq__buffer_cache_drop(struct devq_device *dev, struct devq_queue *q);
 
-/* buffer_fail.c: the failure a buffer's last writer left. */
-void devq__buffer_fail(devq_buffer *b, int err, const char *cause);
-void devq__buffer_clear(devq_buffer *b);
+/* buffer_fail.c: the failure a buffer's last writer left.  Writes are
+ * numbered in the order they are bound (the order the tracker runs
+ * them in): a failure is that of write `gen`, and a use that reads
+ * generation `gen` (batch.h) sees only failures of writes up to it --
+ * not the failure of a later write that was marked early (a batch that
+ * failed while being issued marks what it writes at once, while earlier
+ * readers may still be running). */
+void devq__buffer_fail(devq_buffer *b, int err, const char *cause, uint32_t gen);
+void devq__buffer_clear(devq_buffer *b, uint32_t gen);   /* write gen declared all of it new */
 int  devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap);   /* 0 or the error */
+/* 0 or the error, for a reader of generation gen. */
+int  devq__buffer_failed_at(const devq_buffer *b, uint32_t gen, char *cause, size_t cap);
+/* Numbers the use's read generation, and its write (device lock). */
+static inline uint32_t devq__buffer_bind_gen(devq_buffer *b, unsigned access)
+{
+    uint32_t g = b->wgen;
+    if (access & DEVQ_WRITE)
+        b->wgen = g + 1;
+    return g;
+}
 void devq__buffer_fail_fini(devq_buffer *b);
 int  devq__buffer_any_failed(void);        /* any buffer failed, process-wide */
 /* How every message names b: `buffer #7 (tag 5, 64 KiB)`, named

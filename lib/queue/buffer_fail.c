@@ -62,32 +62,61 @@ struct devq_label devq__buffer_label(const devq_buffer *b)
     return devq__name_label(&b->name, DEVQ_NAME_BUFFER, detail);
 }
 
-void devq__buffer_fail(devq_buffer *b, int err, const char *cause)
+/* Generations wrap: compared as a signed distance (writes in flight on
+ * one buffer are far fewer than 2^31 apart). */
+static int gen_le(uint32_t a, uint32_t b)
+{
+    return (int32_t)(a - b) <= 0;
+}
+
+/* Writes are marked in their generation's order, except a batch that
+ * failed while being issued, which marks what it writes at once: its
+ * failure may then come before an earlier write's verdict.  The state
+ * keeps the newest failure's cause and the oldest failed generation not
+ * yet overwritten, so that a reader between two failed writes still
+ * fails, and a reader before an early-marked one does not. */
+void devq__buffer_fail(devq_buffer *b, int err, const char *cause, uint32_t gen)
 {
     char *text = malloc(DEVQ_CAUSE_MAX);
     if (text)
         devq__cause_compact(text, DEVQ_CAUSE_MAX, cause && *cause ? cause : "failed");
     pthread_mutex_t *m = lock_of(b);
     pthread_mutex_lock(m);
-    char *old = b->fail_cause;
-    b->fail_cause = text;
-    if (!atomic_load_explicit(&b->fail_err, memory_order_relaxed))
+    char *old = text;
+    if (!atomic_load_explicit(&b->fail_err, memory_order_relaxed)) {
         atomic_fetch_add(&live_failed, 1);
+        b->fail_lo = b->fail_gen = gen;
+        old = b->fail_cause;
+        b->fail_cause = text;
+    } else {
+        if (gen_le(b->fail_gen, gen)) {       /* the newest failure says why */
+            b->fail_gen = gen;
+            old = b->fail_cause;
+            b->fail_cause = text;
+        }
+        if (!gen_le(b->fail_lo, gen))
+            b->fail_lo = gen;
+    }
     atomic_store_explicit(&b->fail_err, err < 0 ? err : -EIO, memory_order_release);
     pthread_mutex_unlock(m);
     free(old);
 }
 
-void devq__buffer_clear(devq_buffer *b)
+void devq__buffer_clear(devq_buffer *b, uint32_t gen)
 {
     if (!atomic_load_explicit(&b->fail_err, memory_order_acquire))
         return;
     pthread_mutex_t *m = lock_of(b);
     pthread_mutex_lock(m);
-    char *old = b->fail_cause;
-    b->fail_cause = NULL;
-    if (atomic_exchange_explicit(&b->fail_err, 0, memory_order_acq_rel))
-        atomic_fetch_sub(&live_failed, 1);
+    char *old = NULL;
+    if (gen_le(b->fail_gen, gen)) {           /* newer than every failure */
+        old = b->fail_cause;
+        b->fail_cause = NULL;
+        if (atomic_exchange_explicit(&b->fail_err, 0, memory_order_acq_rel))
+            atomic_fetch_sub(&live_failed, 1);
+    } else if (gen_le(b->fail_lo, gen)) {
+        b->fail_lo = b->fail_gen;             /* only the early-marked failure is left */
+    }
     pthread_mutex_unlock(m);
     free(old);
 }
@@ -100,6 +129,21 @@ int devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap)
     pthread_mutex_lock(m);
     int err = atomic_load_explicit(&b->fail_err, memory_order_relaxed);
     if (cap)
+        snprintf(cause, cap, "%s", b->fail_cause ? b->fail_cause : "failed (no memory for the cause)");
+    pthread_mutex_unlock(m);
+    return err;
+}
+
+int devq__buffer_failed_at(const devq_buffer *b, uint32_t gen, char *cause, size_t cap)
+{
+    if (!atomic_load_explicit(&b->fail_err, memory_order_acquire))
+        return 0;
+    pthread_mutex_t *m = lock_of(b);
+    pthread_mutex_lock(m);
+    int err = atomic_load_explicit(&b->fail_err, memory_order_relaxed);
+    if (err && !gen_le(b->fail_lo, gen))
+        err = 0;                              /* only later writes failed */
+    if (err && cap)
         snprintf(cause, cap, "%s", b->fail_cause ? b->fail_cause : "failed (no memory for the cause)");
     pthread_mutex_unlock(m);
     return err;

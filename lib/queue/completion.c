@@ -142,7 +142,7 @@ int devq__work_cb(void *arg, int status)
      * writes with it). */
     const struct buffer_use *u = devq__op_uses(b, o);
     for (uint32_t k = 0; !r && k < o->nuses; k++)
-        if ((u[k].access & DEVQ_READ) && devq__buffer_failed(u[k].buf, NULL, 0))
+        if ((u[k].access & DEVQ_READ) && devq__buffer_failed_at(u[k].buf, u[k].gen, NULL, 0))
             r = devq__batch_walk(b, at + 1, 0, 0);
     if (r)
         devq__err_str(r, b->walk_cause);   /* what run may tell others (batch.h) */

@@ -62,7 +62,9 @@ static int bind_op(struct batch *b, const struct op *o, const struct devq_use *h
 {
     struct devq_device *dev = b->q->dev;
     uint32_t sid = b->q->stream.id;
-    const struct buffer_use *u = devq__op_uses(b, o);
+    struct buffer_use *u = o->nuses ? &b->uses[o->first_use] : NULL;
+    for (uint32_t k = 0; k < o->nuses; k++)      /* numbered in the order they run (buffer.h) */
+        u[k].gen = devq__buffer_bind_gen(u[k].buf, u[k].access);
     for (uint32_t k = 0; k < o->nuses; k++) {
         if (__builtin_expect(level < DEVQ_LOG_BASIC, 1) &&
             devq__tracker_bind_local(&u[k].buf->track, here, u[k].access))
@@ -96,10 +98,12 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
         devq__tracker_begin(b->q->dev->tracker, b->q->stream.id);
         *began = 1;
     }
-    const struct buffer_use *u = devq__op_uses(b, o);
+    struct buffer_use *u = o->nuses ? &b->uses[o->first_use] : NULL;
     for (uint32_t k = 0; k < o->nuses; k++)
-        if (u[k].access & DEVQ_WRITE)   /* best effort: the batch failed already */
+        if (u[k].access & DEVQ_WRITE) {  /* best effort: the batch failed already */
+            u[k].gen = devq__buffer_bind_gen(u[k].buf, DEVQ_WRITE);
             bind(b->q->dev, b->q->stream.id, u[k].buf, DEVQ_WRITE);
+        }
     work_skipped(b, o);
 }
 

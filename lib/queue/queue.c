@@ -57,6 +57,7 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
     atomic_init(&q->cancel_after, UINT64_MAX);
     q->desc = d;
     pthread_mutex_init(&q->done_lock, NULL);
+    pthread_mutex_init(&q->first_lock, NULL);
     if ((r = devq__signal_create_internal(0, &q->timeline)) < 0)
         goto fail_sig;
     pthread_mutex_lock(&dev->lock);
@@ -87,6 +88,7 @@ fail_stream:
     devq_signal_destroy(q->timeline);
 fail_sig:
     pthread_mutex_destroy(&q->done_lock);
+    pthread_mutex_destroy(&q->first_lock);
     free(q);
     return r;
 }
@@ -180,10 +182,14 @@ int devq__queue_finish_until(struct devq_queue *q, uint64_t deadline)
      * pooled beyond a small reserve. */
     devq__event_pool_trim(q->dev);
     devq__mem_reap_quiet(q->dev);     /* frees whose fences the tail reached */
+    if (!atomic_load(&q->first_error))
+        return 0;
+    char cause[DEVQ_CAUSE_MAX];
+    pthread_mutex_lock(&q->first_lock);
     int err = atomic_exchange(&q->first_error, 0);
-    if (err)
-        return devq__err(err, "%s", q->first_cause);
-    return 0;
+    memcpy(cause, q->first_cause, sizeof cause);
+    pthread_mutex_unlock(&q->first_lock);
+    return err ? devq__err(err, "%s", cause) : 0;
 }
 
 DEVQ_API int devq_queue_finish(devq_queue *q, uint64_t timeout_ns)
@@ -243,6 +249,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
     q->magic = DEVQ_MAGIC_DEAD;
     devq_signal_destroy(q->timeline);
     pthread_mutex_destroy(&q->done_lock);
+    pthread_mutex_destroy(&q->first_lock);
     struct batch *lists[2] = { q->free_private, atomic_exchange(&q->free_shared, NULL) };
     for (int l = 0; l < 2; l++)
         for (struct batch *b = lists[l], *n; b; b = n) {

@@ -92,6 +92,7 @@ struct devq_queue {
     /* Written on errors only. */
     char sticky_msg[DEVQ_CAUSE_MAX];
     char first_cause[DEVQ_CAUSE_MAX];
+    pthread_mutex_t first_lock;    /* first_cause, and first_error's changes */
     /* "queue #2": per process, creation order; name.number is also the
      * trace track.  Cold: last, off the recording path's lines. */
     struct devq_name name;

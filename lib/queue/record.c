@@ -182,7 +182,7 @@ static inline __attribute__((always_inline)) void use_buffer(struct batch *batch
     else
         first_use(batch, b, m);
     m->use = at;
-    batch->uses[at] = (struct buffer_use){ b, access, 1 };
+    batch->uses[at] = (struct buffer_use){ .buf = b, .access = (uint8_t)access, .counted = 1 };
     o->nuses++;
 }
 
