@@ -111,8 +111,26 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
                  "on the device", devq__queue_label(b->q).s, (unsigned long long)b->seq, (unsigned long long)head);
         walk_fail(b, b->walked, -ECANCELED, cause);
     }
-    if (status)
-        devq__batch_walk_fail(b, status);
+    if (status) {
+        struct devq_queue *q = b->q;
+        if (status == q->cb_err && !b->walk_err) {
+            /* The error an earlier callback of this stream returned: the
+             * device skipped what came between (queue.h), so this batch
+             * was skipped after that failure -- say which. */
+            char chained[2 * DEVQ_CAUSE_MAX + DEVQ_LABEL_MAX + 96], cause[DEVQ_CAUSE_MAX];
+            snprintf(chained, sizeof chained, "%s batch %llu on %s:%d was skipped on the stream after a failure "
+                     "before it: %s", devq__queue_label(q).s, (unsigned long long)b->seq, q->dev->info.backend,
+                     q->dev->info.ordinal, q->cb_cause);
+            devq__cause_compact(cause, sizeof cause, chained);
+            walk_fail(b, b->walked, status, cause);
+        } else {
+            devq__batch_walk_fail(b, status);
+        }
+    }
+    /* Every callback takes the plugin's latch: an earlier callback's
+     * error is no longer the reason for a later status. */
+    if (__builtin_expect(b->q->cb_err != 0, 0))
+        b->q->cb_err = 0;
     if (upto > b->nops)
         upto = b->nops;
     /* The success path: no failure here and none anywhere to read. */

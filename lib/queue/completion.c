@@ -57,11 +57,21 @@ static int gate_check(struct gate_rec *g, int status)
     return 0;
 }
 
+/* A callback returns r to the plugin's latch: remember why (queue.h). */
+static int latch(struct batch *b, int r)
+{
+    if (r < 0) {
+        b->q->cb_err = r;
+        snprintf(b->q->cb_cause, sizeof b->q->cb_cause, "%s", b->walk_cause);
+    }
+    return r;
+}
+
 int devq__gate_cb(void *arg, int status)
 {
     struct gate_rec *g = arg;
     struct batch *b = g->b;
-    int r = gate_check(g, status);
+    int r = latch(b, gate_check(g, status));
     free(g);
     devq__batch_unref(b);
     return r;
@@ -93,6 +103,7 @@ int devq__signal_cb(void *arg, int status)
         devq__signal_fail_cause(o->u.sig.s, r, b->walk_cause);   /* and keep the rest from running */
     else
         devq__signal_advance_held(o->u.sig.s, o->u.sig.v);   /* b holds it until the unref */
+    latch(b, r);
     devq__batch_unref(b);
     return r;
 }
@@ -107,6 +118,7 @@ int devq__user_fn_cb(void *arg, int status)
         o->u.host.fn(o->u.host.arg);
         devq__set_in_host_fn(0);
     }
+    latch(b, r);
     devq__batch_unref(b);
     return r;
 }
@@ -133,6 +145,7 @@ int devq__work_cb(void *arg, int status)
             devq__batch_walk_fail(b, rr);
         if (!status)
             r = devq__batch_walk(b, at + 1, 0, 0);
+        latch(b, r);
         devq__batch_unref(b);
         return r;
     }
@@ -151,6 +164,7 @@ int devq__work_cb(void *arg, int status)
         devq__batch_walk_fail(b, rr);      /* at this op: what it writes fails */
         r = rr;
     }
+    latch(b, r);
     devq__batch_unref(b);
     return r;
 }

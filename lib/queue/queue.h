@@ -93,6 +93,15 @@ struct devq_queue {
     char sticky_msg[DEVQ_CAUSE_MAX];
     char first_cause[DEVQ_CAUSE_MAX];
     pthread_mutex_t first_lock;    /* first_cause, and first_error's changes */
+    /* The last error a callback of this queue returned to the plugin's
+     * latch (DEVQ_CAP_SKIP_ON_ERROR: the device skips what follows until
+     * the next callback, which gets the error as its status), and why.
+     * Only the stream's callbacks touch them, one at a time in stream
+     * order: when the next callback belongs to a later batch (the end
+     * callback of the failed one could not be queued), that batch's
+     * cause says what it was skipped after, not just the errno. */
+    int cb_err;
+    char cb_cause[DEVQ_CAUSE_MAX];
     /* "queue #2": per process, creation order; name.number is also the
      * trace track.  Cold: last, off the recording path's lines. */
     struct devq_name name;

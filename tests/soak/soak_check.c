@@ -34,16 +34,6 @@ static void list(const struct soak_round *r, const soak_bset *F, char *out, size
             n += (size_t)snprintf(out + n, cap - n, "%s%d", n ? "," : "", b);
 }
 
-/* lib bug: after a cuStreamAddCallback failure, a later batch's cause can
- * read "queue Q batch B on cuda:0 failed: Invalid argument": the driver
- * error is lost (SOAK_SEED=1123 SOAK_ROUND=763, every time).  A note
- * unless SOAK_CALLBACK_CAUSE=1. */
-static bool callback_cause_lost(const struct soak_round *r, const char *msg)
-{
-    return !soak_switch_on("SOAK_CALLBACK_CAUSE") && !strcmp(r->plan->func, "cuStreamAddCallback") &&
-           strstr(msg, "on cuda:0 failed: Invalid argument");
-}
-
 static void check_messages(struct soak_round *r, const soak_bset *F, int want_status, const char *want_text,
                            const char *want_text2)
 {
@@ -59,11 +49,7 @@ static void check_messages(struct soak_round *r, const soak_bset *F, int want_st
             /* Each hop of a failure chain prefixes "queue Q batch B waits
              * sN, which failed: " to its cause, in a bounded buffer: past
              * a few hops the root cause is cut off the end. */
-            if (callback_cause_lost(r, sb->msg)) {
-                if (!r->noted_cause_lost++)
-                    printf("round %d: note: lib bug (SOAK_CALLBACK_CAUSE=1 fails the round): batch %d's cause lost "
-                           "the injected %s: %s\n", r->plan->round, b, r->plan->func, sb->msg);
-            } else if (strlen(sb->msg) >= 200 && strstr(sb->msg, "which failed: ")) {
+            if (strlen(sb->msg) >= 200 && strstr(sb->msg, "which failed: ")) {
                 soak_known(r, KNOWN_CAUSE_TRUNCATED, "devq_errmsg() after batch %d's failed wait lost the root "
                            "cause '%s' (%zu characters of hops): %.160s...", b, want_text, strlen(sb->msg), sb->msg);
             } else {

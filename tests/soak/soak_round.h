@@ -58,7 +58,6 @@ struct soak_round {
     int failed_batches;
     int late_failures;            /* reads a later failed writer may fail (soak_check.c) */
     int unknown_elements;
-    int noted_cause_lost;         /* see callback_cause_lost (soak_check.c) */         /* read elements a failed op left unknown (not compared) */
     int model_gap;                /* a known model gap: the results are not compared */
 };
 
