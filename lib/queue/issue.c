@@ -489,7 +489,10 @@ again:
         if (!b->forced_error && (r = bind_op(b, o, &here, level)) < 0) {
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
                   (unsigned long long)b->seq, devq_errmsg());
-            work_skipped(b, o);
+            /* Its writes still go on record, as a skipped op's: a later
+             * reader must be ordered after this point, where the batch's
+             * failure is published, not read the old contents first. */
+            bind_skipped(b, o, &began);
         } else if (b->forced_error)
             bind_skipped(b, o, &began);
         if (b->traced && !b->forced_error && is_work(o->kind))

@@ -214,6 +214,7 @@ struct soak_sim {
 };
 /* A failure-model switch (README.md): set to 1 in the environment. */
 bool soak_switch_on(const char *name);
+bool soak_switch_strict(const char *name);
 void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct soak_sim *s);
 /* Replays the data under s: every read whose op surely succeeded must
  * match; elements of unknown content (written by an op that failed or

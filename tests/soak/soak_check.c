@@ -134,11 +134,12 @@ static int check_buffer_status(struct soak_round *r, const struct soak_sim *s, i
  * would have written failed at once, out of submission order, so a read
  * submitted before it but not yet run fails too.  So a read of a buffer
  * that a later batch would write, and that batch fails (or may), may fail
- * (MAYBE); to a fixpoint, as such reads spoil more.  SOAK_EARLY_PUBLISH=1
- * expects the rules instead. */
+ * (MAYBE); to a fixpoint, as such reads spoil more.  Fixed (write
+ * generations, buffer_fail.c): the rules are expected unless
+ * SOAK_EARLY_PUBLISH=0. */
 static bool early_publish_strict(void)
 {
-    return soak_switch_on("SOAK_EARLY_PUBLISH");
+    return soak_switch_strict("SOAK_EARLY_PUBLISH");
 }
 
 static void predict(struct soak_round *r, const struct soak_root *root, struct soak_sim *s, bool count)
