@@ -242,7 +242,9 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
             char m[2 * DEVQ_CHANNEL_MSG_MAX];
             snprintf(m, sizeof m, "channel #%u (rank %d of %d): op %llu (%s) cannot complete: rank %d dropped out: %s",
                      ch->number, ch->rank, ch->size, (unsigned long long)op_no, what, peer, why);
-            size_t len = strnlen(m, sizeof msg - 1);     /* cut to fit */
+            /* Cut at the end, not compacted: the peer's own hop ("rank R
+             * dropped out: ...") is what the caller's chain must keep. */
+            size_t len = strnlen(m, sizeof msg - 1);
             memcpy(msg, m, len);
             msg[len] = '\0';
             break;

@@ -37,6 +37,7 @@
 #include "futex.h"
 #include "log.h"
 #include "queue.h"
+#include "signal_int.h"
 
 /* A group on the stream.  Two references: the stamp callback and the
  * completion (or the issue that failed to queue the completion). */
@@ -144,9 +145,7 @@ static int failed_input_locked(devq_channel *ch, const struct devq_chan_flight *
                      "result from failed data", ch->number, ch->rank, ch->size,
                      (unsigned long long)(f->first_op + f->nops - 1), f->what, devq__buffer_label(f->in[i].buf).s,
                      cause, ch->engine_name);
-            size_t len = strnlen(m, sizeof ch->broken_msg - 1);      /* cut to fit */
-            memcpy(ch->broken_msg, m, len);
-            ch->broken_msg[len] = '\0';
+            devq__cause_compact(ch->broken_msg, sizeof ch->broken_msg, m);   /* the root cause kept */
         }
         return 1;
     }

@@ -121,32 +121,30 @@ void devq__buffer_clear(devq_buffer *b, uint32_t gen)
     free(old);
 }
 
-int devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap)
+/* The failure a reader sees: of writes up to gen, or (any) the latest. */
+static int failed(const devq_buffer *b, int any, uint32_t gen, char *cause, size_t cap)
 {
     if (!atomic_load_explicit(&b->fail_err, memory_order_acquire))
         return 0;
     pthread_mutex_t *m = lock_of(b);
     pthread_mutex_lock(m);
     int err = atomic_load_explicit(&b->fail_err, memory_order_relaxed);
-    if (cap)
-        snprintf(cause, cap, "%s", b->fail_cause ? b->fail_cause : "failed (no memory for the cause)");
-    pthread_mutex_unlock(m);
-    return err;
-}
-
-int devq__buffer_failed_at(const devq_buffer *b, uint32_t gen, char *cause, size_t cap)
-{
-    if (!atomic_load_explicit(&b->fail_err, memory_order_acquire))
-        return 0;
-    pthread_mutex_t *m = lock_of(b);
-    pthread_mutex_lock(m);
-    int err = atomic_load_explicit(&b->fail_err, memory_order_relaxed);
-    if (err && !gen_le(b->fail_lo, gen))
+    if (err && !any && !gen_le(b->fail_lo, gen))
         err = 0;                              /* only later writes failed */
     if (err && cap)
         snprintf(cause, cap, "%s", b->fail_cause ? b->fail_cause : "failed (no memory for the cause)");
     pthread_mutex_unlock(m);
     return err;
+}
+
+int devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap)
+{
+    return failed(b, 1, 0, cause, cap);
+}
+
+int devq__buffer_failed_at(const devq_buffer *b, uint32_t gen, char *cause, size_t cap)
+{
+    return failed(b, 0, gen, cause, cap);
 }
 
 void devq__buffer_fail_fini(devq_buffer *b)
