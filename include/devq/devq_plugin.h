@@ -84,6 +84,33 @@ struct devq_pl_arg {
     size_t      size;            /* value size */
 };
 
+/* One declared parameter of a kernel (kernel_iface). */
+enum devq_pl_param_kind {
+    DEVQ_PL_PARAM_BUFFER = 1,    /* a buffer argument */
+    DEVQ_PL_PARAM_VALUE  = 2,    /* a value argument of `size` bytes */
+    DEVQ_PL_PARAM_BYTES  = 3,    /* `size` bytes, kind unknown (cuFuncGetParamInfo): a buffer
+                                  * when size == sizeof(void *), else a value of that size */
+};
+struct devq_pl_param {
+    uint32_t kind;               /* enum devq_pl_param_kind */
+    uint32_t size;               /* value bytes; 0 for a buffer */
+    uint32_t offset;             /* byte offset in the backend's value block, or UINT32_MAX */
+    uint32_t reserved;           /* 0 */
+};
+/* kernel_iface flags */
+#define DEVQ_PL_IFACE_POSITIONAL 1u  /* params[i] is argument i (cpu, cuda).  Without it,
+                                      * buffers and values are matched as two sequences,
+                                      * each in argument order (vulkan: bindings 0.., and
+                                      * push-constant members by offset). */
+struct devq_pl_kernel_iface {
+    uint32_t flags;              /* DEVQ_PL_IFACE_* */
+    uint32_t nparams;
+    const struct devq_pl_param *params;
+    uint32_t value_block;        /* bytes of value block the kernel reads (vulkan: push-constant
+                                  * block size), 0 when it has none or it does not apply */
+    uint32_t reserved;           /* 0 */
+};
+
 /* A host callback.  `status` is the first error of an op on this stream
  * since the previous host callback ran (0 if none); the stream's error is
  * then cleared.  A callback that returns a negative errno latches it as
@@ -230,6 +257,14 @@ struct devq_backend_ops {
      * a host callback (devq-plugin(7)); without it every batch ends in a
      * host callback. */
     int  (*stream_idle)(devq_pl_stream *s);
+    /* Optional: the kernel's declared interface, read from its image at
+     * kernel_load (SPIR-V reflection, cuFuncGetParamInfo) or from a cpu
+     * declaration.  0 and *out filled (out->params owned by the kernel,
+     * valid until kernel_destroy), or -ENOTSUP when this kernel's
+     * interface is unknown: libdevq then checks nothing.  libdevq reads
+     * it once, after kernel_load, and checks every devq_queue_exec
+     * against it (devq_queue_exec(3)), so launch never sees a mismatch. */
+    int  (*kernel_iface)(devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
 };
 
 /* The one symbol a plugin exports.  Return 0 and set *ops, or a negative
