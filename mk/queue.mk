@@ -5,7 +5,7 @@ libdevq_core_la_SOURCES += \
 	lib/queue/buffer.h lib/queue/kernel.h lib/queue/timestamp.h lib/queue/completion.h \
 	lib/queue/record.c lib/queue/issue.c lib/queue/defer.c lib/queue/align.c \
 	lib/queue/hazard.c lib/queue/hazard.h lib/queue/completion.c lib/queue/cycle.c lib/queue/blocker.c lib/queue/blocker.h \
-	lib/queue/buffer.c lib/queue/buffer_fail.c lib/queue/batch_walk.c lib/queue/kernel.c \
+	lib/queue/buffer.c lib/queue/buffer_fail.c lib/queue/batch_walk.c lib/queue/kernel.c lib/queue/kernel_args.c \
 	lib/queue/barrier.c lib/queue/timestamp.c lib/queue/value_wait.c lib/queue/value_wait.h \
 	lib/queue/synchronize.c lib/queue/inline.c
 
@@ -21,7 +21,8 @@ tests_conformance_conformance_SOURCES = \
 	tests/conformance/conf_deferral.c tests/conformance/conf_memory.c \
 	tests/conformance/conf_tracker.c tests/conformance/conf_timing.c \
 	tests/conformance/conf_hazards.c tests/conformance/conf_race.c \
-	tests/conformance/conf_names.c tests/conformance/conf_inline.c
+	tests/conformance/conf_names.c tests/conformance/conf_inline.c \
+	tests/conformance/conf_kcheck.c
 tests_conformance_conformance_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 # -export-dynamic: kernels are looked up in the running program.
 tests_conformance_conformance_LDFLAGS = $(AM_LDFLAGS) -export-dynamic

@@ -157,6 +157,8 @@ static int fake_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t x)
 { (void)s; (void)v; (void)x; return -ENOTSUP; }
 static int fake_alloc_async(devq_pl_stream *s, size_t n, void **p)
 { (void)s; (void)n; (void)p; return -ENOTSUP; }
+static int fake_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *o)
+{ (void)k; (void)o; return -ENOTSUP; }
 
 static int fake_chan_create(devq_pl_device *d, int rank, int size, const void *id, size_t id_size,
                             devq_pl_chan **out)
@@ -199,6 +201,21 @@ START_TEST(validate_optional_groups_are_whole)
     t.mem_alloc_async = fake_alloc_async;
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
     ck_assert_msg(strstr(why, "mem_free_async"), "reason: %s", why);
+
+    /* kernel_iface describes loaded kernels: only with the kernel ops. */
+    t = good;
+    t.kernel_iface = fake_kernel_iface;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
+    ck_assert_msg(strstr(why, "kernel_iface is set without the kernel ops"), "reason: %s", why);
+    t.kernel_load = stub_kernel_load;
+    t.kernel_destroy = stub_kernel_destroy;
+    t.launch = stub_launch;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
+    ck_assert(out.kernel_iface == fake_kernel_iface);
+    /* A table that ends before it (an older plugin) has none. */
+    t.size = (uint32_t)offsetof(struct devq_backend_ops, kernel_iface);
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
+    ck_assert(out.kernel_iface == NULL);
 
     /* Channels: all nine chan_* entries or none. */
     t = good;

@@ -80,6 +80,10 @@ static int check_groups(const struct devq_backend_ops *t, char *why, size_t why_
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': stream_wait_value/stream_write_value need value_attach "
                       "and value_detach", t->name);
+    if (t->kernel_iface && !t->kernel_load)
+        return refuse(-EINVAL, why, why_len,
+                      "backend '%s': kernel_iface is set without the kernel ops (kernel_load, "
+                      "kernel_destroy, launch): it describes loaded kernels", t->name);
     if (!!t->mem_alloc_async != !!t->mem_free_async)
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': mem_alloc_async and mem_free_async must both be set or "

@@ -24,6 +24,7 @@ static void kernel_destroy(struct devq_object *o)
     devq_kernel *k = (devq_kernel *)o;
     struct devq_device *dev = k->dev;
     dev->ops->kernel_destroy(k->pl);
+    free((void *)k->iface.params);
     free(k);
     devq_device_close(dev);
 }
@@ -51,9 +52,14 @@ DEVQ_API int devq_kernel_load(devq_device *dev, const void *image, size_t size, 
         free(k);
         return r;
     }
-    devq__object_init(&k->obj, DEVQ_MAGIC_KERNEL, kernel_destroy);
     k->dev = dev;
     snprintf(k->name, sizeof k->name, "%s", entry);
+    if ((r = devq__kernel_iface_load(k, fn)) < 0) {
+        dev->ops->kernel_destroy(k->pl);
+        free(k);
+        return r;
+    }
+    devq__object_init(&k->obj, DEVQ_MAGIC_KERNEL, kernel_destroy);
     k->label_name.number = devq__name_number(DEVQ_NAME_KERNEL);
     devq__device_retain(dev);
     *out = k;

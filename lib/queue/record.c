@@ -299,6 +299,10 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
             bytes += (a->size + 15) & ~(size_t)15;
         }
     }
+    /* Against what the kernel declares (kernel_args.c): a mismatch is a
+     * sticky recording error here, never undefined results on the device. */
+    if ((r = devq__kernel_args_check(k, args, nargs, fn)) < 0)
+        return leave(q, r);
     /* Reserve everything first so a failure leaves the batch unchanged. */
     if (b->nargs + nargs > b->capargs) {
         uint32_t cap = b->capargs ? b->capargs : 8;

@@ -228,6 +228,8 @@ void cpu_fill_run(devq_pl_stream *s, struct cpu_op *op);
 int  cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
                      devq_pl_kernel **out);
 void cpu_kernel_destroy(devq_pl_kernel *k);
+/* The kernel's DEVQ_CPU_KERNEL_SIGNATURE, or -ENOTSUP when it has none. */
+int  cpu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
 void cpu_kernel_free_all(devq_pl_device *dev);
 int  cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
                 const struct devq_pl_arg *args, size_t nargs);

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <gnu/libc-version.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,9 @@ struct devq_pl_kernel {
     void *dl;
     _Atomic uint32_t refs;          /* 1 until destroyed + each stream that launched it last */
     char entry[64];                 /* for messages */
+    bool declared;                  /* it has a DEVQ_CPU_KERNEL_SIGNATURE */
+    uint32_t nparams;
+    struct devq_pl_param *params;   /* from the signature, for kernel_iface */
 };
 
 /* A launch as queued: dimensions and a private copy of the arguments. */
@@ -143,6 +147,58 @@ static int not_a_kernel(void *sym, const char *entry, const char *shown)
                            at.dli_fname ? at.dli_fname : "?");
 }
 
+/* DEVQ_CPU_KERNEL_SIGNATURE(entry, ...) exports devq_cpu_signature_<entry>
+ * from the object that defines the kernel: look for it there.  A
+ * signature that is malformed or describes another function is refused
+ * (checking launches against it would be worse than not checking). */
+static int read_signature(devq_pl_kernel *k, void *dl, void *sym, const char *entry, const char *shown)
+{
+    char name[160];
+    if (snprintf(name, sizeof name, "devq_cpu_signature_%s", entry) >= (int)sizeof name)
+        return 0;                   /* no symbol that long can have been declared */
+    dlerror();
+    const devq_cpu_signature *sig = dlsym(dl, name);
+    if (dlerror() || !sig)
+        return 0;                   /* undeclared: launched unchecked */
+    void *fn;
+    memcpy(&fn, &sig->fn, sizeof fn);
+    if (sig->magic != DEVQ_CPU_SIGNATURE_MAGIC || sig->nparams > 4096 || (sig->nparams && !sig->params))
+        return cpu_host->error(-EINVAL, "cpu: kernel_load: %s in '%s' is not a signature this "
+                               "backend reads (magic %#x, %u parameters); rebuild it with this "
+                               "devq.h's DEVQ_CPU_KERNEL_SIGNATURE", name, shown, sig->magic,
+                               sig->nparams);
+    if (fn != sym)
+        return cpu_host->error(-EINVAL, "cpu: kernel_load: %s in '%s' describes another function "
+                               "than the kernel '%s'; name the kernel itself in "
+                               "DEVQ_CPU_KERNEL_SIGNATURE", name, shown, entry);
+    if (sig->nparams && !(k->params = calloc(sig->nparams, sizeof *k->params)))
+        return cpu_host->error(-ENOMEM, "cpu: out of memory for kernel '%s''s signature", entry);
+    for (uint32_t i = 0; i < sig->nparams; i++) {
+        uint32_t size = sig->params[i];
+        if (size > 4096)
+            return cpu_host->error(-EINVAL, "cpu: kernel_load: %s in '%s': parameter %u is a "
+                                   "%u-byte value; values are at most 4096 bytes", name, shown, i,
+                                   size);
+        k->params[i] = (struct devq_pl_param){
+            .kind = size == DEVQ_CPU_BUFFER ? DEVQ_PL_PARAM_BUFFER : DEVQ_PL_PARAM_VALUE,
+            .size = size, .offset = UINT32_MAX,
+        };
+    }
+    k->nparams = sig->nparams;
+    k->declared = true;
+    return 0;
+}
+
+int cpu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out)
+{
+    if (!k->declared)
+        return -ENOTSUP;
+    *out = (struct devq_pl_kernel_iface){
+        .flags = DEVQ_PL_IFACE_POSITIONAL, .nparams = k->nparams, .params = k->params,
+    };
+    return 0;
+}
+
 int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
                     devq_pl_kernel **out)
 {
@@ -193,6 +249,12 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
         dlclose(dl);
         return cpu_host->error(-ENOMEM, "cpu: out of memory loading kernel '%s'", entry);
     }
+    if ((err = read_signature(k, dl, sym, entry, shown))) {
+        free(k->params);
+        free(k);
+        dlclose(dl);
+        return err;
+    }
     k->dev = dev;
     k->dl = dl;
     /* POSIX guarantees that a function pointer round-trips through the
@@ -213,6 +275,7 @@ static void cpu_kernel_unref(devq_pl_kernel *k)
     if (atomic_fetch_sub_explicit(&k->refs, 1, memory_order_acq_rel) != 1)
         return;
     dlclose(k->dl);
+    free(k->params);
     free(k);
 }
 

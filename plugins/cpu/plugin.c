@@ -56,6 +56,7 @@ static const struct devq_backend_ops cpu_ops = {
     .launch = cpu_launch,
 
     .stream_idle = cpu_stream_idle,
+    .kernel_iface = cpu_kernel_iface,
 };
 
 int devq__cpu_plugin_init(const struct devq_host *host, uint32_t host_abi,

@@ -1,4 +1,6 @@
-/* Test kernels, shared by every suite and every backend. */
+/* Test kernels, shared by every suite and every backend.  Each cpu
+ * entry declares its parameters (DEVQ_CPU_KERNEL_SIGNATURE), so every
+ * launch of the suites is checked on cpu too (devq-cpu(7)). */
 #include "conf.h"
 #include <stdatomic.h>
 
@@ -14,6 +16,7 @@ CONF_KERNEL(scale, "bv")
     }
     return 0;
 }
+DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_scale, DEVQ_CPU_BUFFER, DEVQ_CPU_VALUE(float));
 
 /* y[i] += x[i] */
 CONF_KERNEL(add, "bb")
@@ -27,6 +30,7 @@ CONF_KERNEL(add, "bb")
     }
     return 0;
 }
+DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_add, DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER);
 
 /* One step of a chain: v[0] must be `expect`, becomes expect + 1. */
 CONF_KERNEL(step, "bv")
@@ -40,6 +44,7 @@ CONF_KERNEL(step, "bv")
     v[0] = expect + 1;
     return 0;
 }
+DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_step, DEVQ_CPU_BUFFER, DEVQ_CPU_VALUE(uint32_t));
 
 /* Always fails with the given (negative) code. */
 CONF_KERNEL(fail, "v")
@@ -47,6 +52,7 @@ CONF_KERNEL(fail, "v")
     (void)g;
     return *(const int32_t *)a[0];
 }
+DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_fail, DEVQ_CPU_VALUE(int32_t));
 
 /* Sleep, then copy n bytes src -> dst: a slow reader. */
 CONF_KERNEL(slow_copy, "bbvv")
@@ -57,6 +63,7 @@ CONF_KERNEL(slow_copy, "bbvv")
     memcpy(a[1], a[0], *(const uint32_t *)a[3]);
     return 0;
 }
+DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_slow_copy, DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER, DEVQ_CPU_VALUE(uint32_t), DEVQ_CPU_VALUE(uint32_t));
 
 /* v[i] += n for every work-item. */
 CONF_KERNEL(add_u32, "bv")
@@ -70,6 +77,7 @@ CONF_KERNEL(add_u32, "bv")
     }
     return 0;
 }
+DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_add_u32, DEVQ_CPU_BUFFER, DEVQ_CPU_VALUE(uint32_t));
 
 /* The tracker oracle's op (see conf_tracker.c): up to three buffers with
  * access modes; reads check the version they see, writes stamp theirs. */
@@ -100,6 +108,7 @@ CONF_KERNEL(oracle_op, "bbbv")
     }
     return 0;
 }
+DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_oracle_op, DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER, DEVQ_CPU_VALUE(struct conf_op_args));
 
 /* Sleep for the given number of milliseconds (group 0 only). */
 CONF_KERNEL(sleep_ms, "v")
@@ -108,3 +117,4 @@ CONF_KERNEL(sleep_ms, "v")
         conf_sleep_ms(*(const uint32_t *)a[0]);
     return 0;
 }
+DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_sleep_ms, DEVQ_CPU_VALUE(uint32_t));
