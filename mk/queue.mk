@@ -53,6 +53,13 @@ TESTS += tests/test_buffer_gen
 tests_test_buffer_gen_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 tests_test_buffer_gen_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_buffer_gen_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+
+# devq_queue_exec's check against a kernel's declared interface (internal API).
+check_PROGRAMS += tests/test_kernel_args
+TESTS += tests/test_kernel_args
+tests_test_kernel_args_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_kernel_args_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_kernel_args_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
 endif
 
 # Benchmarks (make bench).

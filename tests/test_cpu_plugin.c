@@ -677,6 +677,45 @@ START_TEST(test_kernels_switch_and_outlive_destroy)
 }
 END_TEST
 
+/* DEVQ_CPU_KERNEL_SIGNATURE (devq_cpu.h): found next to the entry point
+ * and handed to lib by kernel_iface; undeclared kernels have none
+ * (-ENOTSUP: unchecked); a signature of another function is refused. */
+START_TEST(test_kernel_signature)
+{
+    char path[4096];
+    module_path(path, sizeof path);
+    devq_pl_kernel *k = NULL;
+    struct devq_pl_kernel_iface iface;
+    ck_assert_msg(ops->kernel_load(dev, path, 0, "cpu_test_saxpy", &k) == 0, "%s", cpu_test_errmsg());
+    ck_assert_int_eq(ops->kernel_iface(k, &iface), 0);
+    ck_assert_uint_eq(iface.flags, DEVQ_PL_IFACE_POSITIONAL);
+    ck_assert_uint_eq(iface.nparams, 4);
+    static const uint32_t kind[] = { DEVQ_PL_PARAM_BUFFER, DEVQ_PL_PARAM_BUFFER, DEVQ_PL_PARAM_VALUE,
+                                     DEVQ_PL_PARAM_VALUE }, size[] = { 0, 0, 4, 4 };
+    for (int i = 0; i < 4; i++) {
+        ck_assert_uint_eq(iface.params[i].kind, kind[i]);
+        ck_assert_uint_eq(iface.params[i].size, size[i]);
+        ck_assert_uint_eq(iface.params[i].offset, UINT32_MAX);
+    }
+    ck_assert_uint_eq(iface.value_block, 0);
+    ops->kernel_destroy(k);
+
+    ck_assert_msg(ops->kernel_load(dev, path, 0, "cpu_test_noargs", &k) == 0, "%s", cpu_test_errmsg());
+    ck_assert_int_eq(ops->kernel_iface(k, &iface), 0);
+    ck_assert_uint_eq(iface.nparams, 0);
+    ops->kernel_destroy(k);
+
+    ck_assert_int_eq(ops->kernel_load(dev, NULL, 0, "cpu_test_value_sum", &k), 0);
+    ck_assert_int_eq(ops->kernel_iface(k, &iface), -ENOTSUP);
+    ops->kernel_destroy(k);
+
+    k = NULL;
+    ck_assert_int_eq(ops->kernel_load(dev, path, 0, "cpu_test_misdeclared", &k), -EINVAL);
+    ck_assert_msg(strstr(cpu_test_errmsg(), "describes another function"), "%s", cpu_test_errmsg());
+    ck_assert_ptr_null(k);
+}
+END_TEST
+
 START_TEST(test_kernel_missing)
 {
     devq_pl_kernel *k = NULL;
@@ -1207,6 +1246,7 @@ static Suite *cpu_suite(void)
     tcase_add_test(t, test_kernel_from_shared_object);
     tcase_add_test(t, test_kernels_switch_and_outlive_destroy);
     tcase_add_test(t, test_kernel_missing);
+    tcase_add_test(t, test_kernel_signature);
     tcase_add_test(t, test_big_launch_uses_threads);
     tcase_add_test(t, test_failed_launch_stops_groups);
     tcase_add_test(t, test_concurrent_streams_share_the_pool);

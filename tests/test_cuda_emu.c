@@ -260,6 +260,49 @@ START_TEST(test_modules)
 }
 END_TEST
 
+/* cuFuncGetParamInfo (12.4+): each declared parameter's size, at an
+ * offset aligned to its size (up to 8); past the last one
+ * CUDA_ERROR_INVALID_VALUE; an older driver does not hand it out. */
+START_TEST(test_func_param_info)
+{
+    open_ctx();
+    CUmodule m;
+    ck_assert_int_eq(F(cuModuleLoadData, 2000, CUmodule *, const void *)(
+                         &m, "devq-emu-module\ndevq_emu_test_ok 2 ptr 4 1 16 4\n"), CUDA_SUCCESS);
+    CUfunction f;
+    ck_assert_int_eq(F(cuModuleGetFunction, 2000, CUfunction *, CUmodule, const char *)(&f, m, "devq_emu_test_ok"),
+                     CUDA_SUCCESS);
+    CUresult (*info)(CUfunction, size_t, size_t *, size_t *) =
+        F(cuFuncGetParamInfo, 12040, CUfunction, size_t, size_t *, size_t *);
+    static const size_t want_off[] = { 0, 8, 16, 20, 24, 40 }, want_size[] = { 2, 8, 4, 1, 16, 4 };
+    for (size_t i = 0; i < 6; i++) {
+        size_t off = 99, size = 99;
+        ck_assert_int_eq(info(f, i, &off, &size), CUDA_SUCCESS);
+        ck_assert_uint_eq(off, want_off[i]);
+        ck_assert_uint_eq(size, want_size[i]);
+    }
+    size_t off;
+    ck_assert_int_eq(info(f, 6, &off, NULL), CUDA_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(info(f, 1, &off, NULL), CUDA_SUCCESS);   /* size optional */
+    ck_assert_uint_eq(off, 8);
+    ck_assert_int_eq(info(NULL, 0, &off, NULL), CUDA_ERROR_INVALID_HANDLE);
+    ck_assert_int_eq(F(cuModuleUnload, 2000, CUmodule)(m), CUDA_SUCCESS);
+}
+END_TEST
+
+START_TEST(test_func_param_info_hidden)
+{
+    setenv("DEVQ_EMU_DRIVER_VERSION", "12030", 1);
+    load();
+    void *fn = (void *)1;
+    CUdriverProcAddressQueryResult st;
+    ck_assert_int_eq(get_proc("cuFuncGetParamInfo", &fn, 12030, 0, &st), CUDA_SUCCESS);
+    ck_assert_ptr_null(fn);
+    /* DEVQ_EMU_MISSING=cuFuncGetParamInfo: tests/test_gpu_plugin's
+     * test_kernel_iface_old_driver */
+}
+END_TEST
+
 START_TEST(test_last_release_destroys_context)
 {
     open_ctx();
@@ -288,6 +331,8 @@ int main(void)
     tcase_add_test(tc, test_sticky_error_poisons_context);
     tcase_add_test(tc, test_queued_hostfunc_dropped_callback_told);
     tcase_add_test(tc, test_modules);
+    tcase_add_test(tc, test_func_param_info);
+    tcase_add_test(tc, test_func_param_info_hidden);
     tcase_add_test(tc, test_last_release_destroys_context);
     tcase_add_test(tc, test_no_driver_calls_in_callbacks);
     return check_run(check_suite_of("cuda_emu", tc, 30));

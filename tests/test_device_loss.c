@@ -23,6 +23,9 @@ int loss_nop(void **params, const devq_cpu_group *g)
 }
 
 static const char image[] = "devq-emu-module\nloss_nop\n";
+/* The same kernel taking one buffer: the module declares what a launch
+ * passes (the plugin checks launches against it, devq-cuda(7)). */
+static const char image_buf[] = "devq-emu-module\nloss_nop ptr\n";
 
 START_TEST(loss_fails_pending_work_and_destroy_is_safe)
 {
@@ -81,7 +84,7 @@ START_TEST(loss_fails_signals_and_buffers_of_every_dropped_batch)
     devq_queue *q;
     ck_assert_int_eq(devq_queue_create(dev, NULL, &q), 0);
     devq_kernel *k;
-    ck_assert_int_eq(devq_kernel_load(dev, image, sizeof image, "loss_nop", &k), 0);
+    ck_assert_int_eq(devq_kernel_load(dev, image_buf, sizeof image_buf, "loss_nop", &k), 0);
     devq_buffer *b;
     ck_assert_int_eq(devq_buffer_alloc(dev, 256, NULL, 0, &b), 0);
     devq_signal *ran, *open_sig, *late;

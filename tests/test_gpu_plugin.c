@@ -31,7 +31,10 @@ START_TEST(test_devices_and_caps)
     ck_assert_uint_eq(info.compute_units, 4);
     /* DEVQ_CAP_CHANNELS says whether NCCL/RCCL is on this machine:
      * test_channel_cap checks it. */
-    ck_assert_uint_eq(info.caps & ~DEVQ_CAP_CHANNELS, ALL_CAPS);
+    /* cuda reads kernels' parameters (cuFuncGetParamInfo); HIP offers
+     * no such call (test_kernel_iface). */
+    ck_assert_uint_eq(info.caps & ~DEVQ_CAP_CHANNELS,
+                      ALL_CAPS | (face->kind == GPU_CUDA ? DEVQ_CAP_KERNEL_CHECK : 0));
     ck_assert(!(info.caps & DEVQ_CAP_SKIP_ON_ERROR));
     ck_assert(!(info.caps & DEVQ_CAP_HOST_VISIBLE));
     devq_pl_device *bad = NULL;
@@ -74,7 +77,8 @@ START_TEST(test_caps_without_pools_and_memops)
     open_device();
     devq_device_info info;
     ck_assert_int_eq(ops->device_info(dev, &info), 0);
-    ck_assert_uint_eq(info.caps & ~DEVQ_CAP_CHANNELS,
+    /* (DEVQ_CAP_KERNEL_CHECK: test_devices_and_caps, test_kernel_iface) */
+    ck_assert_uint_eq(info.caps & ~(DEVQ_CAP_CHANNELS | DEVQ_CAP_KERNEL_CHECK),
                       ALL_CAPS & ~(DEVQ_CAP_ASYNC_ALLOC | DEVQ_CAP_WAIT_VALUE | DEVQ_CAP_WRITE_VALUE));
     devq_pl_stream *s = new_stream(0);
     void *p = NULL;
@@ -519,6 +523,62 @@ START_TEST(test_kernel_cpu_style_args)
 }
 END_TEST
 
+/* kernel_iface: cuda asks cuFuncGetParamInfo at load (driver 12.4+) and
+ * reports each parameter's size and offset, kind unknown (BYTES); a
+ * driver without it (hidden here) is the old-driver path: no
+ * DEVQ_CAP_KERNEL_CHECK, -ENOTSUP, launches unchecked.  hip has no op. */
+static void kernel_iface_case(int hide)
+{
+    if (hide)
+        setenv("DEVQ_EMU_MISSING", "cuFuncGetParamInfo", 1);
+    open_device();
+    devq_device_info info;
+    memset(&info, 0, sizeof info);
+    ck_assert_int_eq(ops->device_info(dev, &info), 0);
+    if (face->kind != GPU_CUDA) {
+        ck_assert(ops->kernel_iface == NULL);
+        ck_assert(!(info.caps & DEVQ_CAP_KERNEL_CHECK));
+        ops->device_close(dev);
+        return;
+    }
+    ck_assert(ops->kernel_iface != NULL);
+    devq_pl_kernel *k;
+    ck_assert_msg(ops->kernel_load(dev, saxpy_module, strlen(saxpy_module), "devq_test_saxpy", &k) == 0,
+                  "kernel_load: %s", test_errmsg());
+    struct devq_pl_kernel_iface iface;
+    memset(&iface, 0, sizeof iface);
+    if (hide) {
+        ck_assert(!(info.caps & DEVQ_CAP_KERNEL_CHECK));
+        ck_assert_int_eq(ops->kernel_iface(k, &iface), -ENOTSUP);
+    } else {
+        ck_assert(info.caps & DEVQ_CAP_KERNEL_CHECK);
+        ck_assert_int_eq(ops->kernel_iface(k, &iface), 0);
+        ck_assert_uint_eq(iface.flags, DEVQ_PL_IFACE_POSITIONAL);
+        ck_assert_uint_eq(iface.nparams, 4);
+        static const uint32_t size[] = { 4, 8, 8, 4 }, offset[] = { 0, 8, 16, 24 };
+        for (uint32_t i = 0; i < 4; i++) {
+            ck_assert_uint_eq(iface.params[i].kind, DEVQ_PL_PARAM_BYTES);
+            ck_assert_uint_eq(iface.params[i].size, size[i]);
+            ck_assert_uint_eq(iface.params[i].offset, offset[i]);
+        }
+        ck_assert_uint_eq(iface.value_block, 0);
+    }
+    ops->kernel_destroy(k);
+    ops->device_close(dev);
+}
+
+START_TEST(test_kernel_iface)
+{
+    kernel_iface_case(0);
+}
+END_TEST
+
+START_TEST(test_kernel_iface_old_driver)
+{
+    kernel_iface_case(1);
+}
+END_TEST
+
 START_TEST(test_kernel_load_errors)
 {
     open_device();
@@ -672,6 +732,8 @@ int main(void)
     tcase_add_test(tc, test_kernel_saxpy);
     tcase_add_test(tc, test_kernel_cpu_style_args);
     tcase_add_test(tc, test_kernel_load_errors);
+    tcase_add_test(tc, test_kernel_iface);
+    tcase_add_test(tc, test_kernel_iface_old_driver);
     tcase_add_test(tc, test_value_wait_and_write);
     tcase_add_test(tc, test_streams_from_many_threads);
     tcase_add_test(tc, test_event_waits_from_many_threads);

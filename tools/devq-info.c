@@ -33,7 +33,7 @@ static const struct { uint64_t bit; const char *name; } cap_names[] = {
     { DEVQ_CAP_WRITE_VALUE, "write_value" }, { DEVQ_CAP_HOST_VISIBLE, "host_visible" },
     { DEVQ_CAP_COPY_ENGINE, "copy_engine" }, { DEVQ_CAP_PRIORITIES, "priorities" },
     { DEVQ_CAP_SKIP_ON_ERROR, "skip_on_error" },
-    { DEVQ_CAP_CHANNELS, "channels" },
+    { DEVQ_CAP_CHANNELS, "channels" },       { DEVQ_CAP_KERNEL_CHECK, "kernel_check" },
 };
 #define NCAPS (sizeof cap_names / sizeof cap_names[0])
 

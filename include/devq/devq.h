@@ -156,32 +156,7 @@ typedef struct devq_cpu_group {
 typedef int (*devq_cpu_kernel_fn)(void *const *args, const devq_cpu_group *g);
 /* args[i] is the buffer's device pointer for buffers, a pointer to the value for values */
 
-/* A cpu kernel's declared parameters (devq-cpu(7) CHECKED LAUNCHES), in
- * argument order: DEVQ_CPU_BUFFER, or DEVQ_CPU_VALUE(type) for a value.
- * Written next to the kernel, at file scope:
- *     DEVQ_CPU_KERNEL_SIGNATURE(saxpy, DEVQ_CPU_VALUE(float), DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER);
- * It exports `devq_cpu_signature_<fn>`, which the cpu backend looks up
- * next to the entry point at devq_kernel_load; devq_queue_exec then
- * refuses a launch that does not match it.  A kernel without one is
- * launched unchecked, as before.  DEVQ_CPU_KERNEL_NO_ARGS(fn) declares a
- * kernel that takes no arguments. */
-#define DEVQ_CPU_BUFFER      0u
-#define DEVQ_CPU_VALUE(type) ((uint32_t)sizeof(type))
-#define DEVQ_CPU_SIGNATURE_MAGIC 0x44515331u  /* "DQS1": the layout below */
-typedef struct devq_cpu_signature {
-    uint32_t magic;              /* DEVQ_CPU_SIGNATURE_MAGIC */
-    uint32_t nparams;
-    const uint32_t *params;      /* per argument: DEVQ_CPU_BUFFER or a value's byte size */
-    devq_cpu_kernel_fn fn;       /* the kernel it describes (checked at load) */
-} devq_cpu_signature;
-#define DEVQ_CPU_SIGNATURE__DEF(fn, n, list)                                              \
-    extern const devq_cpu_signature devq_cpu_signature_##fn;                              \
-    __attribute__((visibility("default"), used))                                          \
-    const devq_cpu_signature devq_cpu_signature_##fn = { DEVQ_CPU_SIGNATURE_MAGIC, (n), (list), (fn) }
-#define DEVQ_CPU_KERNEL_SIGNATURE(fn, ...)                                                \
-    DEVQ_CPU_SIGNATURE__DEF(fn, (uint32_t)(sizeof((const uint32_t[]){ __VA_ARGS__ }) / sizeof(uint32_t)), \
-                            ((const uint32_t[]){ __VA_ARGS__ }))
-#define DEVQ_CPU_KERNEL_NO_ARGS(fn) DEVQ_CPU_SIGNATURE__DEF(fn, 0u, (const uint32_t *)0)
+/* A cpu kernel may declare its parameters: <devq/devq_cpu.h>. */
 
 /* ---- queues ---- */
 enum devq_queue_kind { DEVQ_QUEUE_COMPUTE = 0, DEVQ_QUEUE_COPY = 1 };

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <devq/devq_cpu.h>
 #include "cpu.h"
 
 struct devq_pl_kernel {

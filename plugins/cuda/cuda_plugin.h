@@ -53,7 +53,8 @@
     X(MemHostUnregister,         4000,  GPU_OPT_MEMOPS, 0) \
     X(MemHostGetDevicePointer,   3020,  GPU_OPT_MEMOPS, 0) \
     X(StreamWaitValue64,         9000,  GPU_OPT_MEMOPS, 11070) \
-    X(StreamWriteValue64,        9000,  GPU_OPT_MEMOPS, 11070)
+    X(StreamWriteValue64,        9000,  GPU_OPT_MEMOPS, 11070) \
+    X(FuncGetParamInfo,          12040, GPU_OPT_PARAMS, 0)
 
 struct cu_driver {
     int version;                               /* cuDriverGetVersion */
@@ -155,6 +156,7 @@ int  cu_stream_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
 int  cu_stream_write_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
 
 /* kernel.c */
+int  cu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
 int  cu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
                     devq_pl_kernel **out);
 void cu_kernel_destroy(devq_pl_kernel *k);

@@ -75,7 +75,8 @@ static int probe(struct devq_pl_device *d)
     d->caps = gpu_caps(&(struct gpu_attrs){ .prio_least = d->prio_least,
                                             .prio_greatest = d->prio_greatest,
                                             .copy_engines = engines, .pools = pools,
-                                            .value_ops = memops, .map_host = maphost });
+                                            .value_ops = memops, .map_host = maphost,
+                                            .param_info = cu_drv.FuncGetParamInfo != NULL });
     cu_host->log(DEVQ_LOG_FULL, "cuda:%u: %s, %u SMs, %d copy engines, pools %d, memops %d",
                  d->ordinal, d->name, d->compute_units, engines, pools, memops);
     return 0;

@@ -245,6 +245,10 @@ static int load(void)
         if (e->group == GPU_REQUIRED) {
             size_t len = strlen(missing);
             snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", why);
+        } else if (e->group == GPU_OPT_PARAMS) {
+            /* No DEVQ_CAP_KERNEL_CHECK: launches go unchecked, as before 12.4. */
+            cu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: launches are not checked "
+                         "against their kernels", ver, why);
         } else {
             char *dst = e->group == GPU_OPT_ASYNC ? cu_drv.missing_async : cu_drv.missing_memops;
             if (!*dst)

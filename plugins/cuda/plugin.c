@@ -17,6 +17,7 @@ static const struct devq_backend_ops cuda_ops = {
     GPU_OPS_CHANNELS,
     .name = "cuda",
     .fini = cu_fini,
+    .kernel_iface = cu_kernel_iface,
 };
 
 GPU_PLUGIN_ENTRY("cuda", cuda_ops, cu_host)

@@ -73,6 +73,10 @@ uint64_t gpu_caps(const struct gpu_attrs *a)
     /* the device reads and writes the host-mapped word (value.c) */
     if (a->value_ops && a->map_host)
         caps |= DEVQ_CAP_WAIT_VALUE | DEVQ_CAP_WRITE_VALUE;
+    /* devq_queue_exec checks every launch against the kernel_iface the
+     * plugin builds from it (devq-cuda(7)) */
+    if (a->param_info)
+        caps |= DEVQ_CAP_KERNEL_CHECK;
     return caps;
 }
 

@@ -20,7 +20,9 @@
 /* What a driver entry point belongs to, in the plugins' entry-point
  * lists: required (loading fails without it) or an optional feature that
  * is off, with the reason kept, when any of its entries is missing. */
-enum gpu_entry_group { GPU_REQUIRED, GPU_OPT_ASYNC, GPU_OPT_MEMOPS };
+/* GPU_OPT_PARAMS: a kernel's parameter sizes (cuFuncGetParamInfo), for
+ * DEVQ_CAP_KERNEL_CHECK; without it launches go unchecked. */
+enum gpu_entry_group { GPU_REQUIRED, GPU_OPT_ASYNC, GPU_OPT_MEMOPS, GPU_OPT_PARAMS };
 
 /* ---- plugin.c ---- */
 
@@ -102,6 +104,7 @@ struct gpu_attrs {
     int pools;                   /* stream-ordered allocation */
     int value_ops;               /* 64-bit stream waits and writes */
     int map_host;                /* host memory mapped for the device */
+    int param_info;              /* the driver reports each kernel's parameters */
 };
 uint64_t gpu_caps(const struct gpu_attrs *a);
 

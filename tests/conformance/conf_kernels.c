@@ -1,6 +1,7 @@
 /* Test kernels, shared by every suite and every backend.  Each cpu
  * entry declares its parameters (DEVQ_CPU_KERNEL_SIGNATURE), so every
  * launch of the suites is checked on cpu too (devq-cpu(7)). */
+#include <devq/devq_cpu.h>
 #include "conf.h"
 #include <stdatomic.h>
 

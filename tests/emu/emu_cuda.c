@@ -684,6 +684,34 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule module, const ch
     return CUDA_SUCCESS;
 }
 
+/* Driver 12.4+: each parameter's offset and size in the parameter
+ * buffer, from the module's declared sizes (each aligned to its size, up
+ * to 8, as the compiler lays them out).  Hidden like any entry point:
+ * DEVQ_EMU_MISSING=cuFuncGetParamInfo or DEVQ_EMU_DRIVER_VERSION below
+ * 12040 is a driver without it (the plugin then checks no launch). */
+EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset,
+                                   size_t *paramSize)
+{
+    CHECK("cuFuncGetParamInfo");
+    const struct emu_kfunc *fn = (const struct emu_kfunc *)func;
+    if (!fn || !fn->fn)
+        return CUDA_ERROR_INVALID_HANDLE;
+    if (!paramOffset || paramIndex >= fn->nparams)
+        return CUDA_ERROR_INVALID_VALUE;
+    size_t off = 0;
+    for (size_t i = 0;; i++) {
+        size_t align = fn->sizes[i] >= 8 ? 8 : fn->sizes[i] >= 4 ? 4 : fn->sizes[i] >= 2 ? 2 : 1;
+        off = (off + align - 1) & ~(align - 1);
+        if (i == paramIndex)
+            break;
+        off += fn->sizes[i];
+    }
+    *paramOffset = off;
+    if (paramSize)
+        *paramSize = fn->sizes[paramIndex];
+    return CUDA_SUCCESS;
+}
+
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                unsigned int bx, unsigned int by, unsigned int bz,
                                unsigned int sharedMemBytes, CUstream h, void **kernelParams,
@@ -725,7 +753,7 @@ static const struct proc procs[] = {
     P(cuMemsetD8Async, 3020), P(cuMemHostRegister, 6050), P(cuMemHostUnregister, 4000),
     P(cuMemHostGetDevicePointer, 3020), P(cuStreamWaitValue64, 9000),
     P(cuStreamWriteValue64, 9000), P(cuModuleLoadData, 2000), P(cuModuleUnload, 2000),
-    P(cuModuleGetFunction, 2000), P(cuLaunchKernel, 4000),
+    P(cuModuleGetFunction, 2000), P(cuLaunchKernel, 4000), P(cuFuncGetParamInfo, 12040),
 };
 #undef P
 
