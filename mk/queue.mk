@@ -27,8 +27,8 @@ tests_conformance_conformance_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 # -export-dynamic: kernels are looked up in the running program.
 tests_conformance_conformance_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_conformance_conformance_LDADD = libdevq.la $(CHECK_LIBS)
-TESTS += tests/conformance-cpu
-dist_noinst_SCRIPTS += tests/conformance-cpu
+TESTS += tests/conformance-cpu tests/conformance-cpu-2dev
+dist_noinst_SCRIPTS += tests/conformance-cpu tests/conformance-cpu-2dev
 endif
 
 # Names' numbers, exactly, in a fresh process per case (devq(7) NAMES).

@@ -23,8 +23,10 @@ static int wait_check(struct batch *b, devq_signal *s, uint64_t v)
     int st = devq__signal_wait_verdict(s, v, why, sizeof why);
     if (!st)
         return 0;
-    snprintf(cause, sizeof cause, "%s batch %llu waits for %s >= %llu, which failed: %s", devq__queue_label(b->q).s,
-             (unsigned long long)b->seq, devq__signal_label(s).s, (unsigned long long)v, why);
+    /* "on cpu:0": in a chain across devices, which device waited. */
+    snprintf(cause, sizeof cause, "%s batch %llu on %s:%d waits for %s >= %llu, which failed: %s",
+             devq__queue_label(b->q).s, (unsigned long long)b->seq, b->q->dev->info.backend,
+             b->q->dev->info.ordinal, devq__signal_label(s).s, (unsigned long long)v, why);
     char compact[DEVQ_CAUSE_MAX];
     devq__cause_compact(compact, sizeof compact, cause);
     devq__batch_walk_fail_cause(b, st, compact);

@@ -202,8 +202,9 @@ static void resume_cb(void *arg, int status)
         char why[DEVQ_CAUSE_MAX];
         int st = devq__signal_wait_verdict(b->blocked_on, b->blocked_value, why, sizeof why);
         if (st)
-            devq__batch_force(b, st, "%s batch %llu waits for %s >= %llu, which failed: %s", devq__queue_label(q).s,
-                  (unsigned long long)b->seq, devq__signal_label(b->blocked_on).s,
+            devq__batch_force(b, st, "%s batch %llu on %s:%d waits for %s >= %llu, which failed: %s",
+                  devq__queue_label(q).s, (unsigned long long)b->seq, q->dev->info.backend,
+                  q->dev->info.ordinal, devq__signal_label(b->blocked_on).s,
                   (unsigned long long)b->blocked_value, why);
         else
             devq__batch_force(b, status, "%s destroyed while batch %llu waited for %s >= %llu", devq__queue_label(q).s,

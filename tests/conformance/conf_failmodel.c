@@ -505,6 +505,65 @@ static void user_fail_keeps_cause(int err, const char *name)
     devq_signal_destroy(t);
 }
 
+/* Each link of a chain names the device whose queue waited
+ * (devq_queue_wait(3)): "queue "consumer" (#2) batch 1 on cpu:0 waits for
+ * signal ... >= 1, which failed: ...", whether the wait met a failed
+ * signal at issue, was deferred and saw it fail later, or waits across
+ * devices (where only the device tells the two "batch 1"s apart). */
+static void assert_waiter_named(devq_signal *t, const char *queue, const char *dev)
+{
+    ck_assert_int_eq(devq_signal_wait(t, 1, 5 * SEC), -EIO);
+    char want[96];
+    snprintf(want, sizeof want, "batch 1 on %s waits for signal", dev);
+    assert_mentions(queue, want);
+    assert_mentions(queue, "which failed: devq_signal_fail(-EIO)");
+}
+
+START_TEST(a_failed_wait_names_the_waiting_device)
+{
+    devq_device_info info;
+    ck_assert_int_eq(devq_device_info_get(fx.dev, &info), 0);
+    char here[40];
+    snprintf(here, sizeof here, "%s:%d", info.backend, info.ordinal);
+
+    devq_signal *w = conf_signal(0), *t = conf_signal(0);
+    ck_assert_int_eq(devq_signal_fail(w, -EIO), 0);          /* failed before issue */
+    wait_then_signal(fx.q2, w, t);
+    assert_waiter_named(t, "issue", here);
+    devq_queue_finish(fx.q2, 5 * SEC);
+
+    devq_signal *w2 = conf_signal(0), *t2 = conf_signal(0);
+    wait_then_signal(fx.q3, w2, t2);                           /* deferred, then failed */
+    ck_assert_int_eq(devq_signal_fail(w2, -EIO), 0);
+    assert_waiter_named(t2, "deferred", here);
+    devq_queue_finish(fx.q3, 5 * SEC);
+
+    /* Across devices: a queue of a second device, where there is one. */
+    char spec[40];
+    snprintf(spec, sizeof spec, "%s:%d", info.backend, info.ordinal + 1);
+    devq_device *other = NULL;
+    if (devq_device_open(spec, &other) == 0) {
+        devq_queue *q = conf_queue(other);
+        devq_signal *w3 = conf_signal(0), *t3 = conf_signal(0);
+        wait_then_signal(q, w3, t3);
+        ck_assert_int_eq(devq_signal_fail(w3, -EIO), 0);
+        assert_waiter_named(t3, "other device", spec);
+        devq_queue_finish(q, 5 * SEC);
+        devq_queue_destroy(q);
+        devq_signal_destroy(w3);
+        devq_signal_destroy(t3);
+        devq_device_close(other);
+    } else {
+        fprintf(stderr, "a_failed_wait_names_the_waiting_device: no %s, the cross-device case "
+                "is skipped (%s)\n", spec, devq_errmsg());
+    }
+    devq_signal_destroy(w);
+    devq_signal_destroy(t);
+    devq_signal_destroy(w2);
+    devq_signal_destroy(t2);
+}
+END_TEST
+
 START_TEST(user_fail_ecanceled_is_not_a_destroy) { user_fail_keeps_cause(-ECANCELED, "devq_signal_fail(-ECANCELED)"); }
 END_TEST
 START_TEST(user_fail_eio_keeps_its_cause) { user_fail_keeps_cause(-EIO, "devq_signal_fail(-EIO)"); }
@@ -617,6 +676,7 @@ Suite *conf_failmodel_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, user_fail_ecanceled_is_not_a_destroy);
     tcase_add_test(tc, user_fail_eio_keeps_its_cause);
+    tcase_add_test(tc, a_failed_wait_names_the_waiting_device);
     tcase_add_test(tc, user_fail_etimedout_keeps_its_cause);
     tcase_add_test(tc, destroying_a_waited_signal_cancels_the_batch);
     tcase_add_test(tc, destroying_a_producer_queue_cancels_its_consumers);
