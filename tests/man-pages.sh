@@ -2,7 +2,8 @@
 # Man pages: every function declared in include/devq/devq.h has a page
 # in man/man3 (or is at least mentioned there), and every page in
 # man/man1, man/man3 and man/man7 formats without a single groff warning,
-# and the examples in them that include a devq header compile.
+# every devq page a SEE ALSO section names exists, and the examples in
+# them that include a devq header compile.
 # Run by 'make check' (top_srcdir comes from AM_TESTS_ENVIRONMENT);
 # skipped (77) where groff is not installed.
 set -u
@@ -58,7 +59,28 @@ for page in man1/*.1 man3/*.3 man7/*.7; do
 done
 [ "$npages" -gt 0 ] || fail "no man page found under $man"
 
-# 3. Every EXAMPLES block that includes a devq header still compiles
+# 3. Every devq page named in a SEE ALSO section exists in man/ (as
+# .BR name (N), .B name (N) or \fBname\fP(N), with \- for -), so a
+# renamed or missing page never leaves a dangling reference.
+nsee=0
+for page in man1/*.1 man3/*.3 man7/*.7; do
+    [ -f "$page" ] || continue
+    refs=$(awk '/^\.SH/ { insee = ($0 ~ /^\.SH "?SEE ALSO"?/); next } insee' "$page" |
+           sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' |
+           grep -oE '(^|[^a-z0-9_-])devq[a-z0-9_-]*[[:space:]]*\([1-8]\)' |
+           sed -E 's/^[^a-z]*//; s/[[:space:]]+//g')
+    for ref in $refs; do
+        nsee=$((nsee + 1))
+        name=${ref%%(*}
+        sect=${ref#*(}
+        sect=${sect%)}
+        [ -f "man$sect/$name.$sect" ] ||
+            fail "man/$page: SEE ALSO names $name($sect), which has no page man/man$sect/$name.$sect"
+    done
+done
+[ "$nsee" -gt 0 ] || fail "no SEE ALSO reference found"
+
+# 4. Every EXAMPLES block that includes a devq header still compiles
 # against the headers of this tree (so examples follow API changes).
 # Skipped, with a note, where no C compiler is found.
 cc=${CC:-cc}
@@ -102,5 +124,5 @@ else
     echo "man-pages: no C compiler ('$cc'); examples not compiled"
 fi
 
-echo "man-pages: $nfun functions, $npages pages, $nex examples, $failures failure(s)"
+echo "man-pages: $nfun functions, $npages pages, $nsee SEE ALSO references, $nex examples, $failures failure(s)"
 [ "$failures" -eq 0 ]
