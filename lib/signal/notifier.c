@@ -12,6 +12,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include "error.h"
 #include "futex.h"
 #include "log.h"
@@ -163,8 +164,11 @@ static void *notifier_main(void *unused)
     return unused;
 }
 
-/* Caller holds N.lock. */
-static int start_locked(void)
+/* Caller holds N.lock.  A thread that cannot start is the caller's
+ * error (devq(7) THREADS): -EAGAIN (RLIMIT_NPROC, threads-max, no room
+ * for a stack) or -ENOMEM, naming the thread and the limit; the next
+ * call tries again, so lifting the limit is enough to recover. */
+static int start_locked(const char *who)
 {
     if (N.started)
         return 0;
@@ -175,10 +179,21 @@ static int start_locked(void)
     int r = pthread_create(&t, &attr, notifier_main, NULL);
     pthread_attr_destroy(&attr);
     if (r)
-        return devq__err(-r, "devq notifier: cannot start its thread: pthread_create "
-                         "returned %d", r);
+        return devq__err(r == ENOMEM ? -ENOMEM : -EAGAIN,
+                         "%s: cannot start the devq notifier thread: pthread_create: %s "
+                         "(raise RLIMIT_NPROC or free memory, then call again)",
+                         who ? who : "devq", strerror(r));
     N.started = 1;
     return 0;
+}
+
+int devq__notifier_start(const char *who)
+{
+    pthread_once(&once, init_once);
+    pthread_mutex_lock(&N.lock);
+    int r = start_locked(who);
+    pthread_mutex_unlock(&N.lock);
+    return r;
 }
 
 /* Caller holds N.lock; returns whether the thread must be woken. */
@@ -188,17 +203,19 @@ static int poke_locked(void)
     return N.sleeping;
 }
 
-/* `must_queue`: queue n even when the thread cannot be started (a notify
- * being delivered has nowhere else to go: the next post retries starting
- * the thread, which then runs everything in order).  Otherwise a failed
- * start queues nothing and returns the error, so the caller may fall back
- * without the function ever running twice. */
+/* `must_queue`: queue n even when the thread cannot be started.  Only
+ * a delivery takes this path, and every registration that can lead to
+ * one started the thread first (devq__notifier_start), so it happens
+ * only in a child after fork whose first notifier start fails: the next
+ * post retries, and the thread then runs everything in order.
+ * Otherwise a failed start queues nothing and returns the error, so the
+ * caller may fall back without the function ever running twice. */
 static int post_node(struct devq_notifier_node *n, int must_queue)
 {
     pthread_once(&once, init_once);
     n->next = NULL;
     pthread_mutex_lock(&N.lock);
-    int r = start_locked();
+    int r = start_locked(NULL);
     int wake = 0;
     if (!r || must_queue) {
         *N.tail = n;
@@ -251,7 +268,7 @@ int devq__notifier_watch(struct devq_signal *s)
                          devq__signal_label(s).s);
     pthread_once(&once, init_once);
     pthread_mutex_lock(&N.lock);
-    int r = start_locked();
+    int r = start_locked(devq__signal_label(s).s);
     if (!r && N.nwatch >= MAX_WATCH)
         r = devq__err(-ENOTSUP, "%s: more than %d process-shared signals have "
                       "pending notifies or wait_fds in this process", devq__signal_label(s).s,
