@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/* An LD_PRELOAD shim that makes thread creation and allocation fail on
+ * demand (issue 27: tests/test_exhaust, tests/malloc_sweep).
+ *
+ * pthread_create fails with EAGAIN while thread failure is on, as it
+ * does under RLIMIT_NPROC.  The allocation functions count the calls
+ * made while armed and fail the Nth one (once), as malloc failing
+ * inside any library call would.  A test reaches the switches with
+ * dlsym(RTLD_DEFAULT, ...): found means the shim is loaded, and
+ * failshim_active() says whether the program's calls actually reach it
+ * (a sanitizer's interceptors, linked into the program, come first).
+ *
+ * The real functions are glibc's __libc_* entry points and the next
+ * pthread_create: no dlsym on the allocation path, which would recurse. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* The switches (found by the tests with dlsym). */
+void failshim_threads(int on);
+long failshim_alloc_arm(long n);
+int  failshim_active(void);
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void *__libc_memalign(size_t align, size_t n);
+extern void  __libc_free(void *p);
+
+static _Atomic int fail_threads;
+static _Atomic long alloc_armed;     /* 0: off; > 0: fail the call numbered this; < 0: count */
+static _Atomic long alloc_count;
+
+void failshim_threads(int on)
+{
+    atomic_store(&fail_threads, on);
+}
+
+/* Fail the nth allocation from now (n >= 1), or count only (n < 0), or
+ * stop (0).  Returns the number counted since the last call. */
+long failshim_alloc_arm(long n)
+{
+    long was = atomic_exchange(&alloc_count, 0);
+    atomic_store(&alloc_armed, n);
+    return was;
+}
+
+/* The definitions the program resolves are these, not a sanitizer's. */
+int failshim_active(void)
+{
+    return dlsym(RTLD_DEFAULT, "malloc") == (void *)malloc &&
+           dlsym(RTLD_DEFAULT, "pthread_create") == (void *)pthread_create;
+}
+
+static int alloc_fails(void)
+{
+    long armed = atomic_load_explicit(&alloc_armed, memory_order_relaxed);
+    if (!armed)
+        return 0;
+    long n = atomic_fetch_add(&alloc_count, 1) + 1;
+    if (armed > 0 && n == armed) {
+        errno = ENOMEM;
+        return 1;
+    }
+    return 0;
+}
+
+void *malloc(size_t n)
+{
+    return alloc_fails() ? NULL : __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+    return alloc_fails() ? NULL : __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+    return alloc_fails() ? NULL : __libc_realloc(p, n);
+}
+
+void free(void *p)
+{
+    __libc_free(p);
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+    return alloc_fails() ? NULL : __libc_memalign(align, n);
+}
+
+void *memalign(size_t align, size_t n)
+{
+    return alloc_fails() ? NULL : __libc_memalign(align, n);
+}
+
+int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (align < sizeof(void *) || (align & (align - 1)))
+        return EINVAL;
+    if (alloc_fails())
+        return ENOMEM;
+    void *p = __libc_memalign(align, n);
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+typedef int (*create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+int pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+    static _Atomic(create_fn) real;
+    if (atomic_load(&fail_threads))
+        return EAGAIN;
+    create_fn f = atomic_load(&real);
+    if (!f) {
+        f = (create_fn)dlsym(RTLD_NEXT, "pthread_create");
+        atomic_store(&real, f);
+    }
+    return f(t, attr, fn, arg);
+}

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: MIT */
+/* No thread can start (issue 27, devq(7) THREADS): every call returns 0
+ * or a negative errno with a message, nothing is parked where no thread
+ * will run it, nothing hangs, and once the limit is lifted the same
+ * process works fully (the notify fires, the deferred batch runs).
+ *
+ * Two ways to stop threads, one scenario:
+ *  - shim: tests/fail_shim.c preloaded (the program re-executes itself
+ *    with LD_PRELOAD), its pthread_create failing with EAGAIN on demand;
+ *  - nproc: RLIMIT_NPROC lowered to 1.  Root is exempt from it, so as
+ *    root the case first drops to uid/gid 65534 (Check runs each case in
+ *    a forked child, so the runner keeps its identity).
+ * Under a sanitizer the shim is loaded but bypassed (the sanitizer's own
+ * pthread_create, linked into the program, comes first): that case is
+ * left out with a note and the nproc case still runs.
+ * Every case has Check's timeout as its deadline, plus alarm(). */
+#define _GNU_SOURCE
+#include <check.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <grp.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include <devq/devq.h>
+#include "check_main.h"
+
+#define SEC 1000000000ull
+#define CASE_DEADLINE_S 30
+
+static void (*shim_threads)(int on);
+static int (*shim_active)(void);
+
+/* The errno came with a message naming the thread and the way out. */
+static void expect_thread_error(int r, const char *call, const char *thread)
+{
+    ck_assert_msg(r == -EAGAIN || r == -ENOMEM, "%s: %d, want -EAGAIN or -ENOMEM (%s)", call, r,
+                  devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), thread), "%s: message does not name the %s: %s", call, thread,
+                  devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), "RLIMIT_NPROC"), "%s: message does not name the limit: %s", call,
+                  devq_errmsg());
+}
+
+static _Atomic int fired_status = 1;   /* 1: not yet */
+
+static void on_fire(void *arg, int status)
+{
+    (void)arg;
+    atomic_store(&fired_status, status);
+}
+
+/* The notify's callback runs within 5 s; its status. */
+static int wait_fired(void)
+{
+    uint64_t end = check_now_ns() + 5 * SEC;
+    while (atomic_load(&fired_status) == 1 && check_now_ns() < end)
+        check_nap_ms(1);
+    return atomic_load(&fired_status);
+}
+
+struct world {
+    devq_device *dev;
+    devq_queue *q;
+};
+
+/* Threads still allowed: a device and a queue (its stream worker). */
+static void world_open(struct world *w)
+{
+    int r = devq_device_open("cpu", &w->dev);
+    ck_assert_msg(r == 0, "devq_device_open: %d %s", r, devq_errmsg());
+    r = devq_queue_create(w->dev, NULL, &w->q);
+    ck_assert_msg(r == 0, "devq_queue_create: %d %s", r, devq_errmsg());
+}
+
+/* No new thread can start now. */
+static void while_blocked(struct world *w)
+{
+    devq_signal *s, *gate, *out, *shared;
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    ck_assert_int_eq(devq_signal_create(0, &gate), 0);
+    ck_assert_int_eq(devq_signal_create(0, &out), 0);
+
+    /* A notify that no thread could run is refused, not parked. */
+    int r = devq_signal_notify(s, 1, on_fire, NULL, NULL);
+    expect_thread_error(r, "devq_signal_notify", "notifier thread");
+    ck_assert_int_eq(devq_signal_set(s, 1), 0);
+    check_nap_ms(20);
+    ck_assert_int_eq(atomic_load(&fired_status), 1);     /* never registered */
+
+    /* So is one on a shared signal (the notifier watches its page). */
+    if (devq_signal_create_shared(0, &shared) == 0) {
+        r = devq_signal_notify(shared, 1, on_fire, NULL, NULL);
+        expect_thread_error(r, "devq_signal_notify (shared)", "notifier thread");
+        devq_signal_destroy(shared);
+    }
+
+    /* A batch that must be deferred fails, with its signals, and the
+     * submit says so; finish ends with that failure, no timeout. */
+    ck_assert_int_eq(devq_queue_wait(w->q, gate, 1), 0);
+    ck_assert_int_eq(devq_queue_signal(w->q, out, 1), 0);
+    r = devq_queue_submit(w->q);
+    expect_thread_error(r, "devq_queue_submit", "notifier thread");
+    ck_assert_msg(strstr(devq_errmsg(), "cannot defer"), "submit: %s", devq_errmsg());
+    r = devq_signal_wait(out, 1, 5 * SEC);
+    ck_assert_msg(r == -EAGAIN || r == -ENOMEM, "the deferred batch's signal: %d (%s)", r, devq_errmsg());
+    ck_assert_int_eq(devq_signal_status(out), r);
+    r = devq_queue_finish(w->q, 5 * SEC);
+    ck_assert_msg(r == -EAGAIN || r == -ENOMEM, "finish after the failed batch: %d (%s)", r, devq_errmsg());
+
+    /* A queue needs a stream worker: refused with the reason. */
+    devq_queue *q2 = NULL;
+    r = devq_queue_create(w->dev, NULL, &q2);
+    expect_thread_error(r, "devq_queue_create", "stream worker thread");
+    ck_assert_ptr_null(q2);
+
+    /* Work that needs no new thread still runs. */
+    devq_signal *done;
+    ck_assert_int_eq(devq_signal_create(0, &done), 0);
+    ck_assert_int_eq(devq_queue_signal(w->q, done, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(w->q), 0);
+    ck_assert_int_eq(devq_signal_wait(done, 1, 5 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(w->q, 5 * SEC), 0);
+
+    devq_signal_destroy(done);
+    devq_signal_destroy(s);
+    devq_signal_destroy(gate);
+    devq_signal_destroy(out);
+}
+
+/* The limit is lifted: the same process works fully. */
+static void after_lift(struct world *w)
+{
+    devq_signal *s, *gate, *out;
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    ck_assert_int_eq(devq_signal_create(0, &gate), 0);
+    ck_assert_int_eq(devq_signal_create(0, &out), 0);
+
+    int r = devq_signal_notify(s, 1, on_fire, NULL, NULL);
+    ck_assert_msg(r == 0, "notify after the lift: %d %s", r, devq_errmsg());
+    ck_assert_int_eq(devq_signal_set(s, 1), 0);
+    ck_assert_int_eq(wait_fired(), 0);
+
+    ck_assert_int_eq(devq_queue_wait(w->q, gate, 1), 0);
+    ck_assert_int_eq(devq_queue_signal(w->q, out, 1), 0);
+    r = devq_queue_submit(w->q);
+    ck_assert_msg(r == 0, "submit after the lift: %d %s", r, devq_errmsg());
+    ck_assert_uint_eq(devq_signal_value(out), 0);        /* deferred: it waits */
+    ck_assert_int_eq(devq_signal_set(gate, 1), 0);
+    ck_assert_int_eq(devq_signal_wait(out, 1, 5 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(w->q, 5 * SEC), 0);
+
+    devq_queue *q2;
+    r = devq_queue_create(w->dev, NULL, &q2);
+    ck_assert_msg(r == 0, "queue after the lift: %d %s", r, devq_errmsg());
+    devq_queue_destroy(q2);
+
+    devq_signal_destroy(s);
+    devq_signal_destroy(gate);
+    devq_signal_destroy(out);
+    devq_queue_destroy(w->q);
+    devq_device_close(w->dev);
+}
+
+START_TEST(threads_fail_shim)
+{
+    alarm(CASE_DEADLINE_S);
+    struct world w;
+    world_open(&w);
+    shim_threads(1);
+    while_blocked(&w);
+    shim_threads(0);
+    after_lift(&w);
+}
+END_TEST
+
+START_TEST(threads_fail_nproc)
+{
+    alarm(CASE_DEADLINE_S);
+    struct world w;
+    world_open(&w);
+    if (geteuid() == 0) {
+        /* Root is exempt from RLIMIT_NPROC: become nobody (all threads:
+         * glibc applies setuid process-wide). */
+        ck_assert_int_eq(setgroups(0, NULL), 0);
+        ck_assert_int_eq(setgid(65534), 0);
+        ck_assert_int_eq(setuid(65534), 0);
+    }
+    struct rlimit old, low;
+    ck_assert_int_eq(getrlimit(RLIMIT_NPROC, &old), 0);
+    low = (struct rlimit){ .rlim_cur = 1, .rlim_max = old.rlim_max };
+    ck_assert_int_eq(setrlimit(RLIMIT_NPROC, &low), 0);
+    while_blocked(&w);
+    /* An unprivileged process may raise its soft limit to the hard one. */
+    ck_assert_int_eq(setrlimit(RLIMIT_NPROC, &old), 0);
+    after_lift(&w);
+}
+END_TEST
+
+/* Re-execute with the shim preloaded, once. */
+static void preload_shim(char **argv)
+{
+    if (dlsym(RTLD_DEFAULT, "failshim_threads") || getenv("DEVQ_EXHAUST_REEXEC"))
+        return;
+    const char *shim = TEST_BUILD_DIR "/tests/.libs/libfailshim.so";
+    if (access(shim, R_OK) != 0)
+        return;
+    char pre[4096];
+    const char *had = getenv("LD_PRELOAD");
+    snprintf(pre, sizeof pre, "%s%s%s", had ? had : "", had ? ":" : "", shim);
+    setenv("LD_PRELOAD", pre, 1);
+    setenv("DEVQ_EXHAUST_REEXEC", "1", 1);
+    execv("/proc/self/exe", argv);
+    perror("test_exhaust: re-exec with the shim");
+}
+
+int main(int argc, char **argv)
+{
+    (void)argc;
+    preload_shim(argv);
+    shim_threads = (void (*)(int))dlsym(RTLD_DEFAULT, "failshim_threads");
+    shim_active = (int (*)(void))dlsym(RTLD_DEFAULT, "failshim_active");
+    Suite *su = suite_create("exhaust");
+    TCase *tc = tcase_create("threads");
+    tcase_set_timeout(tc, CASE_DEADLINE_S + 5);
+    if (shim_threads && shim_active && shim_active())
+        tcase_add_test(tc, threads_fail_shim);
+    else
+        fprintf(stderr, "test_exhaust: the pthread_create shim is %s: its case is left out\n",
+                shim_threads ? "bypassed (a sanitizer's interceptors come first)" : "not loaded");
+    tcase_add_test(tc, threads_fail_nproc);
+    suite_add_tcase(su, tc);
+    return check_run_forked(su, "test_exhaust");
+}
