@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <devq/devq.h>
 #include "check_main.h"
@@ -165,23 +166,15 @@ static void after_lift(struct world *w)
     devq_device_close(w->dev);
 }
 
-START_TEST(threads_fail_shim)
-{
-    alarm(CASE_DEADLINE_S);
-    struct world w;
-    world_open(&w);
-    shim_threads(1);
-    while_blocked(&w);
-    shim_threads(0);
-    after_lift(&w);
-}
-END_TEST
+/* The two ways of stopping threads: _i is the case's loop index. */
+static struct rlimit nproc_old;
 
-START_TEST(threads_fail_nproc)
+static void block_threads(int nproc)
 {
-    alarm(CASE_DEADLINE_S);
-    struct world w;
-    world_open(&w);
+    if (!nproc) {
+        shim_threads(1);
+        return;
+    }
     if (geteuid() == 0) {
         /* Root is exempt from RLIMIT_NPROC: become nobody (all threads:
          * glibc applies setuid process-wide). */
@@ -189,14 +182,60 @@ START_TEST(threads_fail_nproc)
         ck_assert_int_eq(setgid(65534), 0);
         ck_assert_int_eq(setuid(65534), 0);
     }
-    struct rlimit old, low;
-    ck_assert_int_eq(getrlimit(RLIMIT_NPROC, &old), 0);
-    low = (struct rlimit){ .rlim_cur = 1, .rlim_max = old.rlim_max };
+    ck_assert_int_eq(getrlimit(RLIMIT_NPROC, &nproc_old), 0);
+    struct rlimit low = { .rlim_cur = 1, .rlim_max = nproc_old.rlim_max };
     ck_assert_int_eq(setrlimit(RLIMIT_NPROC, &low), 0);
+}
+
+static void lift_threads(int nproc)
+{
+    if (!nproc)
+        shim_threads(0);
+    else    /* an unprivileged process may raise its soft limit to the hard one */
+        ck_assert_int_eq(setrlimit(RLIMIT_NPROC, &nproc_old), 0);
+}
+
+START_TEST(threads_fail)
+{
+    alarm(CASE_DEADLINE_S);
+    struct world w;
+    world_open(&w);
+    block_threads(_i);
     while_blocked(&w);
-    /* An unprivileged process may raise its soft limit to the hard one. */
-    ck_assert_int_eq(setrlimit(RLIMIT_NPROC, &old), 0);
+    lift_threads(_i);
     after_lift(&w);
+}
+END_TEST
+
+/* One thread watches 127 process-shared signals; the 128th with a
+ * pending notify needs a watcher thread: refused while none can start,
+ * then watched, and a set from another process runs its callback. */
+START_TEST(watcher_fail)
+{
+    alarm(CASE_DEADLINE_S);
+    enum { FULL = 127 };
+    static devq_signal *sigs[FULL + 1];
+    for (int i = 0; i <= FULL; i++)
+        ck_assert_int_eq(devq_signal_create_shared(0, &sigs[i]), 0);
+    for (int i = 0; i < FULL; i++) {
+        int r = devq_signal_notify(sigs[i], 1, on_fire, NULL, NULL);
+        ck_assert_msg(r == 0, "notify %d: %d %s", i, r, devq_errmsg());
+    }
+    block_threads(_i);
+    int r = devq_signal_notify(sigs[FULL], 1, on_fire, NULL, NULL);
+    expect_thread_error(r, "devq_signal_notify (shared, the 128th)", "watcher thread");
+    lift_threads(_i);
+    r = devq_signal_notify(sigs[FULL], 1, on_fire, NULL, NULL);
+    ck_assert_msg(r == 0, "the 128th notify after the lift: %d %s", r, devq_errmsg());
+    pid_t pid = fork();
+    if (pid == 0)
+        _exit(devq_signal_set(sigs[FULL], 1) ? 1 : 0);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    ck_assert_int_eq(wait_fired(), 0);
+    for (int i = 0; i <= FULL; i++)
+        devq_signal_destroy(sigs[i]);
 }
 END_TEST
 
@@ -226,12 +265,15 @@ int main(int argc, char **argv)
     Suite *su = suite_create("exhaust");
     TCase *tc = tcase_create("threads");
     tcase_set_timeout(tc, CASE_DEADLINE_S + 5);
-    if (shim_threads && shim_active && shim_active())
-        tcase_add_test(tc, threads_fail_shim);
-    else
-        fprintf(stderr, "test_exhaust: the pthread_create shim is %s: its case is left out\n",
+    /* Loop index 0: the shim; 1: RLIMIT_NPROC. */
+    int from = 0;
+    if (!(shim_threads && shim_active && shim_active())) {
+        fprintf(stderr, "test_exhaust: the pthread_create shim is %s: its cases are left out\n",
                 shim_threads ? "bypassed (a sanitizer's interceptors come first)" : "not loaded");
-    tcase_add_test(tc, threads_fail_nproc);
+        from = 1;
+    }
+    tcase_add_loop_test(tc, threads_fail, from, 2);
+    tcase_add_loop_test(tc, watcher_fail, from, 2);
     suite_add_tcase(su, tc);
     return check_run_forked(su, "test_exhaust");
 }
