@@ -88,8 +88,8 @@ static int issue_or_park(struct devq_queue *q, struct batch *b)
     snprintf(why, sizeof why, "%s", devq_errmsg());
     b->no_park = 1;
     unsigned long long seq = b->seq;
-    r = devq__issue(q, b);
-    return devq__err(r < 0 ? r : pr, "devq_queue_submit: %s batch %llu failed: cannot defer it: %s",
+    devq__issue(q, b);      /* a backend error now is the batch's, after this cause */
+    return devq__err(pr, "devq_queue_submit: %s batch %llu failed: cannot defer it: %s",
                      devq__queue_label(q).s, seq, why);
 }
 
