@@ -246,9 +246,15 @@ START_TEST(watcher_fail)
     lift_threads(_i);
     r = devq_signal_notify(sigs[FULL], 1, on_fire, NULL, NULL);
     ck_assert_msg(r == 0, "the 128th notify after the lift: %d %s", r, devq_errmsg());
+    /* Set from another process, through a handle of its own (the
+     * inherited one holds a copy of our registrations). */
     pid_t pid = fork();
-    if (pid == 0)
-        _exit(devq_signal_set(sigs[FULL], 1) ? 1 : 0);
+    if (pid == 0) {
+        int fd;
+        devq_signal *mine;
+        _exit(devq_signal_export_fd(sigs[FULL], &fd) || devq_signal_import_fd(fd, &mine) ||
+              devq_signal_set(mine, 1) ? 1 : 0);
+    }
     int st;
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);
     ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
