@@ -70,6 +70,7 @@ check_PROGRAMS += tests/test_exhaust
 TESTS += tests/test_exhaust
 tests_test_exhaust_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_BUILD_DIR='"$(abs_top_builddir)"'
 tests_test_exhaust_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_exhaust_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_test_exhaust_LDADD = libdevq.la $(CHECK_LIBS) -ldl
 EXTRA_tests_test_exhaust_DEPENDENCIES = tests/libfailshim.la
 endif

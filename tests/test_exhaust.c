@@ -16,6 +16,7 @@
  * Every case has Check's timeout as its deadline, plus alarm(). */
 #define _GNU_SOURCE
 #include <check.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <grp.h>
@@ -85,7 +86,57 @@ static int wait_fired(void)
 struct world {
     devq_device *dev;
     devq_queue *q;
+    devq_kernel *k;
+    devq_buffer *buf;
 };
+
+/* A cpu kernel of many work groups (the pool's work): out[g] = g + 1.
+ * Found by name (-export-dynamic). */
+#define GROUPS 256
+int exhaust_kernel(void *const *args, const devq_cpu_group *g);
+int exhaust_kernel(void *const *args, const devq_cpu_group *g)
+{
+    uint32_t *out = args[0];
+    out[g->group_id[0]] = g->group_id[0] + 1;
+    return 0;
+}
+
+/* Every work group ran, whoever ran it. */
+static void launch_all_groups(struct world *w)
+{
+    uint32_t host[GROUPS];
+    ck_assert_int_eq(devq_queue_fill(w->q, w->buf, 0, sizeof host, 0), 0);
+    devq_arg a = DEVQ_ARG_BUF(w->buf, DEVQ_WRITE);
+    devq_launch l = { .global = { GROUPS, 1, 1 }, .local = { 1, 1, 1 } };
+    ck_assert_int_eq(devq_queue_exec(w->q, w->k, &a, 1, &l), 0);
+    ck_assert_int_eq(devq_queue_read(w->q, host, w->buf, 0, sizeof host), 0);
+    ck_assert_int_eq(devq_queue_submit(w->q), 0);
+    int r = devq_queue_finish(w->q, 10 * SEC);
+    ck_assert_msg(r == 0, "launch: %d %s", r, devq_errmsg());
+    for (uint32_t i = 0; i < GROUPS; i++)
+        ck_assert_uint_eq(host[i], i + 1);
+}
+
+/* Threads of this process whose name starts with prefix. */
+static int threads_named(const char *prefix)
+{
+    int n = 0;
+    DIR *d = opendir("/proc/self/task");
+    ck_assert_ptr_nonnull(d);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char path[300], comm[32] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        if (fgets(comm, sizeof comm, f) && !strncmp(comm, prefix, strlen(prefix)))
+            n++;
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
 
 /* Threads still allowed: a device and a queue (its stream worker). */
 static void world_open(struct world *w)
@@ -94,6 +145,8 @@ static void world_open(struct world *w)
     ck_assert_msg(r == 0, "devq_device_open: %d %s", r, devq_errmsg());
     r = devq_queue_create(w->dev, NULL, &w->q);
     ck_assert_msg(r == 0, "devq_queue_create: %d %s", r, devq_errmsg());
+    ck_assert_int_eq(devq_kernel_load(w->dev, NULL, 0, "exhaust_kernel", &w->k), 0);
+    ck_assert_int_eq(devq_buffer_alloc(w->dev, GROUPS * sizeof(uint32_t), NULL, 0, &w->buf), 0);
 }
 
 /* No new thread can start now. */
@@ -137,6 +190,12 @@ static void while_blocked(struct world *w)
     expect_thread_error(r, "devq_queue_create", "stream worker thread");
     ck_assert_ptr_null(q2);
 
+    /* The kernel pool cannot start: the stream worker runs every work
+     * group itself. */
+    ck_assert_int_eq(threads_named("devq-cpu-p"), 0);
+    launch_all_groups(w);
+    ck_assert_int_eq(threads_named("devq-cpu-p"), 0);
+
     /* Work that needs no new thread still runs. */
     devq_signal *done;
     ck_assert_int_eq(devq_signal_create(0, &done), 0);
@@ -177,6 +236,13 @@ static void after_lift(struct world *w)
     r = devq_queue_create(w->dev, NULL, &q2);
     ck_assert_msg(r == 0, "queue after the lift: %d %s", r, devq_errmsg());
     devq_queue_destroy(q2);
+
+    /* The pool tries its threads again at most once a second. */
+    check_nap_ms(1100);
+    launch_all_groups(w);
+    ck_assert_msg(threads_named("devq-cpu-p") > 0, "no kernel pool thread after the lift");
+    devq_buffer_free(w->buf, NULL);
+    devq_kernel_destroy(w->k);
 
     devq_signal_destroy(s);
     devq_signal_destroy(gate);
