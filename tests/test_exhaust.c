@@ -330,6 +330,34 @@ START_TEST(watcher_fail)
 }
 END_TEST
 
+/* EXHAUST_BACKEND=vulkan (tests/exhaust-vulkan): a queue needs its
+ * completion thread; refused while none can start, then works. */
+START_TEST(vulkan_queue_thread)
+{
+    alarm(CASE_DEADLINE_S);
+    devq_device *dev;
+    int r = devq_device_open("vulkan", &dev);
+    ck_assert_msg(r == 0, "devq_device_open(vulkan): %d %s", r, devq_errmsg());
+    block_threads(_i);
+    devq_queue *q = NULL;
+    r = devq_queue_create(dev, NULL, &q);
+    expect_thread_error(r, "devq_queue_create (vulkan)", "completion thread");
+    ck_assert_ptr_null(q);
+    lift_threads(_i);
+    r = devq_queue_create(dev, NULL, &q);
+    ck_assert_msg(r == 0, "vulkan queue after the lift: %d %s", r, devq_errmsg());
+    devq_signal *done;
+    ck_assert_int_eq(devq_signal_create(0, &done), 0);
+    ck_assert_int_eq(devq_queue_signal(q, done, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+    ck_assert_int_eq(devq_signal_wait(done, 1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    devq_signal_destroy(done);
+    devq_queue_destroy(q);
+    devq_device_close(dev);
+}
+END_TEST
+
 /* Re-execute with the shim preloaded, once. */
 static void preload_shim(char **argv)
 {
@@ -362,8 +390,19 @@ int main(int argc, char **argv)
                 shim_threads ? "bypassed (a sanitizer's interceptors come first)" : "not loaded");
         from = 1;
     }
-    tcase_add_loop_test(tc, threads_fail, from, 2);
-    tcase_add_loop_test(tc, watcher_fail, from, 2);
+    const char *backend = getenv("EXHAUST_BACKEND");
+    if (backend && !strcmp(backend, "vulkan")) {
+        devq_device *dev;
+        if (devq_device_open("vulkan", &dev) < 0) {
+            fprintf(stderr, "test_exhaust: SKIP: no vulkan device: %s\n", devq_errmsg());
+            return 77;
+        }
+        devq_device_close(dev);
+        tcase_add_loop_test(tc, vulkan_queue_thread, from, 2);
+    } else {
+        tcase_add_loop_test(tc, threads_fail, from, 2);
+        tcase_add_loop_test(tc, watcher_fail, from, 2);
+    }
     suite_add_tcase(su, tc);
     return check_run_forked(su, "test_exhaust");
 }
