@@ -47,3 +47,30 @@ tests_test_completion_order_LDADD = libdevq.la $(CHECK_LIBS)
 EXTRA_tests_test_completion_order_DEPENDENCIES = tests/emu/libcuda-emu.la
 endif
 endif
+
+# Resource exhaustion (issue 27, devq(7) THREADS): tests/fail_shim.c is an
+# LD_PRELOAD shim whose pthread_create and allocation functions fail on
+# demand; test_exhaust (no thread can start: the shim, and RLIMIT_NPROC as
+# uid 65534) and malloc_sweep (the Nth allocation fails, N swept) re-execute
+# themselves with it preloaded.  The shim is built without the sanitizer
+# flags: under a sanitizer its functions are bypassed anyway (the
+# sanitizer's interceptors come first), and the tests say so.
+check_LTLIBRARIES += tests/libfailshim.la
+tests_libfailshim_la_SOURCES = tests/fail_shim.c
+tests_libfailshim_la_CFLAGS = -std=gnu11 $(WARN_CFLAGS) $(PTHREAD_CFLAGS)
+tests_libfailshim_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_libfailshim_la_LIBADD = $(PTHREAD_LIBS) -ldl
+check_PROGRAMS += tests/malloc_sweep
+TESTS += tests/malloc_sweep
+tests_malloc_sweep_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_BUILD_DIR='"$(abs_top_builddir)"'
+tests_malloc_sweep_LDADD = libdevq.la -ldl
+EXTRA_tests_malloc_sweep_DEPENDENCIES = tests/libfailshim.la
+if HAVE_CHECK
+check_PROGRAMS += tests/test_exhaust
+TESTS += tests/test_exhaust
+tests_test_exhaust_CPPFLAGS = $(AM_CPPFLAGS) -DTEST_BUILD_DIR='"$(abs_top_builddir)"'
+tests_test_exhaust_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_exhaust_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_test_exhaust_LDADD = libdevq.la $(CHECK_LIBS) -ldl
+EXTRA_tests_test_exhaust_DEPENDENCIES = tests/libfailshim.la
+endif

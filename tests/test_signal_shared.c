@@ -180,6 +180,49 @@ START_TEST(notify_and_fd_from_other_process)
 }
 END_TEST
 
+/* More shared signals with pending notifies than one futex_waitv takes
+ * (127 a thread): each is watched, and a set in another process runs
+ * every callback (issue 27: the 128th used to be -ENOTSUP). */
+#define MANY_WATCHED 300
+START_TEST(many_watched_from_other_process)
+{
+    static devq_signal *sigs[MANY_WATCHED];
+    devq_signal *done;
+    ck_assert_int_eq(devq_signal_create(0, &done), 0);
+    for (int i = 0; i < MANY_WATCHED; i++) {
+        ck_assert_int_eq(devq_signal_create_shared(0, &sigs[i]), 0);
+        int r = devq_signal_notify(sigs[i], 1, cb_count, done, NULL);
+        ck_assert_msg(r == 0, "notify on shared signal %d: %d %s", i, r, devq_errmsg());
+    }
+    ck_assert_int_eq(devq_signal_wait(done, 1, 0), -ETIMEDOUT);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Set each through a handle of the child's own, imported: the
+         * inherited one holds a copy of the parent's registrations, and
+         * delivering those would start threads in a child of a threaded
+         * process (TSan refuses).  Only the parent's watchers see these
+         * sets in the parent. */
+        for (int i = MANY_WATCHED - 1; i >= 0; i--) {
+            int fd;
+            devq_signal *mine;
+            if (devq_signal_export_fd(sigs[i], &fd) || devq_signal_import_fd(fd, &mine) ||
+                devq_signal_set(mine, 1))
+                _exit(1);
+            devq_signal_destroy(mine);
+            close(fd);
+        }
+        _exit(0);
+    }
+    ck_assert_int_eq(wait_child(pid), 0);
+    ck_assert_msg(devq_signal_wait(done, MANY_WATCHED, 10 * SEC) == 0, "%llu of %d callbacks ran: %s",
+                  (unsigned long long)devq_signal_value(done), MANY_WATCHED, devq_errmsg());
+    ck_assert_uint_eq(devq_signal_value(done), MANY_WATCHED);
+    for (int i = 0; i < MANY_WATCHED; i++)
+        devq_signal_destroy(sigs[i]);
+    devq_signal_destroy(done);
+}
+END_TEST
+
 START_TEST(shared_destroy_cancels_notify)
 {
     devq_signal *s, *done;
@@ -296,6 +339,7 @@ static Suite *suite(void)
     tcase_add_test(tc, scm_rights);
     tcase_add_test(tc, between_two_exec_processes);
     tcase_add_test(tc, notify_and_fd_from_other_process);
+    tcase_add_test(tc, many_watched_from_other_process);
     tcase_add_test(tc, failure_from_other_process);
     tcase_add_test(tc, shared_destroy_cancels_notify);
     tcase_add_test(tc, import_validation);

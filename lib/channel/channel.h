@@ -112,6 +112,9 @@ void devq__channel_set_broken(devq_channel *ch, const char *msg);
 int  devq__channel_broken_err(devq_channel *ch);
 
 /* stream.c: ops of stream channels (OP_WORK issue and run, batch.h). */
+/* Start the channel's watchdog thread if it is not running: 0, or
+ * -EAGAIN / -ENOMEM with a message naming fn (recording calls). */
+int  devq__chan_stream_start(devq_channel *ch, const char *fn);
 int  devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const void *gid);
 int  devq__chan_stream_run(void *data, int status, unsigned group, const void *gid);
 /* At the channel's end: stop the watchdog, free what is left. */

@@ -396,6 +396,8 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
         return r;
     if ((r = devq__channel_check(ch, fn)) < 0)
         return devq__record_commit(q, r);
+    if (ch->pl && (r = devq__chan_stream_start(ch, fn)) < 0)
+        return devq__record_commit(q, r);
     int need_src = op->kind != DEVQ_ENG_BROADCAST && op->kind != DEVQ_ENG_RECV;
     int need_dst = op->kind != DEVQ_ENG_SEND;
     if ((need_dst && !dst) || (need_src && !src))

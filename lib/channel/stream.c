@@ -175,16 +175,30 @@ static int stamp_cb(void *arg, int status)
     return status;
 }
 
+/* The watchdog starts when the channel's first op is recorded
+ * (devq__chan_stream_start), so a thread that cannot start is that
+ * call's error, retried by the next; an op never reaches the stream
+ * without it (devq(7) THREADS). */
 static int start_watchdog(devq_channel *ch)
 {
     pthread_mutex_lock(&ch->lock);
     int r = 0;
     if (!ch->wd_started) {
-        r = -pthread_create(&ch->watchdog, NULL, watchdog, ch);
+        r = pthread_create(&ch->watchdog, NULL, watchdog, ch);
         ch->wd_started = r == 0;
     }
     pthread_mutex_unlock(&ch->lock);
-    return r;
+    return r == 0 ? 0 : r == ENOMEM ? -ENOMEM : -EAGAIN;
+}
+
+int devq__chan_stream_start(devq_channel *ch, const char *fn)
+{
+    int r = start_watchdog(ch);
+    if (r < 0)
+        return devq__err(r, "%s: channel #%u: cannot start its watchdog thread: pthread_create: %s "
+                         "(raise RLIMIT_NPROC or free memory, then record the op again)", fn, ch->number,
+                         strerror(-r));
+    return 0;
 }
 
 /* What op co reads -- its source, or at a broadcast's root the buffer

@@ -78,10 +78,19 @@ static int issue_or_park(struct devq_queue *q, struct batch *b)
     int r = devq__issue(q, b);
     if (r != DEVQ_ISSUE_PARK)
         return r;
-    if (park(q, b) == 0)
+    int pr = park(q, b);
+    if (pr == 0)
         return ISSUE_DEFERRED;
-    b->no_park = 1;                    /* it could not park: end it now, forced */
-    return devq__issue(q, b);
+    /* It could not park (the notifier thread cannot start, no memory):
+     * end it now, forced, its signals failed with that cause, and give
+     * the submitter the error rather than a batch nothing will run. */
+    char why[DEVQ_CAUSE_MAX];
+    snprintf(why, sizeof why, "%s", devq_errmsg());
+    b->no_park = 1;
+    unsigned long long seq = b->seq;
+    devq__issue(q, b);      /* a backend error now is the batch's, after this cause */
+    return devq__err(pr, "devq_queue_submit: %s batch %llu failed: cannot defer it: %s",
+                     devq__queue_label(q).s, seq, why);
 }
 
 /* Issue deferred batches from the head of the FIFO until one blocks;
@@ -158,14 +167,19 @@ int devq__submit_locked(struct devq_queue *q, struct batch *b)
         /* Order holds: wait behind the deferred head, uses known to
          * batches submitted after this one. */
         int r = devq__hazard_park(b);
-        if (r < 0)
+        char why[DEVQ_CAUSE_MAX];
+        if (r < 0) {
             devq__batch_force(b, r, "%s batch %llu: cannot defer: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
                   devq_errmsg());
+            snprintf(why, sizeof why, "%s", devq_errmsg());
+        }
         q->deferred_tail->next = b;
         q->deferred_tail = b;
         if (signals_awaited(q->dev, b))
             devq__note_cycle(q);
-        return 0;
+        /* Forced, it still waits its turn (its failure is the data the
+         * batches after it see); the submitter learns of it now. */
+        return r < 0 ? devq__err(r, "devq_queue_submit: %s", why) : 0;
     }
     q->check_cycle = 0;
     int r = issue_or_park(q, b);

@@ -7,6 +7,7 @@
 #include "error.h"
 #include "grow.h"
 #include "log.h"
+#include "notifier.h"
 #include "queue.h"
 #include "signal_int.h"
 #include "tracker.h"
@@ -108,6 +109,10 @@ int devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s
 {
     struct devq_device *dev = q->dev;
     if (!(dev->info.caps & DEVQ_CAP_WAIT_VALUE) || !dev->ops->value_attach || !dev->ops->stream_wait_value)
+        return 0;
+    /* The notifier writes the word: without its thread the device would
+     * wait forever.  Deferral then reports the failed start (defer.c). */
+    if (devq__notifier_start(NULL) < 0)
         return 0;
     struct devq_value_slot *s = slot_get(dev);
     if (!s)

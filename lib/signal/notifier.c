@@ -6,12 +6,21 @@
  * wake syscall only when it is actually asleep), and, through
  * futex_waitv, on the futex words of process-shared signals that have
  * pending registrations in this process: a `set` made by another process
- * wakes it, and it delivers what became due.  No sleep-polling. */
+ * wakes it, and it delivers what became due.  No sleep-polling.
+ *
+ * futex_waitv takes 128 words, so one thread watches at most 127 pages
+ * (one word is its own).  The watched signals are kept in groups of 127:
+ * group 0 is the notifier's, each further group has a watcher thread of
+ * its own, started when a registration needs the room (and, like the
+ * notifier, that registration's error when it cannot start).  A watcher
+ * only delivers what became due on its pages (devq__signal_fire_ready):
+ * callbacks still go to the notifier, fds and wakers are done inline. */
 #include "config.h"
 #include <errno.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include "error.h"
 #include "futex.h"
 #include "log.h"
@@ -23,15 +32,24 @@
 #endif
 #define MAX_WATCH 127   /* futex_waitv takes 128 words, one is our own */
 
+/* Shared signals watched by one thread (all fields under N.lock). */
+struct watch_group {
+    struct devq_signal *watch;   /* watched shared signals (watch_next) */
+    unsigned nwatch;
+    _Atomic uint32_t *word;      /* the thread's own futex word */
+    _Atomic uint32_t own_word;   /* a watcher's (group 0 uses N.word) */
+};
+
 static struct {
     pthread_mutex_t lock;
     struct devq_notifier_node *head, **tail;
     _Atomic uint32_t word;
     int sleeping;
     int started;
-    struct devq_signal *watch;   /* watched shared signals (watch_next) */
-    unsigned nwatch;
-} N = { .lock = PTHREAD_MUTEX_INITIALIZER, .tail = &N.head };
+    struct watch_group g0;       /* the notifier's own */
+    struct watch_group **more;   /* watchers' groups, each with its thread */
+    unsigned nmore, capmore;
+} N = { .lock = PTHREAD_MUTEX_INITIALIZER, .tail = &N.head, .g0 = { .word = &N.word } };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static _Thread_local int on_notifier;
@@ -51,10 +69,16 @@ static void atfork_child(void)
     N.tail = &N.head;
     N.sleeping = 0;
     N.started = 0;
-    for (struct devq_signal *s = N.watch; s; s = s->watch_next)
-        s->watched = 0;
-    N.watch = NULL;
-    N.nwatch = 0;
+    for (unsigned i = 0; i <= N.nmore; i++) {
+        struct watch_group *g = i ? N.more[i - 1] : &N.g0;
+        for (struct devq_signal *s = g->watch; s; s = s->watch_next)
+            s->watched = 0;
+        g->watch = NULL;
+        g->nwatch = 0;
+    }
+    N.nmore = 0;                 /* the parent's watchers: leaked in the child */
+    N.more = NULL;
+    N.capmore = 0;
 }
 
 static void init_once(void)
@@ -75,14 +99,14 @@ static void run_list(struct devq_notifier_node *n)
     }
 }
 
-/* Deliver what became due on watched shared signals, drop the ones that
+/* Deliver what became due on g's shared signals, drop the ones that
  * have nothing pending any more, and fill the futex_waitv vector. */
-static unsigned scan_watched(struct futex_waitv *w)
+static unsigned scan_watched(struct watch_group *g, struct futex_waitv *w)
 {
     struct devq_signal *snap[MAX_WATCH];
     unsigned n = 0;
     pthread_mutex_lock(&N.lock);
-    for (struct devq_signal *s = N.watch; s && n < MAX_WATCH; s = s->watch_next) {
+    for (struct devq_signal *s = g->watch; s && n < MAX_WATCH; s = s->watch_next) {
         devq__signal_retain(s);
         snap[n++] = s;
     }
@@ -99,12 +123,12 @@ static unsigned scan_watched(struct futex_waitv *w)
         pthread_mutex_lock(&s->lock);
         if (!s->nheap) {
             pthread_mutex_lock(&N.lock);
-            struct devq_signal **pp = &N.watch;
+            struct devq_signal **pp = &g->watch;
             while (*pp && *pp != s)
                 pp = &(*pp)->watch_next;
             if (*pp) {
                 *pp = s->watch_next;
-                N.nwatch--;
+                g->nwatch--;
                 drop = 1;
             }
             pthread_mutex_unlock(&N.lock);
@@ -138,9 +162,9 @@ static void *notifier_main(void *unused)
             continue;
         }
         unsigned k = 0;
-        if (N.watch) {
+        if (N.g0.watch) {
             pthread_mutex_unlock(&N.lock);
-            k = scan_watched(w + 1);
+            k = scan_watched(&N.g0, w + 1);
             pthread_mutex_lock(&N.lock);
             if (N.head)
                 continue;
@@ -163,8 +187,74 @@ static void *notifier_main(void *unused)
     return unused;
 }
 
-/* Caller holds N.lock. */
-static int start_locked(void)
+/* A watcher thread: group g's pages, woken by their `set`s and by its
+ * own word (bumped when its group changes). */
+static void *watcher_main(void *arg)
+{
+    struct watch_group *g = arg;
+    struct futex_waitv w[MAX_WATCH + 1];
+    for (;;) {
+        /* Read before scanning, so a change meanwhile ends the sleep. */
+        uint32_t seen = atomic_load(g->word);
+        unsigned k = scan_watched(g, w + 1);
+        if (!k) {
+            devq__futex_wait((const uint32_t *)g->word, seen, DEVQ_NO_DEADLINE, 0);
+            continue;
+        }
+        w[0] = (struct futex_waitv){ .val = seen, .uaddr = (uintptr_t)g->word,
+                                     .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
+        devq__futex_waitv(w, k + 1, devq__shared_slice(DEVQ_NO_DEADLINE));
+    }
+    return NULL;
+}
+
+/* Caller holds N.lock.  *out: a group with room for one more page,
+ * starting a watcher thread for a new one when all are full.  0, or
+ * -EAGAIN / -ENOMEM (devq(7) THREADS): nothing kept, retried by the next
+ * call. */
+static int group_with_room_locked(const char *who, struct watch_group **out)
+{
+    *out = &N.g0;
+    if (N.g0.nwatch < MAX_WATCH)
+        return 0;
+    for (unsigned i = 0; i < N.nmore; i++)
+        if ((*out = N.more[i])->nwatch < MAX_WATCH)
+            return 0;
+    if (N.nmore == N.capmore) {
+        unsigned cap = N.capmore ? 2 * N.capmore : 4;
+        struct watch_group **more = realloc(N.more, cap * sizeof *more);
+        if (!more)
+            return devq__err(-ENOMEM, "%s: out of memory for a watcher of process-shared signals", who);
+        N.more = more;
+        N.capmore = cap;
+    }
+    struct watch_group *g = calloc(1, sizeof *g);
+    if (!g)
+        return devq__err(-ENOMEM, "%s: out of memory for a watcher of process-shared signals", who);
+    g->word = &g->own_word;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    int r = pthread_create(&t, &attr, watcher_main, g);
+    pthread_attr_destroy(&attr);
+    if (r) {
+        free(g);
+        return devq__err(r == ENOMEM ? -ENOMEM : -EAGAIN,
+                  "%s: cannot start a devq watcher thread for more than %u process-shared signals "
+                  "with pending registrations: pthread_create: %s (raise RLIMIT_NPROC or free "
+                  "memory, then call again)", who, MAX_WATCH * (N.nmore + 1), strerror(r));
+    }
+    N.more[N.nmore++] = g;
+    *out = g;
+    return 0;
+}
+
+/* Caller holds N.lock.  A thread that cannot start is the caller's
+ * error (devq(7) THREADS): -EAGAIN (RLIMIT_NPROC, threads-max, no room
+ * for a stack) or -ENOMEM, naming the thread and the limit; the next
+ * call tries again, so lifting the limit is enough to recover. */
+static int start_locked(const char *who)
 {
     if (N.started)
         return 0;
@@ -175,10 +265,21 @@ static int start_locked(void)
     int r = pthread_create(&t, &attr, notifier_main, NULL);
     pthread_attr_destroy(&attr);
     if (r)
-        return devq__err(-r, "devq notifier: cannot start its thread: pthread_create "
-                         "returned %d", r);
+        return devq__err(r == ENOMEM ? -ENOMEM : -EAGAIN,
+                         "%s: cannot start the devq notifier thread: pthread_create: %s "
+                         "(raise RLIMIT_NPROC or free memory, then call again)",
+                         who ? who : "devq", strerror(r));
     N.started = 1;
     return 0;
+}
+
+int devq__notifier_start(const char *who)
+{
+    pthread_once(&once, init_once);
+    pthread_mutex_lock(&N.lock);
+    int r = start_locked(who);
+    pthread_mutex_unlock(&N.lock);
+    return r;
 }
 
 /* Caller holds N.lock; returns whether the thread must be woken. */
@@ -188,17 +289,19 @@ static int poke_locked(void)
     return N.sleeping;
 }
 
-/* `must_queue`: queue n even when the thread cannot be started (a notify
- * being delivered has nowhere else to go: the next post retries starting
- * the thread, which then runs everything in order).  Otherwise a failed
- * start queues nothing and returns the error, so the caller may fall back
- * without the function ever running twice. */
+/* `must_queue`: queue n even when the thread cannot be started.  Only
+ * a delivery takes this path, and every registration that can lead to
+ * one started the thread first (devq__notifier_start), so it happens
+ * only in a child after fork whose first notifier start fails: the next
+ * post retries, and the thread then runs everything in order.
+ * Otherwise a failed start queues nothing and returns the error, so the
+ * caller may fall back without the function ever running twice. */
 static int post_node(struct devq_notifier_node *n, int must_queue)
 {
     pthread_once(&once, init_once);
     n->next = NULL;
     pthread_mutex_lock(&N.lock);
-    int r = start_locked();
+    int r = start_locked(NULL);
     int wake = 0;
     if (!r || must_queue) {
         *N.tail = n;
@@ -236,6 +339,10 @@ void devq__notifier_poke(void)
     pthread_once(&once, init_once);
     pthread_mutex_lock(&N.lock);
     int wake = N.started && poke_locked();
+    for (unsigned i = 0; i < N.nmore; i++) {
+        atomic_fetch_add(N.more[i]->word, 1);
+        devq__futex_wake((const uint32_t *)N.more[i]->word, 1, 0);
+    }
     pthread_mutex_unlock(&N.lock);
     if (wake)
         devq__futex_wake((const uint32_t *)&N.word, 1, 0);
@@ -251,22 +358,26 @@ int devq__notifier_watch(struct devq_signal *s)
                          devq__signal_label(s).s);
     pthread_once(&once, init_once);
     pthread_mutex_lock(&N.lock);
-    int r = start_locked();
-    if (!r && N.nwatch >= MAX_WATCH)
-        r = devq__err(-ENOTSUP, "%s: more than %d process-shared signals have "
-                      "pending notifies or wait_fds in this process", devq__signal_label(s).s,
-                      MAX_WATCH);
+    int r = start_locked(devq__signal_label(s).s);
+    struct watch_group *g = NULL;
+    if (!r)
+        r = group_with_room_locked(devq__signal_label(s).s, &g);
     int wake = 0;
     if (!r) {
         devq__signal_retain(s);
-        /* Count the notifier as a waiter before it reads the word, so a
-         * `set` in another process makes the wake syscall. */
+        /* Count the watching thread as a waiter before it reads the word,
+         * so a `set` in another process makes the wake syscall. */
         atomic_fetch_add(&s->tl->waiters, 1);
         s->watched = 1;
-        s->watch_next = N.watch;
-        N.watch = s;
-        N.nwatch++;
-        wake = poke_locked();
+        s->watch_next = g->watch;
+        g->watch = s;
+        g->nwatch++;
+        if (g == &N.g0) {
+            wake = poke_locked();
+        } else {
+            atomic_fetch_add(g->word, 1);
+            devq__futex_wake((const uint32_t *)g->word, 1, 0);
+        }
     }
     pthread_mutex_unlock(&N.lock);
     if (wake)

@@ -9,6 +9,13 @@
  * host-callback threads and the notifier itself.  0 or -ENOMEM. */
 int devq__notifier_post(void (*fn)(void *arg), void *arg);
 
+/* Start the notifier thread now if it is not running.  Every
+ * registration whose delivery needs the thread calls this first, so
+ * work is never accepted that no thread will run (devq(7) THREADS).
+ * 0, or -EAGAIN / -ENOMEM with a message naming `who`, the thread and
+ * the limit; nothing is left behind and the next call tries again. */
+int devq__notifier_start(const char *who);
+
 /* True on the notifier thread (for assertions and to avoid self-waits). */
 int devq__notifier_is_current(void);
 

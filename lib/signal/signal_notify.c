@@ -16,6 +16,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 #include "error.h"
+#include "notifier.h"
 #include "signal_impl.h"
 
 #define DEVQ_MAGIC_NOTIFY 0x4e4f5446u  /* "NOTF" */
@@ -82,6 +83,10 @@ DEVQ_API int devq_signal_notify(devq_signal *s, uint64_t value, devq_notify_fn f
         return r;
     if (!fn)
         return devq__err(-EINVAL, "devq_signal_notify: fn is NULL (%s)", devq__signal_label(s).s);
+    /* The callback runs on the notifier thread: a notify it could never
+     * run is refused here, never parked (devq(7) THREADS). */
+    if ((r = devq__notifier_start("devq_signal_notify")) < 0)
+        return r;
     struct devq_notify *n = calloc(1, sizeof *n);
     if (!n)
         return devq__err(-ENOMEM, "devq_signal_notify: out of memory");

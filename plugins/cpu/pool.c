@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "cpu.h"
 
@@ -32,6 +33,7 @@ static struct {
     unsigned started;            /* running */
     pthread_t *threads;
     int stop;
+    uint64_t retry_ns;           /* a failed start is tried again from then */
 } cpu_pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* A fork()ed child has none of the parent's threads: start over, so the
@@ -45,6 +47,7 @@ static void cpu_pool_atfork_child(void)
     cpu_pool.started = 0;
     cpu_pool.threads = NULL;     /* the parent's array: leaked in the child */
     cpu_pool.stop = 0;
+    cpu_pool.retry_ns = 0;
 }
 
 static pthread_once_t cpu_pool_once = PTHREAD_ONCE_INIT;
@@ -170,24 +173,42 @@ static void *cpu_pool_thread(void *arg)
     return NULL;
 }
 
+#define CPU_POOL_RETRY_NS 1000000000ull
+
+static uint64_t pool_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 /* Start the threads on first use.  A thread that cannot be created is
- * logged and done without: owners run their own jobs anyway. */
+ * logged and done without: owners run their own jobs anyway, so no work
+ * waits for it (devq(7) THREADS).  The missing ones are tried again at
+ * most once a second, so lifting RLIMIT_NPROC brings the pool back
+ * without a failed clone on every launch meanwhile. */
 static void cpu_pool_start_locked(void)
 {
-    if (cpu_pool.started || cpu_pool_config_locked())
+    if (cpu_pool.stop || cpu_pool_config_locked() || cpu_pool.started == cpu_pool.nthreads)
+        return;
+    if (cpu_pool.retry_ns && pool_now_ns() < cpu_pool.retry_ns)
         return;
     if (!cpu_pool.threads)
         cpu_pool.threads = calloc(cpu_pool.nthreads, sizeof *cpu_pool.threads);
-    if (!cpu_pool.threads)
+    if (!cpu_pool.threads) {
+        cpu_pool.retry_ns = pool_now_ns() + CPU_POOL_RETRY_NS;
         return;
+    }
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    for (unsigned i = 0; i < cpu_pool.nthreads; i++) {
+    for (unsigned i = cpu_pool.started; i < cpu_pool.nthreads; i++) {
         int rc = pthread_create(&cpu_pool.threads[i], NULL, cpu_pool_thread, NULL);
         if (rc) {
-            cpu_host->log(DEVQ_LOG_BASIC, "cpu: started %u of %u pool threads: %s",
+            cpu_host->log(DEVQ_LOG_BASIC, "cpu: started %u of %u pool threads: %s (the "
+                          "streams run their launches themselves; retried in 1 s)",
                           i, cpu_pool.nthreads, strerror(rc));
+            cpu_pool.retry_ns = pool_now_ns() + CPU_POOL_RETRY_NS;
             break;
         }
         char name[32];     /* the kernel keeps 15 characters */

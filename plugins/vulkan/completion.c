@@ -1,5 +1,7 @@
-/* Completion threads: one per stream that has had a host item, started
- * at its first.  Each runs its stream's host items (host callbacks and
+/* Completion threads: one per stream, started when the stream is
+ * created, so a thread that cannot start is vk_stream_create's error
+ * (-EAGAIN, retried by the next queue create) and never a host item
+ * with nobody to run it (devq(7) THREADS).  Each runs its stream's host items (host callbacks and
  * host copies) in order, once the stream work before them is reached,
  * then reaches the item's own value from the host and lets the stream's
  * held work go.  It sleeps in vkWaitSemaphores on its stream's semaphore
@@ -16,6 +18,21 @@
 #include "vk_plugin.h"
 
 static void *thread_main(void *arg);
+
+int vk_completion_start(struct devq_pl_stream *s)
+{
+    struct devq_pl_device *d = s->dev;
+    pthread_mutex_lock(&d->mu);
+    int rc = s->thread_started ? 0 : pthread_create(&s->thread, NULL, thread_main, s);
+    if (!rc)
+        s->thread_started = true;
+    pthread_mutex_unlock(&d->mu);
+    if (rc)
+        return vk_host->error(rc == ENOMEM ? -ENOMEM : -EAGAIN, "vulkan:%u: cannot start a "
+                              "stream's completion thread: pthread_create: %s (raise RLIMIT_NPROC "
+                              "or free memory, then create the queue again)", d->ordinal, strerror(rc));
+    return 0;
+}
 
 void vk_completion_push(struct devq_pl_stream *s, struct vk_item *item)
 {

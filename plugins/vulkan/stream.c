@@ -47,6 +47,14 @@ int vk_stream_create(struct devq_pl_device *d, const devq_queue_desc *desc, stru
         free(s);
         return vk_fail(d, "vkCreateCommandPool", r, -ENOMEM);
     }
+    int rc = vk_completion_start(s);
+    if (rc < 0) {
+        vk_vkDestroyCommandPool(d->dev, s->pool, NULL);
+        vk_vkDestroySemaphore(d->dev, s->sem, NULL);
+        pthread_cond_destroy(&s->cond);
+        free(s);
+        return rc;
+    }
     pthread_mutex_lock(&d->mu);
     s->queue = d->queues[d->next_queue++ % d->nqueues];
     s->next = d->streams;

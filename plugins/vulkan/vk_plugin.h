@@ -206,6 +206,8 @@ int  vk_host_fn(struct devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
 
 /* ---- completion.c ---- */
 /* Under mu: give item (just off the head of s) to s's thread. */
+/* Start s's completion thread (stream creation): 0, -EAGAIN or -ENOMEM. */
+int  vk_completion_start(struct devq_pl_stream *s);
 void vk_completion_push(struct devq_pl_stream *s, struct vk_item *item);
 /* Without mu: stop and join s's thread; every stream's of d. */
 void vk_completion_stop(struct devq_pl_stream *s);

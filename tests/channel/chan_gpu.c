@@ -19,6 +19,9 @@
  *            wait on a failed signal): rank 0's times out, rank 1's
  *            channel fails later ops with "skipped"
  *   missing  no library: DEVQ_CAP_CHANNELS clear, -ENOTSUP naming it
+ *   watchdog no thread can start (RLIMIT_NPROC at 1, as uid 65534 when
+ *            root): the channel's first op is refused with -EAGAIN naming
+ *            its watchdog thread (issue 27), and runs once it is lifted
  *
  * Environment: DEVQ_TEST_DEVICE (cuda or hip), DEVQ_TEST_CCL_ENV (the
  * library override variable, DEVQ_NCCL_LIBRARY or DEVQ_RCCL_LIBRARY),
@@ -30,6 +33,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -501,6 +506,39 @@ static int run_missing(void)
     return failures ? 1 : 0;
 }
 
+/* The watchdog starts at the channel's first recorded op: with no
+ * thread allowed that op is refused (a recording error), and after the
+ * lift the same op records and runs on both ranks. */
+static void test_watchdog(void)
+{
+    int32_t v = 1, got = 0;
+    devq_buffer *b = alloc(4);
+    if (geteuid() == 0) {           /* root is exempt from RLIMIT_NPROC */
+        OK(setgroups(0, NULL));
+        OK(setgid(65534));
+        OK(setuid(65534));
+    }
+    struct rlimit old, low;
+    OK(getrlimit(RLIMIT_NPROC, &old));
+    low = (struct rlimit){ .rlim_cur = 1, .rlim_max = old.rlim_max };
+    OK(setrlimit(RLIMIT_NPROC, &low));
+    int r = devq_queue_all_reduce(qa, ch, b, 0, b, 0, 1, DEVQ_I32, DEVQ_SUM);
+    CHECK(r == -EAGAIN && strstr(devq_errmsg(), "watchdog thread") && strstr(devq_errmsg(), "RLIMIT_NPROC"),
+          "first op with no thread allowed: %d %s", r, devq_errmsg());
+    r = devq_queue_submit(qa);
+    CHECK(r == -EAGAIN, "submit of the refused op's batch: %d %s", r, devq_errmsg());
+    OK(setrlimit(RLIMIT_NPROC, &old));
+    /* After the lift: the emulated driver's own streams need threads. */
+    r = devq_queue_finish(qa, 10 * SEC);      /* reports the discarded batch once */
+    CHECK(r == -EAGAIN, "finish after the refused op: %d %s", r, devq_errmsg());
+    OK(devq_queue_write(qa, b, 0, &v, 4));
+    OK(devq_queue_all_reduce(qa, ch, b, 0, b, 0, 1, DEVQ_I32, DEVQ_SUM));
+    OK(devq_queue_read(qa, &got, b, 0, 4));
+    finish(qa);
+    CHECK(got == 2, "all_reduce after the lift: %d", got);
+    devq_buffer_free(b, NULL);
+}
+
 static int run_rank(const char *which, int fd_w, int fd_r)
 {
     if (!strcmp(which, "missing"))
@@ -522,6 +560,8 @@ static int run_rank(const char *which, int fd_w, int fd_r)
         test_data_movement();
         test_interleaved();
         test_split_and_misuse(id, id_size);
+    } else if (!strcmp(which, "watchdog")) {
+        test_watchdog();
     } else {
         test_fault(which);
     }
@@ -570,7 +610,8 @@ int main(void)
         fprintf(stderr, "chan_gpu: set DEVQ_TEST_DEVICE and DEVQ_TEST_CCL_ENV (see tests/channels-cuda-emu)\n");
         return 77;
     }
-    static const char *const cases[] = { "ops", "kernel", "fail", "hang", "die", "skip", "input", "missing" };
+    static const char *const cases[] = { "ops", "kernel", "fail", "hang", "die", "skip", "input", "missing",
+                                           "watchdog" };
     const char *only = getenv("CHAN_ONLY");
     int bad = 0, ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
