@@ -17,6 +17,8 @@ rust-check: $(lib_LTLIBRARIES)
 EXTRA_DIST += bindings/rust/check.sh bindings/rust/Cargo.toml bindings/rust/Cargo.lock \
 	bindings/rust/.gitignore \
 	bindings/rust/devq-sys/Cargo.toml bindings/rust/devq-sys/build.rs \
+	bindings/rust/devq-sys/README.md bindings/rust/devq-sys/LICENSE \
+	bindings/rust/devq/README.md bindings/rust/devq/LICENSE \
 	bindings/rust/devq-sys/src/lib.rs bindings/rust/devq-sys/tests/drift.rs \
 	bindings/rust/devq/Cargo.toml bindings/rust/devq/build.rs \
 	bindings/rust/devq/src/lib.rs bindings/rust/devq/src/buffer.rs bindings/rust/devq/src/channel.rs \

@@ -134,16 +134,16 @@ mod scope;
 mod signal;
 mod timestamp;
 
-pub use buffer::{Access, Buffer};
+pub use buffer::{Access, Buffer, BufferSlice};
 pub use channel::{Bf16, Channel, Dtype, Reduce, F16};
 pub use device::{backends_report, version, BackendReport, Device, DeviceInfo, MemStats, Stats};
 pub use error::{errno, Error, Result};
 pub use kernel::{Arg, Kernel, Launch};
 pub use pod::Pod;
-pub use queue::{barrier, Queue, QueueKind};
+pub use queue::{barrier, Pending, Queue, QueueKind};
 pub use resource::{device_resource, MemUsage, Resource, ResourceRef};
 pub use scope::{scope, scope_with_timeout, Scope, ScopedQueue};
-pub use signal::{Notify, Signal, WaitMode};
+pub use signal::{Notify, Signal, SignalFuture, WaitMode};
 pub use timestamp::Timestamp;
 
 /// `DEVQ_CAP_*` bits of [`DeviceInfo::caps`].
