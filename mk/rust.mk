@@ -29,6 +29,7 @@ EXTRA_DIST += bindings/rust/check.sh bindings/rust/Cargo.toml bindings/rust/Carg
 	bindings/rust/devq/src/signal.rs bindings/rust/devq/src/timestamp.rs \
 	bindings/rust/devq/tests/api.rs bindings/rust/devq/tests/resource.rs \
 	bindings/rust/devq/tests/coverage.rs bindings/rust/devq/tests/channel.rs \
+	bindings/rust/devq/tests/typed.rs bindings/rust/devq/tests/panic_safety.rs \
 	bindings/rust/devq/examples/hello.rs bindings/rust/devq/examples/svod_ping_pong.rs \
 	bindings/rust/devq/examples/morok_pipeline.rs \
 	bindings/rust/devq/examples/cubecl_two_streams.rs \

@@ -225,8 +225,10 @@ impl Signal {
     /// Fails the signal with `errno` (positive, e.g. `errno::EIO`): every
     /// present and future waiter gets it.
     pub fn fail(&self, errno: i32) -> Result<()> {
+        // i32::MIN has no negation: refused like any other non-errno.
+        let status = errno.checked_neg().unwrap_or(0);
         // SAFETY: live signal.
-        check(unsafe { sys::devq_signal_fail(self.raw, -errno) }).map(drop)
+        check(unsafe { sys::devq_signal_fail(self.raw, status) }).map(drop)
     }
 
     /// `Ok` or the failure the signal carries.
