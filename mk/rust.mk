@@ -15,6 +15,16 @@ rust-check: $(lib_LTLIBRARIES)
 .PHONY: rust-check
 
 EXTRA_DIST += bindings/rust/check.sh bindings/rust/Cargo.toml bindings/rust/Cargo.lock \
+	bindings/rust/compile-fail.sh \
+	bindings/rust/compile-fail/copy_between_types.rs \
+	bindings/rust/compile-fail/ok_control.rs \
+	bindings/rust/compile-fail/rc_in_host_fn.rs \
+	bindings/rust/compile-fail/read_before_scope_ends.rs \
+	bindings/rust/compile-fail/readback_wrong_type.rs \
+	bindings/rust/compile-fail/scoped_queue_to_thread.rs \
+	bindings/rust/compile-fail/slice_outlives_buffer.rs \
+	bindings/rust/compile-fail/slice_outlives_scope.rs \
+	bindings/rust/compile-fail/upload_wrong_type.rs \
 	bindings/rust/.gitignore \
 	bindings/rust/devq-sys/Cargo.toml bindings/rust/devq-sys/build.rs \
 	bindings/rust/devq-sys/README.md bindings/rust/devq-sys/LICENSE \
