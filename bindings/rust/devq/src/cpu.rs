@@ -20,8 +20,9 @@
 //!
 //! Nothing a kernel does unwinds into C: a panic in the body (an index out
 //! of range) fails the exec with `EFAULT`, a [`KernelError`] with its
-//! errno (`EIO` for one that is not a valid errno), and the panic message
-//! is kept for [`take_kernel_panic`].
+//! errno (`EIO` for one that is not a valid errno), and
+//! [`Queue::finish`](crate::Queue::finish) of the queue that ran it
+//! appends the panic's message (or the invalid value) to its error.
 use devq_sys as sys;
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -38,11 +39,17 @@ const KIND_CHUNKED: u64 = 1 << 16;
 /// u64 words per argument in the table.
 const WORDS: usize = 4;
 
-/// The argument table Queue::exec passes first: magic, count, then per
-/// argument (kind: 0 value or the devq_access bits | KIND_CHUNKED; size
-/// in bytes; byte offset in the buffer; element type tag).
-pub(crate) fn arg_table(args: &[crate::Arg<'_>]) -> Vec<u64> {
-    let mut t = vec![TABLE_MAGIC, args.len() as u64];
+/// Where a kernel of a queue leaves the text of its failure (a panic's
+/// message, a KernelError that is no errno) for that queue's finish.
+pub(crate) type Notes = std::sync::Mutex<Option<String>>;
+
+/// The argument table Queue::exec passes first: magic, count, the address
+/// of the queue's [`Notes`] (which the queue keeps until it is destroyed,
+/// after its work), then per argument (kind: 0 value or the devq_access
+/// bits | KIND_CHUNKED; size in bytes; byte offset in the buffer; element
+/// type tag).
+pub(crate) fn arg_table(args: &[crate::Arg<'_>], notes: *const Notes) -> Vec<u64> {
+    let mut t = vec![TABLE_MAGIC, args.len() as u64, notes as usize as u64];
     for a in args {
         match a.kind {
             crate::kernel::ArgKind::Buffer { off, len, access, chunked, elem, .. } => {
@@ -59,15 +66,15 @@ pub(crate) fn arg_table(args: &[crate::Arg<'_>]) -> Vec<u64> {
     t
 }
 
-/// The message of the last kernel panic or error conversion, for the host.
-static LAST_PANIC: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
-
-/// The message of the most recent panic in a [`cpu_kernel!`](crate::cpu_kernel)
-/// body in this process (taken: the next call returns `None` until another
-/// kernel panics).  The exec itself fails with `EFAULT`;
-/// [`Queue::finish`](crate::Queue::finish) appends this text to its error.
-pub fn take_kernel_panic() -> Option<String> {
-    LAST_PANIC.lock().ok().and_then(|mut g| g.take())
+fn note(notes: *const Notes, text: String) {
+    if notes.is_null() {
+        return;
+    }
+    // SAFETY: the queue that recorded the exec owns the Notes and keeps
+    // them until it is destroyed, which waits for this exec.
+    if let Ok(mut slot) = unsafe { &*notes }.lock() {
+        *slot = Some(text);
+    }
 }
 
 fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
@@ -399,9 +406,10 @@ pub unsafe fn __run(
     let g = &*g;
     let group = Group { group_id: g.group_id, local_size: g.local_size, global_size: g.global_size, num_groups: g.num_groups };
     let n = table.add(1).read_unaligned() as usize;
+    let notes = table.add(2).read_unaligned() as usize as *const Notes;
     let a = Args {
         ptrs: args.add(1),
-        table: table.add(2),
+        table: table.add(3),
         n,
         chunked: Cell::new(0),
         viewed: Cell::new(0),
@@ -411,28 +419,26 @@ pub unsafe fn __run(
     // Everything that may panic (the body, the error's conversion) runs
     // inside catch_unwind; the payload is forgotten, not dropped, since a
     // payload whose drop panics would unwind from here.
-    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| errno_of(body(&group, &a)))) {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| errno_of(body(&group, &a), notes))) {
         Ok(rc) => rc,
         Err(payload) => {
-            let text = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| panic_text(&*payload)));
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| note(notes, format!("panicked: {}", panic_text(&*payload)))));
             std::mem::forget(payload);
-            if let Ok(text) = text {
-                if let Ok(mut slot) = LAST_PANIC.lock() {
-                    *slot = Some(text);
-                }
-            }
             -crate::errno::EFAULT
         }
     }
 }
 
 /// The return code for a kernel's result: 0, or a negative errno (`-EIO`
-/// for anything that is not a positive errno).
-pub(crate) fn errno_of(r: KernelResult) -> c_int {
+/// for anything that is not a positive errno, noted for the host).
+pub(crate) fn errno_of(r: KernelResult, notes: *const Notes) -> c_int {
     match r {
         Ok(()) => 0,
         Err(KernelError(e)) if (1..4096).contains(&e) => -e,
-        Err(_) => -crate::errno::EIO,
+        Err(KernelError(e)) => {
+            note(notes, format!("returned KernelError({}), which is not a positive errno, so the exec failed with EIO", e));
+            -crate::errno::EIO
+        }
     }
 }
 

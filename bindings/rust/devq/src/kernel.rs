@@ -240,3 +240,32 @@ impl Launch {
         sys::devq_launch { global: self.global, local: self.local, shared_bytes: self.shared_bytes }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_the_program_does_not_export_names_the_cargo_fix() {
+        let dev = Device::open("cpu").unwrap();
+        // SAFETY: a name no cpu_kernel! defines: the load fails before any call.
+        let k = unsafe { RustKernel::__new("devq_rust_kernel_not_exported_anywhere\0") };
+        let e = Kernel::cpu(&dev, &k).unwrap_err();
+        assert_eq!(e.errno, crate::errno::ENOENT);
+        assert!(e.message.contains("not_exported_anywhere"), "{}", e.message);
+        assert!(e.message.contains("cargo:rustc-link-arg") && e.message.contains("--export-dynamic"), "{}", e.message);
+        assert!(e.message.contains("build.rs"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_foreign_kernel_gets_whole_buffers_only() {
+        let dev = Device::open("cpu").unwrap();
+        let b = Buffer::<u32>::new(&dev, 8).unwrap();
+        assert!(Arg::read(&b).raw(false).is_ok());
+        assert!(Arg::read(b.slice(..)).raw(false).is_ok(), "the whole buffer as a slice");
+        let e = Arg::read(b.slice(1..)).raw(false).err().unwrap();
+        assert!(e.contains("bytes 4..32 of 32") && e.contains("cpu_kernel!"), "{}", e);
+        assert!(Arg::chunks(&b).raw(false).err().unwrap().contains("Arg::chunks"));
+        assert!(Arg::read(b.slice(1..)).raw(true).is_ok());
+    }
+}

@@ -61,6 +61,9 @@ pub struct Queue {
     /// Host memory owned transfers use, kept until their batch is done
     /// (or failed, or the queue is destroyed).
     owned: Vec<(Arc<BatchDone>, Box<dyn Send>)>,
+    /// Where this queue's cpu_kernel! execs leave their failure text
+    /// (the argument table points here; kept until after destroy).
+    notes: Arc<crate::cpu::Notes>,
 }
 
 // SAFETY: a libdevq queue may be used from any thread, one recorder at a
@@ -122,7 +125,7 @@ impl Queue {
         let mut raw = ptr::null_mut();
         // SAFETY: live device; desc and out slot valid for the call.
         check(unsafe { sys::devq_queue_create(dev.raw(), &desc, &mut raw) })?;
-        Ok(Queue { raw, desc, dev: dev.clone(), err: None, host_fns: Vec::new(), batch: None, owned: Vec::new() })
+        Ok(Queue { raw, desc, dev: dev.clone(), err: None, host_fns: Vec::new(), batch: None, owned: Vec::new(), notes: Arc::new(Mutex::new(None)) })
     }
 
     /// Gives up on this queue's pending work and continues with a fresh
@@ -208,7 +211,7 @@ impl Queue {
         let table;
         let mut raw: Vec<sys::devq_arg> = Vec::with_capacity(args.len() + 1);
         if k.rust_abi {
-            table = crate::cpu::arg_table(args);
+            table = crate::cpu::arg_table(args, Arc::as_ptr(&self.notes));
             if let Ok(t) = Arg::bytes(u64_bytes(&table)).raw(true) {
                 raw.push(t);
             }
@@ -437,7 +440,7 @@ impl Queue {
     pub fn finish(&self, timeout: Duration) -> Result<()> {
         crate::signal::no_blocking_in_callback("Queue::finish", timeout)?;
         // SAFETY: live queue.
-        check(unsafe { sys::devq_queue_finish(self.raw, timeout_ns(timeout)) }).map(drop).map_err(with_kernel_panic)
+        check(unsafe { sys::devq_queue_finish(self.raw, timeout_ns(timeout)) }).map(drop).map_err(|e| self.with_kernel_note(e))
     }
 
     /// Records a device timing point (`DEVQ_CAP_TIMING`).
@@ -459,14 +462,14 @@ impl Drop for Queue {
     }
 }
 
-/// `e` with the text of a kernel panic appended, when one is waiting.
-pub(crate) fn with_kernel_panic(mut e: Error) -> Error {
-    if e.errno == errno::EFAULT {
-        if let Some(p) = crate::cpu::take_kernel_panic() {
-            e.message = format!("{}; a cpu_kernel! panicked: {}", e.message, p);
+impl Queue {
+    /// `e` with the failure text a cpu_kernel! of this queue left, if any.
+    fn with_kernel_note(&self, mut e: Error) -> Error {
+        if let Some(n) = self.notes.lock().ok().and_then(|mut g| g.take()) {
+            e.message = format!("{}; the cpu_kernel! {}", e.message, n);
         }
+        e
     }
-    e
 }
 
 /// The result of a [`Queue::readback`]: a `Vec<T>` once the batch is done.

@@ -79,6 +79,9 @@ fn every_kernel_error_value_fails_the_exec_and_never_aborts() {
     ] {
         let e = run(&dev, &k, &[Arg::value(&v)]);
         assert_eq!(e.errno, want, "KernelError({}): {}", v, e);
+        if want == errno::EIO {
+            assert!(e.message.contains(&format!("KernelError({})", v)), "the message names the value: {}", e.message);
+        }
         assert!(e.message.contains("devq_rust_kernel_p_err"), "the message names the kernel: {}", e.message);
     }
 }
