@@ -372,3 +372,45 @@ fn resource_install_works_with_the_question_mark() {
     let e = install(&dev).unwrap_err();
     assert_eq!(e.errno, errno::EBUSY, "{}", e);
 }
+
+#[test]
+fn concurrent_owned_pipelines_and_futures_stress() {
+    // Bounded: 4 threads x 50 iterations, each an upload, a kernel and a
+    // readback awaited as a future, two iterations in flight per thread;
+    // plus futures on one signal raised by another thread.
+    let dev = cpu();
+    let k = Kernel::cpu(&dev, &t_add).unwrap();
+    let s = Signal::new(0).unwrap();
+    std::thread::scope(|t| {
+        for th in 0..4u32 {
+            let (dev, k) = (&dev, &k);
+            t.spawn(move || {
+                let mut q = Queue::new(dev).unwrap();
+                let bufs = [Buffer::<u32>::new(dev, 64).unwrap(), Buffer::<u32>::new(dev, 64).unwrap()];
+                let mut prev: Option<(u32, devq::Pending<u32>)> = None;
+                for it in 0..50u32 {
+                    let b = &bufs[it as usize % 2];
+                    q.upload(b, 0, vec![it * 10 + th; 64]).exec(k, &[Arg::read_write(b), Arg::value(&1u32)], Launch::d1(64, 16));
+                    let p = q.readback(b.slice(60..));
+                    q.submit().unwrap();
+                    if let Some((pit, pp)) = prev.take() {
+                        assert_eq!(block_on(pp).unwrap(), vec![pit * 10 + th + 1; 4], "thread {} iteration {}", th, pit);
+                    }
+                    prev = Some((it, p));
+                }
+                let (pit, pp) = prev.unwrap();
+                assert_eq!(block_on(pp).unwrap(), vec![pit * 10 + th + 1; 4]);
+            });
+        }
+        let s = &s;
+        // Each waiter awaits 25 values in turn while the main thread raises
+        // the signal through them.
+        let waiters: Vec<_> = (0..4u64).map(|w| t.spawn(move || (1..=25u64).all(|v| block_on(s.reached(v * 4 - w)).is_ok()))).collect();
+        for v in 1..=100u64 {
+            s.set(v).unwrap();
+        }
+        for w in waiters {
+            assert!(w.join().unwrap());
+        }
+    });
+}
