@@ -44,7 +44,7 @@ pub(crate) fn status_error(status: c_int, what: &str) -> Error {
 
 thread_local! {
     /// Depth of host_fn / notify closures running on this thread.
-    static IN_CALLBACK: std::cell::Cell<u32> = std::cell::Cell::new(0);
+    static IN_CALLBACK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
 }
 
 /// Marks the current thread as running a host_fn or notify closure.
