@@ -14,9 +14,38 @@ rust-check: $(lib_LTLIBRARIES)
 	  $(SHELL) $(top_srcdir)/bindings/rust/check.sh
 .PHONY: rust-check
 
+# SAXPY on the cpu backend: the Rust cpu_kernel! on plain slices, the same
+# kernel on atomic views, and the same loop in C (bindings/rust/bench/
+# saxpy.c, built here with this build's CC and CFLAGS), each exec'd through
+# devq; prints ns per element and the C/Rust time ratio.  Not part of
+# `make bench` (cargo may be absent).
+rust-bench: $(lib_LTLIBRARIES)
+	$(CC) $(CFLAGS) -fPIC -shared -I$(top_srcdir)/include \
+	  -o '$(abs_top_builddir)/bindings/rust/saxpy_c.so' $(top_srcdir)/bindings/rust/bench/saxpy.c
+	PKG_CONFIG_PATH='$(abs_top_builddir)' \
+	CARGO_TARGET_DIR='$(abs_top_builddir)/bindings/rust/target' \
+	LD_LIBRARY_PATH='$(abs_top_builddir)/.libs'"$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" \
+	  $(CARGO) run --offline --release --manifest-path '$(abs_top_srcdir)/bindings/rust/Cargo.toml' \
+	  -p devq --example saxpy_bench -- '$(abs_top_builddir)/bindings/rust/saxpy_c.so'
+.PHONY: rust-bench
+CLEANFILES += bindings/rust/saxpy_c.so
+
 EXTRA_DIST += bindings/rust/check.sh bindings/rust/Cargo.toml bindings/rust/Cargo.lock \
+	bindings/rust/compile-fail.sh bindings/rust/bench/saxpy.c \
+	bindings/rust/devq/examples/saxpy_bench.rs \
+	bindings/rust/compile-fail/copy_between_types.rs \
+	bindings/rust/compile-fail/ok_control.rs \
+	bindings/rust/compile-fail/rc_in_host_fn.rs \
+	bindings/rust/compile-fail/read_before_scope_ends.rs \
+	bindings/rust/compile-fail/readback_wrong_type.rs \
+	bindings/rust/compile-fail/scoped_queue_to_thread.rs \
+	bindings/rust/compile-fail/slice_outlives_buffer.rs \
+	bindings/rust/compile-fail/slice_outlives_scope.rs \
+	bindings/rust/compile-fail/upload_wrong_type.rs \
 	bindings/rust/.gitignore \
 	bindings/rust/devq-sys/Cargo.toml bindings/rust/devq-sys/build.rs \
+	bindings/rust/devq-sys/README.md bindings/rust/devq-sys/LICENSE \
+	bindings/rust/devq/README.md bindings/rust/devq/LICENSE \
 	bindings/rust/devq-sys/src/lib.rs bindings/rust/devq-sys/tests/drift.rs \
 	bindings/rust/devq/Cargo.toml bindings/rust/devq/build.rs \
 	bindings/rust/devq/src/lib.rs bindings/rust/devq/src/buffer.rs bindings/rust/devq/src/channel.rs \
@@ -27,6 +56,7 @@ EXTRA_DIST += bindings/rust/check.sh bindings/rust/Cargo.toml bindings/rust/Carg
 	bindings/rust/devq/src/signal.rs bindings/rust/devq/src/timestamp.rs \
 	bindings/rust/devq/tests/api.rs bindings/rust/devq/tests/resource.rs \
 	bindings/rust/devq/tests/coverage.rs bindings/rust/devq/tests/channel.rs \
+	bindings/rust/devq/tests/typed.rs bindings/rust/devq/tests/panic_safety.rs \
 	bindings/rust/devq/examples/hello.rs bindings/rust/devq/examples/svod_ping_pong.rs \
 	bindings/rust/devq/examples/morok_pipeline.rs \
 	bindings/rust/devq/examples/cubecl_two_streams.rs \

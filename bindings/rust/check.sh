@@ -1,5 +1,9 @@
 #!/bin/sh
-# Builds and tests the devq Rust crates, offline, then builds their docs:
+# SPDX-License-Identifier: MIT
+# Builds and tests the devq Rust crates, offline, then builds their docs,
+# runs the compile-fail snippets, checks that the README's Rust program is
+# the crate's, and packages both crates and builds the packaged devq's
+# tests from the unpacked tarball:
 #   check.sh
 # with PKG_CONFIG_PATH naming the devq to test (a build folder or an
 # installed prefix's lib/pkgconfig), CARGO the cargo to use (default
@@ -25,6 +29,72 @@ test_rc=$?
 RUSTFLAGS="${RUSTFLAGS:--D warnings}" RUSTDOCFLAGS="${RUSTDOCFLAGS:--D warnings}" \
     "$cargo" doc --offline --no-deps >>"$log" 2>&1
 doc_rc=$?
+# Snippets that must not compile (each names its rustc error), against
+# the rlib cargo test just built with the same rustc.
+extra_rc=0
+if [ "$test_rc" -eq 0 ]; then
+    sh ./compile-fail.sh "$target" >>"$log" 2>&1 || extra_rc=1
+fi
+# The top-level README's Rust program is the crate README's, which
+# examples/hello.rs checks against itself.
+if [ -f ../../README.md ]; then
+    block() { awk '/^```rust$/ { on = 1; next } /^```$/ { on = 0 } on' "$1"; }
+    if [ "$(block ../../README.md)" = "$(block devq/README.md)" ]; then
+        echo "test result: ok. 1 passed; 0 failed; (README.md Rust program = devq/README.md)" >>"$log"
+    else
+        echo "rust-check: README.md's Rust program differs from bindings/rust/devq/README.md's"
+        echo "test result: FAILED. 0 passed; 1 failed; (README.md Rust program)" >>"$log"
+        extra_rc=1
+    fi
+fi
+# The crates' versions follow the C library's (configure.ac's AC_INIT).
+if [ -f ../../configure.ac ]; then
+    cver=$(sed -n 's/^AC_INIT(\[devq\], *\[\([^]]*\)\].*/\1/p' ../../configure.ac)
+    bad=""
+    for c in devq-sys devq; do
+        v=$(sed -n 's/^version = "\(.*\)"/\1/p' "$c/Cargo.toml" | head -n 1)
+        [ "$v" = "$cver" ] || bad="$bad $c=$v"
+    done
+    if [ -z "$bad" ]; then
+        echo "test result: ok. 1 passed; 0 failed; (crate versions = devq $cver)" >>"$log"
+    else
+        echo "rust-check: crate versions differ from devq $cver:$bad (set version in Cargo.toml)"
+        echo "test result: FAILED. 0 passed; 1 failed; (crate versions)" >>"$log"
+        extra_rc=1
+    fi
+fi
+# Publishable: cargo package each crate (devq resolving devq-sys from a
+# directory source made of devq-sys's own package, as crates.io would),
+# then build the packaged devq's tests from its unpacked tarball.
+if [ "$test_rc" -eq 0 ]; then
+    pkg="$target/package"
+    vendor="$target/package-vendor"
+    # Outside any workspace (an in-tree target/ is inside bindings/rust's).
+    unpacked=$(mktemp -d)
+    # package-test too: cargo fingerprints a vendored crate by version only.
+    rm -rf "$vendor" "$pkg"/devq-*.crate "$target/package-test"
+    mkdir -p "$vendor" "$unpacked"
+    src="source.vendored.directory=\"$(cd "$vendor" && pwd)\""
+    if "$cargo" package --offline --no-verify --allow-dirty -p devq-sys >>"$log" 2>&1 &&
+        tar -xzf "$pkg"/devq-sys-*.crate -C "$vendor" &&
+        for d in "$vendor"/devq-sys-*; do
+            printf '{"files":{},"package":"%s"}' \
+                "$(sha256sum "$pkg/$(basename "$d").crate" | cut -d' ' -f1)" >"$d/.cargo-checksum.json"
+        done &&
+        "$cargo" package --offline --no-verify --allow-dirty -p devq \
+            --config 'source.crates-io.replace-with="vendored"' --config "$src" >>"$log" 2>&1 &&
+        tar -xzf "$pkg"/devq-[0-9]*.crate -C "$unpacked" &&
+        (cd "$unpacked"/devq-[0-9]* && CARGO_TARGET_DIR="$(cd "$target" && pwd)/package-test" \
+            "$cargo" test --offline --no-run \
+            --config 'source.crates-io.replace-with="vendored"' --config "$src") >>"$log" 2>&1
+    then
+        echo "test result: ok. 1 passed; 0 failed; (cargo package; packaged devq's tests build)" >>"$log"
+    else
+        echo "rust-check: cargo package, or building the packaged devq's tests, failed (see $log)"
+        echo "test result: FAILED. 0 passed; 1 failed; (cargo package)" >>"$log"
+        extra_rc=1
+    fi
+fi
 # The channel example on 2 ranks when DEVQ_MPI_RUN names tests/mpi-run
 # (make rust-check does): it skips (77) without a launcher or the
 # devq-mpi engine.  Its verdict is logged as one more test result line.
@@ -58,8 +128,8 @@ passed=${counts% *}
 failed=${counts#* }
 if [ "$test_rc" -ne 0 ] && [ "$failed" -eq 0 ]; then failed=1; fi   # did not build
 if [ "$doc_rc" -ne 0 ]; then failed=$((failed + 1)); echo "rust-check: cargo doc failed"; fi
-if [ "$test_rc" -ne 0 ] || [ "$doc_rc" -ne 0 ]; then
+if [ "$test_rc" -ne 0 ] || [ "$doc_rc" -ne 0 ] || [ "$extra_rc" -ne 0 ]; then
     grep -v '^test .* ok$' "$log" | tail -80
 fi
 echo "rust: $passed passed, $failed failed"
-[ "$test_rc" -eq 0 ] && [ "$doc_rc" -eq 0 ] && [ "$mpi_rc" -eq 0 ]
+[ "$test_rc" -eq 0 ] && [ "$doc_rc" -eq 0 ] && [ "$mpi_rc" -eq 0 ] && [ "$extra_rc" -eq 0 ]

@@ -46,6 +46,10 @@ fn main() {
     // Exposed to dependents' build scripts as DEP_DEVQ_LIBDIR / _INCLUDE.
     println!("cargo:libdir={}", libdir);
     println!("cargo:include={}", includedir);
+    // devq's coverage test reads this crate's declarations (as
+    // DEP_DEVQ_SYS_SOURCE in devq's build script: works from a package too).
+    let manifest = env::var("CARGO_MANIFEST_DIR").unwrap_or_default();
+    println!("cargo:sys_source={}/src/lib.rs", manifest);
     // The drift test reads the headers this crate was built against.
     println!("cargo:rustc-env=DEVQ_INCLUDE_DIR={}", includedir);
     // This crate's own tests run against the same library without

@@ -9,4 +9,9 @@ fn main() {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{}", libdir);
     }
     println!("cargo:rustc-link-arg=-Wl,--export-dynamic");
+    // tests/coverage.rs reads devq-sys's declarations from wherever that
+    // crate is (a path dependency or a package).
+    if let Ok(src) = std::env::var("DEP_DEVQ_SYS_SOURCE") {
+        println!("cargo:rustc-env=DEVQ_SYS_SOURCE={}", src);
+    }
 }

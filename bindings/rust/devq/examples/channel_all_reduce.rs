@@ -15,14 +15,14 @@ fn main() -> devq::Result<()> {
     ch.set_timeout(Duration::from_secs(30))?;
     let (rank, size) = (ch.rank(), ch.size());
     let mut q = Queue::new(&dev)?;
-    let src = Buffer::new(&dev, N * 4)?;
-    let sum = Buffer::new(&dev, N * 4)?;
+    let src = Buffer::<f32>::new(&dev, N)?;
+    let sum = Buffer::<f32>::new(&dev, N)?;
     let mine: Vec<f32> = (0..N).map(|i| ((rank + 1) * i) as f32).collect();
     let mut got = vec![0f32; N];
     let mut root = vec![0i64; 8];
     let mut from_prev = vec![0u32; 4];
-    let bc = Buffer::new(&dev, 8 * 8)?;
-    let (out, inbox) = (Buffer::new(&dev, 4 * 4)?, Buffer::new(&dev, 4 * 4)?);
+    let bc = Buffer::<i64>::new(&dev, 8)?;
+    let (out, inbox) = (Buffer::<u32>::new(&dev, 4)?, Buffer::<u32>::new(&dev, 4)?);
     let seed: Vec<i64> = (0..8).map(|i| if rank == 0 { 100 + i } else { -1 }).collect();
     let token: Vec<u32> = vec![rank as u32 + 10; 4];
     let (next, prev) = ((rank + 1) % size, (rank + size - 1) % size);

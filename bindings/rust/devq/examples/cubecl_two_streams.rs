@@ -54,13 +54,13 @@ fn two_streams() -> devq::Result<Outcome> {
     let mut b = Queue::new(&dev)?;
     let produce_k = Kernel::cpu(&dev, &produce)?;
     let consume_k = Kernel::cpu(&dev, &consume)?;
-    let y = Buffer::new(&dev, 4 * N)?;
-    let z = Buffer::new(&dev, 4 * N)?;
-    let own = Buffer::new(&dev, 4 * N)?;
+    let y = Buffer::<u32>::new(&dev, N)?;
+    let z = Buffer::<u32>::new(&dev, N)?;
+    let own = Buffer::<u32>::new(&dev, N)?;
     let launch = Launch::d1(N as u32, 256);
 
     // B's own buffers first, so that later counts see only the sharing.
-    b.fill(&own, 0, 4 * N, 0).fill(&z, 0, 4 * N, 0).submit()?;
+    b.fill(&own, 0, N, 0).fill(&z, 0, N, 0).submit()?;
     b.finish(Duration::from_secs(10))?;
 
     // no shared: B uses only buffers B wrote last.

@@ -42,8 +42,8 @@ fn pipeline() -> devq::Result<(Vec<Vec<u32>>, devq::Stats)> {
         let mut cq = s.on(&mut compute);
         for (c, (input, output)) in inputs.iter().zip(outputs.iter_mut()).enumerate() {
             let v = c as u64 + 1;
-            let x = cq.alloc(4 * N, 1)?;
-            let y = Buffer::new(&dev, 4 * N)?;
+            let x = cq.alloc::<u32>(N, 1)?;
+            let y = Buffer::<u32>::new(&dev, N)?;
             cp.write(&x, 0, input).signal(&uploaded, v).submit()?;
             cq.wait(&uploaded, v)
                 .exec(&k, &[Arg::read(&x), Arg::write(&y), Arg::value(&a), Arg::value(&b)], Launch::d1(N as u32, 256))

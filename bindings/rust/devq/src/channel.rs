@@ -230,9 +230,9 @@ impl Queue {
     pub fn all_reduce<T: Dtype>(
         &mut self,
         ch: &mut Channel,
-        dst: &Buffer,
+        dst: &Buffer<T>,
         dst_off: usize,
-        src: &Buffer,
+        src: &Buffer<T>,
         src_off: usize,
         count: usize,
         op: Reduce,
@@ -249,9 +249,9 @@ impl Queue {
     pub fn all_gather<T: Dtype>(
         &mut self,
         ch: &mut Channel,
-        dst: &Buffer,
+        dst: &Buffer<T>,
         dst_off: usize,
-        src: &Buffer,
+        src: &Buffer<T>,
         src_off: usize,
         count: usize,
     ) -> &mut Self {
@@ -267,9 +267,9 @@ impl Queue {
     pub fn reduce_scatter<T: Dtype>(
         &mut self,
         ch: &mut Channel,
-        dst: &Buffer,
+        dst: &Buffer<T>,
         dst_off: usize,
-        src: &Buffer,
+        src: &Buffer<T>,
         src_off: usize,
         count: usize,
         op: Reduce,
@@ -284,7 +284,7 @@ impl Queue {
 
     /// Rank `root`'s `count` elements at `off` of `buf` replace every
     /// other rank's.
-    pub fn broadcast<T: Dtype>(&mut self, ch: &mut Channel, buf: &Buffer, off: usize, count: usize, root: i32) -> &mut Self {
+    pub fn broadcast<T: Dtype>(&mut self, ch: &mut Channel, buf: &Buffer<T>, off: usize, count: usize, root: i32) -> &mut Self {
         self.chan_op::<T>([off, 0], |q, o, _| {
             // SAFETY: as all_reduce.
             unsafe { sys::devq_queue_broadcast(q.raw(), ch.raw(), buf.raw(), o, count, T::DTYPE, root) }
@@ -293,7 +293,7 @@ impl Queue {
 
     /// Sends `count` elements at `off` of `src` to rank `peer`, which
     /// records the matching [`recv`](Queue::recv).
-    pub fn send<T: Dtype>(&mut self, ch: &mut Channel, src: &Buffer, off: usize, count: usize, peer: i32) -> &mut Self {
+    pub fn send<T: Dtype>(&mut self, ch: &mut Channel, src: &Buffer<T>, off: usize, count: usize, peer: i32) -> &mut Self {
         self.chan_op::<T>([off, 0], |q, o, _| {
             // SAFETY: as all_reduce.
             unsafe { sys::devq_queue_send(q.raw(), ch.raw(), src.raw(), o, count, T::DTYPE, peer) }
@@ -301,7 +301,7 @@ impl Queue {
     }
 
     /// Receives `count` elements from rank `peer` into `dst` at `off`.
-    pub fn recv<T: Dtype>(&mut self, ch: &mut Channel, dst: &Buffer, off: usize, count: usize, peer: i32) -> &mut Self {
+    pub fn recv<T: Dtype>(&mut self, ch: &mut Channel, dst: &Buffer<T>, off: usize, count: usize, peer: i32) -> &mut Self {
         self.chan_op::<T>([off, 0], |q, o, _| {
             // SAFETY: as all_reduce.
             unsafe { sys::devq_queue_recv(q.raw(), ch.raw(), dst.raw(), o, count, T::DTYPE, peer) }

@@ -1,6 +1,6 @@
 //! `Kernel`: a loaded program entry point, and the arguments and launch
 //! geometry of an exec.
-use crate::buffer::{Access, Buffer};
+use crate::buffer::{Access, Buffer, BufferSlice};
 use crate::cpu::RustKernel;
 use crate::device::{Device, DeviceHandle};
 use crate::error::{check, cstring, Result};
@@ -25,12 +25,30 @@ unsafe impl Sync for Kernel {}
 
 impl Kernel {
     /// A cpu kernel defined in this program with [`cpu_kernel!`](crate::cpu_kernel).
-    /// The program must export its symbols (`-Wl,--export-dynamic`; see the
-    /// crate docs).
+    /// The program must export its symbols (`-Wl,--export-dynamic`; see
+    /// "Linking" in the crate docs); when it does not, the error says
+    /// which line to put in which build.rs.
     pub fn cpu(dev: &Device, k: &RustKernel) -> Result<Kernel> {
         // SAFETY: the symbol is the entry cpu_kernel! generated, which
         // reads the argument table Queue::exec passes for rust_abi kernels.
-        unsafe { Self::load_raw(dev, ptr::null(), 0, k.symbol(), true) }
+        let r = unsafe { Self::load_raw(dev, ptr::null(), 0, k.symbol(), true) };
+        r.map_err(|e| {
+            if e.errno != crate::errno::ENOENT {
+                return e;
+            }
+            crate::Error::new(
+                e.errno,
+                format!(
+                    "Kernel::cpu: the cpu backend cannot find cpu_kernel! `{}` (symbol {}) in this program: its symbols are not exported. \
+                     Fix: in the build.rs of the package that builds the binary, print \
+                     `cargo:rustc-link-arg-bins=-Wl,--export-dynamic` (and -tests, -examples, -benches for those targets), \
+                     or `cargo:rustc-link-arg=-Wl,--export-dynamic` for all of them ({})",
+                    k.name().trim_start_matches("devq_rust_kernel_"),
+                    k.name(),
+                    e.message
+                ),
+            )
+        })
     }
 
     /// A C-ABI kernel (`int fn(void *const *args, const devq_cpu_group *g)`
@@ -102,36 +120,95 @@ impl Drop for Kernel {
     }
 }
 
-/// One kernel argument: a buffer with its access mode (what the tracker
-/// orders by), or a value, copied when the exec is recorded.
+/// One kernel argument: a buffer range with its access mode (what the
+/// tracker orders by), or a value, copied when the exec is recorded.
+/// Buffer arguments take a whole [`Buffer`] or a [`BufferSlice`]
+/// (`buf.slice(8..16)`); a kernel defined with
+/// [`cpu_kernel!`](crate::cpu_kernel) sees exactly that range, typed.
 #[derive(Clone, Copy, Debug)]
-pub enum Arg<'a> {
-    Buffer(&'a Buffer, Access),
+pub struct Arg<'a> {
+    pub(crate) kind: ArgKind<'a>,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ArgKind<'a> {
+    Buffer {
+        buf: &'a Buffer<u8>,
+        /// Byte range inside the buffer.
+        off: usize,
+        len: usize,
+        access: Access,
+        /// Split into work-group chunks ([`Arg::chunks`]).
+        chunked: bool,
+        /// Identifies the element type (0: bytes, any type).
+        elem: u64,
+    },
     Value(&'a [u8]),
 }
 
+/// A tag for `T`, checked by the kernel against the type it asks for
+/// (0 for bytes, which any kernel type may view).
+pub(crate) fn elem_tag<T: Pod>() -> u64 {
+    use std::hash::{Hash, Hasher};
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<u8>() {
+        return 0;
+    }
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    std::any::TypeId::of::<T>().hash(&mut h);
+    h.finish() | 1
+}
+
 impl<'a> Arg<'a> {
-    pub fn read(b: &'a Buffer) -> Arg<'a> {
-        Arg::Buffer(b, Access::Read)
+    fn buffer<T: Pod>(s: BufferSlice<'a, T>, access: Access, chunked: bool) -> Arg<'a> {
+        let (off, len) = s.byte_range();
+        Arg { kind: ArgKind::Buffer { buf: s.buf.bytes(), off, len, access, chunked, elem: elem_tag::<T>() } }
     }
-    pub fn write(b: &'a Buffer) -> Arg<'a> {
-        Arg::Buffer(b, Access::Write)
+    /// Read by the kernel.
+    pub fn read<T: Pod>(b: impl Into<BufferSlice<'a, T>>) -> Arg<'a> {
+        Self::buffer(b.into(), Access::Read, false)
     }
-    pub fn read_write(b: &'a Buffer) -> Arg<'a> {
-        Arg::Buffer(b, Access::ReadWrite)
+    /// Written by the kernel (its earlier contents are not read).
+    pub fn write<T: Pod>(b: impl Into<BufferSlice<'a, T>>) -> Arg<'a> {
+        Self::buffer(b.into(), Access::Write, false)
+    }
+    pub fn read_write<T: Pod>(b: impl Into<BufferSlice<'a, T>>) -> Arg<'a> {
+        Self::buffer(b.into(), Access::ReadWrite, false)
+    }
+    /// Read and written by a [`cpu_kernel!`](crate::cpu_kernel) as plain
+    /// `&mut [T]` chunks, one per work-group
+    /// ([`Args::chunk_mut`](crate::cpu::Args::chunk_mut)): work-group `g`
+    /// gets the elements `g.items(0)` of this range, so groups never
+    /// overlap.  Not for foreign kernels (`EINVAL` at the exec).
+    pub fn chunks<T: Pod>(b: impl Into<BufferSlice<'a, T>>) -> Arg<'a> {
+        Self::buffer(b.into(), Access::ReadWrite, true)
+    }
+    /// A buffer argument with an explicit mode.
+    pub fn with_access<T: Pod>(b: impl Into<BufferSlice<'a, T>>, access: Access) -> Arg<'a> {
+        Self::buffer(b.into(), access, false)
     }
     /// A value argument: the bytes of `v`.
     pub fn value<T: Pod>(v: &'a T) -> Arg<'a> {
         // SAFETY: Pod has no padding: all size_of::<T>() bytes are initialised.
-        Arg::Value(unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) })
+        Arg { kind: ArgKind::Value(unsafe { std::slice::from_raw_parts(v as *const T as *const u8, std::mem::size_of::<T>()) }) }
+    }
+    /// A value argument from raw bytes.
+    pub fn bytes(v: &'a [u8]) -> Arg<'a> {
+        Arg { kind: ArgKind::Value(v) }
     }
 
-    pub(crate) fn raw(&self) -> sys::devq_arg {
-        match *self {
-            Arg::Buffer(b, acc) => sys::devq_arg { buf: b.raw(), access: acc.raw(), value: ptr::null(), size: 0 },
-            Arg::Value(v) => {
-                sys::devq_arg { buf: ptr::null_mut(), access: 0, value: v.as_ptr() as *const c_void, size: v.len() }
+    /// The C argument, or why a foreign kernel cannot take it.
+    pub(crate) fn raw(&self, rust_abi: bool) -> std::result::Result<sys::devq_arg, String> {
+        match self.kind {
+            ArgKind::Buffer { buf, off, len, access, chunked, .. } => {
+                if !rust_abi && (chunked || off != 0 || len != buf.size()) {
+                    return Err(format!(
+                        "Queue::exec: a foreign kernel gets whole buffers only (this argument is {}); pass the whole buffer and the offset as a value argument, or define the kernel with cpu_kernel!",
+                        if chunked { "Arg::chunks".to_string() } else { format!("bytes {}..{} of {}", off, off + len, buf.size()) }
+                    ));
+                }
+                Ok(sys::devq_arg { buf: buf.raw(), access: access.raw(), value: ptr::null(), size: 0 })
             }
+            ArgKind::Value(v) => Ok(sys::devq_arg { buf: ptr::null_mut(), access: 0, value: v.as_ptr() as *const c_void, size: v.len() }),
         }
     }
 }
@@ -161,5 +238,34 @@ impl Launch {
     }
     pub(crate) fn raw(&self) -> sys::devq_launch {
         sys::devq_launch { global: self.global, local: self.local, shared_bytes: self.shared_bytes }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kernel_the_program_does_not_export_names_the_cargo_fix() {
+        let dev = Device::open("cpu").unwrap();
+        // SAFETY: a name no cpu_kernel! defines: the load fails before any call.
+        let k = unsafe { RustKernel::__new("devq_rust_kernel_not_exported_anywhere\0") };
+        let e = Kernel::cpu(&dev, &k).unwrap_err();
+        assert_eq!(e.errno, crate::errno::ENOENT);
+        assert!(e.message.contains("not_exported_anywhere"), "{}", e.message);
+        assert!(e.message.contains("cargo:rustc-link-arg") && e.message.contains("--export-dynamic"), "{}", e.message);
+        assert!(e.message.contains("build.rs"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_foreign_kernel_gets_whole_buffers_only() {
+        let dev = Device::open("cpu").unwrap();
+        let b = Buffer::<u32>::new(&dev, 8).unwrap();
+        assert!(Arg::read(&b).raw(false).is_ok());
+        assert!(Arg::read(b.slice(..)).raw(false).is_ok(), "the whole buffer as a slice");
+        let e = Arg::read(b.slice(1..)).raw(false).err().unwrap();
+        assert!(e.contains("bytes 4..32 of 32") && e.contains("cpu_kernel!"), "{}", e);
+        assert!(Arg::chunks(&b).raw(false).err().unwrap().contains("Arg::chunks"));
+        assert!(Arg::read(b.slice(1..)).raw(true).is_ok());
     }
 }

@@ -4,18 +4,25 @@
 //! The raw C API is [`sys`] (the `devq-sys` crate); this crate wraps it in
 //! RAII types with `Result<T, devq::Error>`, where [`Error`] carries the
 //! errno and the `devq_errmsg()` line captured at the call that failed.
-//! Ordinary work needs no `unsafe`, kernels included:
+//! Ordinary work needs no `unsafe`, kernels included.  Typed buffers,
+//! owned transfers and an async wait (with an executor written in the
+//! example itself: no runtime needed):
 //!
 //! ```no_run
-//! use devq::{cpu::{Args, Group, KernelResult}, Arg, Buffer, Device, Kernel, Launch, Queue, Signal};
-//! use std::time::Duration;
+//! use devq::cpu::{Args, Group, KernelResult};
+//! use devq::{Arg, Buffer, Device, Kernel, Launch, Queue, Signal};
+//! use std::future::Future;
+//! use std::sync::Arc;
+//! use std::task::{Context, Poll, Wake};
 //!
 //! devq::cpu_kernel! {
-//!     fn scale(g: &Group, args: &Args) -> KernelResult {
-//!         let x = args.buffer::<f32>(0)?;
-//!         let factor: f32 = args.value(1)?;
-//!         for i in g.items(0) {
-//!             x.set(i, x.get(i) * factor);
+//!     /// y = a*x + y, on plain slices: x shared, this work-group's chunk of y.
+//!     fn saxpy(g: &Group, args: &Args) -> KernelResult {
+//!         let x: &[f32] = args.slice(0)?;
+//!         let y: &mut [f32] = args.chunk_mut(1)?;
+//!         let a: f32 = args.value(2)?;
+//!         for (y, x) in y.iter_mut().zip(&x[g.items(0)]) {
+//!             *y += a * x;
 //!         }
 //!         Ok(())
 //!     }
@@ -24,40 +31,126 @@
 //! fn main() -> devq::Result<()> {
 //!     let dev = Device::open("cpu")?;
 //!     let (mut compute, mut copy) = (Queue::new(&dev)?, Queue::new(&dev)?);
-//!     let data: Vec<f32> = (0..1024).map(|i| i as f32).collect();
-//!     let mut out = vec![0f32; 1024];
-//!     let buf = Buffer::new(&dev, 4 * 1024)?;
-//!     let k = Kernel::cpu(&dev, &scale)?;
+//!     let x = Buffer::<f32>::new(&dev, 1024)?;         // lengths in elements
+//!     let y = Buffer::<f32>::zeroed(&dev, 1024)?;      // no stale bytes
+//!     let k = Kernel::cpu(&dev, &saxpy)?;
 //!     let done = Signal::new(0)?;
-//!     devq::scope(|s| {
-//!         s.on(&mut compute)
-//!             .write(&buf, 0, &data)
-//!             .exec(&k, &[Arg::read_write(&buf), Arg::value(&3.0f32)], Launch::d1(1024, 256))
-//!             .signal(&done, 1)
-//!             .submit()?;
-//!         // Ordered on the device by the signal: no host round trip.
-//!         s.on(&mut copy).wait(&done, 1).read(&mut out, &buf, 0).submit()
-//!     })?; // returns once both queues finished: `out` is readable again
-//!     assert_eq!(out[10], 30.0);
+//!     let data: Vec<f32> = (0..1024).map(|i| i as f32).collect();
+//!     compute
+//!         .upload(&x, 0, data)                         // the queue owns the Vec now
+//!         .exec(&k, &[Arg::read(&x), Arg::chunks(&y), Arg::value(&3.0f32)], Launch::d1(1024, 256))
+//!         .signal(&done, 1)
+//!         .submit()?;                                  // returns at once
+//!     // Ordered on the device by the signal; the readback is a future.
+//!     let tail = copy.wait(&done, 1).readback(y.slice(1000..));
+//!     copy.submit()?;
+//!     let tail: Vec<f32> = block_on(tail)?;            // or tail.wait(timeout)
+//!     assert!(tail.iter().enumerate().all(|(i, v)| *v == 3.0 * (1000 + i) as f32));
 //!     Ok(())
 //! }
+//!
+//! /// An executor in a dozen lines: devq wakes the task from its notifier
+//! /// thread when the signal behind the future is reached.
+//! fn block_on<F: Future>(f: F) -> F::Output {
+//!     struct Unpark(std::thread::Thread);
+//!     impl Wake for Unpark {
+//!         fn wake(self: Arc<Self>) {
+//!             self.0.unpark();
+//!         }
+//!     }
+//!     let waker = Arc::new(Unpark(std::thread::current())).into();
+//!     let mut f = Box::pin(f);
+//!     loop {
+//!         if let Poll::Ready(v) = f.as_mut().poll(&mut Context::from_waker(&waker)) {
+//!             return v;
+//!         }
+//!         std::thread::park();
+//!     }
+//! }
 //! ```
+//!
+//! # Typed buffers
+//!
+//! [`Buffer<T>`](Buffer) holds elements of a [`Pod`] type (`Buffer` alone
+//! is `Buffer<u8>`, bytes).  Every length, offset and count of the typed
+//! API is in elements of `T`; only [`Buffer::size`] counts bytes.
+//! [`Buffer::slice`] gives a [`BufferSlice`], usable as a kernel argument
+//! ([`Arg::read`] and friends take a buffer or a slice) and in
+//! [`Queue::copy_slice`].  Uploads, copies and readbacks check `T` at
+//! compile time; a [`cpu_kernel!`] checks at run time that it views a
+//! buffer argument as the `T` it was created with (bytes may be viewed as
+//! anything).  Zero-length transfers, copies and fills are no-ops.
+//!
+//! # Owned, non-blocking transfers
+//!
+//! [`Queue::upload`] takes a `Vec<T>` or `Box<[T]>` and keeps it until the
+//! batch is done; [`Queue::readback`] returns a [`Pending`] that yields a
+//! new `Vec<T>` once the batch is done (or its failure, with the root
+//! cause).  Neither borrows anything, so a loop records and submits
+//! iteration n+1 while iteration n runs, as wgpu's `map_async` or cudarc's
+//! async copies allow.  Borrowed host slices go through a
+//! [`scope`](fn@crate::scope) instead ([`ScopedQueue::write`],
+//! [`ScopedQueue::read`]), which finishes every lent queue before the
+//! borrows end.
+//!
+//! # Async
+//!
+//! [`Signal::reached`] and [`Pending`] are [`std::future::Future`]s woken
+//! by a `devq_signal_notify` callback: any executor drives them, and none
+//! is required (the example above carries its own).  Dropping a future
+//! cancels its callback.
+//!
+//! # Kernels
+//!
+//! [`cpu_kernel!`] kernels read their arguments checked against the
+//! exec's real sizes, ranges, element types and access modes.
+//! [`cpu::Args::slice`] gives a plain `&[T]` of an argument passed
+//! [`Arg::read`] that nothing in the exec writes, and
+//! [`cpu::Args::chunk_mut`] this work-group's disjoint `&mut [T]` of an
+//! argument passed [`Arg::chunks`]: loops over them vectorise (`make
+//! rust-bench` compares SAXPY with the same loop in C).  Other arguments
+//! are [`cpu::View`]s of relaxed atomics.  Nothing a kernel does unwinds
+//! into C: a panic fails the exec with `EFAULT` (its text is appended to
+//! [`Queue::finish`]'s error), a [`cpu::KernelError`] with its errno
+//! (`EIO` when it is not one).  The same holds for every path from C into
+//! this crate: host functions, notify callbacks, wakers.
+//!
+//! # Deadlocks
+//!
+//! A [`Queue::host_fn`] closure runs on the host thread that executes the
+//! queue's work, and later ops wait for it; a [`Signal::notify`] callback
+//! (and so every future's waker) runs on libdevq's single notifier thread.
+//! A closure that blocks on work ordered behind it never returns, so
+//! inside either every blocking wait of this crate ([`Signal::wait`],
+//! [`Signal::wait_many`], [`Queue::finish`], [`Pending::wait`]) with a
+//! non-zero timeout fails with `EDEADLK` at once; polls (a zero timeout)
+//! are allowed.  Send results to another thread (a channel, a future)
+//! instead.  What the crate cannot see: a closure that blocks on something
+//! else (a lock, a channel) that only later work releases.
 //!
 //! # Linking
 //!
 //! `devq-sys` finds libdevq with `pkg-config devq`: set `PKG_CONFIG_PATH` to
 //! an installed prefix's `lib/pkgconfig` or to a devq build folder (its
-//! `devq-uninstalled.pc` names the fresh library).  A program with
-//! [`cpu_kernel!`] kernels must export its symbols so the cpu backend finds
-//! them, as C programs link with `-rdynamic`: put
-//! `println!("cargo:rustc-link-arg=-Wl,--export-dynamic");` in its build.rs.
+//! `devq-uninstalled.pc` names the fresh library).  The cpu backend finds
+//! [`cpu_kernel!`] kernels by name in the running program (`dlsym`, as for
+//! C kernels linked with `-rdynamic`), so the final binary must export its
+//! symbols, wherever the kernel is defined (a library crate too): in the
+//! build.rs of the package that builds the binary,
+//! `println!("cargo:rustc-link-arg=-Wl,--export-dynamic");` (or
+//! `rustc-link-arg-bins`, `-tests`, `-examples` for some targets only).
+//! Cargo does not pass a dependency's link arguments on, so this crate
+//! cannot do it for you; without it [`Kernel::cpu`] fails with `ENOENT`
+//! and a message giving that line.  (Removing the step needs libdevq to
+//! accept a kernel as a function pointer instead of a symbol name.)
 //!
 //! # Threads
 //!
 //! [`Device`], [`Signal`], [`Buffer`], [`Kernel`], [`Timestamp`],
-//! [`Resource`] and [`Notify`] are `Send + Sync` (libdevq is thread-safe
-//! there).  [`Queue`] is `Send` but not `Sync` and records through
-//! `&mut self`: one recorder at a time, as libdevq requires.
+//! [`Resource`], [`Notify`] and [`Queue`] are `Send + Sync` (libdevq is
+//! thread-safe there).  [`Queue`] records through `&mut self`, one
+//! recorder at a time as libdevq requires, and [`Queue::finish`] takes
+//! `&self`: several threads may wait at once.
 //!
 //! # Lifetimes
 //!
@@ -65,10 +158,11 @@
 //! those may be dropped as soon as the work is recorded ([`Buffer`]'s drop
 //! is a stream-ordered free).  Host memory is different: `devq_queue_write`
 //! and `devq_queue_read` use the host pointer when the op executes, so
+//! either the queue owns it ([`Queue::upload`], [`Queue::readback`]) or
 //! [`ScopedQueue::write`] and [`ScopedQueue::read`] borrow their slices for
-//! a [`scope`](fn@crate::scope), which returns only after the work finished
-//! ([`scope_with_timeout`] bounds that wait by cancelling what is still
-//! pending).
+//! a [`scope`](fn@crate::scope), which submits every lent queue and then
+//! returns only after all their work finished ([`scope_with_timeout`]
+//! bounds that wait by cancelling what is still pending).
 //!
 //! # Every C function and its counterpart
 //!
@@ -83,11 +177,11 @@
 //! | `devq_signal_create`, `devq_signal_destroy` | [`Signal::new`]; drop |
 //! | `devq_signal_value`, `devq_signal_set`, `devq_signal_fail`, `devq_signal_status`, `devq_signal_wait` | [`Signal::value`], [`Signal::set`], [`Signal::fail`], [`Signal::status`], [`Signal::wait`] |
 //! | `devq_signal_wait_many` | [`Signal::wait_many`] |
-//! | `devq_signal_notify` | [`Signal::notify`] (a closure) |
+//! | `devq_signal_notify` | [`Signal::notify`] (a closure); [`Signal::reached`] (a future) |
 //! | `devq_notify_cancel`, `devq_notify_release` | [`Notify::cancel`]; drop of [`Notify`] |
 //! | `devq_signal_wait_fd` | [`Signal::wait_fd`] (an `OwnedFd`) |
 //! | `devq_signal_create_shared`, `devq_signal_export_fd`, `devq_signal_import_fd` | [`Signal::new_shared`], [`Signal::export_fd`], [`Signal::import_fd`] |
-//! | `devq_buffer_alloc` | [`Buffer::new`], [`Buffer::with_tag`] (synchronous), [`Buffer::on_queue`], [`ScopedQueue::alloc`] |
+//! | `devq_buffer_alloc` | [`Buffer::new`], [`Buffer::with_tag`], [`Buffer::zeroed`] (synchronous), [`Buffer::on_queue`], [`Buffer::zeroed_on`], [`ScopedQueue::alloc`]; lengths in elements of `T` |
 //! | `devq_buffer_free` | drop of [`Buffer`] (on its alloc queue), [`Buffer::free`], [`Buffer::free_on`] |
 //! | `devq_buffer_status` | [`Buffer::status`] |
 //! | `devq_signal_set_name`, `devq_queue_set_name`, `devq_buffer_set_name`, `devq_kernel_set_name` | [`Signal::set_name`], [`Queue::set_name`], [`Buffer::set_name`], [`Kernel::set_name`] |
@@ -96,8 +190,8 @@
 //! | `devq_kernel_load` | [`Kernel::cpu`] (Rust kernels, safe); [`Kernel::from_process`], [`Kernel::from_image`] (`unsafe`: foreign code runs with whatever arguments an exec passes) |
 //! | `devq_kernel_destroy` | drop of [`Kernel`] |
 //! | `devq_queue_create`, `devq_queue_destroy` | [`Queue::new`], [`Queue::with_kind`]; drop |
-//! | `devq_queue_wait`, `devq_queue_signal`, `devq_queue_exec`, `devq_queue_copy`, `devq_queue_fill`, `devq_queue_barrier`, `devq_queue_host_fn` | the [`Queue`] builder methods (also on [`ScopedQueue`]) |
-//! | `devq_queue_write`, `devq_queue_read` | [`ScopedQueue::write`], [`ScopedQueue::read`] only: the host slice must outlive the batch, which a [`scope`](fn@crate::scope) guarantees |
+//! | `devq_queue_wait`, `devq_queue_signal`, `devq_queue_exec`, `devq_queue_copy`, `devq_queue_fill`, `devq_queue_barrier`, `devq_queue_host_fn` | the [`Queue`] builder methods (also on [`ScopedQueue`]); [`Queue::copy_slice`] |
+//! | `devq_queue_write`, `devq_queue_read` | owned: [`Queue::upload`], [`Queue::readback`] (a [`Pending`]); borrowed: [`ScopedQueue::write`], [`ScopedQueue::read`], whose slices a [`scope`](fn@crate::scope) keeps alive until the batch is done |
 //! | `devq_queue_submit`, `devq_queue_finish` | [`Queue::submit`], [`Queue::finish`] |
 //! | `devq_barrier` | [`barrier`] |
 //! | `devq_queue_timestamp`, `devq_timestamp_elapsed`, `devq_timestamp_destroy` | [`Queue::timestamp`], [`Timestamp::elapsed_until`]; drop |
@@ -134,16 +228,16 @@ mod scope;
 mod signal;
 mod timestamp;
 
-pub use buffer::{Access, Buffer};
+pub use buffer::{Access, Buffer, BufferSlice};
 pub use channel::{Bf16, Channel, Dtype, Reduce, F16};
 pub use device::{backends_report, version, BackendReport, Device, DeviceInfo, MemStats, Stats};
 pub use error::{errno, Error, Result};
 pub use kernel::{Arg, Kernel, Launch};
 pub use pod::Pod;
-pub use queue::{barrier, Queue, QueueKind};
+pub use queue::{barrier, Pending, Queue, QueueKind};
 pub use resource::{device_resource, MemUsage, Resource, ResourceRef};
 pub use scope::{scope, scope_with_timeout, Scope, ScopedQueue};
-pub use signal::{Notify, Signal, WaitMode};
+pub use signal::{Notify, Signal, SignalFuture, WaitMode};
 pub use timestamp::Timestamp;
 
 /// `DEVQ_CAP_*` bits of [`DeviceInfo::caps`].

@@ -85,7 +85,11 @@ impl Resource {
 
     /// Installs this stack on `dev` (which must be the device it was built
     /// for); the device owns it from then on.  `EBUSY` while allocations
-    /// are outstanding on the current stack (the resource comes back).
+    /// are outstanding on the current stack: the error gives the resource
+    /// back, and converts into [`Error`](crate::Error), so
+    /// `Resource::pool(&dev)?.install(&dev)?` works in a function
+    /// returning [`devq::Result`](crate::Result) (the resource is then
+    /// destroyed).
     pub fn install(self, dev: &Device) -> std::result::Result<(), (crate::Error, Resource)> {
         // SAFETY: live device and resource.
         let rc = unsafe { sys::devq_device_set_resource(dev.raw(), self.raw) };
@@ -113,6 +117,13 @@ impl Drop for Resource {
         // SAFETY: owned, not installed; destroyed before its device closes
         // (self.dev keeps the device open).
         unsafe { sys::devq_resource_destroy(self.raw) }
+    }
+}
+
+impl From<(crate::Error, Resource)> for crate::Error {
+    /// The error of a failed [`Resource::install`], dropping the resource.
+    fn from((e, _r): (crate::Error, Resource)) -> crate::Error {
+        e
     }
 }
 

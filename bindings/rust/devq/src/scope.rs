@@ -8,7 +8,7 @@
 //! returns only after every queue it lent out has submitted what was
 //! recorded and finished it.  Dropping or forgetting a value inside the
 //! closure cannot end those borrows early.
-use crate::buffer::Buffer;
+use crate::buffer::{elems_to_bytes, Buffer};
 use crate::error::{errno, Error, Result};
 use crate::kernel::{Arg, Kernel, Launch};
 use crate::pod::{bytes_of, Pod};
@@ -21,7 +21,8 @@ use std::os::raw::c_void;
 use std::time::{Duration, Instant};
 
 /// Runs `f`, which records work (including host transfers) on queues lent
-/// with [`Scope::on`], then submits each lent queue's open batch and waits
+/// with [`Scope::on`], then submits every lent queue's open batch (all of
+/// them first, so a queue may wait on a signal a later one sets) and waits
 /// for all their work (without a time limit: a batch that waits on a signal
 /// nobody sets keeps the scope waiting).  Returns `f`'s error, else the
 /// first submit or finish error.
@@ -82,10 +83,18 @@ use std::time::{Duration, Instant};
 /// })?;
 /// # Ok(()) }
 /// ```
-/// Sharing a queue between threads (it is `Send`, not `Sync`):
+/// Handing a scoped queue to another thread (it is neither `Send` nor
+/// `Sync`: its transfers are tied to this scope):
 /// ```compile_fail
-/// fn shared<T: Sync>() {}
-/// shared::<devq::Queue>();
+/// fn send<T: Send>(_: T) {}
+/// # fn main() -> devq::Result<()> {
+/// # let dev = devq::Device::open("cpu")?;
+/// # let mut q = devq::Queue::new(&dev)?;
+/// devq::scope(|s| {
+///     send(s.on(&mut q));
+///     Ok(())
+/// })?;
+/// # Ok(()) }
 /// ```
 pub fn scope<'env, F, T>(f: F) -> Result<T>
 where
@@ -135,14 +144,32 @@ impl<'s, 'env> Scope<'s, 'env> {
         ScopedQueue { q, _s: PhantomData }
     }
 
+    /// Submits every lent queue's open batch, then finishes them all: a
+    /// queue may wait on a signal a queue lent after it sets, so no queue
+    /// is waited for before every one was submitted.
     fn settle(&self, timeout: Duration) -> Result<()> {
         let deadline = Instant::now().checked_add(timeout);
+        let queues = self.queues.borrow();
         let mut first: Option<Error> = None;
-        for &q in self.queues.borrow().iter() {
+        // The same queue may have been lent twice (one after the other):
+        // settle it once.
+        let mut seen: Vec<*mut Queue> = Vec::with_capacity(queues.len());
+        for &q in queues.iter() {
+            if !seen.contains(&q) {
+                seen.push(q);
+            }
+        }
+        for &q in &seen {
             // SAFETY: lent for 's, which ends after this; no ScopedQueue can
             // be used any more (they cannot leave the closure).
             let q = unsafe { &mut *q };
-            let s = q.submit();
+            if let Err(e) = q.submit() {
+                first.get_or_insert(e);
+            }
+        }
+        for &q in &seen {
+            // SAFETY: as above.
+            let q = unsafe { &mut *q };
             let left = deadline.map_or(Duration::MAX, |d| d.saturating_duration_since(Instant::now()));
             let mut f = q.finish(left);
             // Only a timeout leaves work running (finish reports failures
@@ -156,8 +183,8 @@ impl<'s, 'env> Scope<'s, 'env> {
                     });
                 }
             }
-            if first.is_none() {
-                first = s.err().or_else(|| f.err());
+            if let Err(e) = f {
+                first.get_or_insert(e);
             }
         }
         match first {
@@ -184,27 +211,64 @@ impl<'s> ScopedQueue<'s> {
         unsafe { &mut *self.q }
     }
 
-    /// Copies `src` into `dst` at byte `off` when the op executes.
-    pub fn write<T: Pod>(&mut self, dst: &Buffer, off: usize, src: &'s [T]) -> &mut Self {
+    fn q_ref(&self) -> &Queue {
+        // SAFETY: as q, shared.
+        unsafe { &*self.q }
+    }
+
+    /// Copies `src` into `dst` from element `off` when the op executes.
+    /// An empty `src` records nothing.
+    pub fn write<T: Pod>(&mut self, dst: &Buffer<T>, off: usize, src: &'s [T]) -> &mut Self {
+        if src.is_empty() {
+            return self;
+        }
         let (p, n) = bytes_of(src);
         let q = self.q();
+        let off = match elems_to_bytes::<T>(off, "ScopedQueue::write") {
+            Ok(o) => o,
+            Err(e) => {
+                q.fail_here(e.errno, e.message);
+                return self;
+            }
+        };
         // SAFETY: src is borrowed until the scope has finished this queue.
         let rc = unsafe { sys::devq_queue_write(q.raw(), dst.raw(), off, p as *const c_void, n) };
         q.record_rc(rc);
         self
     }
 
-    /// Fills `dst` from `src` at byte `off` when the op executes; `dst` is
-    /// readable again after the scope.
-    pub fn read<T: Pod>(&mut self, dst: &'s mut [T], src: &Buffer, off: usize) -> &mut Self {
+    /// Fills `dst` from `src` at element `off` when the op executes; `dst`
+    /// is readable again after the scope.  An empty `dst` records nothing.
+    pub fn read<T: Pod>(&mut self, dst: &'s mut [T], src: &Buffer<T>, off: usize) -> &mut Self {
+        if dst.is_empty() {
+            return self;
+        }
         let n = std::mem::size_of_val(dst);
         let p = dst.as_mut_ptr() as *mut c_void;
         let q = self.q();
+        let off = match elems_to_bytes::<T>(off, "ScopedQueue::read") {
+            Ok(o) => o,
+            Err(e) => {
+                q.fail_here(e.errno, e.message);
+                return self;
+            }
+        };
         // SAFETY: dst is borrowed mutably until the scope has finished this
         // queue; Pod: any bytes written are valid values.
         let rc = unsafe { sys::devq_queue_read(q.raw(), p, src.raw(), off, n) };
         q.record_rc(rc);
         self
+    }
+
+    /// As [`Queue::upload`] (owned: not tied to the scope).
+    pub fn upload<T: Pod>(&mut self, dst: &Buffer<T>, off: usize, data: impl Into<Vec<T>>) -> &mut Self {
+        self.q().upload(dst, off, data);
+        self
+    }
+
+    /// As [`Queue::readback`].
+    pub fn readback<'a, T: Pod>(&mut self, src: impl Into<crate::BufferSlice<'a, T>>) -> crate::Pending<T> {
+        self.q().readback(src)
     }
 
     pub fn wait(&mut self, s: &Signal, value: u64) -> &mut Self {
@@ -219,11 +283,15 @@ impl<'s> ScopedQueue<'s> {
         self.q().exec(k, args, launch);
         self
     }
-    pub fn copy(&mut self, dst: &Buffer, dst_off: usize, src: &Buffer, src_off: usize, n: usize) -> &mut Self {
+    pub fn copy<T: Pod>(&mut self, dst: &Buffer<T>, dst_off: usize, src: &Buffer<T>, src_off: usize, n: usize) -> &mut Self {
         self.q().copy(dst, dst_off, src, src_off, n);
         self
     }
-    pub fn fill(&mut self, dst: &Buffer, off: usize, n: usize, byte: u8) -> &mut Self {
+    pub fn copy_slice<T: Pod>(&mut self, dst: crate::BufferSlice<'_, T>, src: crate::BufferSlice<'_, T>) -> &mut Self {
+        self.q().copy_slice(dst, src);
+        self
+    }
+    pub fn fill<T: Pod>(&mut self, dst: &Buffer<T>, off: usize, n: usize, byte: u8) -> &mut Self {
         self.q().fill(dst, off, n, byte);
         self
     }
@@ -240,9 +308,9 @@ impl<'s> ScopedQueue<'s> {
     pub fn all_reduce<T: crate::Dtype>(
         &mut self,
         ch: &mut crate::Channel,
-        dst: &Buffer,
+        dst: &Buffer<T>,
         dst_off: usize,
-        src: &Buffer,
+        src: &Buffer<T>,
         src_off: usize,
         count: usize,
         op: crate::Reduce,
@@ -254,9 +322,9 @@ impl<'s> ScopedQueue<'s> {
     pub fn all_gather<T: crate::Dtype>(
         &mut self,
         ch: &mut crate::Channel,
-        dst: &Buffer,
+        dst: &Buffer<T>,
         dst_off: usize,
-        src: &Buffer,
+        src: &Buffer<T>,
         src_off: usize,
         count: usize,
     ) -> &mut Self {
@@ -268,9 +336,9 @@ impl<'s> ScopedQueue<'s> {
     pub fn reduce_scatter<T: crate::Dtype>(
         &mut self,
         ch: &mut crate::Channel,
-        dst: &Buffer,
+        dst: &Buffer<T>,
         dst_off: usize,
-        src: &Buffer,
+        src: &Buffer<T>,
         src_off: usize,
         count: usize,
         op: crate::Reduce,
@@ -282,7 +350,7 @@ impl<'s> ScopedQueue<'s> {
     pub fn broadcast<T: crate::Dtype>(
         &mut self,
         ch: &mut crate::Channel,
-        buf: &Buffer,
+        buf: &Buffer<T>,
         off: usize,
         count: usize,
         root: i32,
@@ -291,12 +359,12 @@ impl<'s> ScopedQueue<'s> {
         self
     }
     /// As [`Queue::send`].
-    pub fn send<T: crate::Dtype>(&mut self, ch: &mut crate::Channel, src: &Buffer, off: usize, count: usize, peer: i32) -> &mut Self {
+    pub fn send<T: crate::Dtype>(&mut self, ch: &mut crate::Channel, src: &Buffer<T>, off: usize, count: usize, peer: i32) -> &mut Self {
         self.q().send::<T>(ch, src, off, count, peer);
         self
     }
     /// As [`Queue::recv`].
-    pub fn recv<T: crate::Dtype>(&mut self, ch: &mut crate::Channel, dst: &Buffer, off: usize, count: usize, peer: i32) -> &mut Self {
+    pub fn recv<T: crate::Dtype>(&mut self, ch: &mut crate::Channel, dst: &Buffer<T>, off: usize, count: usize, peer: i32) -> &mut Self {
         self.q().recv::<T>(ch, dst, off, count, peer);
         self
     }
@@ -305,12 +373,12 @@ impl<'s> ScopedQueue<'s> {
         self.q().submit()
     }
     /// As [`Queue::finish`].
-    pub fn finish(&mut self, timeout: Duration) -> Result<()> {
-        self.q().finish(timeout)
+    pub fn finish(&self, timeout: Duration) -> Result<()> {
+        self.q_ref().finish(timeout)
     }
-    /// `bytes` allocated in this queue's stream order, as [`Buffer::on_queue`].
-    pub fn alloc(&mut self, bytes: usize, tag: u32) -> Result<Buffer> {
-        Buffer::on_queue(self.q(), bytes, tag)
+    /// `len` elements allocated in this queue's stream order, as [`Buffer::on_queue`].
+    pub fn alloc<T: Pod>(&mut self, len: usize, tag: u32) -> Result<Buffer<T>> {
+        Buffer::on_queue(self.q(), len, tag)
     }
 
     /// As [`Queue::timestamp`].  (There is no `&mut Queue` accessor: a

@@ -35,8 +35,135 @@ pub enum WaitMode {
 /// An error for a failure status a signal or callback carries (no call
 /// failed, so there is no devq_errmsg line: the message says what it was).
 pub(crate) fn status_error(status: c_int, what: &str) -> Error {
-    let text = std::io::Error::from_raw_os_error(-status).to_string();
-    Error::new(-status, format!("{}: {}", what, text))
+    // checked: a status of i32::MIN must not overflow (this runs inside
+    // notify callbacks, where a panic is caught but still a failure).
+    let code = status.checked_neg().unwrap_or(errno::EIO);
+    let text = std::io::Error::from_raw_os_error(code).to_string();
+    Error::new(code, format!("{}: {}", what, text))
+}
+
+thread_local! {
+    /// Depth of host_fn / notify closures running on this thread.
+    static IN_CALLBACK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+}
+
+/// Marks the current thread as running a host_fn or notify closure.
+pub(crate) struct CallbackGuard(());
+
+impl CallbackGuard {
+    pub(crate) fn enter() -> CallbackGuard {
+        IN_CALLBACK.with(|c| c.set(c.get().saturating_add(1)));
+        CallbackGuard(())
+    }
+}
+
+impl Drop for CallbackGuard {
+    fn drop(&mut self) {
+        IN_CALLBACK.with(|c| c.set(c.get().saturating_sub(1)));
+    }
+}
+
+/// `EDEADLK` for a blocking wait inside a host_fn or notify closure (see
+/// "Deadlocks" on [`Queue`](crate::Queue)); polls pass.
+pub(crate) fn no_blocking_in_callback(what: &str, timeout: Duration) -> Result<()> {
+    if timeout.is_zero() || IN_CALLBACK.with(|c| c.get()) == 0 {
+        return Ok(());
+    }
+    Err(Error::new(
+        errno::EDEADLK,
+        format!(
+            "{}: a blocking wait inside a Queue::host_fn or Signal::notify closure could wait for work ordered behind that closure; \
+             poll with Duration::ZERO, or send the result to another thread (a channel, a Notify, a future)",
+            what
+        ),
+    ))
+}
+
+/// Reports a caught panic on stderr without a print that could panic.
+pub(crate) fn report_panic(what: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "devq: {}", what);
+}
+
+#[derive(Debug)]
+struct WakeState {
+    fired: bool,
+    waker: Option<std::task::Waker>,
+}
+
+/// The state of a future waiting on a signal: a `devq_signal_notify`
+/// callback that wakes the task's waker.  Cancelled when dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Waiter {
+    armed: Option<(Notify, std::sync::Arc<std::sync::Mutex<WakeState>>)>,
+}
+
+impl Waiter {
+    pub(crate) fn poll(&mut self, sig: &Signal, value: u64, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<()>> {
+        use std::task::Poll;
+        // SAFETY: live signal; a zero timeout never blocks.
+        let rc = unsafe { sys::devq_signal_wait(sig.raw(), value, 0) };
+        if rc >= 0 {
+            return Poll::Ready(Ok(()));
+        }
+        if rc != -errno::ETIMEDOUT {
+            return Poll::Ready(Err(Error::last(rc)));
+        }
+        if let Some((_, st)) = &self.armed {
+            let mut g = st.lock().unwrap_or_else(|p| p.into_inner());
+            if !g.fired {
+                g.waker = Some(cx.waker().clone());
+                return Poll::Pending;
+            }
+            // Fired, yet not reached: the callback was cancelled (never
+            // by us while armed); arm again below.
+        }
+        let st = std::sync::Arc::new(std::sync::Mutex::new(WakeState { fired: false, waker: Some(cx.waker().clone()) }));
+        let st2 = st.clone();
+        let n = sig.notify(value, move |_| {
+            let w = st2.lock().map(|mut g| {
+                g.fired = true;
+                g.waker.take()
+            });
+            if let Ok(Some(w)) = w {
+                w.wake();
+            }
+        });
+        match n {
+            Ok(n) => {
+                self.armed = Some((n, st));
+                Poll::Pending
+            }
+            Err(e) => Poll::Ready(Err(e)),
+        }
+    }
+}
+
+impl Drop for Waiter {
+    fn drop(&mut self) {
+        if let Some((n, _)) = self.armed.take() {
+            let _ = n.cancel();
+        }
+    }
+}
+
+/// A `Future` that completes when a signal reaches a value (`Ok`) or
+/// fails (`Err` with the failure): [`Signal::reached`].  Woken by a
+/// `devq_signal_notify` callback, so any executor drives it; dropping it
+/// cancels the callback.
+#[derive(Debug)]
+pub struct SignalFuture<'a> {
+    sig: &'a Signal,
+    value: u64,
+    waiter: Waiter,
+}
+
+impl<'a> std::future::Future for SignalFuture<'a> {
+    type Output = Result<()>;
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<()>> {
+        let me = self.get_mut();
+        me.waiter.poll(me.sig, me.value, cx)
+    }
 }
 
 impl Signal {
@@ -98,8 +225,10 @@ impl Signal {
     /// Fails the signal with `errno` (positive, e.g. `errno::EIO`): every
     /// present and future waiter gets it.
     pub fn fail(&self, errno: i32) -> Result<()> {
+        // i32::MIN has no negation: refused like any other non-errno.
+        let status = errno.checked_neg().unwrap_or(0);
         // SAFETY: live signal.
-        check(unsafe { sys::devq_signal_fail(self.raw, -errno) }).map(drop)
+        check(unsafe { sys::devq_signal_fail(self.raw, status) }).map(drop)
     }
 
     /// `Ok` or the failure the signal carries.
@@ -113,7 +242,10 @@ impl Signal {
 
     /// Waits until the value reaches `value` (`ETIMEDOUT`, or the signal's
     /// failure).  `Duration::ZERO` polls; `Duration::MAX` waits forever.
+    /// Inside a host_fn or notify closure a non-zero timeout is `EDEADLK`
+    /// (see "Deadlocks" on [`Queue`](crate::Queue)).
     pub fn wait(&self, value: u64, timeout: Duration) -> Result<()> {
+        no_blocking_in_callback("Signal::wait", timeout)?;
         // SAFETY: live signal.
         check(unsafe { sys::devq_signal_wait(self.raw, value, timeout_ns(timeout)) }).map(drop)
     }
@@ -121,6 +253,7 @@ impl Signal {
     /// Waits for all or any of `(signal, value)`; returns the index of the
     /// first one reached.
     pub fn wait_many(waits: &[(&Signal, u64)], mode: WaitMode, timeout: Duration) -> Result<usize> {
+        no_blocking_in_callback("Signal::wait_many", timeout)?;
         let sigs: Vec<*mut sys::devq_signal> = waits.iter().map(|(s, _)| s.raw).collect();
         let values: Vec<u64> = waits.iter().map(|(_, v)| *v).collect();
         let mode = match mode {
@@ -135,10 +268,22 @@ impl Signal {
         Ok(first)
     }
 
+    /// A `Future` that completes when the value reaches `value` (`Ok`) or
+    /// the signal fails (`Err`).  Needs no runtime: a
+    /// `devq_signal_notify` callback wakes the task, so any executor
+    /// drives it (see the crate docs for one in a dozen lines).
+    pub fn reached(&self, value: u64) -> SignalFuture<'_> {
+        SignalFuture { sig: self, value, waiter: Waiter::default() }
+    }
+
     /// Runs `f` once, on libdevq's notifier thread, when the value reaches
     /// `value` (`Ok`), the signal fails (`Err`), or the returned [`Notify`]
-    /// is cancelled (`Err` with `ECANCELED`).  `f` must not block for long:
-    /// it holds up every other notification.
+    /// is cancelled (`Err` with `ECANCELED`); [`reached`](Self::reached) is
+    /// the same as a `Future`.  `f` must not block for long:
+    /// it holds up every other notification; a blocking wait of this crate
+    /// inside it fails with `EDEADLK` (see "Deadlocks" on
+    /// [`Queue`](crate::Queue)).  A panic in `f` is caught and reported on
+    /// stderr.
     pub fn notify<F>(&self, value: u64, f: F) -> Result<Notify>
     where
         F: FnOnce(Result<()>) + Send + 'static,
@@ -186,18 +331,24 @@ impl std::fmt::Debug for Signal {
 }
 
 unsafe extern "C" fn notify_trampoline(arg: *mut c_void, status: c_int) {
-    // SAFETY: arg is the box notify() leaked; libdevq calls this once.
-    let f = Box::from_raw(arg as *mut Box<dyn FnOnce(Result<()>) + Send>);
-    let r = if status == 0 {
-        Ok(())
-    } else if status == -errno::ECANCELED {
-        Err(status_error(status, "notify cancelled"))
-    } else {
-        Err(status_error(status, "signal failed"))
-    };
-    // A panic must not unwind into C.
-    if std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || f(r))).is_err() {
-        eprintln!("devq: a Signal::notify callback panicked");
+    // Nothing may unwind into C: the conversion, the closure and its drop
+    // run inside catch_unwind, and the payload is forgotten.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        // SAFETY: arg is the box notify() leaked; libdevq calls this once.
+        let f = Box::from_raw(arg as *mut Box<dyn FnOnce(Result<()>) + Send>);
+        let r = if status == 0 {
+            Ok(())
+        } else if status == -errno::ECANCELED {
+            Err(status_error(status, "notify cancelled"))
+        } else {
+            Err(status_error(status, "signal failed"))
+        };
+        let _in = CallbackGuard::enter();
+        f(r)
+    }));
+    if let Err(payload) = r {
+        std::mem::forget(payload);
+        report_panic("a Signal::notify callback panicked");
     }
 }
 

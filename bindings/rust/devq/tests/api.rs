@@ -104,7 +104,7 @@ fn errors_carry_errno_and_the_message_of_the_failing_call() {
 fn a_recording_error_is_kept_and_returned_by_submit() {
     let dev = cpu();
     let mut q = Queue::new(&dev).unwrap();
-    let b = Buffer::new(&dev, 64).unwrap();
+    let b = Buffer::<u8>::new(&dev, 64).unwrap();
     let done = Signal::new(0).unwrap();
     // Out of range: the copy fails at record and submit discards the
     // batch, failing the signal recorded in it.
@@ -142,7 +142,7 @@ fn a_failing_kernel_fails_finish_and_the_signals_after_it() {
 fn a_panicking_kernel_fails_its_exec_with_efault() {
     let dev = cpu();
     let k = Kernel::cpu(&dev, &out_of_range).unwrap();
-    let b = Buffer::new(&dev, 16).unwrap();
+    let b = Buffer::<u8>::new(&dev, 16).unwrap();
     assert_eq!(exec_errno(&dev, &k, &[Arg::read_write(&b)], Launch::d1(1, 1)), errno::EFAULT);
     // Writing a buffer passed as Access::Read is refused the same way.
     let fill = Kernel::cpu(&dev, &iota).unwrap();
@@ -155,7 +155,7 @@ fn a_panicking_kernel_fails_its_exec_with_efault() {
 fn a_kernel_value_of_the_wrong_size_is_einval() {
     let dev = cpu();
     let k = Kernel::cpu(&dev, &iota).unwrap();
-    let b = Buffer::new(&dev, 64).unwrap();
+    let b = Buffer::<u8>::new(&dev, 64).unwrap();
     assert_eq!(exec_errno(&dev, &k, &[Arg::write(&b), Arg::value(&1u32)], Launch::d1(8, 8)), errno::EINVAL);
 }
 
@@ -374,14 +374,14 @@ fn stream_ordered_allocation_and_an_explicit_free_queue() {
     let dev = cpu();
     let mut a = Queue::new(&dev).unwrap();
     let mut b = Queue::new(&dev).unwrap();
-    let buf = Buffer::on_queue(&mut a, 256, 9).unwrap();
+    let buf = Buffer::<u8>::on_queue(&mut a, 256, 9).unwrap();
     assert_eq!(buf.size(), 256);
     assert_eq!(buf.device_ptr() as usize % 256, 0, "allocations are 256-byte aligned");
     a.fill(&buf, 0, 256, 4).submit().unwrap();
     buf.free_on(&mut b).unwrap(); // b waits for a's fill before the free
     a.finish(LONG).unwrap();
     b.finish(LONG).unwrap();
-    let other = Buffer::new(&dev, 16).unwrap();
+    let other = Buffer::<u8>::new(&dev, 16).unwrap();
     assert_eq!(other.free().map_err(|e| e.errno), Ok(()));
 }
 
@@ -410,8 +410,8 @@ fn a_buffer_a_failed_kernel_would_have_written_is_failed_until_rewritten() {
     let dev = cpu();
     let mut q = Queue::new(&dev).unwrap();
     let fail = Kernel::cpu(&dev, &fail_with).unwrap();
-    let b = Buffer::new(&dev, 64).unwrap();
-    let skipped = Buffer::new(&dev, 64).unwrap();
+    let b = Buffer::<u8>::new(&dev, 64).unwrap();
+    let skipped = Buffer::<u8>::new(&dev, 64).unwrap();
     assert_eq!(b.status(), Ok(()));
     // The kernel fails; the fill after it in the batch is skipped.
     q.exec(&fail, &[Arg::value(&errno::EIO), Arg::write(&b)], Launch::d1(1, 1)).fill(&skipped, 0, 64, 1).submit().unwrap();
@@ -431,7 +431,7 @@ fn names_show_in_messages_and_bad_names_are_refused() {
     let e = s.set(3).unwrap_err();
     assert!(e.message.contains("signal \"grads\" (#"), "{}", e.message);
     let mut q = Queue::new(&dev).unwrap();
-    let b = Buffer::with_tag(&dev, 64, 5).unwrap();
+    let b = Buffer::<u8>::with_tag(&dev, 64, 5).unwrap();
     q.set_name("loader").unwrap();
     b.set_name("weights").unwrap();
     let e = q.fill(&b, 60, 8, 0).submit().unwrap_err();

@@ -4,7 +4,7 @@
 //! until the safe crate answers for it.
 #[test]
 fn every_c_function_is_in_the_crate_docs_table() {
-    let sys = include_str!("../../devq-sys/src/lib.rs");
+    let sys = include_str!(env!("DEVQ_SYS_SOURCE"));
     let docs: String = include_str!("../src/lib.rs").lines().filter(|l| l.starts_with("//! |")).collect();
     let missing: Vec<&str> = sys
         .split("pub fn ")

@@ -16,14 +16,14 @@ fn a_budgeted_stats_stack_counts_and_limits() {
     assert_eq!(chain.len(), 3, "{:?}", chain);
     top.install(&dev).map_err(|(e, _)| e).unwrap();
 
-    let b = Buffer::with_tag(&dev, 4096, 7).unwrap();
+    let b = Buffer::<u8>::with_tag(&dev, 4096, 7).unwrap();
     #[allow(unsafe_code)]
     // SAFETY: no install happens while `r` is used (this test is alone).
     let used = unsafe { devq::device_resource(&dev) }.usage_by_tag(7).unwrap();
     assert_eq!(used.current, 4096);
     assert_eq!(dev.mem_stats().unwrap().bytes_outstanding, 4096);
 
-    let e = Buffer::new(&dev, 2 << 20).unwrap_err();
+    let e = Buffer::<u8>::new(&dev, 2 << 20).unwrap_err();
     assert_eq!(e.errno, errno::ENOMEM);
     assert!(e.message.contains("budget"), "{}", e.message);
     drop(b);
