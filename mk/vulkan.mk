@@ -13,7 +13,11 @@ if BUILD_VULKAN
 plugin_LTLIBRARIES += plugins/vulkan/devq-vulkan.la
 plugins_vulkan_devq_vulkan_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 plugins_vulkan_devq_vulkan_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -no-undefined
-plugins_vulkan_devq_vulkan_la_LIBADD = $(PTHREAD_LIBS) $(LIBS) -ldl
+# SPIRV-Tools (static, C++: its symbols stay inside the plugin) validates
+# and SPIRV-Cross's C API reflects every module (plugins/vulkan/spirv.c).
+plugins_vulkan_devq_vulkan_la_LIBADD = $(PTHREAD_LIBS) $(LIBS) -ldl -lspirv-cross-c-shared \
+	-lSPIRV-Tools -lstdc++ -lm
+plugins_vulkan_devq_vulkan_la_LDFLAGS += -Wl,--exclude-libs,libSPIRV-Tools.a
 # Relinked when a reconfigure changes the install folder (config.h), as
 # the cuda and hip plugins are (tests/install/two-prefixes.sh).
 EXTRA_plugins_vulkan_devq_vulkan_la_DEPENDENCIES = config.h
@@ -21,6 +25,7 @@ plugins_vulkan_devq_vulkan_la_SOURCES = \
 	plugins/vulkan/vk_plugin.h plugins/vulkan/plugin.c plugins/vulkan/loader.c \
 	plugins/vulkan/device.c plugins/vulkan/stream.c plugins/vulkan/completion.c \
 	plugins/vulkan/event.c plugins/vulkan/mem.c plugins/vulkan/kernel.c \
+	plugins/vulkan/spirv.c plugins/vulkan/features.c \
 	plugins/gpu_common/gpu_common.h plugins/gpu_common/plugin.c
 
 # The SAXPY example on vulkan:0, checked against C (skips without a device).

@@ -180,32 +180,18 @@ static int create_device(struct devq_pl_device *d, uint32_t qcount)
     VkDeviceQueueCreateInfo qi = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueFamilyIndex = d->family, .queueCount = d->nqueues,
                                    .pQueuePriorities = prio };
-    const char *exts[2];
+    const char *exts[4];
     uint32_t nexts = 0;
     d->push_descriptors = has_extension(d->phys, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     if (d->push_descriptors)
         exts[nexts++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     /* Shaders may read the clock (the conformance kernels' sleeps do). */
-    VkPhysicalDeviceShaderClockFeaturesKHR clock = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR };
-    VkPhysicalDeviceVulkan13Features f13 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-                                             .synchronization2 = VK_TRUE,
-                                             /* shaders with LocalSizeId (glslc for vulkan1.3) */
-                                             .maintenance4 = VK_TRUE };
-    VkPhysicalDeviceVulkan12Features f12 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                             .pNext = &f13, .timelineSemaphore = VK_TRUE };
-    if (has_extension(d->phys, VK_KHR_SHADER_CLOCK_EXTENSION_NAME)) {
-        VkPhysicalDeviceFeatures2 q = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &clock };
-        vk_vkGetPhysicalDeviceFeatures2(d->phys, &q);
-        clock.pNext = NULL;
-        f13.pNext = &clock;
+    bool clock = has_extension(d->phys, VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
+    if (clock)
         exts[nexts++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
-    }
-    VkPhysicalDeviceFeatures2 f = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12 };
-    VkPhysicalDeviceFeatures2 have = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2 };
-    vk_vkGetPhysicalDeviceFeatures2(d->phys, &have);
-    f.features.shaderInt64 = have.features.shaderInt64;   /* 64-bit clocks and indices */
-    VkDeviceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f,
+    struct vk_feature_chain feat;
+    vk_features_init(d, &feat, clock);
+    VkDeviceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &feat.f2,
                               .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi,
                               .enabledExtensionCount = nexts, .ppEnabledExtensionNames = exts };
     VkResult r = vk_vkCreateDevice(d->phys, &ci, NULL, &d->dev);

@@ -92,6 +92,7 @@ struct devq_pl_device {
     uint32_t          mem_type;      /* the type buffers are allocated from */
     bool              host_visible;
     bool              push_descriptors;
+    uint32_t          features;      /* features.c: bit i = table entry i enabled */
     uint64_t          total_memory;
     char              name[128];
     /* Everything below: under mu (the queues too: vkQueueSubmit2 is
@@ -120,6 +121,44 @@ void vk_device_close(struct devq_pl_device *d);
 int  vk_device_info(struct devq_pl_device *d, devq_device_info *info);
 /* Why physical device p cannot be a devq device, "" when it can. */
 void vk_device_unusable(VkPhysicalDevice p, char *why, size_t n);
+
+/* ---- features.c: shader features, enabled at device creation ---- */
+struct vk_feature_chain {
+    VkPhysicalDeviceFeatures2 f2;
+    VkPhysicalDeviceVulkan11Features v11;
+    VkPhysicalDeviceVulkan12Features v12;
+    VkPhysicalDeviceVulkan13Features v13;
+    VkPhysicalDeviceShaderClockFeaturesKHR clock;
+};
+struct vk_iface;
+/* Fill c (pNext chain from c->f2) with what devq needs and every shader
+ * feature of the table the device has; sets d->features.  clock: the
+ * device has VK_KHR_shader_clock and it will be enabled. */
+void vk_features_init(struct devq_pl_device *d, struct vk_feature_chain *c, bool clock);
+/* 0, or -ENOTSUP naming the feature a capability of k needs. */
+int  vk_features_check(struct devq_pl_device *d, const struct vk_iface *k);
+
+/* ---- spirv.c: validation (SPIRV-Tools) and reflection (SPIRV-Cross) ---- */
+#define VK_MAX_BUFFERS 64
+#define VK_MAX_VALUES  64
+#define VK_MAX_CAPS    64
+struct vk_member { uint32_t offset, size; };
+/* A kernel's interface in devq's ABI (kernel.c). */
+struct vk_iface {
+    uint32_t nbuf;                      /* storage buffers: bindings 0..nbuf-1 of set 0 */
+    uint32_t pc_size;                   /* push-constant block bytes (0: none) */
+    uint32_t nvalues;                   /* its members, by offset */
+    struct vk_member values[VK_MAX_VALUES];
+    uint32_t local[3];                  /* LocalSize (1 where absent) */
+    uint32_t local_spec_id[3];          /* its specialization constant, or UINT32_MAX: literal */
+    uint32_t ncaps;
+    uint32_t caps[VK_MAX_CAPS];         /* OpCapability operands */
+};
+/* Validate image for Vulkan 1.3 and read its interface for entry:
+ * -EINVAL with the validator's message, -ENOENT (no such entry point),
+ * -EINVAL (outside devq's ABI), -ENOTSUP (a feature the device lacks). */
+int  vk_spirv_check(struct devq_pl_device *d, const void *image, size_t size, const char *entry,
+                    struct vk_iface *out);
 
 /* ---- stream.c ---- */
 struct vk_wait { struct devq_pl_stream *src; uint64_t value; };
@@ -239,6 +278,7 @@ int  vk_fill(struct devq_pl_stream *s, void *dst, uint8_t byte, size_t n);
 int  vk_kernel_load(struct devq_pl_device *d, const void *image, size_t size, const char *entry,
                     struct devq_pl_kernel **out);
 void vk_kernel_destroy(struct devq_pl_kernel *k);
+int  vk_kernel_iface(struct devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
 int  vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_launch *l,
                const struct devq_pl_arg *args, size_t nargs);
 
