@@ -39,6 +39,13 @@ check_PROGRAMS += tests/test_vulkan
 tests_test_vulkan_SOURCES = tests/test_vulkan.c
 tests_test_vulkan_LDADD = libdevq.la
 TESTS += tests/vulkan-plugin
+# The plugin alone through its ops table: kernel_iface of several
+# shaders, its own launch checks, a hidden feature (-ENOTSUP).
+check_PROGRAMS += tests/test_vulkan_iface
+tests_test_vulkan_iface_SOURCES = tests/test_vulkan_iface.c tests/host_fns.h
+tests_test_vulkan_iface_LDADD = -ldl
+EXTRA_tests_test_vulkan_iface_DEPENDENCIES = plugins/vulkan/devq-vulkan.la
+TESTS += tests/vulkan-iface
 
 # devq against raw Vulkan in the same run (make bench; bench/RESULTS.md).
 if HAVE_LIBVULKAN
@@ -55,14 +62,21 @@ if HAVE_CHECK
 TESTS += tests/conformance-vulkan
 endif
 endif
-dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan tests/vulkan-plugin
+dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan tests/vulkan-plugin \
+	tests/vulkan-iface
+# Shaders of the plugin's own tests (SPIR-V committed, checked by
+# vulkan-spirv) and the corpus of corrupt SPIR-V (make-corpus.py).
+VK_TEST_SHADERS = f64_i64 iface_mixed fixed_local no_args uniform_buffer binding_gap
+VK_BAD_SPIRV = truncated bad-id-bound bad-magic wrong-version missing-entry unknown-capability
+EXTRA_DIST += $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%.comp) $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%.spv) \
+	$(VK_BAD_SPIRV:%=tests/vulkan-spirv-bad/%.spv) tests/vulkan-spirv-bad/make-corpus.py
 
 # The committed SPIR-V is what glslc makes of the .comp files today:
 # regenerated and compared where glslc is (else skipped).
 TESTS += tests/vulkan-spirv
 .PHONY: vulkan-spirv
 vulkan-spirv:
-	@for k in $(CONF_SHADERS:%=tests/conformance/%) examples/saxpy; do \
+	@for k in $(CONF_SHADERS:%=tests/conformance/%) $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%) examples/saxpy; do \
 	  $(GLSLC) --target-env=vulkan1.3 -O -fshader-stage=compute \
 	    -o $(top_srcdir)/$$k.spv $(top_srcdir)/$$k.comp || exit 1; \
 	done

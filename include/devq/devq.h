@@ -51,6 +51,7 @@ DEVQ_API const char *devq_version(void);
 #define DEVQ_CAP_SKIP_ON_ERROR  (1ull << 8)  /* ops after a failed op in a batch do not run */
 #define DEVQ_CAP_SOFTWARE       (1ull << 9)  /* emulated on the host CPU (e.g. lavapipe): devq_device_open(NULL) tries it after cpu */
 #define DEVQ_CAP_CHANNELS       (1ull << 10) /* devq_channel_* and the collective queue ops work (an engine is installed) */
+#define DEVQ_CAP_KERNEL_CHECK (1ull << 11) /* devq_queue_exec checks arguments against the kernel's declared interface */
 
 typedef struct devq_device_info {
     char     backend[16];        /* "cpu", "cuda", "hip" */

@@ -280,8 +280,10 @@ int vk_device_info(struct devq_pl_device *d, devq_device_info *info)
      * later would hold the queue, and with it every stream on a device
      * with one queue.  lib defers those batches instead. */
     info->caps = DEVQ_CAP_SKIP_ON_ERROR;
+    /* Every module is reflected at load (spirv.c), so every launch is
+     * checked against the kernel's declared interface (kernel_iface). */
     if (d->push_descriptors)
-        info->caps |= DEVQ_CAP_KERNELS;
+        info->caps |= DEVQ_CAP_KERNELS | DEVQ_CAP_KERNEL_CHECK;
     if (d->props.limits.timestampComputeAndGraphics)
         info->caps |= DEVQ_CAP_TIMING;
     if (d->host_visible)

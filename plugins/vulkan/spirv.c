@@ -91,8 +91,8 @@ static int reflect_buffers(struct reflect *rf, spvc_resources res)
     if (spvc_resources_get_resource_list_for_type(res, SPVC_RESOURCE_TYPE_STORAGE_BUFFER, &list, &n) !=
         SPVC_SUCCESS)
         return REFUSE(rf, -EINVAL, "reflection failed: %s", ord, "storage buffers");
-    if (n > VK_MAX_BUFFERS)
-        return REFUSE(rf, -EINVAL, "%zu storage buffers; devq binds at most %d", ord, n, VK_MAX_BUFFERS);
+    /* Several variables may share a binding (views of one buffer as
+     * different types): the buffers are the distinct bindings. */
     uint64_t seen = 0;
     for (size_t i = 0; i < n; i++) {
         unsigned set = spvc_compiler_get_decoration(rf->c, list[i].id, SpvDecorationDescriptorSet);
@@ -102,14 +102,20 @@ static int reflect_buffers(struct reflect *rf, spvc_resources res)
         if (set != 0)
             return REFUSE(rf, -EINVAL, "storage buffer '%s' is in descriptor set %u; devq binds set 0 only",
                           ord, name, set);
-        if (binding >= n || (seen >> binding & 1))
-            return REFUSE(rf, -EINVAL, "storage buffer '%s' has binding %u; devq binds buffer arguments to "
-                          "bindings 0..%zu, one each, in argument order", ord, name, binding, n - 1);
+        if (binding >= VK_MAX_BUFFERS)
+            return REFUSE(rf, -EINVAL, "storage buffer '%s' has binding %u; devq binds at most %d buffers",
+                          ord, name, binding, VK_MAX_BUFFERS);
         if (spvc_type_get_num_array_dimensions(type))
             return REFUSE(rf, -EINVAL, "storage buffer '%s' (binding %u) is an array of descriptors; devq "
                           "binds one buffer per binding", ord, name, binding);
         seen |= 1ull << binding;
     }
+    for (n = 0; n < VK_MAX_BUFFERS && (seen >> n & 1); n++)
+        ;
+    if (seen >> n)
+        return REFUSE(rf, -EINVAL, "the shader has storage buffers at bindings up to %d but none at binding %zu; "
+                      "devq binds buffer arguments to bindings 0..n-1 of set 0, in argument order", ord,
+                      63 - __builtin_clzll(seen), n);
     rf->out->nbuf = (uint32_t)n;
     return 0;
 }
