@@ -155,20 +155,6 @@ static int reflect_push_constants(struct reflect *rf, spvc_resources res)
     return 0;
 }
 
-/* The local size: literal, or specialization constants (devq's ABI:
- * local_size_x_id = 0 etc.), then set per launch. */
-static void reflect_local_size(struct reflect *rf)
-{
-    spvc_specialization_constant sc[3];
-    spvc_compiler_get_work_group_size_specialization_constants(rf->c, &sc[0], &sc[1], &sc[2]);
-    for (unsigned i = 0; i < 3; i++) {
-        rf->out->local_spec_id[i] = sc[i].id ? sc[i].constant_id : UINT32_MAX;
-        rf->out->local[i] = spvc_compiler_get_execution_mode_argument_by_index(rf->c, SpvExecutionModeLocalSize, i);
-        if (!rf->out->local[i])
-            rf->out->local[i] = 1;
-    }
-}
-
 static int reflect_caps(struct reflect *rf)
 {
     const SpvCapability *caps;
@@ -229,7 +215,7 @@ static int reflect(struct devq_pl_device *d, spvc_context ctx, const uint32_t *w
     if (!err)
         err = reflect_caps(&rf);
     if (!err)
-        reflect_local_size(&rf);
+        err = vk_spirv_local_size(d, w, nw, entry, out);
     return err;
 }
 

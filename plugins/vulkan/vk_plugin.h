@@ -160,6 +160,11 @@ struct vk_iface {
 int  vk_spirv_check(struct devq_pl_device *d, const void *image, size_t size, const char *entry,
                     struct vk_iface *out);
 
+/* spirv_local.c: the entry point's local size (out->local,
+ * out->local_spec_id) from the words of a validated module. */
+int  vk_spirv_local_size(struct devq_pl_device *d, const uint32_t *w, size_t nw, const char *entry,
+                         struct vk_iface *out);
+
 /* ---- stream.c ---- */
 struct vk_wait { struct devq_pl_stream *src; uint64_t value; };
 
