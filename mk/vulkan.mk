@@ -46,6 +46,11 @@ tests_test_vulkan_iface_SOURCES = tests/test_vulkan_iface.c tests/host_fns.h
 tests_test_vulkan_iface_LDADD = -ldl
 EXTRA_tests_test_vulkan_iface_DEPENDENCIES = plugins/vulkan/devq-vulkan.la
 TESTS += tests/vulkan-iface
+# Host copies by import, mapping and staging: the same bytes.
+check_PROGRAMS += tests/test_vulkan_copies
+tests_test_vulkan_copies_SOURCES = tests/test_vulkan_copies.c
+tests_test_vulkan_copies_LDADD = libdevq.la
+TESTS += tests/vulkan-copies
 
 # devq against raw Vulkan in the same run (make bench; bench/RESULTS.md).
 if HAVE_LIBVULKAN
@@ -63,7 +68,7 @@ TESTS += tests/conformance-vulkan
 endif
 endif
 dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan tests/vulkan-plugin \
-	tests/vulkan-iface
+	tests/vulkan-iface tests/vulkan-copies
 # Shaders of the plugin's own tests (SPIR-V committed, checked by
 # vulkan-spirv) and the corpus of corrupt SPIR-V (make-corpus.py).
 VK_TEST_SHADERS = f64_i64 iface_mixed fixed_local no_args uniform_buffer binding_gap

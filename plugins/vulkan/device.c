@@ -189,6 +189,12 @@ static int create_device(struct devq_pl_device *d, uint32_t qcount)
     bool clock = has_extension(d->phys, VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
     if (clock)
         exts[nexts++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
+    /* Host copies by import of the user's pages (mem.c). */
+    const char *no_import = vk_host->getenv("DEVQ_VULKAN_NO_HOST_IMPORT");
+    bool import_ext = has_extension(d->phys, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
+                      !(no_import && !strcmp(no_import, "1"));
+    if (import_ext)
+        exts[nexts++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
     struct vk_feature_chain feat;
     vk_features_init(d, &feat, clock);
     VkDeviceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &feat.f2,
@@ -200,6 +206,7 @@ static int create_device(struct devq_pl_device *d, uint32_t qcount)
     int err = vk_load_device();
     if (err)
         return err;
+    d->host_import = import_ext && vk_vkGetMemoryHostPointerPropertiesEXT;
     d->queues = calloc(d->nqueues, sizeof *d->queues);
     if (!d->queues)
         return vk_host->error(-ENOMEM, "vulkan:%u: out of memory", d->ordinal);
@@ -244,8 +251,10 @@ int vk_device_open(uint32_t ordinal, struct devq_pl_device **out)
     describe(d);
     pthread_mutex_init(&d->mu, NULL);
     d->next_addr = 1ull << 40;
-    if (!(err = create_device(d, qcount)) && !(err = pick_memory(d)) && !(err = vk_mem_pattern_init(d)) &&
-        1) {
+    const char *inject = vk_host->getenv("DEVQ_VULKAN_INJECT_DEVICE_LOST");
+    d->inject_lost_at = inject ? (uint32_t)strtoul(inject, NULL, 10) : 0;
+    if (!(err = create_device(d, qcount)) && !(err = pick_memory(d)) && !(err = vk_mem_paths_init(d)) &&
+        !(err = vk_mem_pattern_init(d))) {
         vk_device_opened(d);
         *out = d;
         return 0;

@@ -53,6 +53,7 @@ VK_GLOBAL_FNS(VK_DECLARE)
 VK_INSTANCE_FNS(VK_DECLARE)
 VK_DEVICE_FNS(VK_DECLARE)
 extern PFN_vkCmdPushDescriptorSetKHR vk_vkCmdPushDescriptorSetKHR VK_HIDDEN;
+extern PFN_vkGetMemoryHostPointerPropertiesEXT vk_vkGetMemoryHostPointerPropertiesEXT VK_HIDDEN;
 
 extern VkInstance vk_instance VK_HIDDEN;
 
@@ -91,6 +92,17 @@ struct devq_pl_device {
     VkPhysicalDeviceMemoryProperties memprops;
     uint32_t          mem_type;      /* the type buffers are allocated from */
     bool              host_visible;
+    /* Host copies (mem.c): import the user's pages (VK_EXT_external_memory_host,
+     * unless DEVQ_VULKAN_NO_HOST_IMPORT=1), else through the mapping, else
+     * through a staging buffer of staging_type (DEVQ_VULKAN_FORCE_STAGING=1
+     * forces this path and leaves buffers unmapped). */
+    bool              host_import, force_staging, has_staging;
+    VkDeviceSize      import_align;
+    uint32_t          staging_type;
+    /* DEVQ_VULKAN_INJECT_DEVICE_LOST=N: the Nth submission fails with
+     * VK_ERROR_DEVICE_LOST (a test switch: lavapipe never loses a device). */
+    atomic_uint       submissions;
+    uint32_t          inject_lost_at;
     bool              push_descriptors;
     uint32_t          features;      /* features.c: bit i = table entry i enabled */
     uint64_t          total_memory;
@@ -177,7 +189,7 @@ struct vk_inflight {
     uint32_t nwaits;
 };
 
-enum vk_item_kind { VK_ITEM_SUBMIT, VK_ITEM_HOST, VK_ITEM_MEMCPY };
+enum vk_item_kind { VK_ITEM_SUBMIT, VK_ITEM_HOST, VK_ITEM_MEMCPY, VK_ITEM_RELEASE };
 
 /* Work held in the plugin, in stream order. */
 struct vk_item {
@@ -195,6 +207,8 @@ struct vk_item {
     void *dst;
     const void *src;
     size_t n;
+    /* Any kind: freed once the item is done, run or dropped. */
+    struct vk_transient *release;
 };
 
 struct devq_pl_stream {
@@ -239,6 +253,10 @@ uint64_t vk_stream_flush(struct devq_pl_stream *s, int *err);
  * recorded so far. */
 int  vk_stream_host_item(struct devq_pl_stream *s, enum vk_item_kind kind, devq_pl_host_fn fn, void *arg,
                          void *dst, const void *src, size_t n);
+/* Under mu: a host item (VK_ITEM_MEMCPY or VK_ITEM_RELEASE) that frees t
+ * once done.  On failure t is the caller's. */
+int  vk_stream_release_item(struct devq_pl_stream *s, enum vk_item_kind kind, void *dst, const void *src,
+                            size_t n, struct vk_transient *t);
 /* Under mu: hand every held item that is now safe to the queue or the
  * completion thread. */
 void vk_pump(struct devq_pl_device *d);
@@ -270,6 +288,17 @@ int  vk_event_wait(struct devq_pl_event *e, uint64_t timeout_ns);
 int  vk_event_elapsed(struct devq_pl_event *a, struct devq_pl_event *b, uint64_t *ns);
 
 /* ---- mem.c ---- */
+/* A buffer over host memory for one host copy: the user's pages imported
+ * or a staging allocation, freed by a host item after the copy. */
+struct vk_transient {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map;                    /* staging: its mapping */
+};
+void vk_transient_free(struct devq_pl_device *d, struct vk_transient *t);
+/* device.c, after picking the memory type: the import alignment (when
+ * d->host_import), the staging memory type, the test switches. */
+int  vk_mem_paths_init(struct devq_pl_device *d);
 int  vk_mem_alloc(struct devq_pl_device *d, size_t bytes, void **device_ptr, void **host_ptr);
 void vk_mem_free(struct devq_pl_device *d, void *device_ptr);
 /* Under mu: the allocation holding [addr, addr+n), NULL if none. */
