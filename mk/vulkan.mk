@@ -51,6 +51,12 @@ check_PROGRAMS += tests/test_vulkan_copies
 tests_test_vulkan_copies_SOURCES = tests/test_vulkan_copies.c
 tests_test_vulkan_copies_LDADD = libdevq.la
 TESTS += tests/vulkan-copies
+# Device loss (injected: DEVQ_VULKAN_INJECT_DEVICE_LOST) fails every
+# pending signal and buffer.
+check_PROGRAMS += tests/test_vulkan_lost
+tests_test_vulkan_lost_SOURCES = tests/test_vulkan_lost.c
+tests_test_vulkan_lost_LDADD = libdevq.la
+TESTS += tests/vulkan-lost
 
 # devq against raw Vulkan in the same run (make bench; bench/RESULTS.md).
 if HAVE_LIBVULKAN
@@ -68,7 +74,7 @@ TESTS += tests/conformance-vulkan
 endif
 endif
 dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan tests/vulkan-plugin \
-	tests/vulkan-iface tests/vulkan-copies
+	tests/vulkan-iface tests/vulkan-copies tests/vulkan-lost
 # Shaders of the plugin's own tests (SPIR-V committed, checked by
 # vulkan-spirv) and the corpus of corrupt SPIR-V (make-corpus.py).
 VK_TEST_SHADERS = f64_i64 iface_mixed fixed_local no_args uniform_buffer binding_gap

@@ -41,7 +41,7 @@ static void run(struct devq_pl_device *d, struct devq_pl_stream *s, struct vk_it
 {
     bool lost = atomic_load(&d->lost);
     if (it->kind == VK_ITEM_HOST) {
-        int status = lost ? -EIO : s->latched;
+        int status = lost ? -ENODEV : s->latched;
         char msg[320];
         if (lost)
             snprintf(msg, sizeof msg, "vulkan:%u: device lost: %s", d->ordinal, d->lost_cause);

@@ -11,7 +11,8 @@
 
 int vk_lost_error(struct devq_pl_device *d)
 {
-    return vk_host->error(-EIO, "vulkan:%u: device lost: %s", d->ordinal, d->lost_cause);
+    /* -ENODEV: the device is gone (VK_ERROR_DEVICE_LOST), not one op. */
+    return vk_host->error(-ENODEV, "vulkan:%u: device lost: %s", d->ordinal, d->lost_cause);
 }
 
 void vk_mark_lost(struct devq_pl_device *d, const char *why)

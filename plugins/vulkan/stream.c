@@ -405,8 +405,7 @@ static int submit(struct devq_pl_stream *s, struct vk_item *it)
     if (r != VK_SUCCESS) {
         /* The stream's timeline can no longer be trusted: treat it as the
          * device's loss, so waiters get an error rather than a hang. */
-        vk_fail(d, "vkQueueSubmit2", VK_ERROR_DEVICE_LOST, -EIO);
-        return -EIO;
+        return vk_fail(d, "vkQueueSubmit2", VK_ERROR_DEVICE_LOST, -ENODEV);
     }
     if (it->cb)
         s->inflight[s->ninflight++] = (struct vk_inflight){ it->cb, it->signal, it->waits, it->nwaits };

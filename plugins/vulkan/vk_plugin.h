@@ -121,7 +121,7 @@ struct devq_pl_device {
 };
 
 /* A failed Vulkan call: marks the device lost on VK_ERROR_DEVICE_LOST
- * and returns err (-EIO when lost) with "vulkan:N: call: VK_..." */
+ * and returns err (-ENODEV when lost) with "vulkan:N: call: VK_..." */
 int  vk_fail(struct devq_pl_device *d, const char *call, VkResult r, int err);
 int  vk_lost_error(struct devq_pl_device *d);
 /* Under mu or not: mark the device lost with cause `why`. */
