@@ -77,7 +77,7 @@ dist_noinst_SCRIPTS += tests/conformance-vulkan tests/vulkan-spirv tests/vulkan-
 	tests/vulkan-iface tests/vulkan-copies tests/vulkan-lost
 # Shaders of the plugin's own tests (SPIR-V committed, checked by
 # vulkan-spirv) and the corpus of corrupt SPIR-V (make-corpus.py).
-VK_TEST_SHADERS = f64_i64 iface_mixed fixed_local no_args uniform_buffer binding_gap
+VK_TEST_SHADERS = f64_i64 iface_mixed pad_implicit fixed_local no_args uniform_buffer binding_gap
 VK_BAD_SPIRV = truncated bad-id-bound bad-magic wrong-version missing-entry unknown-capability
 EXTRA_DIST += $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%.comp) $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%.spv) \
 	$(VK_BAD_SPIRV:%=tests/vulkan-spirv-bad/%.spv) tests/vulkan-spirv-bad/make-corpus.py

@@ -65,6 +65,7 @@ static const struct want shapes[] = {
     { "tests/conformance/oracle_op.spv", 3, 4, 32, { V(12, 0), V(12, 12), V(4, 24), V(4, 28) } },
     { "tests/vulkan-shaders/f64_i64.spv", 2, 4, 24, { V(4, 0), V(4, 4), V(8, 8), V(8, 16) } },
     { "tests/vulkan-shaders/iface_mixed.spv", 2, 3, 24, { V(4, 0), V(12, 4), V(8, 16) } },
+    { "tests/vulkan-shaders/pad_implicit.spv", 1, 2, 16, { V(4, 0), V(8, 8) } },
     { "tests/vulkan-shaders/fixed_local.spv", 3, 0, 0, { { 0 } } },
     { "tests/vulkan-shaders/no_args.spv", 0, 0, 0, { { 0 } } },
 };
@@ -154,6 +155,25 @@ static void launch_checks(devq_pl_device *d)
     r = launch(s, k, too_many_bytes, 7, 1);
     EXPECT(r == -EINVAL && strstr(host_errbuf, "offset 24"), "too many push-constant bytes: %d %s", r,
            host_errbuf);
+    ops->kernel_destroy(k);
+    /* { uint n; double scale; }: scale at 8 (std430), so a padding value. */
+    CHECK(load(d, "tests/vulkan-shaders/pad_implicit.spv", &k));
+    struct devq_pl_arg padded[] = { B, U, PAD, X };
+    r = launch(s, k, padded, 4, 1);
+    EXPECT(r == 0, "a padding argument in the gap before a double: %d %s", r, host_errbuf);
+    /* That launch ran: wait for it before the stream goes. */
+    devq_pl_event *e;
+    CHECK(ops->event_create(d, 0, &e));
+    CHECK(ops->event_record(e, s));
+    CHECK(ops->event_wait(e, 30000000000ull));
+    ops->event_destroy(e);
+    struct devq_pl_arg unpadded[] = { B, U, X };
+    r = launch(s, k, unpadded, 3, 1);
+    EXPECT(r == -EINVAL && strstr(host_errbuf, "offset 4") && strstr(host_errbuf, "padding"),
+           "a double right after a uint: %d %s", r, host_errbuf);
+    struct devq_pl_arg wide_pad[] = { B, U, X, X };
+    r = launch(s, k, wide_pad, 4, 1);
+    EXPECT(r == -EINVAL, "an 8-byte value across the gap and the double: %d %s", r, host_errbuf);
     ops->kernel_destroy(k);
     CHECK(load(d, "tests/vulkan-shaders/fixed_local.spv", &k));
     struct devq_pl_arg three[] = { B, B, B };

@@ -213,15 +213,20 @@ static void member_offsets(const struct vk_iface *f, char *buf, size_t n)
 }
 
 /* A value argument packed at byte `at` must start a member of the block
- * and end one (it may span several: a C struct for the whole block). */
+ * and end one (it may span several: a C struct for the whole block), or
+ * touch no member at all: padding before an 8-byte member, which std430
+ * puts at a multiple of 8 while devq packs values at multiples of 4. */
 static bool on_member_edges(const struct vk_iface *f, uint32_t at, size_t size)
 {
-    bool starts = false, ends = false;
+    bool starts = false, ends = false, touches = false;
+    uint64_t end = at + (uint64_t)size;
     for (uint32_t i = 0; i < f->nvalues; i++) {
-        starts |= f->values[i].offset == at;
-        ends |= (uint64_t)f->values[i].offset + f->values[i].size == at + (uint64_t)size;
+        uint64_t m0 = f->values[i].offset, m1 = m0 + f->values[i].size;
+        starts |= m0 == at;
+        ends |= m1 == end;
+        touches |= m0 < end && at < m1;
     }
-    return starts && ends;
+    return (starts && ends) || !touches;
 }
 
 /* The second line of defence behind libdevq's check (kernel_iface): the
@@ -242,8 +247,8 @@ static int check_args(struct devq_pl_kernel *k, const struct devq_pl_arg *args, 
             member_offsets(f, members, sizeof members);
             return vk_host->error(-EINVAL, "vulkan:%u: launch: kernel '%s': value argument %zu (%zu bytes) lands "
                                   "at push-constant offset %u, not on members of the shader's %u-byte block "
-                                  "(members at %s; values pack at multiples of 4: put a 4-byte padding "
-                                  "argument before an 8-byte member at offset 8, devq-vulkan(7))", d->ordinal,
+                                  "(members at %s; values pack at multiples of 4: a 4-byte value before an "
+                                  "8-byte member needs a 4-byte padding argument, devq-vulkan(7))", d->ordinal,
                                   k->entry, i, args[i].size, at, f->pc_size, members[0] ? members : "none");
         }
         pc = at + (uint32_t)args[i].size;
