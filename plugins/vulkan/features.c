@@ -122,7 +122,7 @@ int vk_features_check(struct devq_pl_device *d, const struct vk_iface *k)
                 continue;
             return vk_host->error(-ENOTSUP, "vulkan:%u: kernel_load: the module declares capability %s, "
                                   "which needs the device feature %s; %s does not have it (devq-vulkan(7) "
-                                  "FEATURES)", d->ordinal, f->cap_name + strlen("SpvCapability"), f->name,
+                                  "Features)", d->ordinal, f->cap_name + strlen("SpvCapability"), f->name,
                                   d->props.deviceName);
         }
     return 0;
