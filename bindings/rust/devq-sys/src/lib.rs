@@ -51,6 +51,7 @@ pub const DEVQ_CAP_PRIORITIES: u64 = 1 << 7;
 pub const DEVQ_CAP_SKIP_ON_ERROR: u64 = 1 << 8;
 pub const DEVQ_CAP_SOFTWARE: u64 = 1 << 9;
 pub const DEVQ_CAP_CHANNELS: u64 = 1 << 10;
+pub const DEVQ_CAP_KERNEL_CHECK: u64 = 1 << 11;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
