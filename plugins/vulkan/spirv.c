@@ -139,17 +139,25 @@ static int reflect_push_constants(struct reflect *rf, spvc_resources res)
     if (nm > VK_MAX_VALUES)
         return REFUSE(rf, -EINVAL, "the push-constant block has %u members; devq takes at most %d", ord, nm,
                       VK_MAX_VALUES);
-    if (size > rf->d->props.limits.maxPushConstantsSize)
-        return REFUSE(rf, -ENOTSUP, "the push-constant block is %zu bytes; this device has %u (pass a buffer "
-                      "instead)", ord, size, rf->d->props.limits.maxPushConstantsSize);
+    /* Members in offset order (explicit offsets may differ from the
+     * declaration order); the block ends where its furthest member does. */
     for (unsigned i = 0; i < nm; i++) {
         unsigned off = 0;
         size_t msize = 0;
         if (spvc_compiler_type_struct_member_offset(rf->c, type, i, &off) != SPVC_SUCCESS ||
-            spvc_compiler_get_declared_struct_member_size(rf->c, type, i, &msize) != SPVC_SUCCESS)
+            spvc_compiler_get_declared_struct_member_size(rf->c, type, i, &msize) != SPVC_SUCCESS ||
+            msize > UINT32_MAX)
             return REFUSE(rf, -EINVAL, "reflection failed: push-constant member %u", ord, i);
-        rf->out->values[i] = (struct vk_member){ off, (uint32_t)msize };
+        if ((uint64_t)off + msize > size)
+            size = (uint64_t)off + msize;
+        unsigned j = i;
+        for (; j > 0 && rf->out->values[j - 1].offset > off; j--)
+            rf->out->values[j] = rf->out->values[j - 1];
+        rf->out->values[j] = (struct vk_member){ off, (uint32_t)msize };
     }
+    if (size > rf->d->props.limits.maxPushConstantsSize)
+        return REFUSE(rf, -ENOTSUP, "the push-constant block is %zu bytes; this device has %u (pass a buffer "
+                      "instead)", ord, size, rf->d->props.limits.maxPushConstantsSize);
     rf->out->nvalues = nm;
     rf->out->pc_size = (uint32_t)size;
     return 0;

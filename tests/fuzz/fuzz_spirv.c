@@ -40,10 +40,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(f.nbuf <= VK_MAX_BUFFERS, "%u buffers", f.nbuf);
         FUZZ_CHECK(f.pc_size <= 256 && f.nvalues <= VK_MAX_VALUES, "block %u bytes, %u members", f.pc_size,
                    f.nvalues);
-        for (uint32_t i = 0; i < f.nvalues; i++)
+        for (uint32_t i = 0; i < f.nvalues; i++) {
             FUZZ_CHECK((uint64_t)f.values[i].offset + f.values[i].size <= f.pc_size,
                        "member %u at %u (%u bytes) outside the %u-byte block", i, f.values[i].offset,
                        f.values[i].size, f.pc_size);
+            FUZZ_CHECK(i == 0 || f.values[i - 1].offset <= f.values[i].offset, "members out of offset order");
+        }
         FUZZ_CHECK(f.ncaps <= VK_MAX_CAPS, "%u capabilities", f.ncaps);
         for (int k = 0; k < 3; k++)
             FUZZ_CHECK(f.local[k] || f.local_spec_id[k] != UINT32_MAX, "a fixed local size of 0");
