@@ -65,6 +65,19 @@ tests_fuzz_replay_cpu_devices_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_
 tests_fuzz_replay_cpu_devices_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS) -I$(top_srcdir)/tests
 tests_fuzz_replay_cpu_devices_LDADD = libdevq_cpu.la $(PTHREAD_LIBS) $(LIBS)
 
+# The vulkan plugin's SPIR-V check (validator + reflection), where the
+# plugin is built (it needs SPIRV-Tools and SPIRV-Cross).
+FUZZ_SPIRV_LIBS = -lspirv-cross-c-shared -lSPIRV-Tools -lstdc++ -lm
+if BUILD_VULKAN
+check_PROGRAMS += tests/fuzz/replay_spirv
+tests_fuzz_replay_spirv_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_spirv.c \
+	plugins/vulkan/spirv.c plugins/vulkan/spirv_local.c plugins/vulkan/features.c
+tests_fuzz_replay_spirv_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS) -I$(top_srcdir)/plugins/vulkan
+tests_fuzz_replay_spirv_LDADD = $(FUZZ_SPIRV_LIBS)
+FUZZ_NAMES += spirv
+FUZZ_BINS_VULKAN = tests/fuzz/fuzz-spirv
+endif
+
 # ---- libFuzzer binaries (make fuzz, make fuzz-short) ----
 FUZZ_CC = clang
 FUZZ_SECONDS = 30
@@ -73,8 +86,8 @@ FUZZ_BUILD_FLAGS = -g -O1 -std=gnu11 $(FUZZ_SANITIZE) -I$(top_srcdir)/include \
 	$(DEVQ_LIB_INCLUDES) -I$(top_builddir) -I$(top_srcdir)/tests/fuzz -pthread
 FUZZ_BINS = tests/fuzz/fuzz-env_number tests/fuzz/fuzz-device_spec tests/fuzz/fuzz-backend_pref \
 	tests/fuzz/fuzz-plugin_validate tests/fuzz/fuzz-log_level tests/fuzz/fuzz-emu_fail \
-	tests/fuzz/fuzz-cpu_devices tests/fuzz/fuzz-signal_page
-CLEANFILES += $(FUZZ_BINS)
+	tests/fuzz/fuzz-cpu_devices tests/fuzz/fuzz-signal_page $(FUZZ_BINS_VULKAN)
+CLEANFILES += $(FUZZ_BINS) tests/fuzz/fuzz-spirv
 
 FUZZ_SRC_env_number = $(top_srcdir)/tests/fuzz/fuzz_env_number.c $(top_srcdir)/lib/base/env.c \
 	$(top_srcdir)/lib/base/env_table.c $(top_srcdir)/lib/base/device_spec.c $(top_srcdir)/lib/base/error.c
@@ -128,6 +141,13 @@ tests/fuzz/fuzz-cpu_devices: $(FUZZ_SRC_cpu_devices) $(top_srcdir)/plugins/cpu/c
 tests/fuzz/fuzz-signal_page: $(FUZZ_SRC_signal_page) $(top_srcdir)/lib/signal/signal_impl.h $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) $(FUZZ_SRC_signal_page) -o $@ $(LIBS)
+
+FUZZ_SRC_spirv = $(top_srcdir)/tests/fuzz/fuzz_spirv.c $(top_srcdir)/plugins/vulkan/spirv.c \
+	$(top_srcdir)/plugins/vulkan/spirv_local.c $(top_srcdir)/plugins/vulkan/features.c
+tests/fuzz/fuzz-spirv: $(FUZZ_SRC_spirv) $(top_srcdir)/plugins/vulkan/vk_plugin.h $(FUZZ_DEPS)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) -I$(top_srcdir)/plugins/vulkan $(FUZZ_SRC_spirv) -o $@ \
+	  $(FUZZ_SPIRV_LIBS)
 
 .PHONY: fuzz fuzz-short
 fuzz: $(FUZZ_BINS)

@@ -13,7 +13,11 @@ if BUILD_VULKAN
 plugin_LTLIBRARIES += plugins/vulkan/devq-vulkan.la
 plugins_vulkan_devq_vulkan_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 plugins_vulkan_devq_vulkan_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -no-undefined
-plugins_vulkan_devq_vulkan_la_LIBADD = $(PTHREAD_LIBS) $(LIBS) -ldl
+# SPIRV-Tools (static, C++: its symbols stay inside the plugin) validates
+# and SPIRV-Cross's C API reflects every module (plugins/vulkan/spirv.c).
+plugins_vulkan_devq_vulkan_la_LIBADD = $(PTHREAD_LIBS) $(LIBS) -ldl -lspirv-cross-c-shared \
+	-lSPIRV-Tools -lstdc++ -lm
+plugins_vulkan_devq_vulkan_la_LDFLAGS += -Wl,--exclude-libs,libSPIRV-Tools.a
 # Relinked when a reconfigure changes the install folder (config.h), as
 # the cuda and hip plugins are (tests/install/two-prefixes.sh).
 EXTRA_plugins_vulkan_devq_vulkan_la_DEPENDENCIES = config.h
@@ -21,6 +25,7 @@ plugins_vulkan_devq_vulkan_la_SOURCES = \
 	plugins/vulkan/vk_plugin.h plugins/vulkan/plugin.c plugins/vulkan/loader.c \
 	plugins/vulkan/device.c plugins/vulkan/stream.c plugins/vulkan/completion.c \
 	plugins/vulkan/event.c plugins/vulkan/mem.c plugins/vulkan/kernel.c \
+	plugins/vulkan/spirv.c plugins/vulkan/spirv_local.c plugins/vulkan/features.c \
 	plugins/gpu_common/gpu_common.h plugins/gpu_common/plugin.c
 
 # The SAXPY example on vulkan:0, checked against C (skips without a device).
@@ -34,6 +39,24 @@ check_PROGRAMS += tests/test_vulkan
 tests_test_vulkan_SOURCES = tests/test_vulkan.c
 tests_test_vulkan_LDADD = libdevq.la
 TESTS += tests/vulkan-plugin
+# The plugin alone through its ops table: kernel_iface of several
+# shaders, its own launch checks, a hidden feature (-ENOTSUP).
+check_PROGRAMS += tests/test_vulkan_iface
+tests_test_vulkan_iface_SOURCES = tests/test_vulkan_iface.c tests/host_fns.h
+tests_test_vulkan_iface_LDADD = -ldl
+EXTRA_tests_test_vulkan_iface_DEPENDENCIES = plugins/vulkan/devq-vulkan.la
+TESTS += tests/vulkan-iface
+# Host copies by import, mapping and staging: the same bytes.
+check_PROGRAMS += tests/test_vulkan_copies
+tests_test_vulkan_copies_SOURCES = tests/test_vulkan_copies.c
+tests_test_vulkan_copies_LDADD = libdevq.la
+TESTS += tests/vulkan-copies
+# Device loss (injected: DEVQ_VULKAN_INJECT_DEVICE_LOST) fails every
+# pending signal and buffer.
+check_PROGRAMS += tests/test_vulkan_lost
+tests_test_vulkan_lost_SOURCES = tests/test_vulkan_lost.c
+tests_test_vulkan_lost_LDADD = libdevq.la
+TESTS += tests/vulkan-lost
 
 # devq against raw Vulkan in the same run (make bench; bench/RESULTS.md).
 if HAVE_LIBVULKAN
@@ -52,14 +75,21 @@ TESTS += tests/conformance-vulkan
 TESTS += tests/exhaust-vulkan
 endif
 endif
-dist_noinst_SCRIPTS += tests/conformance-vulkan tests/exhaust-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan tests/vulkan-plugin
+dist_noinst_SCRIPTS += tests/conformance-vulkan tests/exhaust-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan tests/vulkan-plugin \
+	tests/vulkan-iface tests/vulkan-copies tests/vulkan-lost
+# Shaders of the plugin's own tests (SPIR-V committed, checked by
+# vulkan-spirv) and the corpus of corrupt SPIR-V (make-corpus.py).
+VK_TEST_SHADERS = f64_i64 iface_mixed pad_implicit fixed_local no_args uniform_buffer binding_gap
+VK_BAD_SPIRV = truncated bad-id-bound bad-magic wrong-version missing-entry unknown-capability
+EXTRA_DIST += $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%.comp) $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%.spv) \
+	$(VK_BAD_SPIRV:%=tests/vulkan-spirv-bad/%.spv) tests/vulkan-spirv-bad/make-corpus.py
 
 # The committed SPIR-V is what glslc makes of the .comp files today:
 # regenerated and compared where glslc is (else skipped).
 TESTS += tests/vulkan-spirv
 .PHONY: vulkan-spirv
 vulkan-spirv:
-	@for k in $(CONF_SHADERS:%=tests/conformance/%) examples/saxpy; do \
+	@for k in $(CONF_SHADERS:%=tests/conformance/%) $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%) examples/saxpy; do \
 	  $(GLSLC) --target-env=vulkan1.3 -O -fshader-stage=compute \
 	    -o $(top_srcdir)/$$k.spv $(top_srcdir)/$$k.comp || exit 1; \
 	done

@@ -1,9 +1,11 @@
 /* The vulkan backend's own behaviour, beyond the conformance suite: what
  * kernel_load refuses and says, fills and copies at any alignment, and a
  * launch with more groups than the device's maxComputeWorkGroupCount
- * (split by the plugin, invisible to the shader).  Runs through
+ * (split by the plugin, invisible to the shader); corrupt SPIR-V refused at
+ * load by the validator; a double and an int64 push constant.  Runs through
  * tests/vulkan-run (validation layer on); skips (77) without a device. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +45,91 @@ static void kernel_load_refusals(devq_device *dev)
     EXPECT(r == -ENOENT && strstr(devq_errmsg(), "nosuch") && strstr(devq_errmsg(), "main"),
            "missing entry: %d %s", r, devq_errmsg());
     free(spv);
+}
+
+static void *read_file(const char *rel, size_t *size)
+{
+    char path[4096];
+    const char *top = getenv("top_srcdir");
+    snprintf(path, sizeof path, "%s/%s", top && *top ? top : ".", rel);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "FAIL: %s: %s\n", path, strerror(errno));
+        exit(1);
+    }
+    void *p = malloc(1 << 16);
+    *size = fread(p, 1, 1 << 16, f);
+    fclose(f);
+    return p;
+}
+
+/* Corrupt SPIR-V (tests/vulkan-spirv-bad) never reaches the driver: each
+ * module is -EINVAL at load with the validator's own words. */
+static void bad_spirv_corpus(devq_device *dev)
+{
+    static const struct { const char *file, *says; } bad[] = {
+        { "truncated", "End of input" },
+        { "bad-id-bound", "ID bound" },
+        { "bad-magic", "magic number" },
+        { "wrong-version", "header" },
+        { "missing-entry", "No OpEntryPoint" },
+        { "unknown-capability", "capability" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "tests/vulkan-spirv-bad/%s.spv", bad[i].file);
+        size_t size;
+        void *spv = read_file(rel, &size);
+        devq_kernel *k = NULL;
+        int r = devq_kernel_load(dev, spv, size, "main", &k);
+        EXPECT(r == -EINVAL && strstr(devq_errmsg(), "invalid SPIR-V") && strstr(devq_errmsg(), bad[i].says),
+               "%s: %d %s", rel, r, devq_errmsg());
+        if (r == 0)
+            devq_kernel_destroy(k);
+        free(spv);
+    }
+}
+
+/* A double and an int64 push constant (shaderFloat64, shaderInt64),
+ * with the padding argument std430 needs before the double. */
+static void double_push_constant(devq_device *dev, devq_queue *q)
+{
+    enum { N = 1000 };
+    size_t size;
+    void *spv = read_file("tests/vulkan-shaders/f64_i64.spv", &size);
+    devq_kernel *k;
+    int r = devq_kernel_load(dev, spv, size, "main", &k);
+    free(spv);
+    if (r == -ENOTSUP) {
+        printf("double_push_constant: skipped: %s\n", devq_errmsg());
+        return;
+    }
+    CHECK(r);
+    devq_buffer *d, *qb;
+    CHECK(devq_buffer_alloc(dev, N * 8, NULL, 0, &d));
+    CHECK(devq_buffer_alloc(dev, N * 8, NULL, 0, &qb));
+    uint32_t n = N, pad = 0;
+    double scale = 0.5;
+    int64_t add = (1ll << 40) + 3;
+    devq_arg args[] = { DEVQ_ARG_BUF(d, DEVQ_WRITE), DEVQ_ARG_BUF(qb, DEVQ_WRITE), DEVQ_ARG_VAL(&n),
+                        DEVQ_ARG_VAL(&pad), DEVQ_ARG_VAL(&scale), DEVQ_ARG_VAL(&add) };
+    devq_launch l = { { N, 1, 1 }, { 64, 1, 1 }, 0 };
+    CHECK(devq_queue_exec(q, k, args, 6, &l));
+    double *gd = malloc(N * 8);
+    int64_t *gq = malloc(N * 8);
+    CHECK(devq_queue_read(q, gd, d, 0, N * 8));
+    CHECK(devq_queue_read(q, gq, qb, 0, N * 8));
+    CHECK(devq_queue_submit(q));
+    CHECK(devq_queue_finish(q, 60000000000ull));
+    for (int64_t i = 0, bad = 0; i < N; i++)
+        if ((gd[i] != (double)i * 0.5 || gq[i] != i * add - 1) && bad++ == 0)
+            EXPECT(0, "f64_i64[%lld] = %g, %lld; want %g, %lld", (long long)i, gd[i], (long long)gq[i],
+                   (double)i * 0.5, (long long)(i * add - 1));
+    free(gd);
+    free(gq);
+    CHECK(devq_buffer_free(d, NULL));
+    CHECK(devq_buffer_free(qb, NULL));
+    devq_kernel_destroy(k);
 }
 
 /* Fills and copies at every offset 0..8 and length 1..9 around word edges. */
@@ -157,6 +244,8 @@ int main(void)
     CHECK(devq_queue_create(dev, NULL, &q));
     software_device_after_cpu(dev);
     kernel_load_refusals(dev);
+    bad_spirv_corpus(dev);
+    double_push_constant(dev, q);
     unaligned_fill_and_copy(dev, q);
     launch_past_the_group_limit(dev, q);
     devq_queue_destroy(q);

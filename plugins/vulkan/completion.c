@@ -58,7 +58,7 @@ static void run(struct devq_pl_device *d, struct devq_pl_stream *s, struct vk_it
 {
     bool lost = atomic_load(&d->lost);
     if (it->kind == VK_ITEM_HOST) {
-        int status = lost ? -EIO : s->latched;
+        int status = lost ? -ENODEV : s->latched;
         char msg[320];
         if (lost)
             snprintf(msg, sizeof msg, "vulkan:%u: device lost: %s", d->ordinal, d->lost_cause);
@@ -74,11 +74,12 @@ static void run(struct devq_pl_device *d, struct devq_pl_stream *s, struct vk_it
         pthread_mutex_lock(&d->mu);
         if (r < 0)
             s->latched = r;
-    } else if (!lost && !s->latched) {
+    } else if (it->kind == VK_ITEM_MEMCPY && !lost && !s->latched) {
         pthread_mutex_unlock(&d->mu);
         memcpy(it->dst, it->src, it->n);
         pthread_mutex_lock(&d->mu);
     }
+    vk_transient_free(d, it->release);
     if (!lost) {
         VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = s->sem,
                                      .value = it->signal };

@@ -11,7 +11,8 @@
 
 int vk_lost_error(struct devq_pl_device *d)
 {
-    return vk_host->error(-EIO, "vulkan:%u: device lost: %s", d->ordinal, d->lost_cause);
+    /* -ENODEV: the device is gone (VK_ERROR_DEVICE_LOST), not one op. */
+    return vk_host->error(-ENODEV, "vulkan:%u: device lost: %s", d->ordinal, d->lost_cause);
 }
 
 void vk_mark_lost(struct devq_pl_device *d, const char *why)
@@ -180,32 +181,24 @@ static int create_device(struct devq_pl_device *d, uint32_t qcount)
     VkDeviceQueueCreateInfo qi = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
                                    .queueFamilyIndex = d->family, .queueCount = d->nqueues,
                                    .pQueuePriorities = prio };
-    const char *exts[2];
+    const char *exts[4];
     uint32_t nexts = 0;
     d->push_descriptors = has_extension(d->phys, VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME);
     if (d->push_descriptors)
         exts[nexts++] = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
     /* Shaders may read the clock (the conformance kernels' sleeps do). */
-    VkPhysicalDeviceShaderClockFeaturesKHR clock = {
-        .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CLOCK_FEATURES_KHR };
-    VkPhysicalDeviceVulkan13Features f13 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-                                             .synchronization2 = VK_TRUE,
-                                             /* shaders with LocalSizeId (glslc for vulkan1.3) */
-                                             .maintenance4 = VK_TRUE };
-    VkPhysicalDeviceVulkan12Features f12 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                             .pNext = &f13, .timelineSemaphore = VK_TRUE };
-    if (has_extension(d->phys, VK_KHR_SHADER_CLOCK_EXTENSION_NAME)) {
-        VkPhysicalDeviceFeatures2 q = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &clock };
-        vk_vkGetPhysicalDeviceFeatures2(d->phys, &q);
-        clock.pNext = NULL;
-        f13.pNext = &clock;
+    bool clock = has_extension(d->phys, VK_KHR_SHADER_CLOCK_EXTENSION_NAME);
+    if (clock)
         exts[nexts++] = VK_KHR_SHADER_CLOCK_EXTENSION_NAME;
-    }
-    VkPhysicalDeviceFeatures2 f = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, .pNext = &f12 };
-    VkPhysicalDeviceFeatures2 have = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2 };
-    vk_vkGetPhysicalDeviceFeatures2(d->phys, &have);
-    f.features.shaderInt64 = have.features.shaderInt64;   /* 64-bit clocks and indices */
-    VkDeviceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f,
+    /* Host copies by import of the user's pages (mem.c). */
+    const char *no_import = vk_host->getenv("DEVQ_VULKAN_NO_HOST_IMPORT");
+    bool import_ext = has_extension(d->phys, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) &&
+                      !(no_import && !strcmp(no_import, "1"));
+    if (import_ext)
+        exts[nexts++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    struct vk_feature_chain feat;
+    vk_features_init(d, &feat, clock);
+    VkDeviceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &feat.f2,
                               .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi,
                               .enabledExtensionCount = nexts, .ppEnabledExtensionNames = exts };
     VkResult r = vk_vkCreateDevice(d->phys, &ci, NULL, &d->dev);
@@ -214,6 +207,7 @@ static int create_device(struct devq_pl_device *d, uint32_t qcount)
     int err = vk_load_device();
     if (err)
         return err;
+    d->host_import = import_ext && vk_vkGetMemoryHostPointerPropertiesEXT;
     d->queues = calloc(d->nqueues, sizeof *d->queues);
     if (!d->queues)
         return vk_host->error(-ENOMEM, "vulkan:%u: out of memory", d->ordinal);
@@ -258,8 +252,10 @@ int vk_device_open(uint32_t ordinal, struct devq_pl_device **out)
     describe(d);
     pthread_mutex_init(&d->mu, NULL);
     d->next_addr = 1ull << 40;
-    if (!(err = create_device(d, qcount)) && !(err = pick_memory(d)) && !(err = vk_mem_pattern_init(d)) &&
-        1) {
+    const char *inject = vk_host->getenv("DEVQ_VULKAN_INJECT_DEVICE_LOST");
+    d->inject_lost_at = inject ? (uint32_t)strtoul(inject, NULL, 10) : 0;
+    if (!(err = create_device(d, qcount)) && !(err = pick_memory(d)) && !(err = vk_mem_paths_init(d)) &&
+        !(err = vk_mem_pattern_init(d))) {
         vk_device_opened(d);
         *out = d;
         return 0;
@@ -294,8 +290,10 @@ int vk_device_info(struct devq_pl_device *d, devq_device_info *info)
      * later would hold the queue, and with it every stream on a device
      * with one queue.  lib defers those batches instead. */
     info->caps = DEVQ_CAP_SKIP_ON_ERROR;
+    /* Every module is reflected at load (spirv.c), so every launch is
+     * checked against the kernel's declared interface (kernel_iface). */
     if (d->push_descriptors)
-        info->caps |= DEVQ_CAP_KERNELS;
+        info->caps |= DEVQ_CAP_KERNELS | DEVQ_CAP_KERNEL_CHECK;
     if (d->props.limits.timestampComputeAndGraphics)
         info->caps |= DEVQ_CAP_TIMING;
     if (d->host_visible)

@@ -10,8 +10,12 @@
  *     a base group where that exceeds maxComputeWorkGroupCount, which
  *     gl_GlobalInvocationID includes, so the shader does not know).
  * That is what a GLSL author writes for a compute shader without devq,
- * which is why it was chosen over buffer device addresses.  Pipelines are
- * made at first launch and cached per (local size, bindings, push size). */
+ * which is why it was chosen over buffer device addresses.  kernel_load
+ * validates and reflects the module first (spirv.c); the pipeline layout
+ * is the shader's own (its bindings, its push-constant block), and each
+ * launch is checked against it, behind libdevq's check of the declared
+ * interface (kernel_iface).  Pipelines are made at first launch and
+ * cached per local size. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
@@ -31,49 +35,26 @@ struct devq_pl_kernel {
     struct devq_pl_device *dev;
     VkShaderModule mod;
     char entry[128];
+    struct vk_iface iface;
+    struct devq_pl_param params[VK_MAX_BUFFERS + VK_MAX_VALUES];   /* kernel_iface's */
     struct vk_pipeline *pipes;
 };
-
-/* Is there a GLCompute OpEntryPoint named entry?  Also lists the names. */
-static bool find_entry(const uint32_t *w, size_t nw, const char *entry, char *have, size_t n)
-{
-    bool found = false;
-    have[0] = 0;
-    for (size_t i = 5; i < nw;) {
-        uint32_t op = w[i] & 0xffff, wc = w[i] >> 16;
-        if (wc == 0 || i + wc > nw)
-            break;
-        if (op == 15 && wc >= 4 && w[i + 1] == 5 /* GLCompute */) {
-            const char *name = (const char *)&w[i + 3];
-            size_t max = (wc - 3) * 4;
-            if (strnlen(name, max) < max) {
-                found |= !strcmp(name, entry);
-                size_t l = strlen(have);
-                snprintf(have + l, n - l, "%s%s", l ? ", " : "", name);
-            }
-        }
-        i += wc;
-    }
-    return found;
-}
 
 int vk_kernel_load(struct devq_pl_device *d, const void *image, size_t size, const char *entry,
                    struct devq_pl_kernel **out)
 {
     if (!entry || !*entry)
         entry = "main";
-    if (!image || size < 20 || size % 4 || *(const uint32_t *)image != 0x07230203u)
-        return vk_host->error(-EINVAL, "vulkan:%u: kernel_load: the image is not SPIR-V (%zu bytes; "
-                              "compile the shader with glslc -fshader-stage=compute)", d->ordinal, size);
-    char have[256];
-    if (!find_entry(image, size / 4, entry, have, sizeof have))
-        return vk_host->error(-ENOENT, "vulkan:%u: kernel_load: no compute entry point '%s' in the "
-                              "SPIR-V (has: %s)", d->ordinal, entry, have[0] ? have : "none");
     if (strlen(entry) >= sizeof((struct devq_pl_kernel *)0)->entry)
         return vk_host->error(-ENAMETOOLONG, "vulkan:%u: kernel_load: entry name too long", d->ordinal);
     struct devq_pl_kernel *k = calloc(1, sizeof *k);
     if (!k)
         return vk_host->error(-ENOMEM, "vulkan:%u: out of memory loading a kernel", d->ordinal);
+    int err = vk_spirv_check(d, image, size, entry, &k->iface);
+    if (err) {
+        free(k);
+        return err;
+    }
     k->dev = d;
     strcpy(k->entry, entry);
     VkShaderModuleCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = size,
@@ -84,6 +65,22 @@ int vk_kernel_load(struct devq_pl_device *d, const void *image, size_t size, con
         return vk_fail(d, "vkCreateShaderModule", r, -EINVAL);
     }
     *out = k;
+    return 0;
+}
+
+/* Not positional: the buffers are bindings 0..n-1, the values the
+ * push-constant members by offset (devq_plugin.h). */
+int vk_kernel_iface(struct devq_pl_kernel *k, struct devq_pl_kernel_iface *out)
+{
+    const struct vk_iface *f = &k->iface;
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < f->nbuf; i++)
+        k->params[n++] = (struct devq_pl_param){ .kind = DEVQ_PL_PARAM_BUFFER, .size = 0, .offset = UINT32_MAX };
+    for (uint32_t i = 0; i < f->nvalues; i++)
+        k->params[n++] = (struct devq_pl_param){ .kind = DEVQ_PL_PARAM_VALUE, .size = f->values[i].size,
+                                                 .offset = f->values[i].offset };
+    *out = (struct devq_pl_kernel_iface){ .flags = 0, .nparams = n, .params = k->params,
+                                          .value_block = f->pc_size };
     return 0;
 }
 
@@ -129,13 +126,19 @@ static int make_pipeline(struct devq_pl_kernel *k, struct vk_pipeline *p)
                                       .pushConstantRangeCount = p->pc ? 1 : 0, .pPushConstantRanges = &pr };
     if ((r = vk_vkCreatePipelineLayout(d->dev, &li, NULL, &p->layout)) != VK_SUCCESS)
         return vk_fail(d, "vkCreatePipelineLayout", r, -ENOMEM);
-    VkSpecializationMapEntry me[3] = { { 0, 0, 4 }, { 1, 4, 4 }, { 2, 8, 4 } };
-    VkSpecializationInfo spec = { 3, me, sizeof p->local, p->local };
+    /* The local size goes to the specialization constants the shader
+     * sized its work group with (local_size_x_id = 0 etc.). */
+    VkSpecializationMapEntry me[3];
+    uint32_t nme = 0;
+    for (uint32_t i = 0; i < 3; i++)
+        if (k->iface.local_spec_id[i] != UINT32_MAX)
+            me[nme++] = (VkSpecializationMapEntry){ k->iface.local_spec_id[i], i * 4, 4 };
+    VkSpecializationInfo spec = { nme, me, sizeof p->local, p->local };
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
                    .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = k->mod, .pName = k->entry,
-                   .pSpecializationInfo = &spec },
+                   .pSpecializationInfo = nme ? &spec : NULL },
         .layout = p->layout,
         .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT,
     };
@@ -169,22 +172,93 @@ static int pipeline_for(struct devq_pl_kernel *k, const uint32_t local[3], uint3
     return 0;
 }
 
-/* Checks of the launch against the device's limits; 0 or -EINVAL. */
-static int check_launch(struct devq_pl_device *d, const devq_launch *l, uint32_t groups[3])
+/* The work-group size of a launch: devq_launch.local where the shader
+ * takes it as specialization constants; the shader's literal LocalSize,
+ * which a launch may only repeat, elsewhere.  Then the device's limits. */
+static int check_launch(struct devq_pl_kernel *k, const devq_launch *l, uint32_t local[3], uint32_t groups[3])
 {
+    struct devq_pl_device *d = k->dev;
     const VkPhysicalDeviceLimits *lim = &d->props.limits;
     uint64_t inv = 1;
     for (int i = 0; i < 3; i++) {
-        uint32_t loc = l->local[i] ? l->local[i] : 1;
-        groups[i] = l->global[i] / loc + (l->global[i] % loc != 0);
-        inv *= loc;
-        if (loc > lim->maxComputeWorkGroupSize[i])
+        uint32_t want = l->local[i] ? l->local[i] : 1;
+        if (k->iface.local_spec_id[i] == UINT32_MAX) {
+            if (l->local[i] && l->local[i] != k->iface.local[i])
+                return vk_host->error(-EINVAL, "vulkan:%u: launch: kernel '%s' has a fixed local size %u in "
+                                      "dimension %d, not %u (pass 0 or %u, or declare local_size_x_id = 0 etc.)",
+                                      d->ordinal, k->entry, k->iface.local[i], i, l->local[i], k->iface.local[i]);
+            want = k->iface.local[i];
+        }
+        local[i] = want;
+        groups[i] = l->global[i] / want + (l->global[i] % want != 0);
+        inv *= want;
+        if (want > lim->maxComputeWorkGroupSize[i])
             return vk_host->error(-EINVAL, "vulkan:%u: launch: dimension %d: local %u (max %u)", d->ordinal, i,
-                                  loc, lim->maxComputeWorkGroupSize[i]);
+                                  want, lim->maxComputeWorkGroupSize[i]);
     }
     if (inv > lim->maxComputeWorkGroupInvocations)
         return vk_host->error(-EINVAL, "vulkan:%u: launch: %llu work-items per group (max %u)", d->ordinal,
                               (unsigned long long)inv, lim->maxComputeWorkGroupInvocations);
+    return 0;
+}
+
+/* The offsets of the push-constant members, for messages. */
+static void member_offsets(const struct vk_iface *f, char *buf, size_t n)
+{
+    buf[0] = 0;
+    for (uint32_t i = 0; i < f->nvalues; i++) {
+        size_t l = strlen(buf);
+        snprintf(buf + l, n - l, "%s%u (%u bytes)", i ? ", " : "", f->values[i].offset, f->values[i].size);
+    }
+}
+
+/* A value argument packed at byte `at` must start a member of the block
+ * and end one (it may span several: a C struct for the whole block), or
+ * touch no member at all: padding before an 8-byte member, which std430
+ * puts at a multiple of 8 while devq packs values at multiples of 4. */
+static bool on_member_edges(const struct vk_iface *f, uint32_t at, size_t size)
+{
+    bool starts = false, ends = false, touches = false;
+    uint64_t end = at + (uint64_t)size;
+    for (uint32_t i = 0; i < f->nvalues; i++) {
+        uint64_t m0 = f->values[i].offset, m1 = m0 + f->values[i].size;
+        starts |= m0 == at;
+        ends |= m1 == end;
+        touches |= m0 < end && at < m1;
+    }
+    return (starts && ends) || !touches;
+}
+
+/* The second line of defence behind libdevq's check (kernel_iface): the
+ * arguments against the shader's own interface. */
+static int check_args(struct devq_pl_kernel *k, const struct devq_pl_arg *args, size_t nargs)
+{
+    const struct vk_iface *f = &k->iface;
+    struct devq_pl_device *d = k->dev;
+    uint32_t nbuf = 0, pc = 0;
+    char members[256];
+    for (size_t i = 0; i < nargs; i++) {
+        if (args[i].is_buffer) {
+            nbuf++;
+            continue;
+        }
+        uint32_t at = (pc + 3) & ~3u;
+        if (at + args[i].size > f->pc_size || !on_member_edges(f, at, args[i].size)) {
+            member_offsets(f, members, sizeof members);
+            return vk_host->error(-EINVAL, "vulkan:%u: launch: kernel '%s': value argument %zu (%zu bytes) lands "
+                                  "at push-constant offset %u, not on members of the shader's %u-byte block "
+                                  "(members at %s; values pack at multiples of 4: a 4-byte value before an "
+                                  "8-byte member needs a 4-byte padding argument, devq-vulkan(7))", d->ordinal,
+                                  k->entry, i, args[i].size, at, f->pc_size, members[0] ? members : "none");
+        }
+        pc = at + (uint32_t)args[i].size;
+    }
+    if (nbuf != f->nbuf)
+        return vk_host->error(-EINVAL, "vulkan:%u: launch: kernel '%s' declares %u storage buffers (bindings "
+                              "0..n-1 of set 0); %u buffer arguments given", d->ordinal, k->entry, f->nbuf, nbuf);
+    if (pc < f->pc_size)
+        return vk_host->error(-EINVAL, "vulkan:%u: launch: kernel '%s' reads a %u-byte push-constant block; the "
+                              "value arguments fill %u bytes", d->ordinal, k->entry, f->pc_size, pc);
     return 0;
 }
 
@@ -218,23 +292,21 @@ int vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_lau
 {
     struct devq_pl_device *d = s->dev;
     const VkPhysicalDeviceLimits *lim = &d->props.limits;
-    uint8_t pcbuf[256] = { 0 };
-    VkDescriptorBufferInfo bufs[64];
-    VkWriteDescriptorSet writes[64];
+    uint8_t pcbuf[4096] = { 0 };
+    VkDescriptorBufferInfo bufs[VK_MAX_BUFFERS];
+    VkWriteDescriptorSet writes[VK_MAX_BUFFERS];
     uint32_t nbuf = 0, pc = 0, groups[3], local[3];
-    int err = check_launch(d, l, groups);
+    int err = check_launch(k, l, local, groups);
+    if (!err)
+        err = check_args(k, args, nargs);
     if (err)
         return err;
-    for (int i = 0; i < 3; i++)
-        local[i] = l->local[i] ? l->local[i] : 1;
     pthread_mutex_lock(&d->mu);
     for (size_t i = 0; i < nargs && !err; i++) {
         if (args[i].is_buffer) {
             uint64_t addr = (uintptr_t)args[i].device_ptr;
             struct vk_alloc *a = vk_mem_find(d, addr, 1);
-            if (nbuf == 64)
-                err = vk_host->error(-EINVAL, "vulkan:%u: launch: more than 64 buffer arguments", d->ordinal);
-            else if (!a)
+            if (!a)
                 err = vk_host->error(-EINVAL, "vulkan:%u: launch: argument %zu (%p) is not device memory "
                                      "of this device", d->ordinal, i, args[i].device_ptr);
             else if ((addr - a->addr) % lim->minStorageBufferOffsetAlignment)
@@ -265,7 +337,7 @@ int vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_lau
             }
         }
     }
-    pc = (pc + 3) & ~3u;
+    pc = (pc + 3) & ~3u;   /* == the block's size, rounded up (check_args) */
     struct vk_pipeline *p = NULL;
     VkCommandBuffer cb = VK_NULL_HANDLE;
     if (!err)

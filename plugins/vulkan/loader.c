@@ -19,6 +19,7 @@ VK_GLOBAL_FNS(VK_DEFINE)
 VK_INSTANCE_FNS(VK_DEFINE)
 VK_DEVICE_FNS(VK_DEFINE)
 PFN_vkCmdPushDescriptorSetKHR vk_vkCmdPushDescriptorSetKHR;
+PFN_vkGetMemoryHostPointerPropertiesEXT vk_vkGetMemoryHostPointerPropertiesEXT;
 VkInstance vk_instance;
 
 static pthread_once_t load_once = PTHREAD_ONCE_INIT, atfork_once = PTHREAD_ONCE_INIT;
@@ -291,6 +292,8 @@ int vk_load_device(void)
 #undef VK_DEV
         vk_vkCmdPushDescriptorSetKHR =
             (PFN_vkCmdPushDescriptorSetKHR)gipa(vk_instance, "vkCmdPushDescriptorSetKHR");
+        vk_vkGetMemoryHostPointerPropertiesEXT = (PFN_vkGetMemoryHostPointerPropertiesEXT)gipa(
+            vk_instance, "vkGetMemoryHostPointerPropertiesEXT");
         device_fns_loaded = !err;
     }
     pthread_mutex_unlock(&device_fns_mu);

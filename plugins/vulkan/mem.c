@@ -5,9 +5,17 @@
  * to (buffer, offset) by binary search.  This needs no
  * bufferDeviceAddress and keeps every op a plain buffer command.
  *
- * Host copies go through the buffer's host mapping, done by the
- * completion thread in stream order (a host item), so that what a
- * devq_queue_write reads is the source at execution time. */
+ * Host copies take the first of three paths that the device allows
+ * (devq-vulkan(7) HOST COPIES), each done in stream order at execution
+ * time, so that what a devq_queue_write reads is the source then:
+ *   import   the user's pages become a VkBuffer (VK_EXT_external_memory_host)
+ *            and the device copies; a host item frees the import after;
+ *   mapping  the completion thread memcpy's through the buffer's mapping;
+ *   staging  a host-visible staging buffer, memcpy'd by the completion
+ *            thread and copied by the device (devices without
+ *            host-visible device memory).
+ * DEVQ_VULKAN_NO_HOST_IMPORT=1 and DEVQ_VULKAN_FORCE_STAGING=1 (which also
+ * leaves buffers unmapped, as on such a device) let tests force each. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +23,123 @@
 #include "vk_plugin.h"
 
 #define ADDR_GAP (64u * 1024u)
+
+static bool env_on(const char *name)
+{
+    const char *v = vk_host->getenv(name);
+    return v && !strcmp(v, "1");
+}
+
+int vk_mem_paths_init(struct devq_pl_device *d)
+{
+    if (env_on("DEVQ_VULKAN_FORCE_STAGING")) {
+        d->force_staging = true;
+        d->host_visible = false;
+        d->host_import = false;
+    }
+    if (d->host_import) {
+        VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT };
+        VkPhysicalDeviceProperties2 p2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &hp };
+        vk_vkGetPhysicalDeviceProperties2(d->phys, &p2);
+        d->import_align = hp.minImportedHostPointerAlignment;
+        /* A power of two by the spec; anything else: no imports. */
+        if (!d->import_align || (d->import_align & (d->import_align - 1)))
+            d->host_import = false;
+    }
+    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    for (uint32_t i = 0; i < d->memprops.memoryTypeCount && !d->has_staging; i++)
+        if ((d->memprops.memoryTypes[i].propertyFlags & want) == want) {
+            d->staging_type = i;
+            d->has_staging = true;
+        }
+    vk_host->log(DEVQ_LOG_BASIC, "vulkan:%u: host copies: %s", d->ordinal,
+                 d->host_import ? "import of the user's pages" : d->host_visible ? "through the mapping" :
+                 d->has_staging ? "through staging buffers" : "none (no host-visible memory)");
+    return 0;
+}
+
+void vk_transient_free(struct devq_pl_device *d, struct vk_transient *t)
+{
+    if (!t)
+        return;
+    if (t->buf)
+        vk_vkDestroyBuffer(d->dev, t->buf, NULL);
+    if (t->mem)
+        vk_vkFreeMemory(d->dev, t->mem, NULL);
+    free(t);
+}
+
+/* A buffer of `size` bytes (usage: transfers) over memory of `type`,
+ * imported from host pointer `host` when it is not NULL. */
+static int transient(struct devq_pl_device *d, VkDeviceSize size, uint32_t type_bits, void *host,
+                     struct vk_transient **out)
+{
+    struct vk_transient *t = calloc(1, sizeof *t);
+    if (!t)
+        return vk_host->error(-ENOMEM, "vulkan:%u: out of memory", d->ordinal);
+    VkExternalMemoryBufferCreateInfo eb = { .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
+                                            .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT };
+    VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .pNext = host ? &eb : NULL,
+                              .size = size,
+                              .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT };
+    VkMemoryRequirements req;
+    VkImportMemoryHostPointerInfoEXT imp = { .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
+                                             .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+                                             .pHostPointer = host };
+    VkMemoryAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = host ? &imp : NULL };
+    const char *call = "vkCreateBuffer";
+    VkResult r = vk_vkCreateBuffer(d->dev, &bi, NULL, &t->buf);
+    if (r == VK_SUCCESS) {
+        vk_vkGetBufferMemoryRequirements(d->dev, t->buf, &req);
+        type_bits &= req.memoryTypeBits;
+        call = "no memory type for the host copy";
+        r = VK_ERROR_FEATURE_NOT_PRESENT;
+        if (type_bits && (host || req.size <= size + req.alignment + (VkDeviceSize)4096)) {
+            ai.allocationSize = host ? size : req.size;
+            ai.memoryTypeIndex = (uint32_t)__builtin_ctz(type_bits);
+            call = "vkAllocateMemory";
+            r = vk_vkAllocateMemory(d->dev, &ai, NULL, &t->mem);
+        }
+    }
+    if (r == VK_SUCCESS) {
+        call = "vkBindBufferMemory";
+        r = vk_vkBindBufferMemory(d->dev, t->buf, t->mem, 0);
+    }
+    if (r == VK_SUCCESS && !host) {
+        call = "vkMapMemory";
+        r = vk_vkMapMemory(d->dev, t->mem, 0, VK_WHOLE_SIZE, 0, &t->map);
+    }
+    if (r != VK_SUCCESS) {
+        vk_transient_free(d, t);
+        return vk_fail(d, call, r, -ENOMEM);
+    }
+    *out = t;
+    return 0;
+}
+
+/* The user's pages around [p, p+n) as a buffer; *off: p's offset in it.
+ * Fails quietly (a positive 1) when the driver refuses these pages: the
+ * copy then takes another path. */
+static int import_pages(struct devq_pl_device *d, const void *p, size_t n, struct vk_transient **out,
+                        VkDeviceSize *off)
+{
+    uintptr_t a = (uintptr_t)d->import_align, base = (uintptr_t)p & ~(a - 1);
+    uintptr_t end = ((uintptr_t)p + n + a - 1) & ~(a - 1);
+    VkMemoryHostPointerPropertiesEXT hp = { .sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT };
+    VkResult r = vk_vkGetMemoryHostPointerPropertiesEXT(d->dev, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+                                                        (void *)base, &hp);
+    if (r != VK_SUCCESS || !hp.memoryTypeBits)
+        return 1;
+    int err = transient(d, end - base, hp.memoryTypeBits, (void *)base, out);
+    if (err) {
+        vk_host->log(DEVQ_LOG_BASIC, "vulkan:%u: host copy: importing %p (+%zu) failed, copying another way",
+                     d->ordinal, p, n);
+        return 1;
+    }
+    *off = (uintptr_t)p - base;
+    return 0;
+}
 
 int vk_mem_alloc(struct devq_pl_device *d, size_t bytes, void **device_ptr, void **host_ptr)
 {
@@ -175,6 +300,60 @@ static int bad_address(struct devq_pl_device *d, const char *op, const void *p, 
                           d->ordinal, op, p, n);
 }
 
+/* Under mu: a host copy between device allocation a and host memory, by
+ * the first path the device allows (see the top of the file).  Where the
+ * item that frees a transient buffer cannot be queued (out of memory,
+ * the stream broken), the buffer is left allocated rather than freed
+ * under a copy that may still run. */
+static int host_copy(struct devq_pl_stream *s, struct vk_alloc *a, void *dst, const void *src, size_t n,
+                     enum devq_copy_dir dir)
+{
+    struct devq_pl_device *d = s->dev;
+    bool h2d = dir == DEVQ_COPY_H2D;
+    VkDeviceSize at = h2d ? (uintptr_t)dst - a->addr : (uintptr_t)src - a->addr, off = 0;
+    struct vk_transient *t = NULL;
+    VkCommandBuffer cb;
+    int err;
+    if (d->host_import && import_pages(d, h2d ? src : dst, n, &t, &off) == 0) {
+        if (!(cb = vk_stream_cmd(s))) {
+            vk_transient_free(d, t);
+            return -EIO;
+        }
+        VkBufferCopy region = { h2d ? off : at, h2d ? at : off, n };
+        vk_vkCmdCopyBuffer(cb, h2d ? t->buf : a->buf, h2d ? a->buf : t->buf, 1, &region);
+        return vk_stream_release_item(s, VK_ITEM_RELEASE, NULL, NULL, 0, t);
+    }
+    if (a->map && !d->force_staging)
+        return vk_stream_host_item(s, VK_ITEM_MEMCPY, NULL, NULL, h2d ? (char *)a->map + at : dst,
+                                   h2d ? src : (const char *)a->map + at, n);
+    if (!d->has_staging)
+        return vk_host->error(-ENOTSUP, "vulkan:%u: host copies need host-visible memory for staging, which "
+                              "this device does not have", d->ordinal);
+    if ((err = transient(d, n, 1u << d->staging_type, NULL, &t)))
+        return err;
+    if (h2d) {
+        /* The source is read when the copy executes, like the others. */
+        if ((err = vk_stream_host_item(s, VK_ITEM_MEMCPY, NULL, NULL, t->map, src, n))) {
+            vk_transient_free(d, t);
+            return err;
+        }
+        /* The memcpy into t is queued: t is freed by an item after it. */
+        if ((cb = vk_stream_cmd(s))) {
+            VkBufferCopy region = { 0, at, n };
+            vk_vkCmdCopyBuffer(cb, t->buf, a->buf, 1, &region);
+        }
+        err = vk_stream_release_item(s, VK_ITEM_RELEASE, NULL, NULL, 0, t);
+        return cb ? err : -EIO;
+    }
+    if (!(cb = vk_stream_cmd(s))) {
+        vk_transient_free(d, t);
+        return -EIO;
+    }
+    VkBufferCopy region = { at, 0, n };
+    vk_vkCmdCopyBuffer(cb, a->buf, t->buf, 1, &region);
+    return vk_stream_release_item(s, VK_ITEM_MEMCPY, dst, t->map, n, t);
+}
+
 int vk_copy(struct devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir)
 {
     struct devq_pl_device *d = s->dev;
@@ -195,15 +374,8 @@ int vk_copy(struct devq_pl_stream *s, void *dst, const void *src, size_t n, enum
             VkBufferCopy region = { (uintptr_t)src - sa->addr, (uintptr_t)dst - da->addr, n };
             vk_vkCmdCopyBuffer(cb, sa->buf, da->buf, 1, &region);
         }
-    } else if (!(da ? da : sa)->map) {
-        err = vk_host->error(-ENOTSUP, "vulkan:%u: host copies need host-visible device memory, "
-                             "which this device does not have", d->ordinal);
-    } else if (dir == DEVQ_COPY_H2D) {
-        err = vk_stream_host_item(s, VK_ITEM_MEMCPY, NULL, NULL,
-                                  (char *)da->map + ((uintptr_t)dst - da->addr), src, n);
     } else {
-        err = vk_stream_host_item(s, VK_ITEM_MEMCPY, NULL, NULL, dst,
-                                  (const char *)sa->map + ((uintptr_t)src - sa->addr), n);
+        err = host_copy(s, dir == DEVQ_COPY_H2D ? da : sa, dst, src, n, dir);
     }
     pthread_mutex_unlock(&d->mu);
     return err;

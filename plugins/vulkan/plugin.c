@@ -10,6 +10,7 @@ const struct devq_host *vk_host;
 static const struct devq_backend_ops vk_ops_table = {
     GPU_OPS_COMMON(vk),
     .name = "vulkan",
+    .kernel_iface = vk_kernel_iface,
 };
 
 GPU_PLUGIN_ENTRY("vulkan", vk_ops_table, vk_host)

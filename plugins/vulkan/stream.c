@@ -113,6 +113,7 @@ void vk_stream_destroy(struct devq_pl_stream *s)
     s->nwaits = 0;
     /* Nothing is held unless the device was lost. */
     if (s->active) {
+        vk_transient_free(d, s->active->release);
         free(s->active);
         s->active = NULL;
     }
@@ -120,6 +121,7 @@ void vk_stream_destroy(struct devq_pl_stream *s)
         struct vk_item *it = s->head;
         s->head = it->next;
         release_waits(it->waits, it->nwaits);
+        vk_transient_free(d, it->release);
         free(it);
     }
     vk_stream_unref(s);
@@ -264,21 +266,37 @@ uint64_t vk_stream_flush(struct devq_pl_stream *s, int *err)
     return s->next_value;
 }
 
-int vk_stream_host_item(struct devq_pl_stream *s, enum vk_item_kind kind, devq_pl_host_fn fn, void *arg,
-                        void *dst, const void *src, size_t n)
+static int host_item(struct devq_pl_stream *s, enum vk_item_kind kind, devq_pl_host_fn fn, void *arg,
+                     void *dst, const void *src, size_t n, struct vk_transient *release)
 {
-    int err;
-    uint64_t after = vk_stream_flush(s, &err);
-    if (err)
-        return err;
+    /* Allocated first: once the work before is flushed, the item that
+     * frees its transient buffer must not fail to exist. */
     struct vk_item *it = calloc(1, sizeof *it);
     if (!it)
         return vk_host->error(-ENOMEM, "vulkan:%u: out of memory", s->dev->ordinal);
+    int err;
+    uint64_t after = vk_stream_flush(s, &err);
+    if (err) {
+        free(it);
+        return err;
+    }
     *it = (struct vk_item){ .kind = kind, .after = after, .signal = ++s->next_value,
-                            .fn = fn, .arg = arg, .dst = dst, .src = src, .n = n };
+                            .fn = fn, .arg = arg, .dst = dst, .src = src, .n = n, .release = release };
     append(s, it);
     vk_pump(s->dev);
     return 0;
+}
+
+int vk_stream_host_item(struct devq_pl_stream *s, enum vk_item_kind kind, devq_pl_host_fn fn, void *arg,
+                        void *dst, const void *src, size_t n)
+{
+    return host_item(s, kind, fn, arg, dst, src, n, NULL);
+}
+
+int vk_stream_release_item(struct devq_pl_stream *s, enum vk_item_kind kind, void *dst, const void *src,
+                           size_t n, struct vk_transient *t)
+{
+    return host_item(s, kind, NULL, NULL, dst, src, n, t);
 }
 
 int vk_host_fn(struct devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
@@ -389,13 +407,13 @@ static int submit(struct devq_pl_stream *s, struct vk_item *it)
                          .waitSemaphoreInfoCount = nw, .pWaitSemaphoreInfos = w,
                          .commandBufferInfoCount = it->cb ? 1 : 0, .pCommandBufferInfos = &cbi,
                          .signalSemaphoreInfoCount = 1, .pSignalSemaphoreInfos = &sig };
-    VkResult r = vk_vkQueueSubmit2(s->queue, 1, &si, VK_NULL_HANDLE);
+    VkResult r = d->inject_lost_at && atomic_fetch_add(&d->submissions, 1) + 1 == d->inject_lost_at
+                     ? VK_ERROR_DEVICE_LOST : vk_vkQueueSubmit2(s->queue, 1, &si, VK_NULL_HANDLE);
     free(heap);
     if (r != VK_SUCCESS) {
         /* The stream's timeline can no longer be trusted: treat it as the
          * device's loss, so waiters get an error rather than a hang. */
-        vk_fail(d, "vkQueueSubmit2", VK_ERROR_DEVICE_LOST, -EIO);
-        return -EIO;
+        return vk_fail(d, "vkQueueSubmit2", VK_ERROR_DEVICE_LOST, -ENODEV);
     }
     if (it->cb)
         s->inflight[s->ninflight++] = (struct vk_inflight){ it->cb, it->signal, it->waits, it->nwaits };

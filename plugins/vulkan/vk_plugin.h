@@ -53,6 +53,7 @@ VK_GLOBAL_FNS(VK_DECLARE)
 VK_INSTANCE_FNS(VK_DECLARE)
 VK_DEVICE_FNS(VK_DECLARE)
 extern PFN_vkCmdPushDescriptorSetKHR vk_vkCmdPushDescriptorSetKHR VK_HIDDEN;
+extern PFN_vkGetMemoryHostPointerPropertiesEXT vk_vkGetMemoryHostPointerPropertiesEXT VK_HIDDEN;
 
 extern VkInstance vk_instance VK_HIDDEN;
 
@@ -91,7 +92,19 @@ struct devq_pl_device {
     VkPhysicalDeviceMemoryProperties memprops;
     uint32_t          mem_type;      /* the type buffers are allocated from */
     bool              host_visible;
+    /* Host copies (mem.c): import the user's pages (VK_EXT_external_memory_host,
+     * unless DEVQ_VULKAN_NO_HOST_IMPORT=1), else through the mapping, else
+     * through a staging buffer of staging_type (DEVQ_VULKAN_FORCE_STAGING=1
+     * forces this path and leaves buffers unmapped). */
+    bool              host_import, force_staging, has_staging;
+    VkDeviceSize      import_align;
+    uint32_t          staging_type;
+    /* DEVQ_VULKAN_INJECT_DEVICE_LOST=N: the Nth submission fails with
+     * VK_ERROR_DEVICE_LOST (a test switch: lavapipe never loses a device). */
+    atomic_uint       submissions;
+    uint32_t          inject_lost_at;
     bool              push_descriptors;
+    uint32_t          features;      /* features.c: bit i = table entry i enabled */
     uint64_t          total_memory;
     char              name[128];
     /* Everything below: under mu (the queues too: vkQueueSubmit2 is
@@ -108,7 +121,7 @@ struct devq_pl_device {
 };
 
 /* A failed Vulkan call: marks the device lost on VK_ERROR_DEVICE_LOST
- * and returns err (-EIO when lost) with "vulkan:N: call: VK_..." */
+ * and returns err (-ENODEV when lost) with "vulkan:N: call: VK_..." */
 int  vk_fail(struct devq_pl_device *d, const char *call, VkResult r, int err);
 int  vk_lost_error(struct devq_pl_device *d);
 /* Under mu or not: mark the device lost with cause `why`. */
@@ -120,6 +133,49 @@ void vk_device_close(struct devq_pl_device *d);
 int  vk_device_info(struct devq_pl_device *d, devq_device_info *info);
 /* Why physical device p cannot be a devq device, "" when it can. */
 void vk_device_unusable(VkPhysicalDevice p, char *why, size_t n);
+
+/* ---- features.c: shader features, enabled at device creation ---- */
+struct vk_feature_chain {
+    VkPhysicalDeviceFeatures2 f2;
+    VkPhysicalDeviceVulkan11Features v11;
+    VkPhysicalDeviceVulkan12Features v12;
+    VkPhysicalDeviceVulkan13Features v13;
+    VkPhysicalDeviceShaderClockFeaturesKHR clock;
+};
+struct vk_iface;
+/* Fill c (pNext chain from c->f2) with what devq needs and every shader
+ * feature of the table the device has; sets d->features.  clock: the
+ * device has VK_KHR_shader_clock and it will be enabled. */
+void vk_features_init(struct devq_pl_device *d, struct vk_feature_chain *c, bool clock);
+/* 0, or -ENOTSUP naming the feature a capability of k needs. */
+int  vk_features_check(struct devq_pl_device *d, const struct vk_iface *k);
+
+/* ---- spirv.c: validation (SPIRV-Tools) and reflection (SPIRV-Cross) ---- */
+#define VK_MAX_BUFFERS 64
+#define VK_MAX_VALUES  64
+#define VK_MAX_CAPS    64
+struct vk_member { uint32_t offset, size; };
+/* A kernel's interface in devq's ABI (kernel.c). */
+struct vk_iface {
+    uint32_t nbuf;                      /* storage buffers: bindings 0..nbuf-1 of set 0 */
+    uint32_t pc_size;                   /* push-constant block bytes (0: none) */
+    uint32_t nvalues;                   /* its members, by offset */
+    struct vk_member values[VK_MAX_VALUES];
+    uint32_t local[3];                  /* LocalSize (1 where absent) */
+    uint32_t local_spec_id[3];          /* its specialization constant, or UINT32_MAX: literal */
+    uint32_t ncaps;
+    uint32_t caps[VK_MAX_CAPS];         /* OpCapability operands */
+};
+/* Validate image for Vulkan 1.3 and read its interface for entry:
+ * -EINVAL with the validator's message, -ENOENT (no such entry point),
+ * -EINVAL (outside devq's ABI), -ENOTSUP (a feature the device lacks). */
+int  vk_spirv_check(struct devq_pl_device *d, const void *image, size_t size, const char *entry,
+                    struct vk_iface *out);
+
+/* spirv_local.c: the entry point's local size (out->local,
+ * out->local_spec_id) from the words of a validated module. */
+int  vk_spirv_local_size(struct devq_pl_device *d, const uint32_t *w, size_t nw, const char *entry,
+                         struct vk_iface *out);
 
 /* ---- stream.c ---- */
 struct vk_wait { struct devq_pl_stream *src; uint64_t value; };
@@ -133,7 +189,7 @@ struct vk_inflight {
     uint32_t nwaits;
 };
 
-enum vk_item_kind { VK_ITEM_SUBMIT, VK_ITEM_HOST, VK_ITEM_MEMCPY };
+enum vk_item_kind { VK_ITEM_SUBMIT, VK_ITEM_HOST, VK_ITEM_MEMCPY, VK_ITEM_RELEASE };
 
 /* Work held in the plugin, in stream order. */
 struct vk_item {
@@ -151,6 +207,8 @@ struct vk_item {
     void *dst;
     const void *src;
     size_t n;
+    /* Any kind: freed once the item is done, run or dropped. */
+    struct vk_transient *release;
 };
 
 struct devq_pl_stream {
@@ -195,6 +253,10 @@ uint64_t vk_stream_flush(struct devq_pl_stream *s, int *err);
  * recorded so far. */
 int  vk_stream_host_item(struct devq_pl_stream *s, enum vk_item_kind kind, devq_pl_host_fn fn, void *arg,
                          void *dst, const void *src, size_t n);
+/* Under mu: a host item (VK_ITEM_MEMCPY or VK_ITEM_RELEASE) that frees t
+ * once done.  On failure t is the caller's. */
+int  vk_stream_release_item(struct devq_pl_stream *s, enum vk_item_kind kind, void *dst, const void *src,
+                            size_t n, struct vk_transient *t);
 /* Under mu: hand every held item that is now safe to the queue or the
  * completion thread. */
 void vk_pump(struct devq_pl_device *d);
@@ -228,6 +290,17 @@ int  vk_event_wait(struct devq_pl_event *e, uint64_t timeout_ns);
 int  vk_event_elapsed(struct devq_pl_event *a, struct devq_pl_event *b, uint64_t *ns);
 
 /* ---- mem.c ---- */
+/* A buffer over host memory for one host copy: the user's pages imported
+ * or a staging allocation, freed by a host item after the copy. */
+struct vk_transient {
+    VkBuffer buf;
+    VkDeviceMemory mem;
+    void *map;                    /* staging: its mapping */
+};
+void vk_transient_free(struct devq_pl_device *d, struct vk_transient *t);
+/* device.c, after picking the memory type: the import alignment (when
+ * d->host_import), the staging memory type, the test switches. */
+int  vk_mem_paths_init(struct devq_pl_device *d);
 int  vk_mem_alloc(struct devq_pl_device *d, size_t bytes, void **device_ptr, void **host_ptr);
 void vk_mem_free(struct devq_pl_device *d, void *device_ptr);
 /* Under mu: the allocation holding [addr, addr+n), NULL if none. */
@@ -241,6 +314,7 @@ int  vk_fill(struct devq_pl_stream *s, void *dst, uint8_t byte, size_t n);
 int  vk_kernel_load(struct devq_pl_device *d, const void *image, size_t size, const char *entry,
                     struct devq_pl_kernel **out);
 void vk_kernel_destroy(struct devq_pl_kernel *k);
+int  vk_kernel_iface(struct devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
 int  vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_launch *l,
                const struct devq_pl_arg *args, size_t nargs);
 
