@@ -167,12 +167,40 @@ START_TEST(sequences_offsets_follow_the_packing)
     struct devq_pl_param tight[] = { p_val(2, 0), p_val(2, 2) };
     devq_kernel t = kernel(0, tight, 2, 4);
     devq_arg b[] = { A_VAL(2), A_VAL(2) };
-    refused(&t, b, 2, "devq_queue_exec: kernel 'saxpy' argument 1: the kernel reads this value at "
-                      "push-constant byte 2, the arguments before it pack it at byte 4");
+    refused(&t, b, 2, "devq_queue_exec: kernel 'saxpy' argument 1: the kernel reads a value at "
+                      "push-constant byte 2, the arguments before it pack this one at byte 4 "
+                      "(values pack at multiples of 4, devq-vulkan(7))");
     /* Offsets unknown (UINT32_MAX): only sizes are checked. */
     struct devq_pl_param loose[] = { p_val(2, UINT32_MAX), p_val(2, UINT32_MAX) };
     devq_kernel l = kernel(0, loose, 2, 0);
     accepted(&l, b, 2);
+}
+END_TEST
+
+/* One value may cover several members (a C struct for the whole block,
+ * as conformance's oracle_op passes), and a value touching no member is
+ * padding: std430 puts an 8-byte member after a 4-byte one at byte 8,
+ * while values pack at multiples of 4 (devq-vulkan(7)). */
+START_TEST(sequences_struct_and_padding)
+{
+    struct devq_pl_param whole[] = { P_BUF, p_val(12, 0), p_val(12, 12), p_val(4, 24), p_val(4, 28) };
+    devq_kernel k = kernel(0, whole, 5, 32);
+    devq_arg one[] = { A_BUF, A_VAL(32) };
+    accepted(&k, one, 2);
+    devq_arg split[] = { A_BUF, A_VAL(24), A_VAL(8) };
+    accepted(&k, split, 3);
+    devq_arg across[] = { A_BUF, A_VAL(16), A_VAL(16) };
+    refused(&k, across, 3, "devq_queue_exec: kernel 'saxpy' argument 1: the kernel declares a 12-byte "
+                           "value, a 16-byte value was passed");
+    struct devq_pl_param padded[] = { p_val(4, 0), p_val(8, 8) };
+    devq_kernel d = kernel(0, padded, 2, 16);
+    devq_arg with_pad[] = { A_VAL(4), A_VAL(4), A_VAL(8) };
+    accepted(&d, with_pad, 3);
+    devq_arg no_pad[] = { A_VAL(4), A_VAL(8) };
+    refused(&d, no_pad, 2, "devq_queue_exec: kernel 'saxpy' argument 1: an 8-byte value packed at "
+                           "push-constant byte 4 does not cover whole members of the kernel's 16-byte "
+                           "block (values pack at multiples of 4: a 4-byte value before an 8-byte member "
+                           "needs a 4-byte padding argument, devq-vulkan(7))");
 }
 END_TEST
 
@@ -269,6 +297,7 @@ int main(void)
     tcase_add_test(tc, sequences_match_in_any_interleaving);
     tcase_add_test(tc, sequences_offsets_follow_the_packing);
     tcase_add_test(tc, sequences_short_push_constants);
+    tcase_add_test(tc, sequences_struct_and_padding);
     tcase_add_test(tc, iface_load_copies_and_validates);
     suite_add_tcase(s, tc);
     return check_run(s);

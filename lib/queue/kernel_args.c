@@ -128,32 +128,14 @@ static const struct devq_pl_param *nth_of(const devq_kernel *k, int buffers, uin
     return NULL;
 }
 
-/* The first declared parameter a short argument list leaves out:
- * positionally the next one; else the next binding or member of
- * whichever sequence falls short. */
-static const struct devq_pl_param *first_missing(const devq_kernel *k, const devq_arg *args, size_t nargs)
-{
-    if (k->iface.flags & DEVQ_PL_IFACE_POSITIONAL)
-        return &k->iface.params[nargs];
-    uint32_t nbuf = 0, nval = 0;
-    for (size_t i = 0; i < nargs; i++) {
-        if (args[i].buf)
-            nbuf++;
-        else
-            nval++;
-    }
-    const struct devq_pl_param *p = nth_of(k, 1, nbuf);
-    return p ? p : nth_of(k, 0, nval);
-}
-
-static int count_mismatch(const devq_kernel *k, const devq_arg *args, size_t nargs, const char *fn)
+static int count_mismatch(const devq_kernel *k, size_t nargs, const char *fn)
 {
     uint32_t n = k->iface.nparams;
     const char *s = n == 1 ? "" : "s", *were = nargs == 1 ? "was" : "were";
     if (nargs > n)
         return devq__err(-EINVAL, "%s: kernel '%s' takes %u argument%s, %zu %s passed: argument %u "
                          "is one too many", fn, k->name, n, s, nargs, were, n);
-    const struct devq_pl_param *p = first_missing(k, args, nargs);
+    const struct devq_pl_param *p = &k->iface.params[nargs];   /* positional: the next one */
     char want[96] = "a parameter";
     if (p)
         declared(p, want, sizeof want);
@@ -161,45 +143,153 @@ static int count_mismatch(const devq_kernel *k, const devq_arg *args, size_t nar
                      "(%s) is missing", fn, k->name, n, s, nargs, were, nargs, want);
 }
 
-/* vulkan: buffers are bindings 0.. in argument order, values the
- * push-constant members in argument order, their bytes packed at 4-byte
- * alignment (devq-vulkan(7)), so each must land on its member's offset,
- * and together they must cover the block the kernel reads. */
+/* The declared value member that starts at push-constant byte `at`,
+ * or NULL. */
+static const struct devq_pl_param *member_at(const devq_kernel *k, uint32_t at)
+{
+    for (uint32_t j = 0; j < k->iface.nparams; j++) {
+        const struct devq_pl_param *p = &k->iface.params[j];
+        if (p->kind != DEVQ_PL_PARAM_BUFFER && p->offset == at)
+            return p;
+    }
+    return NULL;
+}
+
+/* A value packed at byte `at` must start a member and end one (it may
+ * span several: one C struct for the whole block), or touch no member:
+ * padding before an 8-byte member, which std430 aligns to 8 while
+ * values pack at multiples of 4.  The same rule as the vulkan plugin's
+ * own launch check. */
+static int on_member_edges(const devq_kernel *k, uint32_t at, size_t size)
+{
+    int starts = 0, ends = 0, touches = 0;
+    uint64_t end = at + (uint64_t)size;
+    for (uint32_t j = 0; j < k->iface.nparams; j++) {
+        const struct devq_pl_param *p = &k->iface.params[j];
+        if (p->kind == DEVQ_PL_PARAM_BUFFER || p->offset == UINT32_MAX)
+            continue;
+        uint64_t m0 = p->offset, m1 = m0 + p->size;
+        starts |= m0 == at;
+        ends |= m1 == end;
+        touches |= m0 < end && at < m1;
+    }
+    return (starts && ends) || !touches;
+}
+
+/* Whether every value member has an offset (the vulkan plugin gives
+ * them; a plugin may leave them UINT32_MAX). */
+static int offsets_known(const devq_kernel *k)
+{
+    for (uint32_t j = 0; j < k->iface.nparams; j++)
+        if (k->iface.params[j].kind != DEVQ_PL_PARAM_BUFFER && k->iface.params[j].offset == UINT32_MAX)
+            return 0;
+    return 1;
+}
+
+/* A declared member starting in [from, to): one the 4-byte packing
+ * steps over. */
+static const struct devq_pl_param *first_member_in(const devq_kernel *k, uint32_t from, uint32_t to)
+{
+    for (uint32_t j = 0; j < k->iface.nparams; j++) {
+        const struct devq_pl_param *p = &k->iface.params[j];
+        if (p->kind != DEVQ_PL_PARAM_BUFFER && p->offset != UINT32_MAX && p->offset >= from && p->offset < to)
+            return p;
+    }
+    return NULL;
+}
+
+/* Declared parameters not yet covered: buffers past the nbuf-th and
+ * members at or after push-constant byte `packed`. */
+static uint32_t left_over(const devq_kernel *k, uint32_t nbuf, uint32_t packed)
+{
+    uint32_t n = 0, b = 0;
+    for (uint32_t j = 0; j < k->iface.nparams; j++) {
+        const struct devq_pl_param *p = &k->iface.params[j];
+        if (p->kind == DEVQ_PL_PARAM_BUFFER)
+            n += b++ >= nbuf;
+        else
+            n += p->offset == UINT32_MAX || p->offset >= packed;
+    }
+    return n;
+}
+
+/* An argument of the wrong sequence at position i: name what the other
+ * sequence still lacks there, or that nothing more is taken. */
+static int out_of_place(const devq_kernel *k, size_t i, size_t nargs, const devq_arg *a, uint32_t nbuf,
+                        uint32_t at, const char *fn)
+{
+    const struct devq_pl_param *other = a->buf ? (at < k->iface.value_block ? member_at(k, at) : NULL)
+                                               : nth_of(k, 1, nbuf);
+    if (other)
+        return mismatch(k, i, other, a, fn);
+    return devq__err(-EINVAL, "%s: kernel '%s' takes %zu argument%s, %zu %s passed: argument %zu "
+                     "is one too many", fn, k->name, i, i == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were", i);
+}
+
+/* vulkan: buffers are bindings 0.. in argument order; values are packed
+ * in argument order at multiples of 4 into the push-constant block
+ * (devq-vulkan(7)), each on member edges, and together they must cover
+ * the block the kernel reads. */
 static int check_sequences(const devq_kernel *k, const devq_arg *args, size_t nargs, const char *fn)
 {
-    uint32_t nbuf = 0, nval = 0, packed = 0;
+    uint32_t nbuf = 0, packed = 0, nbufs = 0, nval = 0;
     size_t last_value = nargs;
+    for (uint32_t j = 0; j < k->iface.nparams; j++)
+        nbufs += k->iface.params[j].kind == DEVQ_PL_PARAM_BUFFER;
     for (size_t i = 0; i < nargs; i++) {
         const devq_arg *a = &args[i];
-        char got[48];
-        passed(a, got, sizeof got);
-        const struct devq_pl_param *p = nth_of(k, a->buf != NULL, a->buf ? nbuf : nval);
-        if (!p) {
-            /* The other sequence has a slot left: that is what this
-             * position should have carried. */
-            const struct devq_pl_param *other = nth_of(k, a->buf == NULL, a->buf ? nval : nbuf);
-            char want[96];
-            if (other)
-                declared(other, want, sizeof want);
-            return devq__err(-EINVAL, "%s: kernel '%s' argument %zu: the kernel declares %s%s, "
-                             "%s was passed", fn, k->name, i,
-                             other ? want : (a->buf ? "no more buffer bindings" : "no more push-constant members"),
-                             other ? "" : " here", got);
-        }
+        uint32_t at = (packed + 3u) & ~3u;
         if (a->buf) {
+            if (nbuf == nbufs)
+                return out_of_place(k, i, nargs, a, nbuf, at, fn);
             nbuf++;
             continue;
         }
-        packed = (packed + 3u) & ~3u;
-        if (a->size != p->size)
-            return mismatch(k, i, p, a, fn);
-        if (p->offset != UINT32_MAX && p->offset != packed)
-            return devq__err(-EINVAL, "%s: kernel '%s' argument %zu: the kernel reads this value at "
-                             "push-constant byte %u, the arguments before it pack it at byte %u",
-                             fn, k->name, i, p->offset, packed);
-        packed += (uint32_t)a->size;
-        nval++;
+        if (!offsets_known(k)) {
+            /* Members without offsets: the n-th value is the n-th member,
+             * by size only. */
+            const struct devq_pl_param *p = nth_of(k, 0, nval);
+            if (!p)
+                return out_of_place(k, i, nargs, a, nbuf, UINT32_MAX, fn);
+            if (a->size != p->size)
+                return mismatch(k, i, p, a, fn);
+            nval++;
+            continue;
+        }
+        const struct devq_pl_param *skipped = first_member_in(k, packed, at);
+        if (skipped)
+            return devq__err(-EINVAL, "%s: kernel '%s' argument %zu: the kernel reads a value at "
+                             "push-constant byte %u, the arguments before it pack this one at byte %u "
+                             "(values pack at multiples of 4, devq-vulkan(7))", fn, k->name, i,
+                             skipped->offset, at);
+        if (at >= k->iface.value_block)
+            return out_of_place(k, i, nargs, a, nbuf, at, fn);
+        if (at + a->size > k->iface.value_block || !on_member_edges(k, at, a->size)) {
+            const struct devq_pl_param *p = member_at(k, at);
+            if (p)
+                return mismatch(k, i, p, a, fn);
+            char got[48];
+            passed(a, got, sizeof got);
+            return devq__err(-EINVAL, "%s: kernel '%s' argument %zu: %s packed at push-constant byte %u "
+                             "does not cover whole members of the kernel's %u-byte block (values pack at "
+                             "multiples of 4: a 4-byte value before an 8-byte member needs a 4-byte "
+                             "padding argument, devq-vulkan(7))", fn, k->name, i, got, at,
+                             k->iface.value_block);
+        }
+        packed = at + (uint32_t)a->size;
         last_value = i;
+    }
+    uint32_t next = (packed + 3u) & ~3u;
+    uint32_t missing = offsets_known(k) ? left_over(k, nbuf, next) : left_over(k, nbuf, 0) - nval;
+    if (missing) {
+        const struct devq_pl_param *p = nbuf < nbufs          ? nth_of(k, 1, nbuf)
+                                        : offsets_known(k) ? member_at(k, next) : nth_of(k, 0, nval);
+        char want[96] = "a push-constant value";
+        if (p)
+            declared(p, want, sizeof want);
+        size_t n = nargs + missing;
+        return devq__err(-EINVAL, "%s: kernel '%s' takes %zu arguments, %zu %s passed: argument %zu "
+                         "(%s) is missing", fn, k->name, n, nargs, nargs == 1 ? "was" : "were", nargs, want);
     }
     if (packed < k->iface.value_block) {
         if (last_value == nargs)
@@ -216,9 +306,9 @@ int devq__kernel_args_check(const devq_kernel *k, const devq_arg *args, size_t n
 {
     if (!k->checked)
         return 0;
+    if (!(k->iface.flags & DEVQ_PL_IFACE_POSITIONAL))
+        return check_sequences(k, args, nargs, fn);
     if (nargs != k->iface.nparams)
-        return count_mismatch(k, args, nargs, fn);
-    if (k->iface.flags & DEVQ_PL_IFACE_POSITIONAL)
-        return check_positional(k, args, nargs, fn);   /* value_block does not apply */
-    return check_sequences(k, args, nargs, fn);
+        return count_mismatch(k, nargs, fn);
+    return check_positional(k, args, nargs, fn);   /* value_block does not apply */
 }
