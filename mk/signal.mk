@@ -34,6 +34,23 @@ tests_test_signal_corrupt_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_signal_corrupt_LDADD = libdevq.la $(CHECK_LIBS)
 endif
 
+# A dead peer never bricks a shared signal (issue 27): real processes
+# killed mid-fail (the test hook devq__shared_fail_hook, so it links the
+# static core), 16 peers half killed, the peer-lost rule through every
+# kind of waiter; tests/signal-peer-cuda-emu runs its queue-batch case on
+# the emulated CUDA driver.
+if HAVE_CHECK
+check_PROGRAMS += tests/test_signal_peer
+TESTS += tests/test_signal_peer
+tests_test_signal_peer_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_signal_peer_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_signal_peer_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+if BUILD_CUDA
+TESTS += tests/signal-peer-cuda-emu
+endif
+endif
+dist_noinst_SCRIPTS += tests/signal-peer-cuda-emu
+
 # Benchmark: signal ping-pong vs condvar and raw futex, notify, wait_many.
 noinst_PROGRAMS += bench/bench_signal
 DEVQ_BENCHES += bench/bench_signal
