@@ -183,6 +183,49 @@ START_TEST(died_mid_fail)
 }
 END_TEST
 
+static void idle_child(devq_signal *s, int unused);
+
+/* The writer record as a peer may leave it: naming a live writer (wait
+ * for it), a dead one that never moved the fail state (take over), or
+ * no process at all (corrupt). */
+START_TEST(writer_record_from_a_peer)
+{
+    devq_signal *s;
+    ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
+    struct devq_timeline *p = page_of(s);
+    int rd;
+    pid_t pid = fork_child(idle_child, NULL, 0, &rd);
+    await_ready(rd);
+    uint64_t me = devq__proc_self();
+    atomic_store(&p->fail_writer, (uint64_t)pid);   /* start time 0: the pid alone */
+    atomic_store(&p->fail_state, FAIL_WRITING);
+    ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);   /* first failure wins: it is at it */
+    ck_assert_int_eq(devq_signal_status(s), 0);
+    kill_reap(pid);
+    ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);   /* now it is dead: taken over */
+    ck_assert_int_eq(devq_signal_status(s), -EIO);
+    munmap(p, DEVQ_SHARED_MAP_SIZE);
+    devq_signal_destroy(s);
+
+    ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
+    p = page_of(s);
+    atomic_store(&p->fail_writer, me + (UINT64_C(1) << DEVQ_PROC_PID_BITS));   /* reused pid */
+    ck_assert_int_eq(devq_signal_fail(s, -EPIPE), 0);
+    ck_assert_int_eq(devq_signal_status(s), -EPIPE);
+    munmap(p, DEVQ_SHARED_MAP_SIZE);
+    devq_signal_destroy(s);
+
+    ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
+    p = page_of(s);
+    atomic_store(&p->fail_writer, UINT64_C(7) << DEVQ_PROC_PID_BITS);   /* pid 0 */
+    ck_assert_int_eq(devq_signal_fail(s, -EPIPE), -EBADMSG);
+    ck_assert_msg(strstr(devq_errmsg(), "fail writer record names pid 0"), "%s", devq_errmsg());
+    ck_assert_int_eq(devq_signal_wait(s, 1, 0), -EBADMSG);
+    munmap(p, DEVQ_SHARED_MAP_SIZE);
+    devq_signal_destroy(s);
+}
+END_TEST
+
 /* ---- 16 peers, half killed at random ---- */
 
 #define PEERS 16
@@ -587,6 +630,7 @@ int main(void)
     TCase *tc = tcase_create("peer");
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, died_mid_fail, 1, 4);
+    tcase_add_test(tc, writer_record_from_a_peer);
     tcase_add_test(tc, half_of_16_peers_killed);
     tcase_add_test(tc, lost_host_wait);
     tcase_add_test(tc, lost_wait_many);

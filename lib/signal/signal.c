@@ -580,5 +580,6 @@ DEVQ_API int devq_signal_fail(devq_signal *s, int error)
     snprintf(cause, sizeof cause, "devq_signal_fail(-%s) called on %s",
              errno_name(error, num, sizeof num), devq__signal_label(s).s);
     devq__signal_fail_cause(s, error, cause);
-    return 0;
+    /* A shared page may turn out corrupted while failing it. */
+    return s->shared ? devq__shared_check(s) : 0;
 }

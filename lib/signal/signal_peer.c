@@ -170,7 +170,11 @@ int devq__shared_fail_claim(struct devq_signal *s, int err, const char *cause)
         if (!atomic_compare_exchange_strong(&tl->fail_state, &f, FAIL_WRITING))
             return 0;
     } else {
-        if (owner == me || !devq__proc_pid(owner) ||
+        if (!devq__proc_pid(owner)) {
+            devq__shared_corrupted(s, "fail writer record names pid 0");
+            return 1;   /* wake everyone to see it */
+        }
+        if (owner == me ||
             atomic_load(&tl->fail_state) == FAIL_DONE || devq__proc_alive(owner))
             return 0;   /* failed already, or its writer is still at it */
         int r = take_over(s, owner, me);
