@@ -579,7 +579,15 @@ DEVQ_API int devq_signal_fail(devq_signal *s, int error)
     char cause[DEVQ_SIGNAL_CAUSE_MAX], num[16];
     snprintf(cause, sizeof cause, "devq_signal_fail(-%s) called on %s",
              errno_name(error, num, sizeof num), devq__signal_label(s).s);
+    if (!s->shared) {
+        devq__signal_fail_cause(s, error, cause);   /* s may be gone once it returns */
+        return 0;
+    }
+    /* A shared page may turn out corrupted while failing it: look after,
+     * holding a reference (a waiter may destroy s once it sees it). */
+    devq__signal_retain(s);
     devq__signal_fail_cause(s, error, cause);
-    /* A shared page may turn out corrupted while failing it. */
-    return s->shared ? devq__shared_check(s) : 0;
+    r = devq__shared_check(s);
+    devq__signal_release(s);
+    return r;
 }
