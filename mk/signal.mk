@@ -1,7 +1,7 @@
 # signal area: timeline signals and the notifier thread (issue 3).
 libdevq_core_la_SOURCES += \
 	lib/signal/signal.c lib/signal/signal_wait.c lib/signal/signal_many.c lib/signal/signal_notify.c \
-	lib/signal/signal_shared.c lib/signal/signal_page.c lib/signal/signal_impl.h lib/signal/signal_int.h \
+	lib/signal/signal_shared.c lib/signal/signal_page.c lib/signal/signal_peer.c lib/signal/signal_producer.c lib/signal/signal_impl.h lib/signal/signal_int.h \
 	lib/signal/signal_name.c \
 	lib/signal/notifier.c lib/signal/notifier.h
 
@@ -34,6 +34,23 @@ tests_test_signal_corrupt_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_signal_corrupt_LDADD = libdevq.la $(CHECK_LIBS)
 endif
 
+# A dead peer never bricks a shared signal (issue 27): real processes
+# killed mid-fail (the test hook devq__shared_fail_hook, so it links the
+# static core), 16 peers half killed, the peer-lost rule through every
+# kind of waiter; tests/signal-peer-cuda-emu runs its queue-batch case on
+# the emulated CUDA driver.
+if HAVE_CHECK
+check_PROGRAMS += tests/test_signal_peer
+TESTS += tests/test_signal_peer
+tests_test_signal_peer_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_signal_peer_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_signal_peer_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+if BUILD_CUDA
+TESTS += tests/signal-peer-cuda-emu
+endif
+endif
+dist_noinst_SCRIPTS += tests/signal-peer-cuda-emu
+
 # Benchmark: signal ping-pong vs condvar and raw futex, notify, wait_many.
 noinst_PROGRAMS += bench/bench_signal
 DEVQ_BENCHES += bench/bench_signal
@@ -46,4 +63,5 @@ man3_MANS += man/man3/devq_signal.3 man/man3/devq_signal_create.3 \
 	man/man3/devq_signal_wait_many.3 man/man3/devq_signal_notify.3 \
 	man/man3/devq_notify_cancel.3 man/man3/devq_notify_release.3 \
 	man/man3/devq_signal_wait_fd.3 man/man3/devq_signal_create_shared.3 \
-	man/man3/devq_signal_export_fd.3 man/man3/devq_signal_import_fd.3
+	man/man3/devq_signal_export_fd.3 man/man3/devq_signal_import_fd.3 \
+	man/man3/devq_signal_add_producer.3 man/man3/devq_signal_remove_producer.3

@@ -5,7 +5,8 @@
 check_PROGRAMS += tests/soak/soak
 TESTS += tests/soak/soak
 tests_soak_soak_SOURCES = tests/soak/soak.h tests/soak/soak_round.h tests/soak/soak_main.c \
-	tests/soak/soak_round.c tests/soak/soak_check.c tests/soak/soak_model.c tests/soak/soak_kernels.c tests/soak/soak_proc.c
+	tests/soak/soak_round.c tests/soak/soak_check.c tests/soak/soak_model.c tests/soak/soak_kernels.c tests/soak/soak_proc.c \
+	tests/soak/soak_peer.c
 tests_soak_soak_CFLAGS = $(AM_CFLAGS)
 # -export-dynamic: the emulated driver finds the kernels with dlsym.
 tests_soak_soak_LDFLAGS = $(AM_LDFLAGS) -export-dynamic

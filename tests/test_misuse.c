@@ -402,6 +402,21 @@ static void t_signal_import_fd(void)
     fclose(f);
 }
 
+static void t_signal_producer(void)
+{
+    EXPECT_ERR(devq_signal_add_producer(NULL), -EINVAL, "devq_signal_add_producer");
+    EXPECT_ERR(devq_signal_add_producer(G(devq_signal)), -EINVAL, "devq_signal_add_producer");
+    EXPECT_ERR(devq_signal_add_producer(sig), -EINVAL, "not shared");
+    EXPECT_ERR(devq_signal_remove_producer(NULL), -EINVAL, "devq_signal_remove_producer");
+    EXPECT_ERR(devq_signal_remove_producer(G(devq_signal)), -EINVAL,
+               "devq_signal_remove_producer");
+    EXPECT_ERR(devq_signal_remove_producer(sig), -EINVAL, "not shared");
+    devq_signal *sh;
+    ck_assert_int_eq(devq_signal_create_shared(0, &sh), 0);
+    EXPECT_ERR(devq_signal_remove_producer(sh), -ENOENT, "is not a producer");
+    devq_signal_destroy(sh);
+}
+
 static void t_buffer_alloc(void)
 {
     devq_buffer *b = NULL;
@@ -1052,6 +1067,8 @@ static const struct row rows[] = {
     { "devq_signal_create_shared", t_signal_create_shared },
     { "devq_signal_export_fd", t_signal_export_fd },
     { "devq_signal_import_fd", t_signal_import_fd },
+    { "devq_signal_add_producer", t_signal_producer },
+    { "devq_signal_remove_producer", t_signal_producer },
     { "devq_buffer_alloc", t_buffer_alloc },
     { "devq_buffer_free", t_buffer_free },
     { "devq_buffer_size", t_buffer_getters },

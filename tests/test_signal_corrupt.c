@@ -130,7 +130,7 @@ struct scribble {
 
 static const struct scribble scribbles[] = {
     { "magic", 0, OFF(magic), 4, 0x41414141, "header changed to magic 0x41414141" },
-    { "version", 0, OFF(version), 4, 2, "version 2" },
+    { "version", 0, OFF(version), 4, DEVQ_TIMELINE_VERSION + 1, "version 3" },
     { "status positive", 0, OFF(status), 4, 1711276032, "status word 1711276032 is not" },
     { "status below errno", 0, OFF(status), 4, (uint32_t)-4096, "status word -4096" },
     { "status without fail state", 0, OFF(status), 4, (uint32_t)-5,

@@ -103,6 +103,11 @@ DEVQ_API int      devq_signal_wait_fd(devq_signal *s, uint64_t value, int *fd); 
 DEVQ_API int      devq_signal_create_shared(uint64_t initial, devq_signal **out);
 DEVQ_API int      devq_signal_export_fd(devq_signal *s, int *fd);       /* shared signals only */
 DEVQ_API int      devq_signal_import_fd(int fd, devq_signal **out);
+/* The calling process produces values of shared signal s: once every
+ * registered producer died with a waited-for value not reached, waiters
+ * fail with -EOWNERDEAD (devq_signal_create_shared(3) PRODUCERS). */
+DEVQ_API int      devq_signal_add_producer(devq_signal *s);
+DEVQ_API int      devq_signal_remove_producer(devq_signal *s);
 
 /* ---- names (devq(7) NAMES) ----
  * Every message, DEVQ_LOG line and DEVQ_TRACE track names an object as

@@ -255,6 +255,14 @@ static struct devq_pending *pop_due(struct devq_signal *s, int force)
 
 void devq__signal_fire_ready(struct devq_signal *s)
 {
+    /* The notifier comes here for watched shared signals at least every
+     * re-check slice: registrations not reached look for dead producers
+     * (rate-limited per handle, signal_peer.c). */
+    if (__builtin_expect(s->shared, 0)) {
+        uint64_t min = atomic_load(&s->pending_min);
+        if (min != UINT64_MAX)
+            devq__signal_peer_check(s, min);
+    }
     pthread_mutex_lock(&s->lock);
     struct devq_pending *list = pop_due(s, 0);
     pthread_mutex_unlock(&s->lock);
@@ -387,6 +395,19 @@ void devq__cause_compact(char *dst, size_t cap, const char *cause)
 void devq__signal_fail_cause(devq_signal *s, int err, const char *cause)
 {
     struct devq_timeline *tl = s->tl;
+    if (s->shared) {   /* other processes may die half way: signal_peer.c */
+        char text[DEVQ_SIGNAL_CAUSE_MAX];
+        devq__cause_compact(text, sizeof text, cause && *cause ? cause : "signal failed");
+        devq__signal_retain(s);   /* waiters may destroy it once they see it */
+        if (devq__shared_fail_claim(s, err >= 0 || err < -4095 ? -EIO : err, text)) {
+            atomic_fetch_add(&tl->seq, 1);
+            if (atomic_load(&tl->waiters))
+                devq__futex_wake_bits((const uint32_t *)&tl->seq, UINT32_MAX, 1);
+            devq__signal_fire_ready(s);
+        }
+        devq__signal_release(s);
+        return;
+    }
     uint32_t expect = FAIL_NONE;
     if (!atomic_compare_exchange_strong(&tl->fail_state, &expect, FAIL_WRITING))
         return;
@@ -401,6 +422,14 @@ void devq__signal_fail_cause(devq_signal *s, int err, const char *cause)
         devq__futex_wake_bits((const uint32_t *)&tl->seq, UINT32_MAX, s->shared);
     devq__signal_fire_ready(s);
     devq__signal_release(s);
+}
+
+void devq__signal_peer_check(struct devq_signal *s, uint64_t want)
+{
+    char cause[DEVQ_SIGNAL_CAUSE_MAX];
+    int err = devq__peer_lost(s, want, cause, sizeof cause);
+    if (err)
+        devq__signal_fail_cause(s, err, cause);   /* (its fire_ready looks no more: rate-limited) */
 }
 
 /* ---- public ---- */
@@ -550,6 +579,15 @@ DEVQ_API int devq_signal_fail(devq_signal *s, int error)
     char cause[DEVQ_SIGNAL_CAUSE_MAX], num[16];
     snprintf(cause, sizeof cause, "devq_signal_fail(-%s) called on %s",
              errno_name(error, num, sizeof num), devq__signal_label(s).s);
+    if (!s->shared) {
+        devq__signal_fail_cause(s, error, cause);   /* s may be gone once it returns */
+        return 0;
+    }
+    /* A shared page may turn out corrupted while failing it: look after,
+     * holding a reference (a waiter may destroy s once it sees it). */
+    devq__signal_retain(s);
     devq__signal_fail_cause(s, error, cause);
-    return 0;
+    r = devq__shared_check(s);
+    devq__signal_release(s);
+    return r;
 }

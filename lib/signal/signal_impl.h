@@ -23,8 +23,11 @@
 #include "signal_int.h"
 
 #define DEVQ_TIMELINE_MAGIC   0x53515644u   /* "DVQS" in memory */
-#define DEVQ_TIMELINE_VERSION 1u
-#define DEVQ_SIGNAL_CAUSE_MAX 232           /* keeps the timeline at 256 bytes */
+/* 2: the failure's writer record and the producer table (signal_peer.c);
+ * a version-1 library would fail the page without the record. */
+#define DEVQ_TIMELINE_VERSION 2u
+#define DEVQ_SIGNAL_CAUSE_MAX 232           /* keeps the v1 part at 256 bytes */
+#define DEVQ_SHARED_PRODUCERS 64            /* devq_signal_add_producer slots */
 #define DEVQ_SHARED_MAP_SIZE  4096u
 
 enum { FAIL_NONE = 0, FAIL_WRITING = 1, FAIL_DONE = 2 };
@@ -42,6 +45,16 @@ struct devq_timeline {
     _Atomic int32_t status;      /* 0, or the failure (published last) */
     _Atomic uint32_t fail_state; /* FAIL_*: first failure wins the CAS */
     char cause[DEVQ_SIGNAL_CAUSE_MAX];
+    /* Shared pages only (signal_peer.c), after the v1 part so that its
+     * offsets stay put.  A process is named by devq__proc_self(): its
+     * pid and its start time, so a reused pid never names it. */
+    /* The process failing the page, claimed (CAS from 0) before it moves
+     * the fail state, like a robust futex's pending-op record: when it
+     * dies half way, the next failing process finds it dead, takes the
+     * record over (CAS) and completes or rolls back its failure. */
+    _Atomic uint64_t fail_writer;
+    /* Registered producers (devq_signal_add_producer), 0 = free. */
+    _Atomic uint64_t producer[DEVQ_SHARED_PRODUCERS];
 };
 
 /* A registration in a signal's pending heap. */
@@ -108,6 +121,8 @@ struct devq_signal {
     _Atomic int seen_status;     /* the failure once seen: it may never change */
     _Atomic int corrupt;         /* 0; 1 naming it; 2 named (sticky) */
     char corrupt_what[120];      /* printable, set once before corrupt = 2 */
+    /* signal_peer.c: when waiters last looked for dead producers (ns). */
+    _Atomic uint64_t peer_checked_ns;
 
     /* Cold, at the end so the hot lines above keep their layout:
      * "signal #3", user signals only (name.h). */
@@ -189,6 +204,45 @@ static inline uint64_t devq__tl_value(const struct devq_signal *s)
         return devq__shared_value(s);
     return atomic_load_explicit(&s->tl->value, memory_order_acquire);
 }
+
+/* signal_page.c: mark s corrupted (the first finder names it), wake its
+ * sleepers; returns DEVQ_SHARED_CORRUPT. */
+__attribute__((format(printf, 2, 3)))
+int      devq__shared_corrupted(const struct devq_signal *s, const char *fmt, ...);
+
+/* signal_peer.c: processes on a shared page, the robust failure and the
+ * peer-lost rule (devq_signal_create_shared(3) PRODUCERS). */
+/* The calling process as the page names it: pid in the low
+ * DEVQ_PROC_PID_BITS bits, its start time (clock ticks after boot, from
+ * /proc/PID/stat) above; never 0. */
+#define DEVQ_PROC_PID_BITS 23
+uint64_t devq__proc_self(void);
+/* 1 while the named process runs (or cannot be looked at), 0 once it
+ * exited, is a zombie, or its pid names a younger process. */
+int      devq__proc_alive(uint64_t who);
+static inline int devq__proc_pid(uint64_t who)
+{
+    return (int)(who & ((1u << DEVQ_PROC_PID_BITS) - 1));
+}
+/* devq__signal_fail_cause's part on a shared page, the robust protocol:
+ * claim the writer record (or take it over from a dead writer) and
+ * publish err with cause (already compacted).  1 when the page changed
+ * (the caller wakes everyone), 0 when it was failed or being failed. */
+int      devq__shared_fail_claim(struct devq_signal *s, int err, const char *cause);
+/* Producer slot i, validated: 0 with *who (0 = free), or
+ * DEVQ_SHARED_CORRUPT (a slot naming pid 0). */
+int      devq__shared_producer(const struct devq_signal *s, unsigned i, uint64_t *who);
+/* The peer-lost rule for a waiter of `want` not reached: at most every
+ * DEVQ_PEER_CHECK_NS per handle, whether every registered producer died;
+ * then -EOWNERDEAD with cause[cap] naming one, else 0. */
+#define DEVQ_PEER_CHECK_NS 50000000ull
+int      devq__peer_lost(struct devq_signal *s, uint64_t want, char *cause, size_t cap);
+/* signal.c: devq__peer_lost, and the failure it rules. */
+void     devq__signal_peer_check(struct devq_signal *s, uint64_t want);
+/* Test hook: called by a failing process at stage 1 (writer record
+ * claimed), 2 (fail state WRITING) and 3 (status published), so a test
+ * can kill it between the steps.  NULL in the library's own use. */
+extern void (*devq__shared_fail_hook)(struct devq_signal *s, int stage);
 
 /* signal_many.c: futex_waitv (Linux 5.16).  Index of a woken word,
  * -EAGAIN (a word differed), -ETIMEDOUT, -EINTR or -ENOSYS. */

@@ -99,6 +99,8 @@ static int reached(const struct many *m, size_t i)
 static int scan(const struct many *m)
 {
     for (size_t i = 0; i < m->n; i++) {
+        if (m->s[i]->shared && !reached(m, i))
+            devq__signal_peer_check(m->s[i], m->values[i]);   /* rate-limited */
         int st = devq__tl_status(m->s[i]);   /* validates a shared page */
         if (st) {
             if (m->first_ready)

@@ -58,6 +58,16 @@ static int corrupted(const struct devq_signal *cs, const char *fmt, ...)
     return DEVQ_SHARED_CORRUPT;
 }
 
+int devq__shared_corrupted(const struct devq_signal *s, const char *fmt, ...)
+{
+    char what[sizeof s->corrupt_what];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return corrupted(s, "%s", what);
+}
+
 static const char *corrupt_what(const struct devq_signal *s)
 {
     /* The finder is between its two stores (a snprintf of numbers). */

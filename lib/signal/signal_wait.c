@@ -121,8 +121,10 @@ static int sleep_until(struct devq_signal *s, uint64_t want, uint64_t deadline)
         uint64_t until = s->shared ? devq__shared_slice(deadline) : deadline;
         if (devq__futex_wait_bits((const uint32_t *)&tl->seq, seq, devq__signal_bucket(want),
                                   until, s->shared) == -ETIMEDOUT) {
-            if (until != deadline)
-                continue;   /* a re-check of the page */
+            if (until != deadline) {   /* a re-check of the page */
+                devq__signal_peer_check(s, want);   /* and of its producers */
+                continue;
+            }
             r = probe(s, want);   /* 0: timed out */
             break;
         }

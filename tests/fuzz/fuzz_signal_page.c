@@ -7,7 +7,7 @@
  *
  * Input: byte 0 picks which fields the page image overwrites (bit 0
  * magic+version, 1 value, 2 seq+waiters, 3 status, 4 fail state, 5
- * cause); the next sizeof(struct devq_timeline) bytes are the image;
+ * cause); the next offsetof(struct devq_timeline, fail_writer) bytes are the image;
  * then 9-byte calls (an opcode byte, a little-endian 64-bit argument).
  *
  * Properties: every call returns 0 or a negative errno (-4095..-1);
@@ -27,7 +27,9 @@
 #include "signal_impl.h"
 #include "fuzz.h"
 
-#define PAGE_BYTES sizeof(struct devq_timeline)
+/* The version-1 part of the page: the corpora were cut to it (the
+ * writer record and the producer table after it are signal_peer.c's). */
+#define PAGE_BYTES offsetof(struct devq_timeline, fail_writer)
 #define CALL_BYTES 9
 #define MAX_CALLS 64
 #define CORRUPT_TEXT "was corrupted by a process sharing it"
@@ -100,7 +102,8 @@ static uint64_t le64(const uint8_t *p)
 static void load_page(struct run *run, uint8_t mask, const uint8_t *img)
 {
     struct devq_timeline t;
-    memcpy(&t, img, sizeof t);
+    memset(&t, 0, sizeof t);
+    memcpy(&t, img, PAGE_BYTES);
     struct devq_timeline *p = run->peer;
     if (mask & 1) {
         p->magic = t.magic;

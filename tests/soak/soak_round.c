@@ -1217,8 +1217,11 @@ int soak_run_round(const struct soak_plan *plan)
     r->rng = plan->seed;
     soak_phase("round %d: opening devices", plan->round);
     if (open_devices(r) == 0) {
+        soak_peer_start(r);
         build(r);
+        soak_peer_kill(r);
         if (!r->aborted && wait_all(r) == 0) {
+            soak_peer_check(r);
             free_kept(r);
             wait_notifies(r);
             soak_check_round(r);

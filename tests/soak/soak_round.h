@@ -61,6 +61,13 @@ struct soak_round {
     int model_gap;                /* a known model gap: the results are not compared */
 };
 
+/* soak_peer.c: a producer process of a shared signal, killed at random
+ * (start after the devices opened, kill after the build, check once the
+ * round's batches are done). */
+void soak_peer_start(struct soak_round *r);
+void soak_peer_kill(struct soak_round *r);
+void soak_peer_check(struct soak_round *r);
+
 /* op kind names, for messages */
 extern const char *const soak_op_names[OP_NKINDS];
 

@@ -305,6 +305,8 @@ extern "C" {
     pub fn devq_buffer_set_name(b: *mut devq_buffer, name: *const c_char) -> c_int;
     pub fn devq_kernel_set_name(k: *mut devq_kernel, name: *const c_char) -> c_int;
     pub fn devq_signal_import_fd(fd: c_int, out: *mut *mut devq_signal) -> c_int;
+    pub fn devq_signal_add_producer(s: *mut devq_signal) -> c_int;
+    pub fn devq_signal_remove_producer(s: *mut devq_signal) -> c_int;
 
     // ---- memory ----
     pub fn devq_buffer_alloc(

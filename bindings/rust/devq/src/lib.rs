@@ -181,6 +181,7 @@
 //! | `devq_notify_cancel`, `devq_notify_release` | [`Notify::cancel`]; drop of [`Notify`] |
 //! | `devq_signal_wait_fd` | [`Signal::wait_fd`] (an `OwnedFd`) |
 //! | `devq_signal_create_shared`, `devq_signal_export_fd`, `devq_signal_import_fd` | [`Signal::new_shared`], [`Signal::export_fd`], [`Signal::import_fd`] |
+//! | `devq_signal_add_producer`, `devq_signal_remove_producer` | [`Signal::add_producer`], [`Signal::remove_producer`] |
 //! | `devq_buffer_alloc` | [`Buffer::new`], [`Buffer::with_tag`], [`Buffer::zeroed`] (synchronous), [`Buffer::on_queue`], [`Buffer::zeroed_on`], [`ScopedQueue::alloc`]; lengths in elements of `T` |
 //! | `devq_buffer_free` | drop of [`Buffer`] (on its alloc queue), [`Buffer::free`], [`Buffer::free_on`] |
 //! | `devq_buffer_status` | [`Buffer::status`] |

@@ -322,6 +322,21 @@ impl Signal {
         // SAFETY: a new fd the caller owns.
         Ok(unsafe { OwnedFd::from_raw_fd(fd) })
     }
+
+    /// Registers this process as a producer of a shared signal: once every
+    /// registered producer died with a waited-for value not reached,
+    /// waiters fail with `EOWNERDEAD` (devq_signal_add_producer(3)).
+    pub fn add_producer(&self) -> Result<()> {
+        // SAFETY: live signal.
+        check(unsafe { sys::devq_signal_add_producer(self.raw) }).map(drop)
+    }
+
+    /// Ends this process's registration as a producer; `ENOENT` if it
+    /// was not registered.
+    pub fn remove_producer(&self) -> Result<()> {
+        // SAFETY: live signal.
+        check(unsafe { sys::devq_signal_remove_producer(self.raw) }).map(drop)
+    }
 }
 
 impl std::fmt::Debug for Signal {

@@ -254,6 +254,16 @@ fn shared_signals_cross_an_fd() {
 }
 
 #[test]
+fn a_process_registers_as_a_producer_once() {
+    let s = Signal::new_shared(0).unwrap();
+    s.add_producer().unwrap();
+    s.add_producer().unwrap();
+    s.remove_producer().unwrap();
+    assert!(s.remove_producer().is_err(), "not registered any more");
+    assert!(Signal::new(0).unwrap().add_producer().is_err(), "only shared signals have producers");
+}
+
+#[test]
 fn host_fn_runs_in_order_and_a_skipped_one_is_dropped() {
     let dev = cpu();
     let mut q = Queue::new(&dev).unwrap();
