@@ -7,6 +7,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <devq/devq.h>
 #include <devq/devq_plugin.h>
 #include "device.h"
@@ -547,6 +549,45 @@ START_TEST(loader_without_plugin_path_has_cpu)
 END_TEST
 
 
+/* Out of descriptors during the first scan (issue 27): the open says so,
+ * names the folder and is not a verdict: once descriptors come back the
+ * next open searches again and finds the plugin. */
+START_TEST(scan_out_of_descriptors_is_retried)
+{
+    char *dir = testdir_new();
+    testdir_link(dir, "fake");
+    setenv("DEVQ_PLUGIN_PATH", dir, 1);
+    struct rlimit old, low;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 32;
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    int fds[64], nfds = 0;
+    for (int fd; nfds < 64 && (fd = dup(0)) >= 0;)
+        fds[nfds++] = fd;
+    ck_assert_int_eq(errno, EMFILE);
+
+    devq_device *d = NULL;
+    ck_assert_int_eq(devq_device_open("fake", &d), -EMFILE);
+    ck_assert_ptr_null(d);
+    char want[1200];
+    snprintf(want, sizeof want, "could not open the plugin folder %s: too many open files", dir);
+    ck_assert_msg(strstr(devq_errmsg(), want), "message: %s", devq_errmsg());
+    ck_assert_ptr_null(strstr(devq_errmsg(), "not installed"));
+    ck_assert_int_eq(devq_device_open("fake", &d), -EMFILE);   /* still short: still said */
+
+    for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+    ck_assert_int_eq(devq_device_open("fake", &d), 0);
+    ck_assert_str_eq(devq__backend_find("fake")->name, "fake");
+    ck_assert_uint_eq(reports_under(dir), 1);
+    ck_assert_str_eq(devq__plugin_report_at(0)->path, "(built in)");
+    devq_device_close(d);
+}
+END_TEST
+
+
 /* ---- registry internals ---- */
 
 START_TEST(device_lost_keeps_first_cause)
@@ -629,6 +670,7 @@ static Suite *loader_suite(void)
     tcase_add_test(t, loader_basic_log_names_only_skips);
     tcase_add_test(t, loader_without_plugin_path_has_cpu);
     tcase_add_test(t, opening_cpu_loads_no_plugin_file);
+    tcase_add_test(t, scan_out_of_descriptors_is_retried);
     suite_add_tcase(s, t);
 
     t = tcase_create("registry");
