@@ -74,6 +74,31 @@ if $own_only; then
 fi
 has "cpu:0 "
 
+# Every cap bit has a name, an unknown one shows as bitN; a software
+# device (lavapipe's kind) is no accelerator: devq_device_open(NULL) takes
+# the cpu before it, and devq-info says both (devq-info(1)).
+out=$(DEVQ_FAKE_CAPS=0x10000000a00 DEVQ_PLUGIN_PATH="$dir/all" "$info") ||
+    fail "devq-info (software fake) exited $?"
+has "caps: host_visible software kernel_check bit40"
+if $own_only; then
+    has "no accelerator found; the cpu backend is available"
+    has "2 software devices (fake:0, fake:1), tried after cpu"
+    printf '%s\n' "$out" | grep -q "^devq_device_open(NULL) opens cpu:0$" ||
+        fail "software devices: devq_device_open(NULL) should open cpu:0"
+fi
+json=$(DEVQ_FAKE_CAPS=0x10000000a00 DEVQ_PLUGIN_PATH="$dir/all" "$info" --json) ||
+    fail "devq-info --json (software fake) exited $?"
+case "$json" in
+    *'"caps": ["host_visible", "software", "kernel_check", "bit40"]'*) ;;
+    *) fail "JSON caps lack the software/kernel_check/bit40 names" ;;
+esac
+if $own_only; then
+    case "$json" in
+        *'"accelerators": 0,'*'"software_devices": 2'*) ;;
+        *) fail "JSON: software devices counted as accelerators" ;;
+    esac
+fi
+
 # JSON for scripts.
 py=${PYTHON3:-python3}
 if command -v "$py" >/dev/null 2>&1; then

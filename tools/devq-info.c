@@ -27,15 +27,31 @@ enum {
     EXIT_BAD_ENV = 3,       /* a variable is malformed, or DEVQ_BACKEND names no backend */
 };
 
+#ifndef DEVQ_CAP_KERNEL_CHECK
+#define DEVQ_CAP_KERNEL_CHECK (1ull << 11)   /* devq.h of the checked-launch branch */
+#endif
+
+/* Every bit devq.h names, by the name of its macro; a bit set that is not
+ * here (a newer plugin than this devq-info) shows as bitN. */
 static const struct { uint64_t bit; const char *name; } cap_names[] = {
     { DEVQ_CAP_KERNELS, "kernels" },         { DEVQ_CAP_TIMING, "timing" },
     { DEVQ_CAP_ASYNC_ALLOC, "async_alloc" }, { DEVQ_CAP_WAIT_VALUE, "wait_value" },
     { DEVQ_CAP_WRITE_VALUE, "write_value" }, { DEVQ_CAP_HOST_VISIBLE, "host_visible" },
     { DEVQ_CAP_COPY_ENGINE, "copy_engine" }, { DEVQ_CAP_PRIORITIES, "priorities" },
-    { DEVQ_CAP_SKIP_ON_ERROR, "skip_on_error" },
-    { DEVQ_CAP_CHANNELS, "channels" },
+    { DEVQ_CAP_SKIP_ON_ERROR, "skip_on_error" }, { DEVQ_CAP_SOFTWARE, "software" },
+    { DEVQ_CAP_CHANNELS, "channels" },       { DEVQ_CAP_KERNEL_CHECK, "kernel_check" },
 };
 #define NCAPS (sizeof cap_names / sizeof cap_names[0])
+
+/* The name of cap bit `bit` (0..63): its table name or "bitN". */
+static const char *cap_name(unsigned bit, char *buf, size_t len)
+{
+    for (size_t i = 0; i < NCAPS; i++)
+        if (cap_names[i].bit == 1ull << bit)
+            return cap_names[i].name;
+    snprintf(buf, len, "bit%u", bit);
+    return buf;
+}
 
 /* One device, or why it could not be opened. */
 struct device_entry {
@@ -55,7 +71,9 @@ struct snapshot {
     size_t nreports;
     struct device_entry *devices;
     size_t ndevices;
-    int accelerators;       /* devices opened on a backend other than cpu */
+    int accelerators;       /* devices opened on a backend other than cpu, not software */
+    int software;           /* devices emulated on the host (DEVQ_CAP_SOFTWARE): lavapipe */
+    char software_list[128];
 };
 
 static const char *errno_name(int err)
@@ -140,8 +158,13 @@ static int take_snapshot(struct snapshot *s)
                 e->status = devq_device_info_get(dev, &e->info);
             if (e->status < 0)
                 snprintf(e->error, sizeof e->error, "%s", devq_errmsg());
-            else if (strcmp(rep->name, "cpu") != 0)
+            else if (strcmp(rep->name, "cpu") != 0 && (e->info.caps & DEVQ_CAP_SOFTWARE)) {
+                size_t used = strlen(s->software_list);
+                snprintf(s->software_list + used, sizeof s->software_list - used, "%s%s",
+                         s->software++ ? ", " : "", e->spec);
+            } else if (strcmp(rep->name, "cpu") != 0) {
                 s->accelerators++;
+            }
             devq_device_close(dev);    /* NULL when the open failed */
         }
     }
@@ -153,17 +176,13 @@ static void caps_text(uint64_t caps, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < NCAPS; i++) {
-        if (caps & cap_names[i].bit) {
-            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", cap_names[i].name);
-            caps &= ~cap_names[i].bit;
-        }
-        if (used >= len)
-            return;
+    for (unsigned bit = 0; bit < 64 && used < len; bit++) {
+        char tmp[8];
+        if (caps & (1ull << bit))
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "",
+                                     cap_name(bit, tmp, sizeof tmp));
     }
-    if (caps)
-        snprintf(buf + used, len - used, "%s0x%" PRIx64, used ? " " : "", caps);
-    else if (!used)
+    if (!used)
         snprintf(buf, len, "(none)");
 }
 
@@ -264,6 +283,11 @@ static void print_text(const struct snapshot *s, int show_env)
     } else {
         printf("%d accelerator%s found\n", s->accelerators, s->accelerators == 1 ? "" : "s");
     }
+    /* Software devices are not accelerators: devq_device_open(NULL) takes
+     * one only after the cpu backend (devq_device_open(3)). */
+    if (s->software)
+        printf("%d software device%s (%s), tried after cpu\n", s->software,
+               s->software == 1 ? "" : "s", s->software_list);
     if (s->default_status == 0)
         printf("devq_device_open(NULL) opens %s\n", s->default_spec);
     else
@@ -336,16 +360,18 @@ static void print_json(const struct snapshot *s, int show_env)
         printf(", \"total_memory\": %" PRIu64 ", \"compute_units\": %u, \"caps_mask\": %" PRIu64
                ", \"caps\": [", e->info.total_memory, e->info.compute_units, e->info.caps);
         int first = 1;
-        for (size_t c = 0; c < NCAPS; c++) {
-            if (e->info.caps & cap_names[c].bit) {
+        for (unsigned bit = 0; bit < 64; bit++) {
+            char tmp[8];
+            if (e->info.caps & (1ull << bit)) {
                 printf("%s", first ? "" : ", ");
-                json_str(cap_names[c].name);
+                json_str(cap_name(bit, tmp, sizeof tmp));
                 first = 0;
             }
         }
         printf("]}");
     }
-    printf("\n  ],\n  \"accelerators\": %d", s->accelerators);
+    printf("\n  ],\n  \"accelerators\": %d,\n  \"software_devices\": %d", s->accelerators,
+           s->software);
     printf(",\n  \"default_device\": {\"status\": %d, \"spec\": ", s->default_status);
     json_str(s->default_spec);
     printf(", \"error\": ");
