@@ -54,6 +54,12 @@ DEVQ_LOADER_TEST_PLUGINS = tests/plugins/devq-fake.la tests/plugins/devq-noentry
 DEVQ_TEST_PLUGIN_CPPFLAGS = -DTEST_PLUGIN_BUILD_DIR='"$(abs_top_builddir)/tests/plugins/.libs"'
 EXTRA_DIST += tests/plugins/testdir.h
 
+# Programs run from the build tree find the plugins built beside it with
+# DEVQ_PLUGIN_PATH unset (saxpy-vulkan runs, devq-info lists them); a copy
+# of libdevq.so outside the build tree does not (skips without vulkan).
+TESTS += tests/build-tree-plugins.sh
+EXTRA_DIST += tests/build-tree-plugins.sh
+
 if HAVE_CHECK
 # Loader internals: table validation, spec parsing, the report, logging.
 check_PROGRAMS += tests/test_loader

@@ -221,12 +221,26 @@ static const void *lib_address(void)
     return dlsym(RTLD_DEFAULT, "devq_version");
 }
 
+/* The folders searched, in order, as the loader (plugin.c) searches them:
+ * DEVQ_PLUGIN_PATH, or the build tree's when it is unset and libdevq
+ * runs uninstalled; then the install folder. */
 static void plugin_folders(char *buf, size_t len)
 {
     const char *path = devq__env_get("DEVQ_PLUGIN_PATH");
     char dir[4096];
+    size_t used = 0;
+    buf[0] = '\0';
+    if (path && *path) {
+        used = (size_t)snprintf(buf, len, "%s:", path);
+    } else {
+        char build[DEVQ_BUILD_PLUGIN_DIRS_MAX][4096];
+        int nb = devq__plugin_build_dirs(lib_address(), build, DEVQ_BUILD_PLUGIN_DIRS_MAX);
+        for (int i = 0; i < nb && used < len; i++)
+            used += (size_t)snprintf(buf + used, len - used, "%s:", build[i]);
+    }
     devq__plugin_install_dir(lib_address(), dir, sizeof dir);
-    snprintf(buf, len, "%s%s%s", path && *path ? path : "", path && *path ? ":" : "", dir);
+    if (used < len)
+        snprintf(buf + used, len - used, "%s", dir);
 }
 
 static void print_text(const struct snapshot *s, int show_env)
@@ -328,6 +342,10 @@ static void print_json(const struct snapshot *s, int show_env)
     devq__plugin_install_dir(lib_address(), dir, sizeof dir);
     printf(",\n  \"plugin_dir\": ");
     json_str(dir);
+    char folders[8192];
+    plugin_folders(folders, sizeof folders);
+    printf(",\n  \"plugin_folders\": ");
+    json_str(folders);
     printf(",\n  \"plugins\": [");
     for (size_t i = 0; i < s->nreports; i++) {
         const devq_backend_report *r = &s->reports[i];

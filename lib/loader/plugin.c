@@ -2,7 +2,9 @@
  * keeps a report of every file it tried.
  *
  * Search order: the built-in cpu backend, then every devq-*.so in each
- * folder of DEVQ_PLUGIN_PATH (colon list), then the install folder: devq/
+ * folder of DEVQ_PLUGIN_PATH (colon list) -- or, when it is unset and this
+ * libdevq.so runs from its build tree, the in-tree plugins' build folders
+ * (plugin_dir.c) -- then the install folder: devq/
  * next to the libdevq.so that is running (plugin_dir.c), so that an
  * install under any prefix, or a moved one, finds its own plugins; the
  * configure-time $(libdir)/devq only when that cannot be told.  Within a folder files load in name order so that the
@@ -413,8 +415,17 @@ static void load_all(void)
     scan_error_path[0] = '\0';
 
     const char *path = devq__getenv("DEVQ_PLUGIN_PATH");
-    if (path && *path)
+    if (path && *path) {
         load_path_list(path);
+    } else {
+        /* Run from the build tree: the plugins built beside this library
+         * (plugin_dir.h says why this cannot reach an installed one).
+         * Not with DEVQ_PLUGIN_PATH set: then the caller chose. */
+        char build[DEVQ_BUILD_PLUGIN_DIRS_MAX][4096];
+        int nb = devq__plugin_build_dirs((const void *)load_all, build, DEVQ_BUILD_PLUGIN_DIRS_MAX);
+        for (int i = 0; i < nb; i++)
+            load_dir(build[i]);
+    }
     char dir[4096];
     devq__plugin_install_dir((const void *)load_all, dir, sizeof dir);
     load_dir(dir);
