@@ -3,7 +3,7 @@
 libdevq_core_la_SOURCES += \
 	lib/loader/plugin.c lib/loader/plugin.h lib/loader/plugin_dir.c lib/loader/plugin_dir.h \
 	lib/loader/plugin_validate.c lib/loader/plugin_validate.h \
-	lib/loader/backend_report.c lib/loader/builtin.h
+	lib/loader/backend_report.c lib/loader/builtin.h lib/loader/manifest.c lib/loader/manifest.h
 
 # ---- purpose-built test plugins (tests/plugins), loaded from temporary
 # folders that each test points DEVQ_PLUGIN_PATH at.  -rpath makes libtool

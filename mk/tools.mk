@@ -3,7 +3,8 @@ bin_PROGRAMS += tools/devq-info
 # The environment table and the plugin-folder rule are compiled in: they
 # are lib's own code (hidden in libdevq.so), pure libc, so devq-info
 # prints and checks exactly what lib does.
-tools_devq_info_SOURCES = tools/devq-info.c lib/base/env_table.c lib/base/device_spec.c lib/loader/plugin_dir.c
+tools_devq_info_SOURCES = tools/devq-info.c lib/base/env_table.c lib/base/device_spec.c lib/loader/plugin_dir.c \
+	lib/loader/manifest.c
 tools_devq_info_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_LIB_INCLUDES)
 tools_devq_info_LDADD = libdevq.la $(LIBS)
 tools_devq_info_LDFLAGS = $(AM_LDFLAGS) $(DEVQ_TOOL_RPATH)

@@ -15,7 +15,10 @@
 #include <string.h>
 #include <devq/devq.h>
 #include <devq/devq_plugin.h>
+#include <dirent.h>
+#include <limits.h>
 #include "env_table.h"
+#include "manifest.h"
 #include "plugin_dir.h"
 
 #define DEVQ_ERRMSG_MAX_INFO 32   /* rows of the environment table, at most */
@@ -243,12 +246,108 @@ static void plugin_folders(char *buf, size_t len)
         snprintf(buf + used, len - used, "%s", dir);
 }
 
+static int same_folder(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (!strcmp(a, b))
+        return 1;
+    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+/* Is `folder` one of the colon list's? */
+static int in_list(const char *list, const char *folder)
+{
+    char *copy = strdup(list), *save = NULL;
+    int found = 0;
+    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save))
+        found = same_folder(d, folder);
+    free(copy);
+    return found;
+}
+
+/* The manifest that names `path`, searched as the loader searches
+ * (manifest.h, plugin.c): 1 and its file in `out`, or 0. */
+static int manifest_of(const char *path, char *out, size_t len)
+{
+    char *dirs = strdup(devq__manifest_dirs(devq__env_get("DEVQ_PLUGIN_MANIFEST_PATH")));
+    char *save = NULL;
+    int found = 0;
+    char seen[64][256];
+    size_t nseen = 0;
+    for (char *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+        struct dirent **names = NULL;
+        int n = scandir(d, &names, NULL, alphasort);
+        for (int i = 0; i < n; i++) {
+            const char *name = names[i]->d_name;
+            int masked = 0;
+            for (size_t k = 0; k < nseen; k++)
+                masked |= !strcmp(seen[k], name);
+            if (!found && !masked && devq__manifest_file_name(name)) {
+                char file[4096], lib[4096], why[300];
+                struct devq_manifest m;
+                if (nseen < 64)
+                    snprintf(seen[nseen++], sizeof seen[0], "%s", name);
+                snprintf(file, sizeof file, "%s/%s", d, name);
+                if (devq__manifest_read(file, &m, lib, sizeof lib, why, sizeof why) == 0 &&
+                    !strcmp(lib, path)) {
+                    snprintf(out, len, "%s", file);
+                    found = 1;
+                }
+            }
+            free(names[i]);
+        }
+        free(names);
+    }
+    free(dirs);
+    return found;
+}
+
+/* Where a plugin file of the report came from, in words. */
+static void origin_of(const char *path, char *out, size_t len)
+{
+    size_t n = strlen(path);
+    char manifest[4096];
+    if (!strcmp(path, "(built in)")) {
+        snprintf(out, len, "built into libdevq");
+        return;
+    }
+    if (n > 5 && !strcmp(path + n - 5, ".json")) {
+        snprintf(out, len, "a manifest folder");
+        return;
+    }
+    if (manifest_of(path, manifest, sizeof manifest)) {
+        snprintf(out, len, "manifest %s", manifest);
+        return;
+    }
+    char folder[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(folder, sizeof folder, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    const char *env = devq__env_get("DEVQ_PLUGIN_PATH");
+    char build[DEVQ_BUILD_PLUGIN_DIRS_MAX][4096], dir[4096];
+    int nb = env && *env ? 0 : devq__plugin_build_dirs(lib_address(), build, DEVQ_BUILD_PLUGIN_DIRS_MAX);
+    devq__plugin_install_dir(lib_address(), dir, sizeof dir);
+    if (env && *env && in_list(env, folder)) {
+        snprintf(out, len, "folder %s (DEVQ_PLUGIN_PATH)", folder);
+        return;
+    }
+    for (int i = 0; i < nb; i++)
+        if (same_folder(build[i], folder)) {
+            snprintf(out, len, "folder %s (the build tree)", folder);
+            return;
+        }
+    if (same_folder(dir, folder))
+        snprintf(out, len, "folder %s (the install folder)", folder);
+    else
+        snprintf(out, len, "folder %s", folder);
+}
+
 static void print_text(const struct snapshot *s, int show_env)
 {
     char folders[8192];
     plugin_folders(folders, sizeof folders);
     printf("devq %s (plugin ABI %u)\n", devq_version(), DEVQ_PLUGIN_ABI_VERSION);
     printf("plugin folders: %s\n", folders);
+    printf("manifest folders: %s\n", devq__manifest_dirs(devq__env_get("DEVQ_PLUGIN_MANIFEST_PATH")));
     printf("\nplugins, in search order:\n");
     for (size_t i = 0; i < s->nreports; i++) {
         const devq_backend_report *r = &s->reports[i];
@@ -263,6 +362,9 @@ static void print_text(const struct snapshot *s, int show_env)
             else
                 printf("      skipped (%s): %s\n", errno_name(r->status), r->reason);
         }
+        char origin[4200];
+        origin_of(r->path, origin, sizeof origin);
+        printf("      from: %s\n", origin);
     }
     printf("\ndevices:\n");
     if (!s->ndevices)
@@ -346,6 +448,8 @@ static void print_json(const struct snapshot *s, int show_env)
     plugin_folders(folders, sizeof folders);
     printf(",\n  \"plugin_folders\": ");
     json_str(folders);
+    printf(",\n  \"manifest_folders\": ");
+    json_str(devq__manifest_dirs(devq__env_get("DEVQ_PLUGIN_MANIFEST_PATH")));
     printf(",\n  \"plugins\": [");
     for (size_t i = 0; i < s->nreports; i++) {
         const devq_backend_report *r = &s->reports[i];
@@ -358,6 +462,10 @@ static void print_json(const struct snapshot *s, int show_env)
         json_str(r->status ? errno_name(r->status) : "");
         printf(", \"devices\": %u, \"reason\": ", r->devices);
         json_str(r->reason);
+        char origin[4200];
+        origin_of(r->path, origin, sizeof origin);
+        printf(", \"from\": ");
+        json_str(origin);
         printf("}");
     }
     printf("\n  ],\n  \"devices\": [");

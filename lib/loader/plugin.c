@@ -7,7 +7,12 @@
  * (plugin_dir.c) -- then the install folder: devq/
  * next to the libdevq.so that is running (plugin_dir.c), so that an
  * install under any prefix, or a moved one, finds its own plugins; the
- * configure-time $(libdir)/devq only when that cannot be told.  Within a folder files load in name order so that the
+ * configure-time $(libdir)/devq only when that cannot be told; last, the
+ * plugins that manifests name (manifest.h): the *.json files of each
+ * manifest folder in name order, the administrator's folder before the
+ * packages', where a file masks one of the same name in a later folder.
+ * So a package outside devq adds a backend without writing into devq's
+ * folder, and cannot replace one installed with devq.  Within a folder files load in name order so that the
  * result does not depend on directory hashing.  The first backend of a
  * name wins; later ones are reported as duplicates, which is how a
  * DEVQ_PLUGIN_PATH build overrides an installed plugin.
@@ -47,6 +52,7 @@
 #include "error.h"
 #include "host.h"
 #include "log.h"
+#include "manifest.h"
 #include "plugin.h"
 #include "plugin_dir.h"
 #include "plugin_validate.h"
@@ -206,11 +212,21 @@ static void count_devices(struct devq_backend *b)
 /* Validate and register one table.  `dl` stays open whatever happens:
  * the plugin handed out a table, so code of it may still be referenced
  * (threads, atexit handlers, the table itself). */
+/* The manifest of the file being loaded, if it came from one: its table
+ * must declare the ABI the manifest does. */
+static const struct devq_manifest *loading_manifest;
+static const char *loading_manifest_path;
+
 static void register_table(const struct devq_backend_ops *table, const char *path, void *dl,
                            long rep)
 {
     if (rep >= 0 && table)
         reports[rep]->abi_version = table->abi_version;
+    if (loading_manifest && table && table->abi_version != loading_manifest->abi_version) {
+        report_skip(rep, -EINVAL, "the plugin's ops table is ABI %u but its manifest %s says %u",
+                    table->abi_version, loading_manifest_path, loading_manifest->abi_version);
+        return;
+    }
 
     struct devq_backend_ops checked;
     char why[256];
@@ -385,6 +401,107 @@ static void load_dir(const char *dir)
     free(names);
 }
 
+/* One manifest: a bad one is reported under its own path and skipped. */
+static void load_manifest(const char *path)
+{
+    if (already_tried(path))
+        return;
+    struct devq_manifest m;
+    char lib[4096], why[300];
+    int r = devq__manifest_read(path, &m, lib, sizeof lib, why, sizeof why);
+    if (r < 0 && is_transient(-r)) {
+        scan_failed(-r, path);
+        return;
+    }
+    if (r < 0) {
+        long rep = report_new(path);
+        report_skip(rep, r == -EINVAL ? -EINVAL : r, "bad manifest: %s", why);
+        return;
+    }
+    if (already_tried(lib))
+        return;
+    if (m.abi_version > DEVQ_PLUGIN_ABI_VERSION) {
+        long rep = report_new(lib);
+        if (rep >= 0)
+            reports[rep]->abi_version = m.abi_version;
+        report_skip(rep, -ENOTSUP, "its manifest %s declares plugin ABI %u, newer than this "
+                    "libdevq's %u: not loaded", path, m.abi_version, DEVQ_PLUGIN_ABI_VERSION);
+        return;
+    }
+    struct stat st;
+    int found = stat(lib, &st) == 0;
+    if (!found || !S_ISREG(st.st_mode)) {
+        const char *what = found ? "not a regular file" : strerror(errno);
+        long rep = report_new(lib);
+        report_skip(rep, found ? -EINVAL : -ENOENT, "named by the manifest %s: %s", path, what);
+        return;
+    }
+    devq__log(DEVQ_LOG_FULL, "loader: manifest %s names %s (ABI %u)", path, lib, m.abi_version);
+    loading_manifest = &m;
+    loading_manifest_path = path;
+    load_file(lib);
+    loading_manifest = NULL;
+    loading_manifest_path = NULL;
+}
+
+static int seen_name(char (*names)[256], size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(names[i], name))
+            return 1;
+    return 0;
+}
+
+static int is_manifest_name(const struct dirent *d)
+{
+    return devq__manifest_file_name(d->d_name);
+}
+
+/* Every manifest folder in order; a file name seen in an earlier folder
+ * masks the later ones (an administrator's override or opt-out). */
+static void load_manifest_dirs(void)
+{
+    char *copy = strdup(devq__manifest_dirs(devq__getenv("DEVQ_PLUGIN_MANIFEST_PATH")));
+    char (*seen)[256] = calloc(MAX_REPORTS, sizeof *seen);
+    size_t nseen = 0;
+    if (!copy || !seen) {
+        free(copy);
+        free(seen);
+        scan_failed(ENOMEM, "the plugin manifests");
+        return;
+    }
+    char *save = NULL;
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        struct dirent **names = NULL;
+        int n = scandir(dir, &names, is_manifest_name, alphasort);
+        if (n < 0 && is_transient(errno)) {
+            scan_failed(errno, dir);
+            continue;
+        }
+        if (n < 0) {
+            devq__log(DEVQ_LOG_FULL, "loader: manifest folder %s: %s", dir, strerror(errno));
+            continue;
+        }
+        devq__log(DEVQ_LOG_FULL, "loader: searching manifests in %s (%d)", dir, n);
+        for (int i = 0; i < n; i++) {
+            char path[4096];
+            const char *name = names[i]->d_name;
+            if (seen_name(seen, nseen, name)) {
+                devq__log(DEVQ_LOG_FULL, "loader: %s/%s: masked by %s of an earlier folder", dir,
+                          name, name);
+            } else if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path) {
+                if (nseen < MAX_REPORTS)
+                    snprintf(seen[nseen++], sizeof seen[0], "%s", name);
+                load_manifest(path);
+            }
+            free(names[i]);
+        }
+        free(names);
+    }
+    free(seen);
+    free(copy);
+}
+
 static void load_path_list(const char *list)
 {
     char *copy = strdup(list);
@@ -429,6 +546,7 @@ static void load_all(void)
     char dir[4096];
     devq__plugin_install_dir((const void *)load_all, dir, sizeof dir);
     load_dir(dir);
+    load_manifest_dirs();
 
     free(searched);
     searched = NULL;
