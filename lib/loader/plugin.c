@@ -579,6 +579,9 @@ int devq__backends_load(void)
     if (!err)
         return 0;
     struct stat st;
+    if (where[0] != '/')    /* not a file: "DEVQ_PLUGIN_PATH", "the plugin manifests" */
+        return devq__err(err, "devq: could not search %.256s for plugins: %s; backends are "
+                         "searched again on the next open", where, transient_text(err));
     int is_dir = stat(where, &st) == 0 && S_ISDIR(st.st_mode);
     return devq__err(err, "devq: could not open the plugin %s %.256s: %s; backends are searched "
                      "again on the next open", is_dir ? "folder" : "file", where,
