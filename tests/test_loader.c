@@ -4,6 +4,7 @@
 #include "config.h"
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -589,6 +590,35 @@ START_TEST(scan_out_of_descriptors_is_retried)
 END_TEST
 
 
+/* The first scan raced by many threads: one scan, every thread sees the
+ * finished list (each file reported once), every open works. */
+static void *open_fake_thread(void *arg)
+{
+    devq_device *d = NULL;
+    int r = devq_device_open("fake:1", &d);
+    *(int *)arg = r;
+    if (r == 0)
+        devq_device_close(d);
+    return NULL;
+}
+
+START_TEST(first_scan_raced_by_threads_runs_once)
+{
+    char *dir = folder_with_everything();
+    setenv("DEVQ_PLUGIN_PATH", dir, 1);
+    pthread_t th[8];
+    int rc[8];
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, open_fake_thread, &rc[i]), 0);
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(rc[i], 0);
+    }
+    ck_assert_uint_eq(reports_under(dir), 11);   /* fake, 9 broken, notelf: once each */
+    ck_assert_ptr_nonnull(report_for("devq-notelf.so"));
+}
+END_TEST
+
 /* ---- plugin manifests (manifest.c) ---- */
 
 #define GOOD_PLUGIN "\"plugin\": {\"library_path\": \"devq-x.so\", \"abi_version\": 1}"
@@ -868,6 +898,7 @@ static Suite *loader_suite(void)
     tcase_add_test(t, loader_without_plugin_path_has_cpu);
     tcase_add_test(t, opening_cpu_loads_no_plugin_file);
     tcase_add_test(t, scan_out_of_descriptors_is_retried);
+    tcase_add_test(t, first_scan_raced_by_threads_runs_once);
     tcase_add_test(t, manifests_add_plugins_from_outside_the_plugin_folders);
     tcase_add_test(t, plugin_folders_come_before_manifests);
     suite_add_tcase(s, t);
