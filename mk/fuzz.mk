@@ -15,14 +15,14 @@ EXTRA_DIST += tests/fuzz/fuzz.h tests/fuzz/run-fuzzers.sh tests/fuzz/corpus test
 dist_noinst_SCRIPTS += tests/fuzz-corpora
 
 FUZZ_NAMES = env_number device_spec backend_pref plugin_validate log_level emu_fail cpu_devices \
-	signal_page
+	signal_page manifest
 
 # ---- replay under the normal compiler (make check) ----
 FUZZ_REPLAY_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS) -I$(top_srcdir)/tests/fuzz
 check_PROGRAMS += tests/fuzz/replay_env_number tests/fuzz/replay_device_spec \
 	tests/fuzz/replay_backend_pref tests/fuzz/replay_plugin_validate \
 	tests/fuzz/replay_log_level tests/fuzz/replay_emu_fail tests/fuzz/replay_cpu_devices \
-	tests/fuzz/replay_signal_page
+	tests/fuzz/replay_signal_page tests/fuzz/replay_manifest
 TESTS += tests/fuzz-corpora
 
 tests_fuzz_replay_env_number_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_env_number.c
@@ -40,6 +40,11 @@ tests_fuzz_replay_backend_pref_LDADD = $(DEVQ_INTERNAL_LIBS)
 tests_fuzz_replay_plugin_validate_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_plugin_validate.c
 tests_fuzz_replay_plugin_validate_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
 tests_fuzz_replay_plugin_validate_LDADD = $(DEVQ_INTERNAL_LIBS)
+
+# The plugin manifest reader alone (pure libc).
+tests_fuzz_replay_manifest_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_manifest.c \
+	lib/loader/manifest.c
+tests_fuzz_replay_manifest_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
 
 tests_fuzz_replay_signal_page_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_signal_page.c
 tests_fuzz_replay_signal_page_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
@@ -86,7 +91,7 @@ FUZZ_BUILD_FLAGS = -g -O1 -std=gnu11 $(FUZZ_SANITIZE) -I$(top_srcdir)/include \
 	$(DEVQ_LIB_INCLUDES) -I$(top_builddir) -I$(top_srcdir)/tests/fuzz -pthread
 FUZZ_BINS = tests/fuzz/fuzz-env_number tests/fuzz/fuzz-device_spec tests/fuzz/fuzz-backend_pref \
 	tests/fuzz/fuzz-plugin_validate tests/fuzz/fuzz-log_level tests/fuzz/fuzz-emu_fail \
-	tests/fuzz/fuzz-cpu_devices tests/fuzz/fuzz-signal_page $(FUZZ_BINS_VULKAN)
+	tests/fuzz/fuzz-cpu_devices tests/fuzz/fuzz-signal_page tests/fuzz/fuzz-manifest $(FUZZ_BINS_VULKAN)
 CLEANFILES += $(FUZZ_BINS) tests/fuzz/fuzz-spirv
 
 FUZZ_SRC_env_number = $(top_srcdir)/tests/fuzz/fuzz_env_number.c $(top_srcdir)/lib/base/env.c \
@@ -113,6 +118,7 @@ FUZZ_SRC_signal_page = $(top_srcdir)/tests/fuzz/fuzz_signal_page.c $(top_srcdir)
 	$(top_srcdir)/lib/signal/signal_name.c $(top_srcdir)/lib/base/name.c \
 	$(top_srcdir)/lib/base/futex.c $(top_srcdir)/lib/base/error.c $(top_srcdir)/lib/base/log.c \
 	$(top_srcdir)/lib/base/env.c $(top_srcdir)/lib/base/env_table.c $(top_srcdir)/lib/base/device_spec.c
+FUZZ_SRC_manifest = $(top_srcdir)/tests/fuzz/fuzz_manifest.c $(top_srcdir)/lib/loader/manifest.c
 FUZZ_DEPS = $(top_srcdir)/tests/fuzz/fuzz.h config.h
 
 tests/fuzz/fuzz-env_number: $(FUZZ_SRC_env_number) $(FUZZ_DEPS)
@@ -142,12 +148,18 @@ tests/fuzz/fuzz-signal_page: $(FUZZ_SRC_signal_page) $(top_srcdir)/lib/signal/si
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) $(FUZZ_SRC_signal_page) -o $@ $(LIBS)
 
+<<<<<<< HEAD
 FUZZ_SRC_spirv = $(top_srcdir)/tests/fuzz/fuzz_spirv.c $(top_srcdir)/plugins/vulkan/spirv.c \
 	$(top_srcdir)/plugins/vulkan/spirv_local.c $(top_srcdir)/plugins/vulkan/features.c
 tests/fuzz/fuzz-spirv: $(FUZZ_SRC_spirv) $(top_srcdir)/plugins/vulkan/vk_plugin.h $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) -I$(top_srcdir)/plugins/vulkan $(FUZZ_SRC_spirv) -o $@ \
 	  $(FUZZ_SPIRV_LIBS)
+=======
+tests/fuzz/fuzz-manifest: $(FUZZ_SRC_manifest) $(top_srcdir)/lib/loader/manifest.h $(FUZZ_DEPS)
+	@$(MKDIR_P) tests/fuzz
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) $(FUZZ_SRC_manifest) -o $@
+>>>>>>> tools
 
 .PHONY: fuzz fuzz-short
 fuzz: $(FUZZ_BINS)

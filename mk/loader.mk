@@ -3,7 +3,7 @@
 libdevq_core_la_SOURCES += \
 	lib/loader/plugin.c lib/loader/plugin.h lib/loader/plugin_dir.c lib/loader/plugin_dir.h \
 	lib/loader/plugin_validate.c lib/loader/plugin_validate.h \
-	lib/loader/backend_report.c lib/loader/builtin.h
+	lib/loader/backend_report.c lib/loader/builtin.h lib/loader/manifest.c lib/loader/manifest.h
 
 # ---- purpose-built test plugins (tests/plugins), loaded from temporary
 # folders that each test points DEVQ_PLUGIN_PATH at.  -rpath makes libtool
@@ -53,6 +53,12 @@ DEVQ_LOADER_TEST_PLUGINS = tests/plugins/devq-fake.la tests/plugins/devq-noentry
 	tests/plugins/devq-badname.la tests/plugins/devq-halfkernel.la tests/plugins/devq-old.la
 DEVQ_TEST_PLUGIN_CPPFLAGS = -DTEST_PLUGIN_BUILD_DIR='"$(abs_top_builddir)/tests/plugins/.libs"'
 EXTRA_DIST += tests/plugins/testdir.h
+
+# Programs run from the build tree find the plugins built beside it with
+# DEVQ_PLUGIN_PATH unset (saxpy-vulkan runs, devq-info lists them); a copy
+# of libdevq.so outside the build tree does not (skips without vulkan).
+TESTS += tests/build-tree-plugins.sh
+EXTRA_DIST += tests/build-tree-plugins.sh
 
 if HAVE_CHECK
 # Loader internals: table validation, spec parsing, the report, logging.

@@ -3,7 +3,8 @@ bin_PROGRAMS += tools/devq-info
 # The environment table and the plugin-folder rule are compiled in: they
 # are lib's own code (hidden in libdevq.so), pure libc, so devq-info
 # prints and checks exactly what lib does.
-tools_devq_info_SOURCES = tools/devq-info.c lib/base/env_table.c lib/base/device_spec.c lib/loader/plugin_dir.c
+tools_devq_info_SOURCES = tools/devq-info.c lib/base/env_table.c lib/base/device_spec.c lib/loader/plugin_dir.c \
+	lib/loader/manifest.c
 tools_devq_info_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_LIB_INCLUDES)
 tools_devq_info_LDADD = libdevq.la $(LIBS)
 tools_devq_info_LDFLAGS = $(AM_LDFLAGS) $(DEVQ_TOOL_RPATH)
@@ -18,7 +19,12 @@ EXTRA_DIST += tests/test_devq_info.sh
 # devq-trace-svg: render a DEVQ_TRACE file as an SVG timeline.
 bin_PROGRAMS += tools/devq-trace-svg
 tools_devq_trace_svg_SOURCES = tools/devq-trace-svg.c
+tools_devq_trace_svg_LDADD = -lm
 man1_MANS += man/man1/devq-trace-svg.1
+# Its SVG of a known trace parsed as XML: lanes, ops, arrows, the break
+# for an idle tail, 1-2-5 ticks, the legend; the options.
+TESTS += tests/test_trace_svg.sh
+EXTRA_DIST += tests/test_trace_svg.sh tests/trace-svg/known.json
 
 # devq(7), devq-info(1) and the README list exactly the variables of the
 # environment table (lib/base/env_table.c), as devq-info -e prints it.

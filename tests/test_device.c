@@ -305,7 +305,9 @@ static int other_backend_has_device(void)
 
 START_TEST(default_without_plugins_is_cpu)
 {
-    unsetenv("DEVQ_PLUGIN_PATH");
+    /* An empty folder, not an unset variable: run from the build tree with
+     * DEVQ_PLUGIN_PATH unset, libdevq finds the plugins built beside it. */
+    setenv("DEVQ_PLUGIN_PATH", testdir_new(), 1);
     unsetenv("DEVQ_BACKEND");
     if (other_backend_has_device())
         setenv("DEVQ_BACKEND", "cpu", 1);     /* an installed accelerator would win */

@@ -74,6 +74,55 @@ if $own_only; then
 fi
 has "cpu:0 "
 
+# Every cap bit has a name, an unknown one shows as bitN; a software
+# device (lavapipe's kind) is no accelerator: devq_device_open(NULL) takes
+# the cpu before it, and devq-info says both (devq-info(1)).
+out=$(DEVQ_FAKE_CAPS=0x10000000a00 DEVQ_PLUGIN_PATH="$dir/all" "$info") ||
+    fail "devq-info (software fake) exited $?"
+has "caps: host_visible software kernel_check bit40"
+if $own_only; then
+    has "no accelerator found; the cpu backend is available"
+    has "2 software devices (fake:0, fake:1), tried after cpu"
+    printf '%s\n' "$out" | grep -q "^devq_device_open(NULL) opens cpu:0$" ||
+        fail "software devices: devq_device_open(NULL) should open cpu:0"
+fi
+json=$(DEVQ_FAKE_CAPS=0x10000000a00 DEVQ_PLUGIN_PATH="$dir/all" "$info" --json) ||
+    fail "devq-info --json (software fake) exited $?"
+case "$json" in
+    *'"caps": ["host_visible", "software", "kernel_check", "bit40"]'*) ;;
+    *) fail "JSON caps lack the software/kernel_check/bit40 names" ;;
+esac
+if $own_only; then
+    case "$json" in
+        *'"accelerators": 0,'*'"software_devices": 2'*) ;;
+        *) fail "JSON: software devices counted as accelerators" ;;
+    esac
+fi
+
+# A plugin named by a manifest (devq-plugin(7)), outside every plugin
+# folder: listed with the manifest it came from; a bad manifest is listed
+# with its line and column; the manifest folders are shown.
+mkdir "$dir/manifests" "$dir/elsewhere"
+ln -s "$plugins/devq-fake.so" "$dir/elsewhere/devq-fake.so" || exit 99
+printf '{"file_format_version": 1,\n "plugin": {"library_path": "../elsewhere/devq-fake.so", "abi_version": 1}}\n' \
+    > "$dir/manifests/acme.json"
+printf '{"file_format_version": 1,\n "plugin": {"library_path": 1}}\n' > "$dir/manifests/bad.json"
+out=$(DEVQ_PLUGIN_MANIFEST_PATH="$dir/manifests" DEVQ_PLUGIN_PATH="$dir/broken" "$info") ||
+    fail "devq-info (manifests) exited $?"
+has "manifest folders: $dir/manifests"
+expect bad.json "skipped (EINVAL): bad manifest: line 2, column 29: \"library_path\" must be a string"
+expect devq-fake.so "backend fake, ABI 1, 2 devices"
+printf '%s\n' "$out" | grep -A2 -F -- "$dir/manifests/../elsewhere/devq-fake.so" |
+    grep -q -F -- "      from: manifest $dir/manifests/acme.json" || fail "fake's manifest not named"
+printf '%s\n' "$out" | grep -A2 -F -- "$dir/broken/devq-old.so" |
+    grep -q -F -- "      from: folder $dir/broken (DEVQ_PLUGIN_PATH)" || fail "old's folder not named"
+json=$(DEVQ_PLUGIN_MANIFEST_PATH="$dir/manifests" DEVQ_PLUGIN_PATH="$dir/broken" "$info" --json) ||
+    fail "devq-info --json (manifests) exited $?"
+case "$json" in
+    *'"from": "manifest '"$dir"'/manifests/acme.json"'*) ;;
+    *) fail "JSON lacks the manifest a plugin came from" ;;
+esac
+
 # JSON for scripts.
 py=${PYTHON3:-python3}
 if command -v "$py" >/dev/null 2>&1; then

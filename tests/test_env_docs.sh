@@ -19,7 +19,9 @@ readme_section() {
     awk '/^## /{ on = ($0 == "## Environment") } on' "$top_srcdir/README.md"
 }
 
-table=$(DEVQ_PLUGIN_PATH= "$top_builddir/tools/devq-info" -e 2>/dev/null |
+# DEVQ_PLUGIN_PATH=/nonexistent: no plugin is loaded (an empty value would
+# let a build-tree devq-info load the plugins built beside it).
+table=$(DEVQ_PLUGIN_PATH=/nonexistent "$top_builddir/tools/devq-info" -e 2>/dev/null |
         awk '/^environment/{ on = 1; next } on && /^  DEVQ_/{ print $1 }' | sort -u)
 [ -n "$table" ] || { echo "devq-info -e printed no environment table"; exit 99; }
 echo "the table: $(echo $table)"

@@ -4,14 +4,18 @@
 #include "config.h"
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <devq/devq.h>
 #include <devq/devq_plugin.h>
 #include "device.h"
 #include "device_spec.h"
 #include "plugin.h"
+#include "manifest.h"
 #include "plugin_validate.h"
 #include "plugins/stub_ops.h"
 #include "plugins/testdir.h"
@@ -564,6 +568,268 @@ START_TEST(loader_without_plugin_path_has_cpu)
 END_TEST
 
 
+/* Out of descriptors during the first scan (issue 27): the open says so,
+ * names the folder and is not a verdict: once descriptors come back the
+ * next open searches again and finds the plugin. */
+START_TEST(scan_out_of_descriptors_is_retried)
+{
+    char *dir = testdir_new();
+    testdir_link(dir, "fake");
+    setenv("DEVQ_PLUGIN_PATH", dir, 1);
+    struct rlimit old, low;
+    ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &old), 0);
+    low = old;
+    low.rlim_cur = 32;
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &low), 0);
+    int fds[64], nfds = 0;
+    for (int fd; nfds < 64 && (fd = dup(0)) >= 0;)
+        fds[nfds++] = fd;
+    ck_assert_int_eq(errno, EMFILE);
+
+    devq_device *d = NULL;
+    ck_assert_int_eq(devq_device_open("fake", &d), -EMFILE);
+    ck_assert_ptr_null(d);
+    char want[1200];
+    snprintf(want, sizeof want, "could not open the plugin folder %s: too many open files", dir);
+    ck_assert_msg(strstr(devq_errmsg(), want), "message: %s", devq_errmsg());
+    ck_assert_ptr_null(strstr(devq_errmsg(), "not installed"));
+    ck_assert_int_eq(devq_device_open("fake", &d), -EMFILE);   /* still short: still said */
+
+    for (int i = 0; i < nfds; i++)
+        close(fds[i]);
+    ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &old), 0);
+    ck_assert_int_eq(devq_device_open("fake", &d), 0);
+    ck_assert_str_eq(devq__backend_find("fake")->name, "fake");
+    ck_assert_uint_eq(reports_under(dir), 1);
+    ck_assert_str_eq(devq__plugin_report_at(0)->path, "(built in)");
+    devq_device_close(d);
+}
+END_TEST
+
+
+/* The first scan raced by many threads: one scan, every thread sees the
+ * finished list (each file reported once), every open works. */
+static void *open_fake_thread(void *arg)
+{
+    devq_device *d = NULL;
+    int r = devq_device_open("fake:1", &d);
+    *(int *)arg = r;
+    if (r == 0)
+        devq_device_close(d);
+    return NULL;
+}
+
+START_TEST(first_scan_raced_by_threads_runs_once)
+{
+    char *dir = folder_with_everything();
+    setenv("DEVQ_PLUGIN_PATH", dir, 1);
+    pthread_t th[8];
+    int rc[8];
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, open_fake_thread, &rc[i]), 0);
+    for (int i = 0; i < 8; i++) {
+        pthread_join(th[i], NULL);
+        ck_assert_int_eq(rc[i], 0);
+    }
+    ck_assert_uint_eq(reports_under(dir), 11);   /* fake, 9 broken, notelf: once each */
+    ck_assert_ptr_nonnull(report_for("devq-notelf.so"));
+}
+END_TEST
+
+/* ---- plugin manifests (manifest.c) ---- */
+
+#define GOOD_PLUGIN "\"plugin\": {\"library_path\": \"devq-x.so\", \"abi_version\": 1}"
+
+static int manifest_parse_str(const char *text, struct devq_manifest *m, char *why, size_t len)
+{
+    return devq__manifest_parse(text, strlen(text), m, why, len);
+}
+
+START_TEST(manifest_reads_the_format)
+{
+    struct devq_manifest m;
+    char why[300];
+    ck_assert_int_eq(manifest_parse_str("{\"file_format_version\": 1, " GOOD_PLUGIN "}", &m, why, sizeof why), 0);
+    ck_assert_str_eq(m.library_path, "devq-x.so");
+    ck_assert_uint_eq(m.abi_version, 1);
+    ck_assert_str_eq(why, "");
+    /* Unknown keys (any JSON value) are skipped; escapes are decoded. */
+    const char *rich = "\n{ \"comment\": [1, -2.5e3, {\"x\": null}, true, false, \"\\\"\"],\r\n"
+                       "  \"file_format_version\": 1,\t\"plugin\": { \"vendor\": {},\n"
+                       "    \"library_path\": \"/opt/a\\/b\\u00e9\\ud83d\\ude00.so\", \"abi_version\": 7 } }\n";
+    ck_assert_int_eq(manifest_parse_str(rich, &m, why, sizeof why), 0);
+    ck_assert_str_eq(m.library_path, "/opt/a/b\xc3\xa9\xf0\x9f\x98\x80.so");
+    ck_assert_uint_eq(m.abi_version, 7);
+}
+END_TEST
+
+START_TEST(manifest_refuses_anything_else_with_line_and_column)
+{
+    static const struct { const char *text, *why; } bad[] = {
+        { "", "empty file" },
+        { "   \n", "empty file" },
+        { "[]", "a manifest is a JSON object" },
+        { "{\"file_format_version\": 2, " GOOD_PLUGIN "}", "file_format_version 2 is not 1" },
+        { "{\"file_format_version\": 1}", "no \"plugin\" object" },
+        { "{\"plugin\": {\"library_path\": \"a\", \"abi_version\": 1}}", "no \"file_format_version\"" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"abi_version\": 1}}", "no \"library_path\"" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a\"}}", "no \"abi_version\"" },
+        { "{\"file_format_version\": 1, \"plugin\": []}", "\"plugin\" must be an object" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": 3, \"abi_version\": 1}}",
+          "\"library_path\" must be a string" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"\", \"abi_version\": 1}}",
+          "\"library_path\" is empty" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a\", \"abi_version\": 1.0}}",
+          "\"abi_version\" must be a whole number" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a\", \"abi_version\": -1}}",
+          "\"abi_version\" must be a whole number" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a\", \"abi_version\": 0}}",
+          "\"abi_version\" must be a whole number" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a\", \"abi_version\": \"1\"}}",
+          "\"abi_version\" must be a whole number" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a\", \"abi_version\": 4294967296}}",
+          "\"abi_version\" must be a whole number" },
+        { "{\"file_format_version\": 1, \"file_format_version\": 1, " GOOD_PLUGIN "}", "given twice" },
+        { "{\"file_format_version\": 1, " GOOD_PLUGIN "} x", "text after the object" },
+        { "{\"file_format_version\": 1, " GOOD_PLUGIN "}{}", "text after the object" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a", "unexpected end of file in a string" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a\",", "unexpected end of file: expected a key" },
+        { "{\"file_format_version\": 1,\n \"plugin\" {}}", "line 2, column 11: expected ':' after a key" },
+        { "{\"a\": 1,}", "expected a key in quotes" },
+        { "{'a': 1}", "expected a key in quotes" },
+        { "{\"a\": 01}", "may not start with 0" },
+        { "{\"a\": 1.}", "expected a digit after '.'" },
+        { "{\"a\": 1e}", "expected a digit in the exponent" },
+        { "{\"a\": tru}", "expected a value" },
+        { "{\"a\": [1 2]}", "expected ',' or ']'" },
+        { "{\"a\": 1 \"b\": 2}", "expected ',' or '}'" },
+        { "{\"a\": \"\\x\"}", "unknown escape \\x" },
+        { "{\"a\": \"\\u12\"}", "four hex digits" },
+        { "{\"a\": \"\\u0000\"}", "\\u0000 in a string" },
+        { "{\"a\": \"\\udc00\"}", "a low surrogate without a high one" },
+        { "{\"a\": \"\\ud800x\"}", "a high surrogate without a low one" },
+        { "{\"a\": \"tab\there\"}", "control character 0x09" },
+        { "{\"a\": \"line\nbreak\"}", "control character 0x0a" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct devq_manifest m;
+        char why[300];
+        ck_assert_msg(manifest_parse_str(bad[i].text, &m, why, sizeof why) == -EINVAL, "accepted: %s", bad[i].text);
+        ck_assert_msg(strstr(why, bad[i].why) && !strncmp(why, "line ", 5),
+                      "%s: reason '%s' lacks '%s'", bad[i].text, why, bad[i].why);
+    }
+    /* Nesting is bounded (no deep recursion on hostile input). */
+    char deep[400] = "{\"a\": ";
+    for (int i = 0; i < 100; i++)
+        strcat(deep, "[");
+    struct devq_manifest m;
+    char why[300];
+    ck_assert_int_eq(manifest_parse_str(deep, &m, why, sizeof why), -EINVAL);
+    ck_assert_msg(strstr(why, "nested more than"), "%s", why);
+    /* A NUL byte inside the given length is a control character. */
+    ck_assert_int_eq(devq__manifest_parse("{\"a\": \"x\0y\"}", 12, &m, why, sizeof why), -EINVAL);
+    /* No terminator needed: the parser stops at len. */
+    ck_assert_int_eq(devq__manifest_parse("{\"file_format_version\": 1, " GOOD_PLUGIN "}garbage",
+                                          strlen("{\"file_format_version\": 1, " GOOD_PLUGIN "}"),
+                                          &m, why, sizeof why), 0);
+}
+END_TEST
+
+static void write_manifest(const char *dir, const char *name, const char *lib, unsigned abi)
+{
+    char text[4400];
+    snprintf(text, sizeof text,
+             "{\n  \"file_format_version\": 1,\n  \"plugin\": {\"library_path\": \"%s\", \"abi_version\": %u}\n}\n",
+             lib, abi);
+    testdir_write(dir, name, text);
+}
+
+static const devq_backend_report *report_with(const char *part)
+{
+    for (size_t i = 0; i < devq__plugin_report_count(); i++)
+        if (strstr(devq__plugin_report_at(i)->path, part))
+            return devq__plugin_report_at(i);
+    return NULL;
+}
+
+/* Two manifest folders (the administrator's, then the packages'), a
+ * plugin outside every plugin folder, bad manifests reported and skipped,
+ * a file name in the first folder masking the second's. */
+START_TEST(manifests_add_plugins_from_outside_the_plugin_folders)
+{
+    char *empty = testdir_new(), *admin = testdir_new(), *pkgs = testdir_new(), *lib = testdir_new();
+    char fake[1024], future[1024], rel[2048], dirs[2100];
+    testdir_built("fake", fake, sizeof fake);
+    testdir_built("future", future, sizeof future);
+    testdir_link(lib, "fake");
+    /* Relative to the manifest's folder. */
+    snprintf(rel, sizeof rel, "../%s/devq-fake.so", strrchr(lib, '/') + 1);
+    write_manifest(pkgs, "acme-fake.json", rel, DEVQ_PLUGIN_ABI_VERSION);
+    write_manifest(pkgs, "future.json", "/nowhere/devq-next.so", DEVQ_PLUGIN_ABI_VERSION + 1);
+    write_manifest(pkgs, "gone.json", "/nowhere/devq-gone.so", DEVQ_PLUGIN_ABI_VERSION);
+    write_manifest(pkgs, "mismatch.json", future, DEVQ_PLUGIN_ABI_VERSION);
+    testdir_write(pkgs, "broken.json", "{ \"file_format_version\": 1,\n  \"plugin\": \n");
+    testdir_write(pkgs, "README", "not a manifest: no .json\n");
+    /* The administrator's "masked.json" hides the packages' one. */
+    write_manifest(admin, "masked.json", "/nowhere/devq-admin.so", DEVQ_PLUGIN_ABI_VERSION);
+    write_manifest(pkgs, "masked.json", "/nowhere/devq-package.so", DEVQ_PLUGIN_ABI_VERSION);
+    snprintf(dirs, sizeof dirs, "%s:%s", admin, pkgs);
+    setenv("DEVQ_PLUGIN_PATH", empty, 1);
+    setenv("DEVQ_PLUGIN_MANIFEST_PATH", dirs, 1);
+
+    devq_device *d;
+    ck_assert_int_eq(devq_device_open("fake:1", &d), 0);
+    const devq_backend_report *r = report_with("devq-fake.so");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, 0);
+    ck_assert_str_eq(r->name, "fake");
+    ck_assert_ptr_nonnull(strstr(r->path, pkgs));     /* the manifest's folder + the relative path */
+
+    r = report_with("broken.json");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, -EINVAL);
+    ck_assert_msg(strstr(r->reason, "bad manifest: line 3, column 1: unexpected end of file"),
+                  "%s", r->reason);
+    r = report_with("devq-next.so");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, -ENOTSUP);
+    ck_assert_uint_eq(r->abi_version, DEVQ_PLUGIN_ABI_VERSION + 1);
+    ck_assert_msg(strstr(r->reason, "declares plugin ABI 2, newer than this libdevq's 1: not loaded"),
+                  "%s", r->reason);
+    r = report_with("devq-gone.so");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, -ENOENT);
+    ck_assert_msg(strstr(r->reason, "gone.json: No such file or directory"), "%s", r->reason);
+    r = report_with("devq-future.so");
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, -EINVAL);
+    ck_assert_msg(strstr(r->reason, "ops table is ABI 99 but its manifest"), "%s", r->reason);
+    ck_assert_ptr_null(devq__backend_find("future"));
+    ck_assert_ptr_nonnull(report_with("devq-admin.so"));
+    ck_assert_ptr_null(report_with("devq-package.so"));   /* masked */
+    ck_assert_ptr_null(report_with("README"));
+    devq_device_close(d);
+}
+END_TEST
+
+/* A backend found in a plugin folder wins its name over a manifest's. */
+START_TEST(plugin_folders_come_before_manifests)
+{
+    char *dir = testdir_new(), *pkgs = testdir_new(), *lib = testdir_new(), path[1100];
+    testdir_link(dir, "fake");
+    testdir_copy(lib, "fake");
+    snprintf(path, sizeof path, "%s/devq-fake.so", lib);
+    write_manifest(pkgs, "fake.json", path, DEVQ_PLUGIN_ABI_VERSION);
+    setenv("DEVQ_PLUGIN_PATH", dir, 1);
+    setenv("DEVQ_PLUGIN_MANIFEST_PATH", pkgs, 1);
+    ck_assert_int_eq(devq__backends_load(), 0);
+    ck_assert_ptr_nonnull(strstr(devq__backend_find("fake")->path, dir));
+    const devq_backend_report *r = report_with(lib);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(r->status, -EEXIST);
+}
+END_TEST
+
 /* ---- registry internals ---- */
 
 START_TEST(device_lost_keeps_first_cause)
@@ -627,6 +893,8 @@ static Suite *loader_suite(void)
     suite_add_tcase(s, t);
 
     t = tcase_create("parse");
+    tcase_add_test(t, manifest_reads_the_format);
+    tcase_add_test(t, manifest_refuses_anything_else_with_line_and_column);
     tcase_add_test(t, spec_parse_accepts_names_and_ordinals);
     tcase_add_test(t, spec_parse_refuses_malformed);
     tcase_add_test(t, pref_parse_lists_and_exclusions);
@@ -646,6 +914,10 @@ static Suite *loader_suite(void)
     tcase_add_test(t, loader_basic_log_names_only_skips);
     tcase_add_test(t, loader_without_plugin_path_has_cpu);
     tcase_add_test(t, opening_cpu_loads_no_plugin_file);
+    tcase_add_test(t, scan_out_of_descriptors_is_retried);
+    tcase_add_test(t, first_scan_raced_by_threads_runs_once);
+    tcase_add_test(t, manifests_add_plugins_from_outside_the_plugin_folders);
+    tcase_add_test(t, plugin_folders_come_before_manifests);
     suite_add_tcase(s, t);
 
     t = tcase_create("registry");

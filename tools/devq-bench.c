@@ -2,9 +2,15 @@
  * by side with the obvious baseline measured in the same run (a mutex +
  * condvar signal, a raw futex, a mutex+condvar work queue, a pthread loop,
  * malloc).  Prints medians and ratios; --json for scripts; --plot draws the
- * ratios as an SVG bar chart.  See devq-bench(1). */
+ * ratios as an SVG bar chart.  See devq-bench(1).
+ *
+ * The benchmarks are the rows of one table, `cases` (near main): a new one
+ * is one function and one entry there, and --list, --filter and the
+ * progress line pick it up. */
 #define _GNU_SOURCE
+#include "config.h"
 #include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
 #include <linux/futex.h>
 #include <pthread.h>
@@ -63,6 +69,10 @@ static double median(double *v, int n)
 static void add(const char *name, double devq, double base, const char *unit, int higher,
                 const char *baseline, double target)
 {
+    if (nresults == (int)(sizeof results / sizeof results[0])) {
+        fprintf(stderr, "devq-bench: more than %d rows: '%s' dropped\n", nresults, name);
+        return;
+    }
     results[nresults++] = (struct result){ name, unit, baseline, devq, base, target, higher };
 }
 
@@ -865,8 +875,34 @@ static int compare(const char *a, const char *b)
     return 0;
 }
 
-/* Bars of "how many times better than the baseline" (>1: devq wins). */
-static int write_plot(const char *path, const devq_device_info *info)
+/* The verdict the table prints, as the plot colours it. */
+enum verdict { NO_TARGET, MET, MISSED };
+static enum verdict verdict_of(const struct result *r)
+{
+    return r->target <= 0 ? NO_TARGET : better_ratio(r) >= r->target ? MET : MISSED;
+}
+static const char *const verdict_colour[] = { "#4e79a7", "#59a14f", "#e15759" };
+static const char *const verdict_label[] = { "no target", "target met", "target MISSED" };
+
+#define PLOT_CLIP 8.0
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        default: fputc(*s, f);
+        }
+}
+
+/* Bars of "how many times better than the baseline" (>1: devq wins),
+ * coloured by the table's verdict (met, MISSED, no target).  The scale
+ * stops at PLOT_CLIP x: a longer bar ends in a jagged edge and an arrow,
+ * and its value is printed in bold with "clipped", so 151x and 63x do not
+ * look the same. */
+static int write_plot(const char *path, const char *label)
 {
     FILE *f = fopen(path, "w");
     if (!f) {
@@ -877,57 +913,280 @@ static int write_plot(const char *path, const devq_device_info *info)
     for (int i = 0; i < nresults; i++)
         if (better_ratio(&results[i]) > maxr)
             maxr = better_ratio(&results[i]);
-    maxr = maxr > 8 ? 8 : maxr * 1.1;
+    maxr = maxr > PLOT_CLIP ? PLOT_CLIP : maxr * 1.1;
     const double left = 300, width = 900, bar = 26, top = 60;
-    double h = top + nresults * (bar + 10) + 50;
+    double h = top + nresults * (bar + 10) + 70;
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
                "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
             width, h);
     fprintf(f, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">devq-bench: x better than the baseline (right of 1.0: devq wins)</text>\n");
-    fprintf(f, "<text x=\"10\" y=\"42\" fill=\"#555\">devq %s, %s:%d %s, medians of %d runs</text>\n", devq_version(),
-            info->backend, info->ordinal, info->name, REPS);
-    double scale = (width - left - 60) / maxr;
+    fprintf(f, "<text x=\"10\" y=\"42\" fill=\"#555\">");
+    xml_text(f, label);
+    fprintf(f, "</text>\n");
+    double scale = (width - left - 110) / maxr;
     for (int i = 0; i < nresults; i++) {
         const struct result *r = &results[i];
         double y = top + i * (bar + 10), ratio = better_ratio(r);
-        double w = (ratio > maxr ? maxr : ratio) * scale;
-        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%s</text>\n", left - 8, y + 11, r->name);
-        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\" fill=\"#666\">vs %s</text>\n",
-                left - 8, y + 24, r->baseline);
-        fprintf(f, "<rect x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\"/>\n", left, y, w, bar,
-                ratio >= 1 ? "#59a14f" : "#e15759");
-        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">%.2fx</text>\n", left + w + 5, y + bar * 0.7, ratio);
+        int clipped = ratio > maxr;
+        double w = (clipped ? maxr : ratio) * scale;
+        enum verdict v = verdict_of(r);
+        fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", left - 8, y + 11);
+        xml_text(f, r->name);
+        fprintf(f, "</text>\n<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\" fill=\"#666\">vs ",
+                left - 8, y + 24);
+        xml_text(f, r->baseline);
+        fprintf(f, "</text>\n");
+        fprintf(f, "<rect class=\"bar %s\" x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\"><title>%.2fx, %s</title></rect>\n",
+                v == MET ? "met" : v == MISSED ? "missed" : "none", left, y, w, bar,
+                verdict_colour[v], ratio, verdict_label[v]);
+        if (clipped) {
+            /* A white zigzag cut near the end, then an arrow past it. */
+            double x = left + w - 14;
+            fprintf(f, "<polyline class=\"clip\" fill=\"none\" stroke=\"white\" stroke-width=\"2.5\" points=\""
+                       "%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
+                    x, y, x + 5, y + bar * 0.25, x, y + bar * 0.5, x + 5, y + bar * 0.75, x, y + bar);
+            fprintf(f, "<path d=\"M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f z\" fill=\"%s\"/>\n", left + w, y,
+                    left + w + 10, y + bar / 2, left + w, y + bar, verdict_colour[v]);
+            fprintf(f, "<text class=\"value clipped\" x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">%.2fx (clipped)</text>\n",
+                    left + w + 14, y + bar * 0.7, ratio);
+        } else {
+            fprintf(f, "<text class=\"value\" x=\"%.1f\" y=\"%.1f\">%.2fx</text>\n", left + w + 5, y + bar * 0.7, ratio);
+        }
+        if (r->target > 0 && r->target <= maxr) {
+            double tx = left + r->target * scale;
+            fprintf(f, "<line class=\"target\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" stroke-width=\"2\"><title>target %.2fx</title></line>\n",
+                    tx, y - 2, tx, y + bar + 2, r->target);
+        }
     }
-    double x1 = left + scale;
+    double x1 = left + scale, ly = h - 40;
     fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"4,3\"/>\n"
-               "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#333\">1.0 (baseline)</text>\n</svg>\n",
-            x1, top - 8, x1, h - 30, x1, h - 14);
+               "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#333\">1.0 (baseline)</text>\n",
+            x1, top - 8, x1, ly - 10, x1, ly + 4);
+    double lx = 10;
+    ly += 24;
+    for (int v = 0; v < 3; v++) {
+        fprintf(f, "<g class=\"legend\"><rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>"
+                   "<text x=\"%.1f\" y=\"%.1f\">%s</text></g>\n", lx, ly - 9, verdict_colour[v], lx + 18, ly,
+                verdict_label[v]);
+        lx += 130;
+    }
+    fprintf(f, "<g class=\"legend\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" stroke-width=\"2\"/>"
+               "<text x=\"%.1f\" y=\"%.1f\">target</text></g>\n", lx + 6, ly - 11, lx + 6, ly + 1, lx + 14, ly);
+    lx += 90;
+    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#555\">bars past %.0fx are cut, end in an arrow and print their value</text>\n",
+            lx, ly, PLOT_CLIP);
+    fprintf(f, "</svg>\n");
     return fclose(f) ? -1 : 0;
+}
+
+/* --plot OUT --from RUN.json: the plot of a saved --json run. */
+static int plot_saved_run(const char *from, const char *out)
+{
+    FILE *f = fopen(from, "r");
+    if (!f) {
+        fprintf(stderr, "devq-bench: %s: %s\n", from, strerror(errno));
+        return -1;
+    }
+    static char names[32][160], units[32][32], bases[32][160];
+    char line[2048], label[300] = "";
+    int ok = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *p;
+        if ((p = strstr(line, "\"better_is\""))) {
+            ok = 1;
+            char devq[32] = "", be[32] = "", dev[160] = "";
+            const char *v = strstr(line, "{\"devq\":\""), *b = strstr(line, "\"backend\":\""),
+                       *d = strstr(line, "\"device\":\"");
+            if (v)
+                sscanf(v + 9, "%31[^\"]", devq);
+            if (b)
+                sscanf(b + 11, "%31[^\"]", be);
+            if (d)
+                sscanf(d + 10, "%159[^\"]", dev);
+            snprintf(label, sizeof label, "devq %s, %s %s, medians of %d runs (from %s)", devq, be, dev,
+                     REPS, from);
+        }
+        const char *nm = strstr(line, "{\"name\":\""), *un = strstr(line, "\"unit\":\""),
+                   *dq = strstr(line, "\"devq\":"), *bl = strstr(line, "\"baseline\":"),
+                   *bi = strstr(line, "\"baseline_is\":\""), *hb = strstr(line, "\"higher_is_better\":"),
+                   *tg = strstr(line, "\"target\":");
+        if (!nm || !un || !dq || !bl || !bi || !hb || !tg || nresults == 32)
+            continue;
+        int i = nresults;
+        if (sscanf(nm + 9, "%159[^\"]", names[i]) != 1 || sscanf(un + 8, "%31[^\"]", units[i]) != 1 ||
+            sscanf(bi + 15, "%159[^\"]", bases[i]) != 1)
+            continue;
+        add(names[i], strtod(dq + 7, NULL), strtod(bl + 11, NULL), units[i],
+            !strncmp(hb + 19, "true", 4), bases[i], strtod(tg + 9, NULL));
+    }
+    fclose(f);
+    if (!ok || !nresults) {
+        fprintf(stderr, "devq-bench: %s: not a devq-bench --json file of this version\n", from);
+        return -1;
+    }
+    return write_plot(out, label);
+}
+
+/* ---- the cases: one entry per benchmark function ---- */
+
+static void run_signals(devq_device *dev) { (void)dev; bench_signals(); }
+
+static const struct bench_case {
+    const char *name;      /* for --list and --filter */
+    const char *what;      /* one line for --list */
+    int cpu_only;          /* its kernels are C functions */
+    void (*run)(devq_device *dev);
+} cases[] = {
+    { "signals", "signal ping-pong, free and with both threads on one CPU", 0, run_signals },
+    { "queues", "batch submit -> completion latency, empty batches per second", 0, bench_queues },
+    { "launches", "tiny kernel launches", 1, bench_launches },
+    { "saxpy", "SAXPY bandwidth", 1, bench_saxpy },
+    { "compute", "compute-bound kernel, all cores", 1, bench_compute },
+    { "buffers", "alloc/free pairs, 64 live buffers of random size", 0, bench_buffers },
+};
+#define NCASES (sizeof cases / sizeof cases[0])
+
+/* A glob (fnmatch) when PATTERN has * ? or [, else a substring. */
+static int case_matches(const struct bench_case *c, const char *pattern)
+{
+    if (!pattern)
+        return 1;
+    if (strpbrk(pattern, "*?["))
+        return fnmatch(pattern, c->name, 0) == 0;
+    return strstr(c->name, pattern) != NULL;
+}
+
+static void list_cases(void)
+{
+    for (size_t i = 0; i < NCASES; i++)
+        printf("%-9s %s%s\n", cases[i].name, cases[i].what, cases[i].cpu_only ? " (cpu backend only)" : "");
+}
+
+/* ---- progress on stderr: which case, n of N, elapsed ----
+ * On a terminal one line is redrawn in place every half second (as
+ * hyperfine and fio do); with --progress on something else (a log), one
+ * line per case.  Nothing with -q, or when stderr is not a terminal. */
+
+enum { PROGRESS_AUTO, PROGRESS_OFF, PROGRESS_ON };
+static struct {
+    int mode, tty, stop;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    uint64_t t0, case_t0;
+    const char *name;
+    size_t n, total;
+    int started;
+} progress = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+
+static void progress_draw(int final)
+{
+    double all = (double)(now_ns() - progress.t0) / 1e9;
+    if (final) {
+        fprintf(stderr, progress.tty ? "\r\033[Kdevq-bench: %zu case%s done in %.1f s\n"
+                                     : "devq-bench: %zu case%s done in %.1f s\n",
+                progress.total, progress.total == 1 ? "" : "s", all);
+        return;
+    }
+    double in_case = (double)(now_ns() - progress.case_t0) / 1e9;
+    fprintf(stderr, progress.tty ? "\r\033[Kdevq-bench: [%zu/%zu] %s: %.1f s (%.1f s elapsed)"
+                                 : "devq-bench: [%zu/%zu] %s (%.1f s elapsed when it started)\n",
+            progress.n, progress.total, progress.name, progress.tty ? in_case : all, all);
+    fflush(stderr);
+}
+
+static void *progress_ticker(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&progress.lock);
+    while (!progress.stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 500000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&progress.cond, &progress.lock, &ts);
+        if (!progress.stop && progress.name)
+            progress_draw(0);
+    }
+    pthread_mutex_unlock(&progress.lock);
+    return NULL;
+}
+
+static void progress_begin(size_t total)
+{
+    progress.tty = isatty(STDERR_FILENO);
+    if (progress.mode == PROGRESS_OFF || (progress.mode == PROGRESS_AUTO && !progress.tty))
+        return;
+    progress.total = total;
+    progress.t0 = now_ns();
+    progress.started = 1;
+    if (progress.tty && pthread_create(&progress.thread, NULL, progress_ticker, NULL) != 0)
+        progress.tty = 0;    /* no ticker: one line per case */
+}
+
+static void progress_case(const char *name, size_t n)
+{
+    if (!progress.started)
+        return;
+    pthread_mutex_lock(&progress.lock);
+    progress.name = name;
+    progress.n = n;
+    progress.case_t0 = now_ns();
+    progress_draw(0);
+    pthread_mutex_unlock(&progress.lock);
+}
+
+static void progress_end(void)
+{
+    if (!progress.started)
+        return;
+    pthread_mutex_lock(&progress.lock);
+    progress.stop = 1;
+    pthread_cond_signal(&progress.cond);
+    pthread_mutex_unlock(&progress.lock);
+    if (progress.tty)
+        pthread_join(progress.thread, NULL);
+    progress_draw(1);
 }
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: devq-bench [-b BACKEND] [--quick] [--json] [--plot OUT.svg]\n"
+    fprintf(out, "usage: devq-bench [-b BACKEND] [--quick] [--filter PATTERN] [--json] [--plot OUT.svg]\n"
+                 "                  [-q | --progress]\n"
+                 "       devq-bench --list | --version | --help\n"
                  "       devq-bench --compare A.json B.json\n"
+                 "       devq-bench --plot OUT.svg --from RUN.json\n"
                  "Run devq's benchmarks side by side with their baselines, or compare two\n"
                  "--json runs; see devq-bench(1).\n");
 }
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = { { "backend", required_argument, 0, 'b' }, { "quick", no_argument, 0, 'q' },
+    static const struct option opts[] = { { "backend", required_argument, 0, 'b' }, { "quick", no_argument, 0, 'Q' },
                                           { "json", no_argument, 0, 'j' },       { "plot", required_argument, 0, 'p' },
                                           { "help", no_argument, 0, 'h' },       { "compare", no_argument, 0, 'c' },
+                                          { "version", no_argument, 0, 'V' },    { "list", no_argument, 0, 'l' },
+                                          { "filter", required_argument, 0, 'f' }, { "quiet", no_argument, 0, 'q' },
+                                          { "progress", no_argument, 0, 'P' },   { "from", required_argument, 0, 'F' },
                                           { 0, 0, 0, 0 } };
     int json = 0, cmp_runs = 0, c;
-    const char *plot = NULL;
-    while ((c = getopt_long(argc, argv, "b:qjp:h", opts, NULL)) != -1) {
+    const char *plot = NULL, *filter = NULL, *from = NULL;
+    while ((c = getopt_long(argc, argv, "b:qjp:hVlf:", opts, NULL)) != -1) {
         switch (c) {
         case 'b': backend = optarg; break;
-        case 'q': quick = 1; break;
+        case 'Q': quick = 1; break;
+        case 'q': progress.mode = PROGRESS_OFF; break;
+        case 'P': progress.mode = PROGRESS_ON; break;
         case 'j': json = 1; break;
         case 'p': plot = optarg; break;
+        case 'f': filter = optarg; break;
+        case 'F': from = optarg; break;
         case 'h': usage(stdout); return 0;
+        case 'V': printf("devq-bench %s (libdevq %s)\n", PACKAGE_VERSION, devq_version()); return 0;
+        case 'l': list_cases(); return 0;
         case 'c': cmp_runs = 1; break;
         default: usage(stderr); return 2;
         }
@@ -939,8 +1198,21 @@ int main(int argc, char **argv)
         }
         return compare(argv[optind], argv[optind + 1]);
     }
-    if (optind < argc) {
+    if (optind < argc || (from && !plot)) {
+        if (from && !plot)
+            fprintf(stderr, "devq-bench: --from draws a saved run: give --plot OUT.svg too\n");
         usage(stderr);
+        return 2;
+    }
+    if (from)
+        return plot_saved_run(from, plot) < 0 ? 1 : 0;
+    size_t chosen = 0;
+    for (size_t i = 0; i < NCASES; i++)
+        chosen += case_matches(&cases[i], filter);
+    if (!chosen) {
+        fprintf(stderr, "devq-bench: --filter '%s' matches no benchmark; the benchmarks are:\n", filter);
+        for (size_t i = 0; i < NCASES; i++)
+            fprintf(stderr, "  %s\n", cases[i].name);
         return 2;
     }
     devq_device *dev;
@@ -950,19 +1222,29 @@ int main(int argc, char **argv)
     }
     devq_device_info info;
     CHECK(devq_device_info_get(dev, &info));
-    bench_signals();
-    bench_queues(dev);
-    if (!strcmp(info.backend, "cpu")) {
-        bench_launches(dev); /* their kernels are C functions: cpu only */
-        bench_saxpy(dev);
-        bench_compute(dev);
+    int is_cpu = !strcmp(info.backend, "cpu");
+    size_t total = 0, n = 0;
+    for (size_t i = 0; i < NCASES; i++)
+        total += case_matches(&cases[i], filter) && (is_cpu || !cases[i].cpu_only);
+    progress_begin(total);
+    for (size_t i = 0; i < NCASES; i++) {
+        if (!case_matches(&cases[i], filter) || (!is_cpu && cases[i].cpu_only))
+            continue;
+        progress_case(cases[i].name, ++n);
+        cases[i].run(dev);
     }
-    bench_buffers(dev);
+    progress_end();
     if (json)
         print_json(&info);
     else
         print_table(&info);
-    int r = plot ? write_plot(plot, &info) : 0;
+    int r = 0;
+    if (plot) {
+        char label[300];
+        snprintf(label, sizeof label, "devq %s, %s:%d %s, medians of %d runs", devq_version(),
+                 info.backend, info.ordinal, info.name, REPS);
+        r = write_plot(plot, label);
+    }
     devq_device_close(dev);
     return r < 0 ? 1 : 0;
 }

@@ -15,7 +15,10 @@
 #include <string.h>
 #include <devq/devq.h>
 #include <devq/devq_plugin.h>
+#include <dirent.h>
+#include <limits.h>
 #include "env_table.h"
+#include "manifest.h"
 #include "plugin_dir.h"
 
 #define DEVQ_ERRMSG_MAX_INFO 32   /* rows of the environment table, at most */
@@ -27,15 +30,28 @@ enum {
     EXIT_BAD_ENV = 3,       /* a variable is malformed, or DEVQ_BACKEND names no backend */
 };
 
+
+/* Every bit devq.h names, by the name of its macro; a bit set that is not
+ * here (a newer plugin than this devq-info) shows as bitN. */
 static const struct { uint64_t bit; const char *name; } cap_names[] = {
     { DEVQ_CAP_KERNELS, "kernels" },         { DEVQ_CAP_TIMING, "timing" },
     { DEVQ_CAP_ASYNC_ALLOC, "async_alloc" }, { DEVQ_CAP_WAIT_VALUE, "wait_value" },
     { DEVQ_CAP_WRITE_VALUE, "write_value" }, { DEVQ_CAP_HOST_VISIBLE, "host_visible" },
     { DEVQ_CAP_COPY_ENGINE, "copy_engine" }, { DEVQ_CAP_PRIORITIES, "priorities" },
-    { DEVQ_CAP_SKIP_ON_ERROR, "skip_on_error" },
+    { DEVQ_CAP_SKIP_ON_ERROR, "skip_on_error" }, { DEVQ_CAP_SOFTWARE, "software" },
     { DEVQ_CAP_CHANNELS, "channels" },       { DEVQ_CAP_KERNEL_CHECK, "kernel_check" },
 };
 #define NCAPS (sizeof cap_names / sizeof cap_names[0])
+
+/* The name of cap bit `bit` (0..63): its table name or "bitN". */
+static const char *cap_name(unsigned bit, char *buf, size_t len)
+{
+    for (size_t i = 0; i < NCAPS; i++)
+        if (cap_names[i].bit == 1ull << bit)
+            return cap_names[i].name;
+    snprintf(buf, len, "bit%u", bit);
+    return buf;
+}
 
 /* One device, or why it could not be opened. */
 struct device_entry {
@@ -55,7 +71,9 @@ struct snapshot {
     size_t nreports;
     struct device_entry *devices;
     size_t ndevices;
-    int accelerators;       /* devices opened on a backend other than cpu */
+    int accelerators;       /* devices opened on a backend other than cpu, not software */
+    int software;           /* devices emulated on the host (DEVQ_CAP_SOFTWARE): lavapipe */
+    char software_list[128];
 };
 
 static const char *errno_name(int err)
@@ -140,8 +158,13 @@ static int take_snapshot(struct snapshot *s)
                 e->status = devq_device_info_get(dev, &e->info);
             if (e->status < 0)
                 snprintf(e->error, sizeof e->error, "%s", devq_errmsg());
-            else if (strcmp(rep->name, "cpu") != 0)
+            else if (strcmp(rep->name, "cpu") != 0 && (e->info.caps & DEVQ_CAP_SOFTWARE)) {
+                size_t used = strlen(s->software_list);
+                snprintf(s->software_list + used, sizeof s->software_list - used, "%s%s",
+                         s->software++ ? ", " : "", e->spec);
+            } else if (strcmp(rep->name, "cpu") != 0) {
                 s->accelerators++;
+            }
             devq_device_close(dev);    /* NULL when the open failed */
         }
     }
@@ -153,17 +176,13 @@ static void caps_text(uint64_t caps, char *buf, size_t len)
 {
     size_t used = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < NCAPS; i++) {
-        if (caps & cap_names[i].bit) {
-            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "", cap_names[i].name);
-            caps &= ~cap_names[i].bit;
-        }
-        if (used >= len)
-            return;
+    for (unsigned bit = 0; bit < 64 && used < len; bit++) {
+        char tmp[8];
+        if (caps & (1ull << bit))
+            used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? " " : "",
+                                     cap_name(bit, tmp, sizeof tmp));
     }
-    if (caps)
-        snprintf(buf + used, len - used, "%s0x%" PRIx64, used ? " " : "", caps);
-    else if (!used)
+    if (!used)
         snprintf(buf, len, "(none)");
 }
 
@@ -202,12 +221,121 @@ static const void *lib_address(void)
     return dlsym(RTLD_DEFAULT, "devq_version");
 }
 
+/* The folders searched, in order, as the loader (plugin.c) searches them:
+ * DEVQ_PLUGIN_PATH, or the build tree's when it is unset and libdevq
+ * runs uninstalled; then the install folder. */
 static void plugin_folders(char *buf, size_t len)
 {
     const char *path = devq__env_get("DEVQ_PLUGIN_PATH");
     char dir[4096];
+    size_t used = 0;
+    buf[0] = '\0';
+    if (path && *path) {
+        used = (size_t)snprintf(buf, len, "%s:", path);
+    } else {
+        char build[DEVQ_BUILD_PLUGIN_DIRS_MAX][4096];
+        int nb = devq__plugin_build_dirs(lib_address(), build, DEVQ_BUILD_PLUGIN_DIRS_MAX);
+        for (int i = 0; i < nb && used < len; i++)
+            used += (size_t)snprintf(buf + used, len - used, "%s:", build[i]);
+    }
     devq__plugin_install_dir(lib_address(), dir, sizeof dir);
-    snprintf(buf, len, "%s%s%s", path && *path ? path : "", path && *path ? ":" : "", dir);
+    if (used < len)
+        snprintf(buf + used, len - used, "%s", dir);
+}
+
+static int same_folder(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (!strcmp(a, b))
+        return 1;
+    return realpath(a, ra) && realpath(b, rb) && !strcmp(ra, rb);
+}
+
+/* Is `folder` one of the colon list's? */
+static int in_list(const char *list, const char *folder)
+{
+    char *copy = strdup(list), *save = NULL;
+    int found = 0;
+    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save))
+        found = same_folder(d, folder);
+    free(copy);
+    return found;
+}
+
+/* The manifest that names `path`, searched as the loader searches
+ * (manifest.h, plugin.c): 1 and its file in `out`, or 0. */
+static int manifest_of(const char *path, char *out, size_t len)
+{
+    char *dirs = strdup(devq__manifest_dirs(devq__env_get("DEVQ_PLUGIN_MANIFEST_PATH")));
+    char *save = NULL;
+    int found = 0;
+    char seen[64][256];
+    size_t nseen = 0;
+    for (char *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d && !found; d = strtok_r(NULL, ":", &save)) {
+        struct dirent **names = NULL;
+        int n = scandir(d, &names, NULL, alphasort);
+        for (int i = 0; i < n; i++) {
+            const char *name = names[i]->d_name;
+            int masked = 0;
+            for (size_t k = 0; k < nseen; k++)
+                masked |= !strcmp(seen[k], name);
+            if (!found && !masked && devq__manifest_file_name(name)) {
+                char file[4096], lib[4096], why[300];
+                struct devq_manifest m;
+                if (nseen < 64)
+                    snprintf(seen[nseen++], sizeof seen[0], "%s", name);
+                snprintf(file, sizeof file, "%s/%s", d, name);
+                if (devq__manifest_read(file, &m, lib, sizeof lib, why, sizeof why) == 0 &&
+                    !strcmp(lib, path)) {
+                    snprintf(out, len, "%s", file);
+                    found = 1;
+                }
+            }
+            free(names[i]);
+        }
+        free(names);
+    }
+    free(dirs);
+    return found;
+}
+
+/* Where a plugin file of the report came from, in words. */
+static void origin_of(const char *path, char *out, size_t len)
+{
+    size_t n = strlen(path);
+    char manifest[4096];
+    if (!strcmp(path, "(built in)")) {
+        snprintf(out, len, "built into libdevq");
+        return;
+    }
+    if (n > 5 && !strcmp(path + n - 5, ".json")) {
+        snprintf(out, len, "a manifest folder");
+        return;
+    }
+    if (manifest_of(path, manifest, sizeof manifest)) {
+        snprintf(out, len, "manifest %s", manifest);
+        return;
+    }
+    char folder[4096];
+    const char *slash = strrchr(path, '/');
+    snprintf(folder, sizeof folder, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    const char *env = devq__env_get("DEVQ_PLUGIN_PATH");
+    char build[DEVQ_BUILD_PLUGIN_DIRS_MAX][4096], dir[4096];
+    int nb = env && *env ? 0 : devq__plugin_build_dirs(lib_address(), build, DEVQ_BUILD_PLUGIN_DIRS_MAX);
+    devq__plugin_install_dir(lib_address(), dir, sizeof dir);
+    if (env && *env && in_list(env, folder)) {
+        snprintf(out, len, "folder %s (DEVQ_PLUGIN_PATH)", folder);
+        return;
+    }
+    for (int i = 0; i < nb; i++)
+        if (same_folder(build[i], folder)) {
+            snprintf(out, len, "folder %s (the build tree)", folder);
+            return;
+        }
+    if (same_folder(dir, folder))
+        snprintf(out, len, "folder %s (the install folder)", folder);
+    else
+        snprintf(out, len, "folder %s", folder);
 }
 
 static void print_text(const struct snapshot *s, int show_env)
@@ -216,6 +344,7 @@ static void print_text(const struct snapshot *s, int show_env)
     plugin_folders(folders, sizeof folders);
     printf("devq %s (plugin ABI %u)\n", devq_version(), DEVQ_PLUGIN_ABI_VERSION);
     printf("plugin folders: %s\n", folders);
+    printf("manifest folders: %s\n", devq__manifest_dirs(devq__env_get("DEVQ_PLUGIN_MANIFEST_PATH")));
     printf("\nplugins, in search order:\n");
     for (size_t i = 0; i < s->nreports; i++) {
         const devq_backend_report *r = &s->reports[i];
@@ -230,6 +359,9 @@ static void print_text(const struct snapshot *s, int show_env)
             else
                 printf("      skipped (%s): %s\n", errno_name(r->status), r->reason);
         }
+        char origin[4200];
+        origin_of(r->path, origin, sizeof origin);
+        printf("      from: %s\n", origin);
     }
     printf("\ndevices:\n");
     if (!s->ndevices)
@@ -264,6 +396,11 @@ static void print_text(const struct snapshot *s, int show_env)
     } else {
         printf("%d accelerator%s found\n", s->accelerators, s->accelerators == 1 ? "" : "s");
     }
+    /* Software devices are not accelerators: devq_device_open(NULL) takes
+     * one only after the cpu backend (devq_device_open(3)). */
+    if (s->software)
+        printf("%d software device%s (%s), tried after cpu\n", s->software,
+               s->software == 1 ? "" : "s", s->software_list);
     if (s->default_status == 0)
         printf("devq_device_open(NULL) opens %s\n", s->default_spec);
     else
@@ -304,6 +441,12 @@ static void print_json(const struct snapshot *s, int show_env)
     devq__plugin_install_dir(lib_address(), dir, sizeof dir);
     printf(",\n  \"plugin_dir\": ");
     json_str(dir);
+    char folders[8192];
+    plugin_folders(folders, sizeof folders);
+    printf(",\n  \"plugin_folders\": ");
+    json_str(folders);
+    printf(",\n  \"manifest_folders\": ");
+    json_str(devq__manifest_dirs(devq__env_get("DEVQ_PLUGIN_MANIFEST_PATH")));
     printf(",\n  \"plugins\": [");
     for (size_t i = 0; i < s->nreports; i++) {
         const devq_backend_report *r = &s->reports[i];
@@ -316,6 +459,10 @@ static void print_json(const struct snapshot *s, int show_env)
         json_str(r->status ? errno_name(r->status) : "");
         printf(", \"devices\": %u, \"reason\": ", r->devices);
         json_str(r->reason);
+        char origin[4200];
+        origin_of(r->path, origin, sizeof origin);
+        printf(", \"from\": ");
+        json_str(origin);
         printf("}");
     }
     printf("\n  ],\n  \"devices\": [");
@@ -336,16 +483,18 @@ static void print_json(const struct snapshot *s, int show_env)
         printf(", \"total_memory\": %" PRIu64 ", \"compute_units\": %u, \"caps_mask\": %" PRIu64
                ", \"caps\": [", e->info.total_memory, e->info.compute_units, e->info.caps);
         int first = 1;
-        for (size_t c = 0; c < NCAPS; c++) {
-            if (e->info.caps & cap_names[c].bit) {
+        for (unsigned bit = 0; bit < 64; bit++) {
+            char tmp[8];
+            if (e->info.caps & (1ull << bit)) {
                 printf("%s", first ? "" : ", ");
-                json_str(cap_names[c].name);
+                json_str(cap_name(bit, tmp, sizeof tmp));
                 first = 0;
             }
         }
         printf("]}");
     }
-    printf("\n  ],\n  \"accelerators\": %d", s->accelerators);
+    printf("\n  ],\n  \"accelerators\": %d,\n  \"software_devices\": %d", s->accelerators,
+           s->software);
     printf(",\n  \"default_device\": {\"status\": %d, \"spec\": ", s->default_status);
     json_str(s->default_spec);
     printf(", \"error\": ");

@@ -205,6 +205,9 @@ const struct devq_env_var devq__env_vars[] = {
       "comma list of specs (cuda, cuda:1, cpu); ^name excludes a backend", "lib", check_backend },
     { "DEVQ_PLUGIN_PATH", "folders searched for devq-*.so before the install folder",
       "colon list of folders", "lib", NULL },
+    { "DEVQ_PLUGIN_MANIFEST_PATH", "folders of plugin manifests (*.json), in place of the "
+      "configure-time $(sysconfdir)/devq/plugins.d and $(datadir)/devq/plugins.d",
+      "colon list of folders", "lib", NULL },
     { "DEVQ_LOG", "what devq logs", "off (0), basic (1) or full (2)", "lib", check_log },
     { "DEVQ_LOG_FILE", "file the log is appended to instead of stderr", "a writable path", "lib",
       check_writable },

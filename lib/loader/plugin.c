@@ -2,18 +2,32 @@
  * keeps a report of every file it tried.
  *
  * Search order: the built-in cpu backend, then every devq-*.so in each
- * folder of DEVQ_PLUGIN_PATH (colon list), then the install folder: devq/
+ * folder of DEVQ_PLUGIN_PATH (colon list) -- or, when it is unset and this
+ * libdevq.so runs from its build tree, the in-tree plugins' build folders
+ * (plugin_dir.c) -- then the install folder: devq/
  * next to the libdevq.so that is running (plugin_dir.c), so that an
  * install under any prefix, or a moved one, finds its own plugins; the
- * configure-time $(libdir)/devq only when that cannot be told.  Within a folder files load in name order so that the
+ * configure-time $(libdir)/devq only when that cannot be told; last, the
+ * plugins that manifests name (manifest.h): the *.json files of each
+ * manifest folder in name order, the administrator's folder before the
+ * packages', where a file masks one of the same name in a later folder.
+ * So a package outside devq adds a backend without writing into devq's
+ * folder, and cannot replace one installed with devq.  Within a folder files load in name order so that the
  * result does not depend on directory hashing.  The first backend of a
  * name wins; later ones are reported as duplicates, which is how a
  * DEVQ_PLUGIN_PATH build overrides an installed plugin.
  *
  * A plugin is outside code: whatever it returns is checked
  * (plugin_validate.c) before lib relies on it, and one bad file never
- * stops the others.  After loading, the backend list is immutable, so
- * readers need no lock.
+ * stops the others.  Entries are only ever appended (and published by
+ * the count), so readers need no lock.
+ *
+ * A scan that fails for want of a resource (EMFILE, ENFILE, ENOMEM:
+ * opening a folder or a file) is not a verdict on the plugins: it is
+ * reported as that error and the scan is left unfinished, so the next
+ * open searches again (files already tried are not tried twice).  Only
+ * a finished scan is final; until then readers see a prefix of it.  The
+ * tables are fixed arrays so that a rescan never moves what a reader holds.
  *
  * Opening "cpu" by name loads nothing else: the built-in backend always
  * wins its name, and a GPU plugin's init loads its driver (ROCm alone
@@ -38,26 +52,35 @@
 #include "error.h"
 #include "host.h"
 #include "log.h"
+#include "manifest.h"
 #include "plugin.h"
 #include "plugin_dir.h"
 #include "plugin_validate.h"
 
 /* More than any real machine has; a larger count is a broken plugin. */
 #define MAX_DEVICES_PER_BACKEND 4096u
+/* Fixed so that entries never move under a reader; past these the rest
+ * are reported in the log and skipped. */
+#define MAX_BACKENDS 64u
+#define MAX_REPORTS 256u
 
-static pthread_once_t builtin_once = PTHREAD_ONCE_INIT, load_once = PTHREAD_ONCE_INIT;
-static int load_status;
+static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int load_done;
+/* Why the last scan was left unfinished (negative errno, 0 if it was
+ * not), and the folder or file it was opening. */
+static int scan_error;
+static char scan_error_path[4096];
 /* The built-in backend, set once by load_builtin (NULL if its table was
- * refused): found without reading `backends`, which the second step may
- * still be growing. */
+ * refused): found without reading `backends`, which a scan may still be
+ * growing. */
 static struct devq_backend *builtin;
 
-static struct devq_backend **backends;
-static size_t nbackends, backends_cap;
+static struct devq_backend *backends[MAX_BACKENDS];
+static _Atomic size_t nbackends;
 
-static devq_backend_report *reports;
-static size_t nreports, reports_cap;
+static devq_backend_report *reports[MAX_REPORTS];
+static _Atomic size_t nreports;
 
 struct dir_id {
     dev_t dev;
@@ -79,17 +102,58 @@ static int grow(void **arr, size_t *cap, size_t n, size_t elem)
     return 0;
 }
 
-/* Returns the index of a new zeroed report, or -1 when out of memory. */
+static int is_transient(int err)
+{
+    return err == EMFILE || err == ENFILE || err == ENOMEM;
+}
+
+/* The scan ran out of something: remember the first such failure. */
+static void scan_failed(int err, const char *path)
+{
+    if (scan_error)
+        return;
+    scan_error = -err;
+    snprintf(scan_error_path, sizeof scan_error_path, "%s", path);
+    devq__log(DEVQ_LOG_BASIC, "loader: %s: %s; searching again on the next open", path,
+              strerror(err));
+}
+
+/* Returns the index of a new zeroed report, or -1 when out of room. */
 static long report_new(const char *path)
 {
-    if (grow((void **)&reports, &reports_cap, nreports, sizeof *reports) < 0) {
-        load_status = -ENOMEM;
+    size_t n = atomic_load(&nreports);
+    if (n >= MAX_REPORTS) {
+        devq__log(DEVQ_LOG_BASIC, "loader: %s: more than %u plugin files, not reported", path,
+                  MAX_REPORTS);
         return -1;
     }
-    devq_backend_report *r = &reports[nreports];
+    devq_backend_report *r = reports[n] ? reports[n] : calloc(1, sizeof *r);
+    if (!r) {
+        scan_failed(ENOMEM, path);
+        return -1;
+    }
     memset(r, 0, sizeof *r);
     snprintf(r->path, sizeof r->path, "%s", path);
-    return (long)nreports++;
+    reports[n] = r;
+    atomic_store(&nreports, n + 1);
+    return (long)n;
+}
+
+/* Takes back the last report (a file whose load hit a transient error:
+ * it is tried again by the next scan).  Its storage is kept for reuse. */
+static void report_drop_last(long idx)
+{
+    if (idx >= 0 && (size_t)idx + 1 == atomic_load(&nreports))
+        atomic_store(&nreports, (size_t)idx);
+}
+
+/* Was this file tried by an earlier, unfinished scan? */
+static int already_tried(const char *path)
+{
+    for (size_t i = 0; i < atomic_load(&nreports); i++)
+        if (!strncmp(reports[i]->path, path, sizeof reports[i]->path))
+            return 1;
+    return 0;
 }
 
 static void report_skip(long idx, int status, const char *fmt, ...)
@@ -99,7 +163,7 @@ static void report_skip(long idx, int status, const char *fmt, ...)
 {
     if (idx < 0)
         return;
-    devq_backend_report *r = &reports[idx];
+    devq_backend_report *r = reports[idx];
     r->status = status;
     r->name[0] = '\0';
     r->devices = 0;
@@ -148,11 +212,21 @@ static void count_devices(struct devq_backend *b)
 /* Validate and register one table.  `dl` stays open whatever happens:
  * the plugin handed out a table, so code of it may still be referenced
  * (threads, atexit handlers, the table itself). */
+/* The manifest of the file being loaded, if it came from one: its table
+ * must declare the ABI the manifest does. */
+static const struct devq_manifest *loading_manifest;
+static const char *loading_manifest_path;
+
 static void register_table(const struct devq_backend_ops *table, const char *path, void *dl,
                            long rep)
 {
     if (rep >= 0 && table)
-        reports[rep].abi_version = table->abi_version;
+        reports[rep]->abi_version = table->abi_version;
+    if (loading_manifest && table && table->abi_version != loading_manifest->abi_version) {
+        report_skip(rep, -EINVAL, "the plugin's ops table is ABI %u but its manifest %s says %u",
+                    table->abi_version, loading_manifest_path, loading_manifest->abi_version);
+        return;
+    }
 
     struct devq_backend_ops checked;
     char why[256];
@@ -168,13 +242,16 @@ static void register_table(const struct devq_backend_ops *table, const char *pat
         return;
     }
 
+    if (atomic_load(&nbackends) >= MAX_BACKENDS) {
+        report_skip(rep, -ENOSPC, "more than %u backends: '%s' not registered", MAX_BACKENDS,
+                    checked.name);
+        return;
+    }
     struct devq_backend *b = calloc(1, sizeof *b);
     struct devq_backend_ops *ops = malloc(sizeof *ops);
-    if (!b || !ops ||
-        grow((void **)&backends, &backends_cap, nbackends, sizeof *backends) < 0) {
+    if (!b || !ops) {
         free(b);
         free(ops);
-        load_status = -ENOMEM;
         report_skip(rep, -ENOMEM, "out of memory registering backend '%s'", checked.name);
         return;
     }
@@ -187,16 +264,17 @@ static void register_table(const struct devq_backend_ops *table, const char *pat
     count_devices(b);
     b->slots = calloc(b->ndevices ? b->ndevices : 1, sizeof *b->slots);
     if (!b->slots) {
-        load_status = -ENOMEM;
         report_skip(rep, -ENOMEM, "out of memory registering backend '%s'", b->name);
         free(ops);
         free(b);
         return;
     }
-    backends[nbackends++] = b;
+    size_t nb = atomic_load(&nbackends);
+    backends[nb] = b;
+    atomic_store(&nbackends, nb + 1);
 
     if (rep >= 0) {
-        devq_backend_report *rp = &reports[rep];
+        devq_backend_report *rp = reports[rep];
         snprintf(rp->name, sizeof rp->name, "%s", b->name);
         rp->status = 0;
         rp->devices = b->ndevices;
@@ -212,10 +290,17 @@ static void run_init(devq_plugin_init_fn init, const char *path, void *dl, long 
     const struct devq_backend_ops *table = NULL;
     devq__err_str(0, "");
     int r = init(&devq__host, DEVQ_HOST_ABI_VERSION, &table);
+    if (r < 0 && dl && is_transient(-r)) {
+        /* Its driver could not be opened for want of descriptors or
+         * memory: not a verdict on the plugin, so try it again later. */
+        report_drop_last(rep);
+        scan_failed(-r, path);
+        return;
+    }
     if (r != 0) {
         char why[256];
         if (rep >= 0 && table)
-            reports[rep].abi_version = table->abi_version;
+            reports[rep]->abi_version = table->abi_version;
         if (r > 0)
             report_skip(rep, -EINVAL, "devq_plugin_init returned %d; expected 0 or a negative errno", r);
         else
@@ -227,11 +312,20 @@ static void run_init(devq_plugin_init_fn init, const char *path, void *dl, long 
 
 static void load_file(const char *path)
 {
+    if (already_tried(path))
+        return;
     long rep = report_new(path);
     dlerror();
+    errno = 0;
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!dl) {
+        int err = errno;
         const char *e = dlerror();
+        if (is_transient(err)) {
+            report_drop_last(rep);
+            scan_failed(err, path);
+            return;
+        }
         report_skip(rep, -ENOEXEC, "cannot load: %s", e ? e : "dlopen failed");
         return;
     }
@@ -282,6 +376,10 @@ static void load_dir(const char *dir)
     }
     struct dirent **names = NULL;
     int n = scandir(dir, &names, is_plugin_file_name, alphasort);
+    if (n < 0 && is_transient(errno)) {
+        scan_failed(errno, dir);
+        return;
+    }
     if (n < 0) {
         devq__log(DEVQ_LOG_BASIC, "loader: plugin folder %s: %s", dir, strerror(errno));
         return;
@@ -303,11 +401,112 @@ static void load_dir(const char *dir)
     free(names);
 }
 
+/* One manifest: a bad one is reported under its own path and skipped. */
+static void load_manifest(const char *path)
+{
+    if (already_tried(path))
+        return;
+    struct devq_manifest m;
+    char lib[4096], why[300];
+    int r = devq__manifest_read(path, &m, lib, sizeof lib, why, sizeof why);
+    if (r < 0 && is_transient(-r)) {
+        scan_failed(-r, path);
+        return;
+    }
+    if (r < 0) {
+        long rep = report_new(path);
+        report_skip(rep, r == -EINVAL ? -EINVAL : r, "bad manifest: %s", why);
+        return;
+    }
+    if (already_tried(lib))
+        return;
+    if (m.abi_version > DEVQ_PLUGIN_ABI_VERSION) {
+        long rep = report_new(lib);
+        if (rep >= 0)
+            reports[rep]->abi_version = m.abi_version;
+        report_skip(rep, -ENOTSUP, "its manifest %s declares plugin ABI %u, newer than this "
+                    "libdevq's %u: not loaded", path, m.abi_version, DEVQ_PLUGIN_ABI_VERSION);
+        return;
+    }
+    struct stat st;
+    int found = stat(lib, &st) == 0;
+    if (!found || !S_ISREG(st.st_mode)) {
+        const char *what = found ? "not a regular file" : strerror(errno);
+        long rep = report_new(lib);
+        report_skip(rep, found ? -EINVAL : -ENOENT, "named by the manifest %s: %s", path, what);
+        return;
+    }
+    devq__log(DEVQ_LOG_FULL, "loader: manifest %s names %s (ABI %u)", path, lib, m.abi_version);
+    loading_manifest = &m;
+    loading_manifest_path = path;
+    load_file(lib);
+    loading_manifest = NULL;
+    loading_manifest_path = NULL;
+}
+
+static int seen_name(char (*names)[256], size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(names[i], name))
+            return 1;
+    return 0;
+}
+
+static int is_manifest_name(const struct dirent *d)
+{
+    return devq__manifest_file_name(d->d_name);
+}
+
+/* Every manifest folder in order; a file name seen in an earlier folder
+ * masks the later ones (an administrator's override or opt-out). */
+static void load_manifest_dirs(void)
+{
+    char *copy = strdup(devq__manifest_dirs(devq__getenv("DEVQ_PLUGIN_MANIFEST_PATH")));
+    char (*seen)[256] = calloc(MAX_REPORTS, sizeof *seen);
+    size_t nseen = 0;
+    if (!copy || !seen) {
+        free(copy);
+        free(seen);
+        scan_failed(ENOMEM, "the plugin manifests");
+        return;
+    }
+    char *save = NULL;
+    for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+        struct dirent **names = NULL;
+        int n = scandir(dir, &names, is_manifest_name, alphasort);
+        if (n < 0 && is_transient(errno)) {
+            scan_failed(errno, dir);
+            continue;
+        }
+        if (n < 0) {
+            devq__log(DEVQ_LOG_FULL, "loader: manifest folder %s: %s", dir, strerror(errno));
+            continue;
+        }
+        devq__log(DEVQ_LOG_FULL, "loader: searching manifests in %s (%d)", dir, n);
+        for (int i = 0; i < n; i++) {
+            char path[4096];
+            const char *name = names[i]->d_name;
+            if (seen_name(seen, nseen, name)) {
+                devq__log(DEVQ_LOG_FULL, "loader: %s/%s: masked by %s of an earlier folder", dir,
+                          name, name);
+            } else if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path) {
+                if (nseen < MAX_REPORTS)
+                    snprintf(seen[nseen++], sizeof seen[0], "%s", name);
+                load_manifest(path);
+            }
+            free(names[i]);
+        }
+        free(names);
+    }
+    free(seen);
+    free(copy);
+}
+
 static void load_path_list(const char *list)
 {
     char *copy = strdup(list);
     if (!copy) {
-        load_status = -ENOMEM;
+        scan_failed(ENOMEM, "DEVQ_PLUGIN_PATH");
         return;
     }
     char *save = NULL;
@@ -320,38 +519,79 @@ static void load_builtin(void)
 {
     long rep = report_new("(built in)");
     run_init(devq__cpu_plugin_init, "(built in)", NULL, rep);
-    if (nbackends == 1)
+    if (atomic_load(&nbackends) == 1)
         builtin = backends[0];
 }
 
+/* One scan of every folder; called with load_lock held.  Finished unless
+ * a transient error left it short. */
 static void load_all(void)
 {
     pthread_once(&builtin_once, load_builtin);
+    scan_error = 0;
+    scan_error_path[0] = '\0';
 
     const char *path = devq__getenv("DEVQ_PLUGIN_PATH");
-    if (path && *path)
+    if (path && *path) {
         load_path_list(path);
+    } else {
+        /* Run from the build tree: the plugins built beside this library
+         * (plugin_dir.h says why this cannot reach an installed one).
+         * Not with DEVQ_PLUGIN_PATH set: then the caller chose. */
+        char build[DEVQ_BUILD_PLUGIN_DIRS_MAX][4096];
+        int nb = devq__plugin_build_dirs((const void *)load_all, build, DEVQ_BUILD_PLUGIN_DIRS_MAX);
+        for (int i = 0; i < nb; i++)
+            load_dir(build[i]);
+    }
     char dir[4096];
     devq__plugin_install_dir((const void *)load_all, dir, sizeof dir);
     load_dir(dir);
+    load_manifest_dirs();
 
     free(searched);
     searched = NULL;
     nsearched = searched_cap = 0;
     devq__err_str(0, "");
-    atomic_store(&load_done, 1);
+    if (!scan_error)
+        atomic_store(&load_done, 1);
+}
+
+static const char *transient_text(int err)
+{
+    switch (err) {
+    case -EMFILE: return "too many open files (close some, or raise the limit: ulimit -n)";
+    case -ENFILE: return "too many open files in the system";
+    default: return "out of memory";
+    }
 }
 
 int devq__backends_load(void)
 {
-    pthread_once(&load_once, load_all);
-    return load_status < 0
-        ? devq__err(load_status, "devq: out of memory while loading backends") : 0;
+    if (atomic_load(&load_done))
+        return 0;
+    pthread_mutex_lock(&load_lock);
+    if (!atomic_load(&load_done))
+        load_all();
+    int err = atomic_load(&load_done) ? 0 : scan_error;
+    char where[sizeof scan_error_path];
+    snprintf(where, sizeof where, "%s", scan_error_path);
+    pthread_mutex_unlock(&load_lock);
+    if (!err)
+        return 0;
+    struct stat st;
+    if (where[0] != '/')    /* not a file: "DEVQ_PLUGIN_PATH", "the plugin manifests" */
+        return devq__err(err, "devq: could not search %.256s for plugins: %s; backends are "
+                         "searched again on the next open", where, transient_text(err));
+    int is_dir = stat(where, &st) == 0 && S_ISDIR(st.st_mode);
+    return devq__err(err, "devq: could not open the plugin %s %.256s: %s; backends are searched "
+                     "again on the next open", is_dir ? "folder" : "file", where,
+                     transient_text(err));
 }
 
 struct devq_backend *devq__backend_find_loaded(const char *name)
 {
-    for (size_t i = 0; i < nbackends; i++)
+    size_t n = atomic_load(&nbackends);
+    for (size_t i = 0; i < n; i++)
         if (!strcmp(backends[i]->name, name))
             return backends[i];
     return NULL;
@@ -371,37 +611,37 @@ struct devq_backend *devq__backend_find(const char *name)
 size_t devq__backend_count(void)
 {
     devq__backends_load();
-    return nbackends;
+    return atomic_load(&nbackends);
 }
 
 struct devq_backend *devq__backend_at(size_t i)
 {
     devq__backends_load();
-    return i < nbackends ? backends[i] : NULL;
+    return i < atomic_load(&nbackends) ? backends[i] : NULL;
 }
 
 size_t devq__plugin_report_count(void)
 {
     devq__backends_load();
-    return nreports;
+    return atomic_load(&nreports);
 }
 
 const devq_backend_report *devq__plugin_report_at(size_t i)
 {
     devq__backends_load();
-    return i < nreports ? &reports[i] : NULL;
+    return i < atomic_load(&nreports) ? reports[i] : NULL;
 }
 
 const devq_backend_report *devq__plugin_report_skipped(const char *name)
 {
     char file[64];
     snprintf(file, sizeof file, "devq-%s.so", name);
-    if (!strcmp(name, "cpu") && devq__plugin_report_count() && reports[0].status < 0)
-        return &reports[0];     /* the built-in backend refused its own table */
+    if (!strcmp(name, "cpu") && devq__plugin_report_count() && reports[0]->status < 0)
+        return reports[0];     /* the built-in backend refused its own table */
     for (size_t i = 0; i < devq__plugin_report_count(); i++) {
-        const char *base = strrchr(reports[i].path, '/');
-        if (reports[i].status < 0 && base && !strcmp(base + 1, file))
-            return &reports[i];
+        const char *base = strrchr(reports[i]->path, '/');
+        if (reports[i]->status < 0 && base && !strcmp(base + 1, file))
+            return reports[i];
     }
     return NULL;
 }
@@ -411,8 +651,7 @@ const devq_backend_report *devq__plugin_report_skipped(const char *name)
  * a device still open is left alone: its threads may be running. */
 __attribute__((destructor)) static void backends_fini(void)
 {
-    /* Only the built-in backend when the plugin files were never loaded. */
-    size_t n = atomic_load(&load_done) ? nbackends : builtin ? 1 : 0;
+    size_t n = atomic_load(&nbackends);
     for (size_t i = n; i-- > 0;) {
         struct devq_backend *b = backends[i];
         if (!b->ops->fini)

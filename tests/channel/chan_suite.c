@@ -440,7 +440,6 @@ static void test_failure(void)
     OK(devq_channel_set_timeout(fc, 2ull * 1000000000ull));
     devq_buffer *src = alloc(64), *dst = alloc(64);
     memset(devq_buffer_host_ptr(src), 0, 64);
-    uint64_t t0 = now_ms();
     if (rank == 0) {
         devq_launch l = { .global = { 1 } };
         devq_arg a = DEVQ_ARG_BUF(src, DEVQ_WRITE);
@@ -449,18 +448,18 @@ static void test_failure(void)
     OK(devq_queue_all_reduce(qa, fc, dst, 0, src, 0, 16, DEVQ_F32, DEVQ_SUM));
     OK(devq_queue_submit(qa));
     int r = devq_queue_finish(qa, 30ull * 1000000000ull);
-    uint64_t took = now_ms() - t0;
     if (rank == 0) {
         CHECK(r == -EIO && strstr(devq_errmsg(), "chan_fail"), "rank 0: finish %d, want -EIO naming the kernel", r);
     } else {
         CHECK(r == -EIO && strstr(devq_errmsg(), "rank 0 dropped out") && strstr(devq_errmsg(), "chan_fail"),
               "rank 1: finish %d, want -EIO with rank 0's cause", r);
-        CHECK(took < 1900, "rank 1: learning of rank 0's failure took %llu ms (the timeout is 2 s)",
-              (unsigned long long)took);
+        /* Learnt from rank 0's notice, not from the 2 s timeout: by the
+         * cause, not by the clock (a loaded machine may take longer). */
+        CHECK(!strstr(devq_errmsg(), "timed out"), "rank 1 learnt of rank 0's failure by its timeout: %s",
+              devq_errmsg());
     }
     CHECK(devq_buffer_status(dst) < 0, "dst of the failed collective is not failed (%d)", devq_buffer_status(dst));
     /* The channel is out of step now: later ops fail at once, with the cause. */
-    t0 = now_ms();
     devq_buffer *src2 = alloc(64), *dst2 = alloc(64);
     memset(devq_buffer_host_ptr(src2), 0, 64);
     OK(devq_queue_all_reduce(qb, fc, dst2, 0, src2, 0, 16, DEVQ_F32, DEVQ_SUM));
@@ -468,7 +467,8 @@ static void test_failure(void)
     r = devq_queue_finish(qb, 30ull * 1000000000ull);
     CHECK(r == -EIO && strstr(devq_errmsg(), rank == 0 ? "skipped" : "rank 0 dropped out"),
           "later op on a broken channel: %d", r);
-    CHECK(now_ms() - t0 < 1000, "a broken channel's op took %llu ms", (unsigned long long)(now_ms() - t0));
+    CHECK(!strstr(devq_errmsg(), "timed out"), "a broken channel's op waited for its timeout: %s",
+          devq_errmsg());
     CHECK(devq_buffer_status(dst2) < 0, "dst of an op on a broken channel is not failed");
     OK(devq_buffer_free(src2, NULL));
     OK(devq_buffer_free(dst2, NULL));

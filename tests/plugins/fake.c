@@ -8,7 +8,11 @@
  *   devq_fake_open_delay_us  device_open sleeps this long (widens races)
  * and through the environment, read at device_count:
  *   DEVQ_FAKE_DEVICES=N            device count (default 2)
- *   DEVQ_FAKE_DRIVER_MISSING=1     behave like a backend without driver */
+ *   DEVQ_FAKE_DRIVER_MISSING=1     behave like a backend without driver
+ * and at device_info:
+ *   DEVQ_FAKE_CAPS=0xN             extra caps bits, e.g. 0x200 for a software
+ *                                  device (lavapipe's kind) or bits devq-info
+ *                                  has no name for */
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -73,6 +77,9 @@ static int fake_device_info(devq_pl_device *d, devq_device_info *info)
     strcpy(info->name, d->ordinal < 2 ? names[d->ordinal] : "fake device");
     info->total_memory = 1ull << 30;
     info->caps = DEVQ_CAP_HOST_VISIBLE;
+    const char *extra = host->getenv("DEVQ_FAKE_CAPS");
+    if (extra && *extra)
+        info->caps |= strtoull(extra, NULL, 0);
     info->compute_units = 1;
     return 0;
 }
