@@ -148,18 +148,16 @@ tests/fuzz/fuzz-signal_page: $(FUZZ_SRC_signal_page) $(top_srcdir)/lib/signal/si
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) $(FUZZ_SRC_signal_page) -o $@ $(LIBS)
 
-<<<<<<< HEAD
 FUZZ_SRC_spirv = $(top_srcdir)/tests/fuzz/fuzz_spirv.c $(top_srcdir)/plugins/vulkan/spirv.c \
 	$(top_srcdir)/plugins/vulkan/spirv_local.c $(top_srcdir)/plugins/vulkan/features.c
 tests/fuzz/fuzz-spirv: $(FUZZ_SRC_spirv) $(top_srcdir)/plugins/vulkan/vk_plugin.h $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) -I$(top_srcdir)/plugins/vulkan $(FUZZ_SRC_spirv) -o $@ \
 	  $(FUZZ_SPIRV_LIBS)
-=======
+
 tests/fuzz/fuzz-manifest: $(FUZZ_SRC_manifest) $(top_srcdir)/lib/loader/manifest.h $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
 	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) $(FUZZ_SRC_manifest) -o $@
->>>>>>> tools
 
 .PHONY: fuzz fuzz-short
 fuzz: $(FUZZ_BINS)
