@@ -22,4 +22,7 @@ struct emu_engine_api {
 
 typedef const struct emu_engine_api *(*devq_emu_engine_fn)(void);
 
+/* Defined in emu_export.c, exported by each emulated driver. */
+const struct emu_engine_api *devq_emu_engine(void);
+
 #endif
