@@ -10,7 +10,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <cuda.h>
+#include "cuda_decls.h"   /* plugins/cuda: no CUDA toolkit needed */
 #include <devq/devq.h>
 #include "check_main.h"
 

@@ -6,8 +6,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <cuda.h>
-#include <cudaTypedefs.h>
+#include "cuda_decls.h"    /* our own CUDA declarations: no toolkit needed */
 #include <devq/devq_plugin.h>
 #include "../gpu_common/gpu_common.h"
 
