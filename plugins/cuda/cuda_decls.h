@@ -186,7 +186,10 @@ typedef CUresult (CUDAAPI *PFN_cuModuleLoadData_v2000)(CUmodule *module, const v
 typedef CUresult (CUDAAPI *PFN_cuModuleUnload_v2000)(CUmodule hmod);
 typedef CUresult (CUDAAPI *PFN_cuModuleGetFunction_v2000)(CUfunction *hfunc, CUmodule hmod, const char *name);
 typedef CUresult (CUDAAPI *PFN_cuLaunchKernel_v4000)(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
-/* (kernel parameter queries, cuFuncGetParamInfo, go here) */
+/* Kernel parameter queries (the ksig branch's checked launch) go here:
+ *   typedef CUresult (CUDAAPI *PFN_cuFuncGetParamInfo_v12040)(CUfunction func,
+ *       size_t paramIndex, size_t *paramOffset, size_t *paramSize);
+ * and, if the emulated driver defines it, its prototype below. */
 
 #ifdef DEVQ_CUDA_DECLS_PROTOTYPES
 /* The functions a driver library defines, for the emulated driver only:
@@ -250,6 +253,7 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent);
 CUresult CUDAAPI cuEventSynchronize(CUevent hEvent);
 CUresult CUDAAPI cuEventDestroy(CUevent hEvent);
 CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd);
+/* (cuFuncGetParamInfo's prototype goes here, with the typedef above.) */
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
 CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void *userData);
 CUresult CUDAAPI cuStreamWaitValue64(CUstream stream, CUdeviceptr addr, cuuint64_t value, unsigned int flags);
