@@ -67,6 +67,10 @@ endif
 # (every type, value and signature); skipped (77) without a toolkit.
 TESTS += tests/cuda-decls.sh
 dist_noinst_SCRIPTS += tests/cuda-decls.sh
+# plugins/gpu_common/nccl_abi.h (ours too) against a real nccl.h (the
+# toolkit's include folder, or NCCL_INCLUDE_DIR); skipped without one.
+TESTS += tests/nccl-decls.sh
+dist_noinst_SCRIPTS += tests/nccl-decls.sh
 AM_TESTS_ENVIRONMENT += CUDA_TOOLKIT_DIR='$(CUDA_TOOLKIT_DIR)'; export CUDA_TOOLKIT_DIR;
 
 # The backend-agnostic suites against cuda on the emulated driver.
