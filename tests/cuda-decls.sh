@@ -25,7 +25,9 @@ top_srcdir=${top_srcdir:-.}
 top_srcdir=$(cd "$top_srcdir" 2>/dev/null && pwd) || { echo "cuda-decls: top_srcdir does not exist"; exit 99; }
 decls="$top_srcdir/plugins/cuda/cuda_decls.h"
 [ -f "$decls" ] || { echo "cuda-decls: $decls not found (is top_srcdir set?)"; exit 99; }
-toolkit=${CUDA_TOOLKIT_DIR:-/usr/local/cuda}
+# Unset: the default; empty: configure --with-cuda=no (no toolkit wanted).
+toolkit=${CUDA_TOOLKIT_DIR-/usr/local/cuda}
+[ -n "$toolkit" ] || { echo "cuda-decls: SKIP: configured --with-cuda=no"; exit 77; }
 if [ ! -f "$toolkit/include/cuda.h" ] || [ ! -f "$toolkit/include/cudaTypedefs.h" ]; then
     echo "cuda-decls: SKIP: no CUDA toolkit at '$toolkit' (configure --with-cuda=DIR to check plugins/cuda/cuda_decls.h against its cuda.h)"
     exit 77

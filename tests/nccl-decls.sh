@@ -19,7 +19,9 @@ top_srcdir=${top_srcdir:-.}
 top_srcdir=$(cd "$top_srcdir" 2>/dev/null && pwd) || { echo "nccl-decls: top_srcdir does not exist"; exit 99; }
 decls="$top_srcdir/plugins/gpu_common/nccl_abi.h"
 [ -f "$decls" ] || { echo "nccl-decls: $decls not found (is top_srcdir set?)"; exit 99; }
-inc=${NCCL_INCLUDE_DIR:-${CUDA_TOOLKIT_DIR:-/usr/local/cuda}/include}
+toolkit=${CUDA_TOOLKIT_DIR-/usr/local/cuda}   # empty: configure --with-cuda=no
+[ -n "${NCCL_INCLUDE_DIR:-}$toolkit" ] || { echo "nccl-decls: SKIP: configured --with-cuda=no and no NCCL_INCLUDE_DIR"; exit 77; }
+inc=${NCCL_INCLUDE_DIR:-$toolkit/include}
 if [ ! -f "$inc/nccl.h" ] || [ ! -f "$inc/cuda_runtime.h" ]; then
     echo "nccl-decls: SKIP: no nccl.h with the CUDA runtime headers in '$inc' (set NCCL_INCLUDE_DIR, or configure --with-cuda=DIR)"
     exit 77
