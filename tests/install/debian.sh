@@ -65,8 +65,8 @@ if pkg-config --exists ompi-c 2>/dev/null; then
     mpi=yes
 else
     mpi=no
-    profiles="nompi"
-    echo "no Open MPI (pkg-config ompi-c): building without devq-plugin-mpi (profile nompi)"
+    profiles="pkg.devq.nompi"
+    echo "no Open MPI (pkg-config ompi-c): building without devq-plugin-mpi (profile pkg.devq.nompi)"
 fi
 phase "dpkg-buildpackage -us -uc ${profiles:+-P$profiles} (source and binaries, nocheck)"
 (cd "$work/$base" &&
@@ -105,7 +105,7 @@ printf '%s\n' "$devfiles" | grep -q '/usr/lib/[^/]*/libdevq\.a$' || fail "libdev
 # shipped by the package itself or by one it depends on or recommends.
 for deb in $debs; do
     pkg=$(dpkg-deb -f "$work/$deb" Package)
-    rels=$(dpkg-deb -f "$work/$deb" Depends Recommends | sed 's/^[A-Za-z]*: //' | tr ',|' '\n\n' | sed 's/[ (].*//; s/^ *//')
+    rels=$(dpkg-deb -f "$work/$deb" Depends Recommends | sed 's/^[A-Za-z]*: //' | tr ',|' '\n\n' | sed 's/^ *//; s/[ (].*//')
     rm -rf "$work/x" && mkdir "$work/x" && dpkg-deb -x "$work/$deb" "$work/x"
     cited=$( (find "$work/x" -name '*.gz' -path '*/man/*' -exec zcat {} + 2>/dev/null
               dpkg-deb -f "$work/$deb" Description) |
