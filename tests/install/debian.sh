@@ -88,7 +88,7 @@ if [ $mpi = yes ]; then
     if [ -z "$mpideb" ]; then
         fail "no devq-plugin-mpi package built"
     else
-        files=$(dpkg-deb -c "$work/$mpideb" | awk '$1 !~ /^d/ { print $NF }' | grep -v '^\./usr/share/doc/')
+        files=$(dpkg-deb -c "$work/$mpideb" | awk '$1 !~ /^d/ { print $NF }' | grep -v '^\./usr/share/\(doc\|lintian\)/')
         printf '%s\n' "$files" | grep -q -x '\./usr/lib/[^/]*/devq/engines/devq-mpi\.so' ||
             fail "devq-plugin-mpi lacks usr/lib/*/devq/engines/devq-mpi.so: $files"
         [ "$(printf '%s\n' "$files" | wc -l)" = 1 ] || fail "devq-plugin-mpi holds more than the engine: $files"
@@ -112,7 +112,7 @@ for deb in $debs; do
              grep -o 'devq[a-z-]*\( \|\\f[RP]\)*(7)' | sed 's/[ (].*//; s/\\f[RP]//' | sort -u)
     for page in $cited; do
         owner=$(cd "$work" && for d in $debs; do
-                    dpkg-deb -c "$d" | grep -q "/man7/$page\.7\.gz$" && dpkg-deb -f "$d" Package; done | head -n1)
+                    dpkg-deb -c "$d" 2>/dev/null | grep -q "/man7/$page\.7\.gz$" && dpkg-deb -f "$d" Package; done | head -n1)
         [ -n "$owner" ] || { fail "$pkg cites $page(7), which no package ships"; continue; }
         [ "$owner" = "$pkg" ] && continue
         printf '%s\n' "$rels" | grep -q -x "$owner" ||
