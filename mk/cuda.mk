@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cuda area: the cuda backend (plugins/cuda -> devq-cuda.so), the emulated
 # CUDA driver it is tested on (tests/emu, never installed), the plugin
 # tests, the PTX example and devq-cuda(7).  Built on Linux by default

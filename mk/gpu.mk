@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests/gpu: devq on a real NVIDIA GPU.  run.sh (by hand on a machine with
 # a GPU, never in `make check`) runs the conformance suites on the device
 # with the PTX kernels of conf_kernels.ptx.  That file is generated from

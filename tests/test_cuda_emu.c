@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The emulated CUDA driver itself (tests/emu/libcuda-emu.so), called
  * the way a real driver is: dlopen, cuGetProcAddress, CUresult codes.
  * The plugin tests rely on these behaviours, so they are pinned here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timeline signal rules and the futex wait path (see devq_signal(3)).
  * Links the internal core to read the early-wake counter. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_signal_wait_many, ALL and ANY, with futex_waitv and with the
  * fallback forced (loop index 1), and above the futex_waitv limit. */
 #include "config.h"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Builds and tests the devq Rust crates, offline, then builds their docs:
 #   check.sh
 # with PKG_CONFIG_PATH naming the devq to test (a build folder or an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-cuda.so internals: the driver table, devices and the helpers every
  * op uses.  See devq-cuda(7). */
 #ifndef DEVQ_CUDA_PLUGIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Completion threads: one per stream that has had a host item, started
  * at its first.  Each runs its stream's host items (host callbacks and
  * host copies) in order, once the stream work before them is reached,

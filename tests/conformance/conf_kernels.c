@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test kernels, shared by every suite and every backend. */
 #include "conf.h"
 #include <stdatomic.h>

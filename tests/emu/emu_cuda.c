@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The CUDA face of the emulator: the subset of the CUDA driver API that
  * devq-cuda.so uses, over emu_engine.  Built as tests/emu/libcuda-emu.so
  * and loaded by the plugin through DEVQ_CUDA_LIBRARY.

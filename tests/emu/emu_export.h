@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The engine's entry points for libraries layered on an emulated driver
  * (the emulated NCCL/RCCL, emu_nccl.c): libcuda-emu.so and
  * libamdhip64-emu.so export devq_emu_engine(), which returns this table,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The README's Rust program, verbatim (the test below fails when the two
 //! differ): upload, scale on a compute queue, read back on a second queue
 //! ordered by a signal, check the result.  `cargo run --example hello`;
