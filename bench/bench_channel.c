@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Channels against plain MPI, in the same run, on 2 ranks (mpirun -np 2,
  * through bench/bench_channel_run): a stream-ordered all_reduce on the
  * cpu backend (record, submit, finish) against MPI_Allreduce of the same

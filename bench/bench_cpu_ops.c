@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu backend benchmark, through the ops table (no libdevq):
  *  - raw host callback throughput on one stream;
  *  - submit -> completion round trip vs a minimal mutex+condvar queue;

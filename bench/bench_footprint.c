@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_footprint: memory per object on the cpu backend, through the
  * public API, and the heap over 10^7 completed batches.  Issue 19 asks
  * for bytes per batch, per op and per buffer handle, and for no growth

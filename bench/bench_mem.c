@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_mem: allocation/free pairs per second on one stream for the devq
  * pool, the direct base and glibc malloc, in one run.
  *

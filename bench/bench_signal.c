@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_signal: host-side latency of devq timeline signals.
  *
  *  1. two-thread ping-pong through two signals (one round trip = two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Tracker cost per binding and per batch (issue 5), for 1..64 bindings
  * and 1..16 streams, with a no-op align so only bookkeeping is measured.
  * Target: at most 50 ns per binding and no growth with the stream count. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Small helpers shared by the benchmark programs: a clock, medians, and
  * one table format so `make bench` output reads as one report. */
 #ifndef DEVQ_BENCH_UTIL_H

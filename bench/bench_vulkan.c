@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* bench_vulkan: devq on vulkan:0 against raw Vulkan doing the same work
  * in the same run, on the same driver (lavapipe in CI):
  *   - submit -> completion of an empty batch (a timeline signal);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cuda-saxpy: y = a*x + y on an NVIDIA GPU through devq, with the kernel
  * given as PTX text, and the result checked against the host.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Data-parallel training on 2 (or more) ranks: each rank fits the same
  * linear model to its own shard of the data; every step a forward kernel
  * writes the shard's gradient, an all_reduce averages the gradients over

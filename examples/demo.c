@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq demo: a three-stage pipeline on two queues connected by timeline
  * signals, over 256 MiB of generated image data.
  *

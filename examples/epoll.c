@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* epoll: drive an event loop with devq_signal_wait_fd.  Three queues
  * finish work at different times; one epoll_wait loop learns about each
  * completion (or failure) without a thread per wait and without polling. */

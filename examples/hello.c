@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* hello: the smallest useful devq program.  A kernel scales a buffer on
  * one queue; a second queue reads the result after a timeline signal.
  * Build against an installed devq:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* saxpy-vulkan: y = a*x + y on a Vulkan device through devq, with the
  * kernel as SPIR-V (examples/saxpy.comp, compiled to examples/saxpy.spv),
  * and the result checked against the same computation in C.

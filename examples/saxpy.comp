@@ -1,4 +1,5 @@
 #version 450
+/* SPDX-License-Identifier: MIT */
 // y = a*x + y, the kernel of examples/saxpy-vulkan.c and of the vulkan
 // rows of bench/bench_vulkan.c.  The argument ABI of devq-vulkan(7):
 // buffer arguments are bindings 0, 1, ...; values are push constants, in

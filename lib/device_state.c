@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The composition root: the one file that knows every subsystem.  It
  * sets up a device's per-subsystem state when the device is first
  * opened and tears it down when its last reference goes, and wires the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Benchmarks: each area adds its programs to noinst_PROGRAMS (so they
 # always build) and to DEVQ_BENCHES; 'make bench'
 # builds and runs them all.  Results are recorded in bench/RESULTS.md.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # channel area (DESIGN §11): the channel layer of lib/ (lib/channel/, above
 # queue), the devq-mpi engine (plugins/mpi/ -> $(plugindir)/engines/devq-mpi.so,
 # built when configure finds an MPI by pkg-config; libdevq dlopens it on

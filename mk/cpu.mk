@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # cpu area: the embedded cpu backend (plugins/cpu), its test and benchmark.
 # The backend is a convenience library folded into libdevq_core.la; it
 # talks to lib only through <devq/devq_plugin.h> and the host table.

@@ -1,7 +1,10 @@
+# SPDX-License-Identifier: MIT
 # cuda area: the cuda backend (plugins/cuda -> devq-cuda.so), the emulated
 # CUDA driver it is tested on (tests/emu, never installed), the plugin
-# tests, the PTX example and devq-cuda(7).  Built when configure finds
-# cuda.h (BUILD_CUDA); nothing here needs a GPU or libcuda.
+# tests, the PTX example and devq-cuda(7).  Built on Linux by default
+# (BUILD_CUDA); nothing here needs a GPU, libcuda or the CUDA toolkit: the
+# driver API is declared in plugins/cuda/cuda_decls.h, which
+# tests/cuda-decls.sh checks against a toolkit's cuda.h when there is one.
 man7_MANS += man/man7/devq-cuda.7
 EXTRA_DIST += tests/gpu/run.sh tests/emu/tsan.supp tests/emu/README.md examples/cuda-saxpy.c
 
@@ -14,7 +17,7 @@ GPU_COMMON_SOURCES = \
 
 if BUILD_CUDA
 plugin_LTLIBRARIES += plugins/cuda/devq-cuda.la
-plugins_cuda_devq_cuda_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+plugins_cuda_devq_cuda_la_CPPFLAGS = $(AM_CPPFLAGS)
 plugins_cuda_devq_cuda_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 plugins_cuda_devq_cuda_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -no-undefined
 plugins_cuda_devq_cuda_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
@@ -22,7 +25,7 @@ plugins_cuda_devq_cuda_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 # .la names the new one; the sources do not include config.h.
 EXTRA_plugins_cuda_devq_cuda_la_DEPENDENCIES = config.h
 plugins_cuda_devq_cuda_la_SOURCES = \
-	plugins/cuda/cuda_plugin.h plugins/cuda/plugin.c plugins/cuda/driver.c \
+	plugins/cuda/cuda_plugin.h plugins/cuda/cuda_decls.h plugins/cuda/plugin.c plugins/cuda/driver.c \
 	plugins/cuda/device.c plugins/cuda/stream.c plugins/cuda/event.c \
 	plugins/cuda/mem.c plugins/cuda/value.c plugins/cuda/kernel.c \
 	plugins/cuda/nccl_glue.c $(GPU_COMMON_SOURCES)
@@ -31,7 +34,7 @@ plugins_cuda_devq_cuda_la_SOURCES = \
 # API-neutral (emu_engine.h); emu_cuda.c is its CUDA face, emu_module.c
 # the kernel images it shares with the HIP face.
 check_LTLIBRARIES += tests/emu/libcuda-emu.la
-tests_emu_libcuda_emu_la_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_emu_libcuda_emu_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/cuda
 tests_emu_libcuda_emu_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 tests_emu_libcuda_emu_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath /nowhere -no-undefined
 tests_emu_libcuda_emu_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
@@ -44,7 +47,7 @@ if HAVE_CHECK
 check_PROGRAMS += tests/test_cuda_emu
 TESTS += tests/test_cuda_emu
 tests_test_cuda_emu_SOURCES = tests/test_cuda_emu.c
-tests_test_cuda_emu_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS) $(CUDA_CPPFLAGS)
+tests_test_cuda_emu_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS) -I$(top_srcdir)/plugins/cuda
 tests_test_cuda_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_cuda_emu_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_test_cuda_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
@@ -60,6 +63,16 @@ examples_cuda_saxpy_SOURCES = examples/cuda-saxpy.c
 examples_cuda_saxpy_LDADD = libdevq.la $(PTHREAD_LIBS) -lm
 CLEANFILES += examples/cuda-saxpy
 endif
+
+# plugins/cuda/cuda_decls.h against the toolkit's cuda.h and cudaTypedefs.h
+# (every type, value and signature); skipped (77) without a toolkit.
+TESTS += tests/cuda-decls.sh
+dist_noinst_SCRIPTS += tests/cuda-decls.sh
+# plugins/gpu_common/nccl_abi.h (ours too) against a real nccl.h (the
+# toolkit's include folder, or NCCL_INCLUDE_DIR); skipped without one.
+TESTS += tests/nccl-decls.sh
+dist_noinst_SCRIPTS += tests/nccl-decls.sh
+AM_TESTS_ENVIRONMENT += CUDA_TOOLKIT_DIR='$(CUDA_TOOLKIT_DIR)'; export CUDA_TOOLKIT_DIR;
 
 # The backend-agnostic suites against cuda on the emulated driver.
 if BUILD_CUDA

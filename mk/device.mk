@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The device layer (lib/device/): the registry, streams and their
 # checkpoints, the tracker, the event pool, the device's counters.
 libdevq_core_la_SOURCES += \

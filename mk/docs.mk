@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # docs area: man pages of the queue engine (queues, buffers, kernels,
 # barriers, stats), the devq(7) overview, and the test that keeps every
 # public function documented and every page clean under groff.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # examples: the demo pipeline the README runs, and small programs that show
 # one feature each.  Built by 'make' so they never rot.
 noinst_PROGRAMS += examples/demo

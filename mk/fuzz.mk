@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # fuzz area: libFuzzer targets for every parser of outside input
 # (tests/fuzz), their committed corpora, and the API misuse table test.
 #

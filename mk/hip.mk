@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # hip area: the hip backend (plugins/hip -> devq-hip.so), the HIP face of
 # the emulator it is tested on (tests/emu, never installed), the plugin
 # tests and devq-hip(7).  Built when configure finds hip/hip_runtime_api.h

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # libdevq.so: the core.  Sources go into the convenience library
 # libdevq_core.la, which libdevq.la wraps with the export map; internal unit
 # tests (tracker, pool) link libdevq_core.la statically to reach devq__*

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # loader area: plugin loader (lib/loader/), backend report, their tests
 # (with purpose-built broken plugins) and the out-of-tree plugin proof.
 libdevq_core_la_SOURCES += \

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # mem area: the memory resource stack (lib/mem_*.c), devq_resource.h, its
 # unit tests (against a fake device: tests/test_mem_fake.h), man pages and the
 # allocator benchmark.

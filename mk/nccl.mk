@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # nccl area: the emulated NCCL and RCCL that the cuda and hip plugins'
 # channels (DESIGN.md §11) are tested on, never installed, and their test.
 # NCCL and RCCL are not in Debian and need a GPU: like the emulated

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The queue layer (lib/queue/): queues, batches, recording, issue and
 # deferral, hazards, cycles, completion, buffers, kernels, timestamps.
 libdevq_core_la_SOURCES += \

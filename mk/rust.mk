@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # The Rust crates in bindings/rust (devq-sys, devq): `make rust-check` runs
 # cargo test and cargo doc, offline, against this build's libdevq, found by
 # pkg-config through devq-uninstalled.pc, and the channel example on 2

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # signal area: timeline signals and the notifier thread (issue 3).
 libdevq_core_la_SOURCES += \
 	lib/signal/signal.c lib/signal/signal_wait.c lib/signal/signal_many.c lib/signal/signal_notify.c \

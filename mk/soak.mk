@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # soak area: a bounded soak test with injected faults (tests/soak).
 # Random work on cpu and on cuda over the emulated driver (tests/emu),
 # one child process per round; SOAK_SECONDS (default 75) bounds it,

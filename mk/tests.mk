@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tests area: see HACKING.md.
 
 # The plugin-level tests of the GPU backends (tests/emu/gpu_test.h), built

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # tools area: devq-info (installed), like fi_info / vulkaninfo.
 bin_PROGRAMS += tools/devq-info
 # The environment table and the plugin-folder rule are compiled in: they

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Valgrind (memcheck) over the C test programs: `make check-valgrind`.
 # The harness is the usual one (same environment, logs in tests/*.log);
 # each program runs under libtool --mode=execute valgrind, and any memcheck

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # vulkan area: the vulkan backend (plugins/vulkan -> devq-vulkan.so), the
 # conformance kernels in GLSL (tests/conformance/*.comp, SPIR-V committed
 # as *.spv), the conformance suite on the installed driver (lavapipe in

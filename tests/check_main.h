@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What every Check test's main() does, written once: run the suites,
  * free the runner, exit 1 when a test failed (automake's harness reads
  * 0 pass, 1 fail, 77 skip, 99 hard error).  Plus the small helpers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernels for tests/test_cpu_plugin.c, built as a loadable module to
  * exercise kernel_load from a shared object. */
 #include <stdint.h>

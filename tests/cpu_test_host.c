@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test host table: what libdevq would give the cpu backend, re-done in a
  * few lines so the backend can be tested on its own.  Logs at DEVQ_LOG's
  * level; the rest is tests/host_fns.h. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A stand-alone host table for driving the cpu backend's ops directly,
  * without libdevq (tests/test_cpu_plugin.c, bench/bench_cpu_ops.c). */
 #ifndef DEVQ_CPU_TEST_HOST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The main() of a Check test of libdevq on the emulated CUDA driver:
  * point the cuda plugin at tests/emu's libcuda-emu.so in the build tree,
  * run one test case with a bounded timeout, exit 1 on any failure.  The

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # libdevq.so's exports match lib/libdevq.map and the public headers:
 #  - every DEVQ_API function declared in include/devq/*.h is named in the
 #    map, and the map names nothing the headers do not declare;

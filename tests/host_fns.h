@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the stand-alone host tables of the tests (cpu_test_host.c for the
  * cpu backend, emu/test_host.c for the GPU plugins) share: the calling
  * thread's last error text, the monotonic clock, real futexes.  Each

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
 """The layer rule of lib/ (DESIGN §10), checked on the built objects.
 
 Each object of libdevq_core is named by its folder (its layer) and file.

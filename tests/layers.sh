@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # lib/ keeps its layers (DESIGN §10): no file calls a file of a higher
 # layer, and no circle of calls is larger than 5 files.  Checked on the
 # built objects by tests/layers.py; skipped (77) without python3 or nm.

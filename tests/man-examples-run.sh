@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Man page examples that say what they print are run, and must print it:
 # a roff comment line '.\" run: TEXT' before an .EX block marks that
 # block as a whole program; it is compiled against this tree's headers

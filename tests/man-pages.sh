@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Man pages: every function declared in include/devq/devq.h has a page
 # in man/man3 (or is at least mentioned there), and every page in
 # man/man1, man/man3 and man/man7 formats without a single groff warning,

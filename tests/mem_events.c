@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A small run for tests/test_mem_trace.sh: a buffer allocated on queue 1,
  * written there, read on queue 2, freed in stream order; then one
  * allocation past DEVQ_MEM_BUDGET (the script sets it), which must fail

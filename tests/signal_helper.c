@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Helper program exec'd by test_signal_shared: acts on an imported
  * process-shared signal in another process.
  *   signal_helper pingpong FD ROUNDS   wait 2i-1, set 2i, for i in 1..ROUNDS

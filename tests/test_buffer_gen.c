@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A buffer's failure and the order of its writes (buffer_fail.c).
  *
  * Writes are numbered as they are bound (the order the tracker runs them

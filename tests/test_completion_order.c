@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A queue's completion order: finish and destroy rely on the queue's
  * timeline meaning "every batch up to N is done".  A batch whose end
  * callback cannot be queued (here: an injected cuStreamAddCallback

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The cpu backend, driven through its ops table with a test host table
  * (no libdevq): ordering, events, the host callback error contract,
  * kernels, the shared pool and its priorities, memory. */

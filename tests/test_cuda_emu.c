@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The emulated CUDA driver itself (tests/emu/libcuda-emu.so), called
  * the way a real driver is: dlopen, cuGetProcAddress, CUresult codes.
  * The plugin tests rely on these behaviours, so they are pinned here. */
@@ -10,7 +11,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include <cuda.h>
+#include "cuda_decls.h"   /* plugins/cuda: no CUDA toolkit needed */
 #include <devq/devq.h>
 #include "check_main.h"
 

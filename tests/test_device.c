@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device registry through the public API: one shared instance per
  * (backend, ordinal), race-free first open, retryable failed opens, spec
  * errors, DEVQ_BACKEND preferences and the backend report.  Uses the

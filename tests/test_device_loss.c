@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device loss through lib: a sticky fault injected into the emulated CUDA
  * driver loses the device mid-pipeline.  Every pending signal must fail
  * with the root cause, later calls must say "device lost", nothing may

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # devq-bench output: one convention ("x better", >1: devq wins) in the
 # table, the JSON and the plot, with a header that says so; the table's
 # columns line up whatever the names; nothing refers to files that are not

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # devq-info against a folder of purpose-built broken plugins: it must exit
 # 0, name every file with the reason it was skipped, list the good
 # backend's devices, print valid JSON, and say in one line when there is

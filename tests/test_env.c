@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The environment as a user meets it: a malformed value is -EINVAL naming
  * the variable and the value whichever call reads it first (DESIGN §5a;
  * it used to be -ENODEV from devq_device_open(NULL) and -EINVAL from

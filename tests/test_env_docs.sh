@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # The environment is described in four places: the table in lib
 # (lib/env_table.c, printed by devq-info -e), the ENVIRONMENT sections of
 # devq(7) and devq-info(1), and the README's table.  Each must name exactly

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-cuda.so and devq-hip.so under failure, injected by their emulated
  * drivers: failed and faulting work, device loss, out of memory, missing
  * entry points, no driver at all.  Nothing may hang: every wait has a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-cuda.so and devq-hip.so over their emulated drivers: devices,
  * streams, events, callbacks, memory, kernels and value waits, with
  * results checked.  Built once, run per backend (gpu_test.h). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A wait on work of another stream must not also wait for what that
  * stream was told to wait for *after* the work (tests/soak, scenario
  * SOAK_XDEV_RELEASE; seen as SOAK_SEED=13519278235 SOAK_ROUND=51).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The emulated HIP runtime itself (tests/emu/libamdhip64-emu.so), called
  * the way the real one is: dlopen, dlsym by name, hipError_t codes.  The
  * plugin tests rely on these behaviours, so they are pinned here. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-hip.so over the real ROCm runtime (libamdhip64.so.5), as CI has
  * it: installed by libamdhip64-dev, without an AMD GPU.  The plugin must
  * load it, report 0 devices with the runtime's own reason, and make

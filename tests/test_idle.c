@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Completion without polling: 100 pending notifies and 8 idle queues must
  * cost (almost) no CPU.  The issue's figure is under 1% of a core over
  * 10 s; this test waits IDLE_SECONDS (default 2) and allows 5% so that a

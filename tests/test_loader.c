@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loader internals: the ops-table validator, the spec and DEVQ_BACKEND
  * parsers, and loading folders of purpose-built broken plugins (each must
  * be skipped with its reason while the others load). */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # DEVQ_LOG: basic logs each wait the tracker inserts (what it is for) and a
 # summary per device at close; full also logs each binding decision.
 set -eu

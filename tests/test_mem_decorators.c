@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Decorators (budget, stats, logging, guard) and user-written resources,
  * on the fake device. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A fake backend device for the memory tests; see test_mem_fake.h. */
 #include "config.h"
 #include <errno.h>

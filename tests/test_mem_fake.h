@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A fake device for the memory tests: a hand-built struct devq_device
  * over a tiny backend whose memory is malloc and whose events complete
  * only when the test says so ("a fence that never completes" is just a

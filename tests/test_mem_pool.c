@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The bases (pool, direct, native) on a fake device whose fences the
  * test completes by hand. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device's stack: built from the environment, used by devq__mem_*,
  * replaced with devq_device_set_resource; then the same through the
  * public API on the real cpu device.  Check forks each test, so every

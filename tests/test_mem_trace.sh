@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Memory where a user looks for it: DEVQ_TRACE has an alloc and a free
 # slice on the queues' tracks and a bytes-outstanding counter, which
 # devq-trace-svg draws; DEVQ_LOG=basic reports a budget refusal.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* API misuse table: every public function of devq.h and devq_resource.h
  * called with bad arguments -- NULL handles and out-pointers, garbage
  * and destroyed handles (where the memory stays valid), offsets whose

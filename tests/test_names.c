@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Numbers in names (devq(7) NAMES), exactly, in a fresh process per case
  * (numbers are per process): the program's first signal is signal #1
  * after lib made signals of its own, and queues are numbered per process

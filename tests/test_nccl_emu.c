@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The emulated NCCL (tests/emu/libnccl-emu.so over libcuda-emu.so) and
  * RCCL (librccl-emu.so over libamdhip64-emu.so), called the way a plugin
  * calls the real ones: dlopen, dlsym, the types of nccl_abi.h.  Ranks

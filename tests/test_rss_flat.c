@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* No growth with the number of batches completed (issue 19): after a
  * warm-up of 1.2 * 10^6 batches, another 10^6 (empty ones, and one in eight with a
  * fill) must leave the malloc heap where it was, give or take a few

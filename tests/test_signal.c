@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timeline signal rules and the futex wait path (see devq_signal(3)).
  * Links the internal core to read the early-wake counter. */
 #include "config.h"
@@ -80,7 +81,7 @@ START_TEST(fail_rules)
 {
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create(7, &s), 0);
-    char want[128];
+    char want[DEVQ_LABEL_MAX + 64];   /* a label and the fixed text */
     snprintf(want, sizeof want, "devq_signal_fail(-EIO) called on %s", devq__signal_label(s).s);
     ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);
     ck_assert_int_eq(devq_signal_status(s), -EIO);
@@ -115,7 +116,7 @@ START_TEST(timeouts)
 {
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create(7, &s), 0);
-    char want[128];
+    char want[DEVQ_LABEL_MAX + 64];   /* a label and the fixed text */
     snprintf(want, sizeof want, "%s: timed out waiting for 10, value is 7", devq__signal_label(s).s);
     /* 0 polls. */
     uint64_t t0 = check_now_ns();

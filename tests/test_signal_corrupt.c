@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A process-shared signal's page written wrongly by a process sharing it
  * (lib/signal_page.c): every field scribbled in turn, random bytes,
  * all-ones and all-zeros pages, values going down, a child scribbling

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_signal_wait_many, ALL and ANY, with futex_waitv and with the
  * fallback forced (loop index 1), and above the futex_waitv limit. */
 #include "config.h"
@@ -54,7 +55,7 @@ START_TEST(all_mode)
     ck_assert_int_eq(devq_signal_set(s[0], 1), 0);
     ck_assert_int_eq(devq_signal_set(s[2], 3), 0);
     ck_assert_int_eq(devq_signal_wait_many(s, v, 3, DEVQ_WAIT_ALL, 0, NULL), -ETIMEDOUT);
-    char want[200];
+    char want[DEVQ_LABEL_MAX + 96];   /* a label and the fixed text */
     snprintf(want, sizeof want, "devq_signal_wait_many: timed out (ALL of 3): %s "
              "(index 1) is at 0, waiting for 2", devq__signal_label(s[1]).s);
     ck_assert_str_eq(devq_errmsg(), want);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_signal_notify, devq_notify_cancel/release and devq_signal_wait_fd.
  * Links the internal core for devq__notifier_is_current. */
 #include "config.h"

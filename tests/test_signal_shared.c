@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Process-shared signals: across fork, across exec'd processes (fd by
  * inheritance and by SCM_RIGHTS), notify and wait_fd woken by another
  * process, failure across processes, import validation, a dead process. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Regression tests for the four bugs the soak reported as "note: known
  * lib bug" lines (tests/soak/README.md, SOAK_STRICT):
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # DEVQ_TRACE: valid Chrome trace JSON with one track per queue, a slice per
 # op, a flow arrow per inserted wait and a bytes-outstanding counter;
 # bounded by DEVQ_TRACE_MAX and still valid; drawn by devq-trace-svg.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Unit tests of the tracker's bookkeeping, without a backend: `align` is
  * a recording stub.  The first four port the cubecl MultiStream tests
  * (../shared/seeds/001): shared-binding analysis and the cursor and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The vulkan backend's own behaviour, beyond the conformance suite: what
  * kernel_load refuses and says, fills and copies at any alignment, and a
  * launch with more groups than the device's maxComputeWorkGroupCount

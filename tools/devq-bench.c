@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-bench: devq's benchmark suite through the public API, each case side
  * by side with the obvious baseline measured in the same run (a mutex +
  * condvar signal, a raw futex, a mutex+condvar work queue, a pthread loop,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-info: what devq sees on this machine — the plugins it tried (and
  * why any was skipped), the devices of each backend, and the environment
  * that steers it.  Like fi_info or vulkaninfo: the first thing to run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-trace-svg: render a DEVQ_TRACE file as an SVG timeline.
  *
  * One lane per queue (grouped by device), a box per op (allocations and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Regenerate the real output shown in README.md (devq-info, the demo) and
 # the demo's trace picture, so the README cannot drift from the code.
 # Run from the build folder: make readme

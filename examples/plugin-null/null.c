@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-null: the smallest complete devq backend, written only against the
  * installed <devq/devq_plugin.h>.  Start a new backend from this file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq: one small interface to drive accelerators.
  *
  * Timeline signals, command queues, stream-ordered device memory and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq channel engines: the ABI between libdevq and a module that moves
  * bytes between processes from the host (devq-mpi).  NCCL and RCCL run on
  * the device's streams instead: they are the cuda and hip plugins'

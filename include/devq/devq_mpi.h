@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_mpi.h: a devq channel over the program's own MPI communicator
  * (devq_channel_create_mpi(3), devq-channels(7)).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq backend plugin ABI.  See devq-plugin(7).
  *
  * A backend is a shared object exporting one symbol, devq_plugin_init.

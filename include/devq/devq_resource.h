@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq memory resources.  See devq_resource(3).
  *
  * A resource is a small vtable plus state that hands out device memory.

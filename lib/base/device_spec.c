@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Parsers for device specs and DEVQ_BACKEND.  Error reasons say what is
  * wrong and what a valid value looks like; callers add the context (the
  * function or the variable). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device specs ("cpu", "cuda:1") and the DEVQ_BACKEND preference list
  * ("cuda,cpu", "^hip").  Pure parsers over outside input, kept apart
  * from the registry so they can be fuzzed. */

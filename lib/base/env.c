@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib's side of the environment table (env_table.c): the same parsers,
  * with the reason put in devq_errmsg(). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Reading devq's environment variables.  Every parser here is fed
  * outside input and is fuzzed (tests/fuzz). */
 #ifndef DEVQ_LIB_ENV_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The one table of devq's environment variables: name, meaning, accepted
  * values and the check of a value.  lib reads and validates through it,
  * devq-info -e prints it, and tests/test_env_docs.sh checks that devq(7),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Thread-local error detail.  Each failing call overwrites it, so the
  * message a caller reads always belongs to the call that just failed. */
 #include "config.h"

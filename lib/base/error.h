@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Thread-local error detail behind devq_errmsg(). */
 #ifndef DEVQ_LIB_ERROR_H
 #define DEVQ_LIB_ERROR_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Futex and clock helpers shared by signals, the notifier and plugins
  * (through the host table). */
 #ifndef DEVQ_LIB_FUTEX_H

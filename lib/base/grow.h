@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Growing arrays: the one way lib/ makes room for one more element. */
 #ifndef DEVQ_LIB_GROW_H
 #define DEVQ_LIB_GROW_H

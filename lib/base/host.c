@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The service table libdevq hands to every plugin. */
 #include "config.h"
 #include <stdarg.h>

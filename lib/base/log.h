@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DEVQ_LOG / DEVQ_LOG_FILE.  Logging is off unless asked for; nothing in
  * devq prints otherwise. */
 #ifndef DEVQ_LIB_LOG_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names of user objects: numbers per kind and process, the user's name,
  * the label every message uses (name.h).
  *

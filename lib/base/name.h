@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names of user objects (DESIGN §12, devq(7) NAMES): one number per
  * kind, handed out per process in creation order of the user's objects
  * only (internal ones get 0), an optional name the user sets, and the one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DEVQ_TRACE=file.json: a Chrome trace-event file (opens in Perfetto and
  * chrome://tracing).  One process per device, one thread (track) per
  * queue, a slice per op timed on the stream (host callbacks around each

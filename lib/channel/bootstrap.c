@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Rendezvous of cuda/hip channels over MPI.  NCCL and RCCL join ranks
  * only through rank 0's unique id, which something else must carry to
  * the other ranks.  Under a launcher (mpirun, srun), or from a program's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Channel life cycle: create (the launcher's world, rank 0's id, or the
  * program's own group from a handle),
  * split, rank/size, destroy.  Creating and splitting are collective:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Channels (DESIGN §11): one rank of a group on an existing engine
  * (devq_engine.h).  The layer sits above queue: its ops are OP_WORK ops
  * recorded into batches (lib/queue/record.c), run in stream order by

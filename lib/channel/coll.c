@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Channel ops as queue ops (DESIGN §11): each is recorded as an OP_WORK
  * op holding the channel, with src READ and dst WRITE (READ_WRITE when
  * they are one buffer), so the tracker orders it against every other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loading a channel engine: dlopen'd on the first channel, never at
  * device open, so libdevq never links libmpi (DESIGN §11).  The module
  * is found at $DEVQ_MPI_ENGINE, else in the engines/ folder beside the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream channels (DESIGN §11): on a backend whose plugin has channel
  * entries (cuda: NCCL, hip: RCCL; devq_plugin.h), a group of channel ops
  * is enqueued on the queue's device stream when the batch is issued --

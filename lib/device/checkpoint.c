@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checkpoints: events recorded on a stream just before a wait that may
  * hold it up (stream.h), so that other streams needing only the work
  * before that wait align to it rather than to a tail that may wait for

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checkpoints on a stream (see checkpoint.c).  Device lock held. */
 #ifndef DEVQ_LIB_CHECKPOINT_H
 #define DEVQ_LIB_CHECKPOINT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device registry: one shared, refcounted devq_device per (backend,
  * ordinal), opened by spec ("cpu", "cuda:1") or by preference (NULL:
  * DEVQ_BACKEND, else the first accelerator, else cpu).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device registry's objects.  One devq_device per (backend, ordinal),
  * shared and refcounted; see device.c (registry) and plugin.c (loader). */
 #ifndef DEVQ_LIB_DEVICE_H

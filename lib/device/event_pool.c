@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Per-device pool of backend events.  Creating a driver event costs a
  * system call or more; the tracker needs one per cross-stream wait and
  * per signal produced, so they are recycled.  Two free lists: plain and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Pooled backend events, per device.  Events are reused, never leaked;
  * in-use and pooled counts appear in devq_stats. */
 #ifndef DEVQ_LIB_EVENT_POOL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See object.h. */
 #include "config.h"
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Objects: every refcounted handle of the layers above (buffer, kernel,
  * timestamp) starts with one header, so there is one way to check a
  * handle, to take and drop a reference, and one release path, as IREE's

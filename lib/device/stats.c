@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_stats_get: the device's counters and the tracker's. */
 #include "config.h"
 #include <errno.h>

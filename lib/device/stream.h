@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* lib's view of one backend stream.  A queue owns one; the tracker knows
  * every stream of a device by its dense id (0..n-1). */
 #ifndef DEVQ_LIB_STREAM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See tracker.h.  Streams are dense ids so last_synced is a square matrix
  * that grows by doubling; devices rarely have more than a few dozen
  * streams, and the matrix keeps a hazard check to two loads. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tracker: the one place cross-stream ordering is decided.
  *
  * Per device it keeps, for every stream, a `cursor` (units of work issued:

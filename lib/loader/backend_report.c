@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_backends_report: what the loader tried and what it made of each
  * file, for devq-info and for programs that want to explain a missing
  * backend to their users. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Backends compiled into libdevq.  The cpu backend is the embedded
  * default: it is always there, even when no plugin folder is found, and it
  * talks to lib only through the same ABI table as any plugin. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The plugin loader: finds backends, loads them once per process, and
  * keeps a report of every file it tried.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loader internals shared with the registry (device.c) and the public
  * report (backend_report.c). */
 #ifndef DEVQ_LIB_PLUGIN_H

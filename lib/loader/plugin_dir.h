@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Where the installed plugins are: next to the libdevq.so that is
  * running, so that a copy installed or unpacked under any prefix finds
  * its own plugins (and not those of another install).  Pure libc + libdl:

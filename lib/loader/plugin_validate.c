@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ops table validation: the gate between a plugin's table and lib.
  * Everything a plugin hands back is treated as outside input: the header
  * is checked before anything else is read, and a table from a newer ABI

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Checking an ops table a plugin handed back.  Kept apart from the loader
  * (no dlopen, no global state) so it can be unit-tested and fuzzed with
  * arbitrary tables. */

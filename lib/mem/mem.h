@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device memory as lib's queues and buffers see it: the resource stack
  * (lib/mem_*.c).  See devq_resource(3) for the public resource interface. */
 #ifndef DEVQ_LIB_MEM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The budget decorator: one limit on the bytes a device hands out.
  *
  * Bytes are reserved against the limit before the inner resource is asked

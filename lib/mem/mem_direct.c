@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The direct base: one backend allocation per request, nothing cached.
  *
  * A synchronous free returns memory to the backend at once.  A free on a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The guard decorator: catch memory misuse and report it, never crash.
  *
  * Each allocation gets a front and a back canary (bytes of 0xCA) around

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Slow paths of the memory resources' lock (see mem_lock.h). */
 #include "config.h"
 #include "futex.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The memory resources' lock: a three-state futex mutex (0 free, 1 held,
  * 2 held with sleepers).  Its uncontended round trip is one compare-and-
  * swap and one exchange, with no mutex-type dispatch: the pool takes it

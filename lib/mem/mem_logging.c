@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The logging decorator: one CSV line per memory event.
  *
  *   time_ns,op,bytes,address,stream,tag

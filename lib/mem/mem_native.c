@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The native base: the backend's own stream-ordered allocator
  * (cuMemAllocAsync / cuMemFreeAsync), for backends that advertise
  * DEVQ_CAP_ASYNC_ALLOC.  The driver keeps the pool, the bins and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The devq pool: lib's own stream-ordered allocator over backend chunks.
  *
  * Requests are rounded up to a size class: every multiple of 256 B up to

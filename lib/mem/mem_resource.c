@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The resource vtable plumbing: the wrapper every resource lives in, the
  * public devq_resource_* calls, and the devq__mem_* entry points that
  * buffers use (they go through the device's installed stack). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Inside a devq_resource: the wrapper every resource (built-in or user)
  * lives in, and the per-device memory state.  See devq_resource(3). */
 #ifndef DEVQ_LIB_MEM_RESOURCE_H

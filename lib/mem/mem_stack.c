@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The device's resource stack: built from the environment when a device
  * is attached, replaceable by the user with devq_device_set_resource.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The stats decorator: bytes now, highest bytes and allocation counts,
  * for the whole resource, per tag and per stream.  It is always in the
  * default stack because devq_mem_stats_get reads it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The tracker's one way to touch streams (tracker.h, align): make one
  * stream wait for another's work, at a checkpoint when one covers what
  * is needed, else at the tail; with DEVQ_TRACE, the two ends of a flow

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_barrier: every queue waits for every other queue's tail.
  *
  * Each queue's open batch gets, for every other queue, a dependency on

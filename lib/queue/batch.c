@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Batches: the per-queue pool, the references a batch holds, what its
  * ops use and when they count as issued, and a batch dropped before it
  * ran.  Used by every other file of the queue layer; it calls none of

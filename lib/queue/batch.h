@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Batches and their ops: what a queue records and issues, the flat list
  * of buffer uses, the references held, and the verdict its callbacks
  * walk (batch.c, batch_walk.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The batch walk: a batch's verdict, op by op, in stream order.
  *
  * Every completion callback of a batch (gate, mid-batch signal, host fn,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See blocker.h. */
 #include "config.h"
 #include <stdio.h>

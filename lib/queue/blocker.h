@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Why a queue is not running: the one answer that cycle detection
  * (cycle.c) and the timeout messages of finish and synchronize
  * (queue.c) both use.  Device lock held. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Buffers: device memory plus the tracking state the tracker needs.
  *
  * A free is stream-ordered: it is issued on a stream after the tracker

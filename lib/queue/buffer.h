@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Buffers as lib keeps them: device memory, the tracking state the
  * tracker needs (tracker.h), the failure its last writer left
  * (buffer_fail.c), and the stream-ordered free (buffer.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Failure that follows data (DESIGN §5a): a buffer remembers the failure
  * its last writer left, and every op that reads it inherits it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host callbacks, run by the backend in stream order on one of its
  * threads.  They never take the device lock and never call the backend
  * (plugins may run them where driver calls are banned): they only move

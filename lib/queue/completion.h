@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host callbacks, run by the backend in stream order (completion.c):
  * what each one is handed. */
 #ifndef DEVQ_LIB_COMPLETION_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wait cycles: queue A is blocked on a value that only queue B will
  * signal, and B (or something B waits behind) waits for A.  A queue is
  * blocked by its deferred head (bridged through the host) or by its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Deferral: batches parked on their queue's FIFO until the value they
  * wait for is reached (the notifier resumes them) or the earlier parked
  * batch they conflict with issues its use; submission, which issues or

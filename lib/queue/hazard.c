@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* See hazard.h.  Each buffer keeps a short array of the parked batches
  * that use it (one entry per batch, with counts of reading and writing
  * ops), freed when it empties: parked batches are rare, and a buffer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Buffer hazards against deferred batches.
  *
  * The tracker orders hazards when a batch is issued to its stream.  A

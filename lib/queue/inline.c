@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Completing a signal-only batch at submit, on the submitting thread.
  *
  * A batch whose ops are only signals (devq_queue_signal + submit, or an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Issue: what of a submitted batch can go to the backend stream now.
  * Each wait is resolved by the resolver of its kind; the ops before the
  * first one that cannot be resolved on the device go out, each bound in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernels: a backend program entry point, kept alive by batches that
  * launch it. */
 #include "config.h"

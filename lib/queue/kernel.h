@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernels: a backend program entry point, kept alive by the batches
  * that launch it (kernel.c). */
 #ifndef DEVQ_LIB_KERNEL_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Queue life cycle: create, finish, destroy.  The top of the queue layer:
  * it calls the issue, cycle, hazard and buffer code; nothing below calls it. */
 #include "config.h"

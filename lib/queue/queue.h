@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Queues as lib keeps them, and the entry points of the queue layer.
  *
  * A queue records ops into an open batch; submit hands the batch to the

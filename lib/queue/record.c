@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Recording: each call appends one op to the queue's open batch.
  *
  * Errors are sticky: the first failing call's error is kept, later calls

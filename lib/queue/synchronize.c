@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_device_synchronize: finish every queue of a device.  A queue
  * operation, so it lives in the queue layer (the device layer below
  * knows no queues' finish path). */

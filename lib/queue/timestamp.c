@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device timestamps: a timing event recorded in stream order.  The event
  * comes from the device's pool and goes back when the last reference (the
  * user's, or the batch's) is dropped. */

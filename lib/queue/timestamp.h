@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device timestamps: a timing event recorded in stream order
  * (timestamp.c). */
 #ifndef DEVQ_LIB_TIMESTAMP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Bridging a wait through the device: when the backend can wait on
  * host-mapped memory (DEVQ_CAP_WAIT_VALUE), a queue wait on a value that
  * nothing on this device produces is issued at once as a device-side wait

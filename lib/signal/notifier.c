@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The notifier thread: one per process, started on first use.
  *
  * It runs posted functions in FIFO order with no devq lock held, so a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The notifier thread: one per process, started lazily.  It runs
  * completion callbacks (devq_signal_notify), submits deferred batches and
  * reaps freed memory, woken by futex/eventfd, never by a sleep loop. */

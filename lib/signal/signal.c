@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Timeline signals: lifetime, value, failure, and the pending heap.
  *
  * The hot path is `set` (called on every batch completion from backend

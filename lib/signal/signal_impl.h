@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Private layout of timeline signals, shared by lib/signal*.c and
  * lib/notifier.c.  Nothing outside the signal area includes this.
  *

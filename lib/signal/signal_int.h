@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internal side of timeline signals, used by queues and the tracker.
  * The public side is in devq.h; the rules are in devq_signal(3). */
 #ifndef DEVQ_LIB_SIGNAL_H

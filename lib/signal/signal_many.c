@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_signal_wait_many: ALL or ANY of n (signal, value) pairs.
  *
  * Where the kernel has futex_waitv (Linux 5.16, syscall 449) the waiter

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Signals' names (devq(7) NAMES): the user's signals are numbered in
  * creation order (a queue's own timeline is not: it would shift every
  * number the user sees); the label every message uses.  Setting a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_signal_notify / devq_notify_cancel / devq_notify_release and
  * devq_signal_wait_fd: registrations in the signal's pending heap.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The page of a process-shared signal is written by every process that
  * maps it, and one of them may be buggy or hostile.  Nothing read from
  * it is trusted: each read is validated here, where it is made, against

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Process-shared signals: the timeline lives in a sealed memfd mapped
  * MAP_SHARED in every process that holds it, and its futex operations
  * drop FUTEX_PRIVATE_FLAG so that a `set` in one process wakes waiters

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_signal_wait: check, spin briefly, then sleep on the futex word.
  *
  * No lost wakeups: a waiter counts itself in tl->waiters, then reads the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu backend internals, shared by the files of plugins/cpu.
  *
  * The backend talks to libdevq only through <devq/devq_plugin.h> and the

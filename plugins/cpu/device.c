@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu backend: devices.  Each device is the whole host; DEVQ_CPU_DEVICES
  * makes several (useful to test multi-device code on one machine). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu backend: events are (stream, sequence) pairs.
  *
  * Recording captures the stream's last enqueued sequence; the event is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu backend: host callbacks and the stream's error latch.
  *
  * The latch implements the devq_pl_host_fn contract: a failed op latches

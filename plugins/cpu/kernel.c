@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu backend: kernels are C functions found with dlopen/dlsym, run once
  * per work-group (devq_cpu_kernel_fn), groups spread over the pool. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu backend: memory.  Buffers are host memory (host_ptr == device_ptr),
  * 256-byte aligned (what the plugin contract asks of every backend, and
  * what CUDA and HIP give), page aligned from 64 KiB up, 2 MiB aligned in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu backend: entry point and ops table.
  *
  * Built into libdevq as the embedded default, but bound to lib only by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu backend: the shared work-group pool.
  *
  * One pool per process, DEVQ_CPU_THREADS threads (default: online

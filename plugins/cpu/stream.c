@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cpu backend: streams.  One worker thread per stream drains an op ring
  * in order.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-cuda.so internals: the driver table, devices and the helpers every
  * op uses.  See devq-cuda(7). */
 #ifndef DEVQ_CUDA_PLUGIN_H
@@ -6,8 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <cuda.h>
-#include <cudaTypedefs.h>
+#include "cuda_decls.h"    /* our own CUDA declarations: no toolkit needed */
 #include <devq/devq_plugin.h>
 #include "../gpu_common/gpu_common.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Devices: primary context per ordinal, capabilities, and device loss. */
 #define _GNU_SOURCE
 #include <errno.h>

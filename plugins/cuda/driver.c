@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loading the CUDA driver: dlopen, cuInit, every entry point through
  * cuGetProcAddress at the ABI version this plugin calls it with, and the
  * CUresult -> errno table. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Events.  event_wait's timeout comes from the helper-stream pool in
  * gpu_common/evwait.c; the driver calls it makes are here. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernels: PTX or cubin through cuModuleLoadData, launched with
  * cuLaunchKernel. */
 #define _GNU_SOURCE

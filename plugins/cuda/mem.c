@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device memory, copies and fills.  Device memory is never host-visible
  * here (host_ptr NULL): lib copies through the stream. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-cuda.so: entry point and ops table.  See devq-cuda(7). */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device loss, failed calls and capabilities, the same on every GPU
  * driver: the plugins turn their driver's answers into these. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* event_wait with a timeout, over drivers whose event synchronize has
  * none.  Rather than poll the event, a helper stream waits on it and
  * then runs a callback that stores 1 into a futex word and wakes it; the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What devq-cuda.so and devq-hip.so do the same way, written once over
  * no driver API and compiled into both plugins (hidden symbols, one copy
  * per plugin): the plugin init checks, device loss, capabilities from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Host callbacks in stream order: the record each queued function
  * travels in, and what the drivers' stream callbacks do with it besides
  * reading the driver's status (that stays in each plugin's stream.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernel launches: devq's global/local sizes as a driver's grid and
  * blocks, and its arguments as kernelParams. */
 #define _GNU_SOURCE

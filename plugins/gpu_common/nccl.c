@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Channels over NCCL (cuda) or RCCL (hip): the plugin's chan_* entries
  * (devq_plugin.h), written once over nccl_abi.h and compiled into both
  * plugins.  Mechanism only: lib/channel decides grouping, order,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The part of the NCCL C API (NCCL 2.x, nccl.h) that devq's channels use,
  * declared from NCCL's public documentation: no NCCL header is needed to
  * build the cuda and hip plugins, which dlopen libnccl.so.2 (NCCL) or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The checks every GPU plugin's devq_plugin_init makes of its host. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Devices: selection with hipSetDevice, capabilities, and device loss. */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-hip.so internals: the runtime table, devices and the helpers every
  * op uses.  See devq-hip(7).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernels: code objects (an AMDGPU ELF, or a clang offload bundle)
  * through hipModuleLoadData, launched with hipModuleLaunchKernel. */
 #define _GNU_SOURCE

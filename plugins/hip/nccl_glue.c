@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the shared NCCL code (gpu_common/nccl.c) needs from devq-hip.so:
  * RCCL's names, and the HIP device and stream to enqueue on. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-hip.so: entry point and ops table.  See devq-hip(7). */
 #define _GNU_SOURCE
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Loading the HIP runtime: dlopen libamdhip64.so.5 (or DEVQ_HIP_LIBRARY),
  * every entry point by name with dlsym, hipInit, the device count, and
  * the hipError_t -> errno table.

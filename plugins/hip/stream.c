@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Streams and host callbacks.
  *
  * Host callbacks go through hipStreamAddCallback.  ROCm 5.2 has no

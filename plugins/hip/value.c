@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Signal storage: lib's 64-bit host word, registered and mapped so that
  * a stream can wait on it (hipStreamWaitValue64 with hipStreamWaitValueGte)
  * or write it (hipStreamWriteValue64) without a host round trip.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* IEEE binary16 and bfloat16 <-> float, for the host reductions MPI has
  * no types for (round to nearest even; NaN stays NaN).  Header-only: the
  * channel tests use the same conversions for their reference. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-mpi: the channel engine over MPI (Open MPI or MPICH), for the cpu
  * backend (DESIGN §11, include/devq/devq_engine.h).
  *

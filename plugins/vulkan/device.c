@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Devices: one per physical device (vulkan:N in enumeration order).  A
  * physical device that cannot serve devq (no Vulkan 1.3, no timeline
  * semaphores, no compute queue) still has its ordinal, and opening it says

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Events: a (stream, value) pair on the stream's timeline.  Recording
  * closes the stream's open command buffer, so the value covers every op
  * recorded before.  Timing events also write a timestamp query. */

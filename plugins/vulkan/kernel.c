@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Kernels: SPIR-V compute shaders.  The argument ABI (devq-vulkan(7)):
  *   - buffer arguments are storage buffers, bindings 0, 1, ... of set 0,
  *     in argument order, pushed with VK_KHR_push_descriptor (no pools);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* libvulkan.so.1 loaded at run time, the instance, and the entry points.
  *
  * The library is loaded at the first device_count or device_open, so that

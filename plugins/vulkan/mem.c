@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Memory: each allocation is a VkDeviceMemory with one VkBuffer over all
  * of it.  lib suballocates by address arithmetic, so the plugin hands out
  * addresses of its own: a private 64-bit space where each allocation

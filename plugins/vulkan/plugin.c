@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-vulkan.so: entry point and ops table.  See devq-vulkan(7). */
 #define _GNU_SOURCE
 #include <errno.h>

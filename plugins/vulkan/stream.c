@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Streams: recording into command buffers, held submissions, the pump.
  *
  * Every op of a stream is in one order: command buffers are closed into

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq-vulkan.so: shared declarations.  See devq-vulkan(7).
  *
  * A stream is a queue of the device plus its own timeline semaphore; an

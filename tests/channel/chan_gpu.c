@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The channel suite on a GPU backend (cuda over NCCL, hip over RCCL),
  * run on the emulated drivers and libraries of tests/emu by
  * tests/channels-cuda-emu and tests/channels-hip-emu: two ranks as two

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* What the channel test programs share (chan_suite.c on cpu over MPI,
  * chan_gpu.c on cuda/hip over the emulated NCCL/RCCL, mpi_comm.c): the
  * check macros (they count into `failures` and name `rank`), the two

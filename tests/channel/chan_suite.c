@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The channel suite (DESIGN §11), run on the cpu backend under
  * `mpirun -np 2` by tests/channels-mpi: every op x dtype x reduction
  * against a host reference, interleaved with kernels on two queues per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_channel_create_mpi (devq_mpi.h) under `mpirun -np 2`, run by
  * tests/channels-mpi-comm (cpu over the MPI engine) and
  * tests/channels-mpi-{cuda,hip}-emu (NCCL/RCCL, emulated, whose rank 0 id

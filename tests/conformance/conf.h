@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared helpers for the backend-agnostic conformance suites.
  *
  * The same test binary runs against every backend: DEVQ_TEST_DEVICE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Wait-before-signal: waits on values produced by the host, by another
  * queue later, or never; deferral keeps queue order; wait cycles. */
 #include <stdatomic.h>

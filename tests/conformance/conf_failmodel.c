@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The failure model (DESIGN §5a, devq(7) FAILURES), on every backend:
  * failure follows buffers as well as signals, a skipped op's
  * destinations fail, a writer that declares a whole buffer new clears

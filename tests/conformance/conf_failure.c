@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Failure propagation: a failed op fails the rest of its batch, every
  * signal the batch would have signalled, and every batch downstream of
  * those signals; independent work keeps running. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Buffer hazards against deferred work: submission order defines them.
  *
  * A batch that waits for a value nobody has set yet is submitted but not

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Batches of only signals (devq_queue_signal + submit), which a backend
  * with the stream_idle op completes at submit when nothing of the queue
  * is pending (lib/queue/inline.c).  On every backend they must keep the

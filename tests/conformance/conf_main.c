@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The conformance runner: every suite, against DEVQ_TEST_DEVICE. */
 #include "conf.h"
 #include "../check_main.h"

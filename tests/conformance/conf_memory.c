@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Stream-ordered memory: a freed buffer's memory is never handed out
  * while another stream may still touch it. */
 #include "conf.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Names (devq(7) NAMES) on every backend: user objects are numbered per
  * process in creation order of the user's objects only, a name set with
  * devq_*_set_name shows up in devq_errmsg(), in DEVQ_LOG=basic wait lines

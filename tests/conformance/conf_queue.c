@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Queues: ordering, cross-queue signals, sticky errors, -EBUSY, many
  * queues, destroy, barriers. */
 #include <pthread.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Concurrent misuse of one queue: threads race every kind of recording
  * call (timestamps, devq_barrier, fills, signals, host functions) and
  * submit on the same queue.  A queue records from one thread at a time,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Device timestamps and the event pool. */
 #include "conf.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Randomized property test of the tracker: 4 queues, 16 buffers, many
  * random ops with random access modes and random delays.  Each buffer
  * holds a version stamp; the sequential order of submission is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 #include "conf.h"
 #include <time.h>
 

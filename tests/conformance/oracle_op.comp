@@ -1,4 +1,5 @@
 #version 450
+/* SPDX-License-Identifier: MIT */
 // conf_kernels.c `oracle_op`, the tracker property test's op: up to three
 // buffers with access modes; reads check the version they see (before and
 // after an optional delay), writes stamp this op's version.

@@ -1,4 +1,5 @@
 #version 450
+/* SPDX-License-Identifier: MIT */
 // conf_kernels.c `sleep_ms`: the first work-item spins for ms
 // milliseconds on the device's real-time clock (ns).
 #extension GL_EXT_shader_realtime_clock : require

@@ -1,4 +1,5 @@
 #version 450
+/* SPDX-License-Identifier: MIT */
 // conf_kernels.c `slow_copy`: the first work-item spins for ms
 // milliseconds, then copies n bytes src -> dst (a slow reader).
 #extension GL_EXT_shader_realtime_clock : require

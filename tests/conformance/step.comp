@@ -1,4 +1,5 @@
 #version 450
+/* SPDX-License-Identifier: MIT */
 // conf_kernels.c `step`: v[0] must be `expect` and becomes expect + 1.
 // A shader cannot fail its dispatch, so a step that sees the wrong value
 // writes 0xffffffff instead: no later step matches, and the test's final

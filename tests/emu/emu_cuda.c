@@ -1,21 +1,26 @@
+/* SPDX-License-Identifier: MIT */
 /* The CUDA face of the emulator: the subset of the CUDA driver API that
  * devq-cuda.so uses, over emu_engine.  Built as tests/emu/libcuda-emu.so
  * and loaded by the plugin through DEVQ_CUDA_LIBRARY.
  *
- * Functions are defined under the names cuda.h's macros give them
- * (cuMemAlloc -> cuMemAlloc_v2, ...), which are the names a real
+ * Functions are defined under the names the macros of cuda_decls.h (as
+ * those of cuda.h) give them (cuMemAlloc -> cuMemAlloc_v2, ...), which
+ * are the names a real
  * libcuda.so.1 exports; cuGetProcAddress hands them out by base name.
  *
- * DEVQ_EMU_DRIVER_VERSION (default: the cuda.h version) is what
- * cuDriverGetVersion reports. */
+ * DEVQ_EMU_DRIVER_VERSION (default: EMU_CUDA_DRIVER_VERSION, a CUDA 13.0
+ * driver, whatever headers built the emulator) is what cuDriverGetVersion
+ * reports. */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <cuda.h>
+#define DEVQ_CUDA_DECLS_PROTOTYPES
+#include "cuda_decls.h"   /* plugins/cuda: no CUDA toolkit needed */
 #include "emu_engine.h"
 
 #define EXPORT __attribute__((visibility("default")))
+#define EMU_CUDA_DRIVER_VERSION 13000
 
 /* ---- errors ---- */
 
@@ -139,7 +144,7 @@ static __thread bool in_callback __attribute__((tls_model("initial-exec")));
 static int driver_version(void)
 {
     const char *v = getenv("DEVQ_EMU_DRIVER_VERSION");
-    return v && *v ? atoi(v) : CUDA_VERSION;
+    return v && *v ? atoi(v) : EMU_CUDA_DRIVER_VERSION;
 }
 
 /* DEVQ_EMU_FAIL for calls that fail on the spot.  A sticky error also
@@ -757,7 +762,7 @@ static const struct proc procs[] = {
 };
 #undef P
 
-/* The macros of cuda.h renamed the definitions above (cuMemAlloc ->
+/* The macros of cuda_decls.h renamed the definitions above (cuMemAlloc ->
  * cuMemAlloc_v2, cuGetProcAddress -> cuGetProcAddress_v2); the table's
  * #name strings are the base names, taken before expansion. */
 #undef cuGetProcAddress

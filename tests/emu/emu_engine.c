@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Emulator engine: process state, environment, fault injection, devices
  * and contexts.  Streams and events are in emu_stream.c, memory in
  * emu_mem.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Emulated accelerator engine for devq's plugin tests.
  *
  * The engine knows nothing of CUDA or HIP: it has devices, contexts,

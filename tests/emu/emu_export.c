@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq_emu_engine(): the engine table of emu_export.h, linked into the
  * emulated drivers (mk/nccl.mk adds it to their sources). */
 #include "emu_export.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The engine's entry points for libraries layered on an emulated driver
  * (the emulated NCCL/RCCL, emu_nccl.c): libcuda-emu.so and
  * libamdhip64-emu.so export devq_emu_engine(), which returns this table,
@@ -21,5 +22,8 @@ struct emu_engine_api {
 };
 
 typedef const struct emu_engine_api *(*devq_emu_engine_fn)(void);
+
+/* Defined in emu_export.c, exported by each emulated driver. */
+const struct emu_engine_api *devq_emu_engine(void);
 
 #endif

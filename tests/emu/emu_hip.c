@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The HIP face of the emulator: the subset of the HIP runtime API that
  * devq-hip.so uses, over emu_engine.  Built as
  * tests/emu/libamdhip64-emu.so and loaded by the plugin through

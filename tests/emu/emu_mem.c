@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Emulator engine: device memory (host malloc, device pointer = host
  * address) and host memory registration. */
 #define _GNU_SOURCE

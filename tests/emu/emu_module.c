@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* "devq-emu-module" text images, shared by the faces that load modules
  * (emu_cuda.c, emu_hip.c).
  *

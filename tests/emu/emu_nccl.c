@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The emulated NCCL (libnccl-emu.so) and, built with -DEMU_RCCL, the
  * emulated RCCL (librccl-emu.so): the NCCL API of plugins/gpu_common/
  * nccl_abi.h over the emulated driver's streams.  See tests/emu/README.md.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Internals of the emulated NCCL/RCCL (emu_nccl.c): element types and
  * reductions (emu_nccl_reduce.c, also used by tests/test_nccl_emu.c for
  * its fp16/bf16 conversions). */

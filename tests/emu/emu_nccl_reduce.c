@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Element types and reductions of the emulated NCCL: every ncclDataType_t
  * and ncclRedOp_t.  fp16 and bf16 go through float and are rounded back
  * after each step, as a ring reduction on a GPU rounds at each hop.

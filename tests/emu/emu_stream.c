@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Emulator engine: in-order streams run by host worker threads, the ops
  * they run, and events that mark stream positions. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared fixture of the cuda and hip plugin tests.  Each test program is
  * built once and run per backend (DEVQ_TEST_DEVICE=cuda or hip, set by the
  * wrappers tests/gpu-{plugin,faults}-{cuda,hip}-emu): it loads that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The host table of the plugin tests: errors into a thread-local buffer,
  * log lines on stderr when DEVQ_TEST_VERBOSE is set, real futexes (the
  * shared parts in tests/host_fns.h). */

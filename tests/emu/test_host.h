@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A devq_host table for plugin-level tests that link nothing of libdevq,
  * and helpers to load a plugin from the build tree. */
 #ifndef DEVQ_TEST_HOST_H

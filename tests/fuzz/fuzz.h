@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Shared by devq's fuzz targets (tests/fuzz).  Each target is one file
  * defining LLVMFuzzerTestOneInput; built with clang -fsanitize=fuzzer it
  * is a libFuzzer binary (make fuzz), linked with standalone.c it replays

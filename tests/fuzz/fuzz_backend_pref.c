@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq__backend_pref_parse (lib/device_spec.c): the DEVQ_BACKEND
  * preference list, "cuda:1, cpu,,^hip".  Properties: an accepted list
  * holds at most DEVQ_PREF_MAX entries of each kind, every name valid and

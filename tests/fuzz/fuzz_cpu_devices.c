@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DEVQ_CPU_DEVICES, parsed by the cpu backend itself (plugins/cpu,
  * strtoul) when asked for its device count.  The backend is driven
  * through its ops table with the stand-alone test host table

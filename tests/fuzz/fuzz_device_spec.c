@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq__spec_parse (lib/device_spec.c): the spec of devq_device_open,
  * "cpu" or "cuda:1", given as len bytes with no terminator; plus
  * devq__edit_distance, which ranks "did you mean" candidates for an

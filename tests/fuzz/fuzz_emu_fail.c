@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DEVQ_EMU_FAIL (tests/emu/emu_engine.c): the emulated drivers' fault
  * injection rules, "func:N:ERROR[,...]".  The parser, parse_faults, is
  * static and runs once from emu_init, so this target compiles the

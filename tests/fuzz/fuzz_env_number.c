@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq__parse_size and devq__parse_uint (lib/env.c): the values of
  * DEVQ_MEM_BUDGET, DEVQ_TRACE_MAX and every numeric variable.  The first
  * byte picks the parser and, for parse_uint, the limit; the rest is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* DEVQ_LOG (lib/log.c).  The level is parsed by log_init, a static
  * function run once per process through pthread_once, so it is not
  * reachable as a function from outside its file, and lib keeps it that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq__plugin_validate (lib/plugin_validate.c): the ops table a plugin
  * hands back, built here from fuzzer bytes:
  *   bytes 0-3  abi_version (small values folded onto 0..2 half the time,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The page of a process-shared signal, as another process may leave it,
  * followed by a sequence of API calls (lib/signal_page.c validates every
  * read of the page).  The target creates a shared signal, maps its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # make fuzz-short: run each libFuzzer target for a few seconds on a copy
 # of its committed corpus.  Usage: run-fuzzers.sh SECONDS CORPUS_ROOT BIN_DIR NAME...
 # Exit 1 when any target crashes; its reproducer is kept under

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Replays files through a fuzz target without libFuzzer, so committed
  * corpora run under gcc in make check.  Arguments are files or folders
  * (every regular file inside, not recursing).  Prints one line per

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The conformance kernels of tests/conformance/conf_kernels.c for a real
  * NVIDIA GPU, compiled once to PTX (tests/gpu/conf_kernels.ptx, committed,
  * because CI has no nvcc; `make gpu-ptx` regenerates it where nvcc is):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Regenerate tests/gpu/conf_kernels.ptx from tests/gpu/conf_kernels.cu
 # (`make gpu-ptx` runs this).  The .ptx is committed: CI has no nvcc.
 #

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # devq on a real NVIDIA GPU: build with the cuda backend, run the plugin's
 # own tests (over the emulated driver, as CI does), the backend-agnostic
 # conformance suites against the real driver, and the PTX SAXPY example

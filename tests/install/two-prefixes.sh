@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: MIT
 # Install to two prefixes in a row from one build folder, reconfiguring in
 # between without 'make clean' (as a user moving an install does), and
 # check each copy on its own, with no LD_LIBRARY_PATH:

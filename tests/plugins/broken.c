@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One test plugin per way a plugin can be wrong.  Built several times
  * (mk/loader.mk), each with one BROKEN_* macro, as devq-<kind>.so; each
  * names its backend after its kind so that reports can be told apart.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* "fake": a small, honest in-memory backend for the loader and registry
  * tests.  Streams run each op at once on the caller's thread, memory is
  * host memory, events are always reached.  What it adds is observability

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Ops that do nothing, for test plugins whose point is to be refused (or
  * accepted) by the loader's table checks, never to run work. */
 #ifndef DEVQ_TEST_STUB_OPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Plugin folders for loader tests.  Each test builds a temporary folder
  * holding exactly the plugins it wants (symlinks to the built test
  * plugins, real copies, or junk files) and points DEVQ_PLUGIN_PATH at it

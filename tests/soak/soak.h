@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq soak test with injected faults (see tests/soak/README.md).
  *
  * The parent (soak_main.c) runs rounds, each in a fresh child process

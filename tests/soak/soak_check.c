@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Judging a round: which batches may, must and must not have failed
  * given the injected fault, what their messages say, whether results
  * not hit by the fault match the host's reference, and whether host

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The soak's kernels, one C function each for both backends: the cpu
  * backend calls them as devq_cpu_kernel_fn, the emulated CUDA driver
  * through a "cpu-args" module (buffer parameters passed as the pointer

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* devq soak test: rounds of random work on cpu and cuda (the emulated
  * driver) with injected faults, each round in a fresh child process.
  *

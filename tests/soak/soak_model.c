@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* The soak's model of failure and data (devq(7) FAILURES, DESIGN §5a).
  *
  * soak_round.c appends one soak_mop per op it records, waits included,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Process bookkeeping of the soak: fd and thread counts, the phase page
  * shared with the parent, and stacks of a hung child. */
 #define _GNU_SOURCE

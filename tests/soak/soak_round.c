@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* One round of the soak, in a child process: open cpu and cuda (the
  * emulated driver), build and submit a random workload while computing
  * its expected result on the host, wait for everything (every wait has a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* State of one round, shared by soak_round.c (build, run) and
  * soak_check.c (judge). */
 #ifndef DEVQ_SOAK_ROUND_H

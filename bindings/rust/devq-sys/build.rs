@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Finds libdevq with the `pkg-config` command (no crates: this must build
 //! offline).  PKG_CONFIG_PATH selects the copy: an installed prefix's
 //! lib/pkgconfig, or a build folder, whose devq-uninstalled.pc points at

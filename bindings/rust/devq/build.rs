@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Link settings for this crate's own tests and examples: an rpath to the
 //! libdevq devq-sys found, and --export-dynamic so the cpu backend finds
 //! kernels defined with `devq::cpu_kernel!` in the running program

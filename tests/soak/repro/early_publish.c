@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A deferred batch that fails publishes its buffer failures at once, out
  * of submission order: a reader submitted BEFORE it, still deferred,
  * then reads the buffer as failed (DESIGN 5a: a reader sees its last

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A kernel failure spoils buffers written by ops that ran BEFORE it in
  * the same batch (DESIGN 5a: only a failed or skipped op's destinations
  * fail).  cpu backend.  q1: fill b; exec kernel returning -EIO; submit.

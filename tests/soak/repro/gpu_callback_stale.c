@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cuda-emu, DEVQ_EMU_FAIL=cuStreamAddCallback:1:CUDA_ERROR_INVALID_VALUE:
  * batch A waits on the device for a host value (its gate callback cannot
  * be queued: A fails), then fills b; batch B, on another queue, reads b.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* cuda-emu, DEVQ_EMU_FAIL=cuMemcpyDtoHAsync:1:CUDA_ERROR_INVALID_VALUE:
  * a driver call that fails while a batch is issued fails that op; the
  * ops after it are skipped, so what they would have written is failed,

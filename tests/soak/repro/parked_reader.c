@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* A reader parked behind a deferred writer (hazard) whose wait then
  * fails: the reader must fail (its last writer in submission order was
  * skipped), but it sometimes succeeds and returns the OLD contents:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Raw declarations of libdevq's public C API: all of `<devq/devq.h>` and
 //! `<devq/devq_resource.h>` (the plugin ABI, `<devq/devq_plugin.h>`, is for
 //! backends and is not here).  Written by hand, one item per C item and in

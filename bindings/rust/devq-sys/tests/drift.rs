@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The committed bindings against the headers they were written from.
 //!
 //! Parses `<devq/devq.h>` and `<devq/devq_resource.h>` (the copies

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! An all_reduce over the launcher's world, from Rust: run on 2 ranks
 //! with `mpirun -np 2 target/debug/examples/channel_all_reduce` (check.sh
 //! does when mpirun and the devq-mpi engine are there).  Each rank

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! cubecl-runtime's MultiStream, ported: two streams share a binding and
 //! nobody writes a wait.  Queue A produces a buffer (slowly); queue B
 //! consumes it.  devq's tracker sees B read what A wrote and inserts the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! morok-device's hardware queue, ported: the builder pipeline
 //! `q.wait(&s, 1).exec(&k, &args, launch).signal(&s, 2).submit()?` on a
 //! copy queue and a compute queue.  Chunks are uploaded on the copy queue,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! svod-device's timeline signal, ported: two parties take turns on one
 //! signal, each waiting for the other's value before raising it (the
 //! host-side ping-pong of svod's CpuTimelineSignal tests), then the same

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! `Buffer`: device memory with stream-ordered release.
 use crate::device::{Device, DeviceHandle};
 use crate::error::{check, errno, Error, Result};

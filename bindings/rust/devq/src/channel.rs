@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! `Channel`: this process's rank in a group of processes, for
 //! collectives and point-to-point transfers recorded on queues
 //! (devq-channels(7); the cpu backend over MPI).

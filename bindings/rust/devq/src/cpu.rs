@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! cpu kernels written in Rust, with no `unsafe` in the kernel.
 //!
 //! [`cpu_kernel!`](crate::cpu_kernel) wraps a Rust function into the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! `Device`: one ordinal of one backend, shared by everything made on it.
 use crate::error::{check, cstring, fixed_str, timeout_ns, Result};
 use devq_sys as sys;

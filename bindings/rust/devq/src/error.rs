@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! `Error`: a negative errno from libdevq plus the `devq_errmsg()` line of
 //! the call that failed, captured right there (the message is per thread and
 //! the next failing call replaces it).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! `Kernel`: a loaded program entry point, and the arguments and launch
 //! geometry of an exec.
 use crate::buffer::{Access, Buffer, BufferSlice};

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Safe Rust API for devq: devices, timeline signals, command queues,
 //! stream-ordered device memory and automatic cross-stream ordering.
 //!

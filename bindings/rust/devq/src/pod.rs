@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! `Pod`: element types whose bytes can cross to and from device memory.
 
 /// Plain data: no padding, no pointers, every bit pattern valid.  Host

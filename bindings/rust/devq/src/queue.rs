@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! `Queue`: an in-order batch recorder on one backend stream, recorded in
 //! the builder style of the morok seed:
 //! `q.wait(&s, 1).exec(&k, &args, launch).signal(&s, 2).submit()?`.

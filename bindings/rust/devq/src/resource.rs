@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Memory resources (`devq_resource.h`): build a device's allocator stack
 //! from bases and decorators, install it, and read its statistics.
 use crate::device::{Device, DeviceHandle};

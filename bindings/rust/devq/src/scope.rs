@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Host memory transfers, made safe by a scope.
 //!
 //! libdevq reads a `write` source and fills a `read` destination when the

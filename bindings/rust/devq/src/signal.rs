@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! `Signal`: a monotonic 64-bit timeline, usable by the host and by any
 //! queue of any device; a failure is a value waiters receive.
 use crate::error::{check, errno, timeout_ns, Error, Result};

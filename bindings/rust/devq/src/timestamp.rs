@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! `Timestamp`: a device timing point recorded in a queue's batch.
 use crate::error::{check, Result};
 use devq_sys as sys;

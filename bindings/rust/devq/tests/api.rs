@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! The safe API against the freshly built libdevq on the cpu backend: each
 //! test checks a result that a wrong binding would change.
 #![forbid(unsafe_code)]

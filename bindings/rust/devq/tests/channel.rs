@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Channels without MPI: with no engine installed every channel call
 //! that needs one is ENOTSUP naming the engine and the fix, the device's
 //! CHANNELS bit is clear, and bad descriptors are EINVAL before any

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! Every C function devq-sys declares has a row in the crate docs' table
 //! (a safe counterpart, or why there is none): adding a function to the
 //! headers fails the drift test until devq-sys declares it, then this one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: MIT
 //! A resource stack installed on a fresh device (its own process: cargo
 //! runs each tests/*.rs file separately, and install needs a device with
 //! nothing allocated).
