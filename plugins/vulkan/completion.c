@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Completion threads: one per stream, started when the stream is
  * created, so a thread that cannot start is vk_stream_create's error
  * (-EAGAIN, retried by the next queue create) and never a host item

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT */
 /* Test kernels, shared by every suite and every backend.  Each cpu
  * entry declares its parameters (DEVQ_CPU_KERNEL_SIGNATURE), so every
  * launch of the suites is checked on cpu too (devq-cpu(7)). */
