@@ -587,6 +587,133 @@ static void test_timeout(void)
     devq_buffer_free(b, NULL);       /* abandoned inside MPI: its memory stays held */
 }
 
+/* Large all_gather and reduce_scatter (above the engine's blocking
+ * threshold: plugins/mpi/mpi.c blocking_from), in place and out of
+ * place, and one group that mixes blocking and non-blocking ops with a
+ * dependence between two blocking ones: the results say whether any op
+ * ran out of order or against the wrong peer op. */
+static void test_large_blocking(void)
+{
+    const size_t n = (1u << 20) + 5;      /* F32: 4 MiB + 20 B per rank */
+    devq_buffer *src = alloc(n * 4), *gat = alloc(n * size * 4), *gin = alloc(n * size * 4);
+    devq_buffer *rs_src = alloc(n * size * 4), *rs = alloc(n * 4), *rs_in = alloc(n * size * 4);
+    fill_input(src, 0, n, DEVQ_F32, rank);
+    fill_input(gin, (size_t)rank * n, n, DEVQ_F32, rank);
+    for (int blk = 0; blk < size; blk++) {
+        fill_input(rs_src, (size_t)blk * n, n, DEVQ_F32, rank);
+        fill_input(rs_in, (size_t)blk * n, n, DEVQ_F32, rank);
+    }
+    OK(devq_queue_all_gather(qa, ch, gat, 0, src, 0, n, DEVQ_F32));
+    OK(devq_queue_all_gather(qa, ch, gin, 0, gin, (size_t)rank * n * 4, n, DEVQ_F32));
+    OK(devq_queue_reduce_scatter(qa, ch, rs, 0, rs_src, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_reduce_scatter(qa, ch, rs_in, 0, rs_in, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    for (int r = 0; r < size; r++)
+        for (size_t i = 0; i < n; i += 997) {
+            double got = load(devq_buffer_host_ptr(gat), (size_t)r * n + i, DEVQ_F32);
+            double got2 = load(devq_buffer_host_ptr(gin), (size_t)r * n + i, DEVQ_F32);
+            if (got != input(r, i) || got2 != input(r, i)) {
+                CHECK(0, "large all_gather block %d element %zu: got %g (in place %g), want %g", r, i, got, got2,
+                      input(r, i));
+                r = size;
+                break;
+            }
+        }
+    for (size_t i = 0; i < n; i += 997) {
+        double want = reference(DEVQ_SUM, DEVQ_F32, i, size);
+        double got = load(devq_buffer_host_ptr(rs), i, DEVQ_F32), got2 = load(devq_buffer_host_ptr(rs_in), i, DEVQ_F32);
+        if (got != want || got2 != want) {
+            CHECK(0, "large reduce_scatter element %zu: got %g (in place %g), want %g", i, got, got2, want);
+            break;
+        }
+    }
+    /* One group: big X (blocking), small Y (non-blocking), big X again
+     * (depends on the first), small Y again.  X ends at size^2, Y at
+     * size^2: a reordering or a pairing with the wrong op shows. */
+    devq_buffer *x = alloc(n * 4), *y = alloc(64);
+    float *xp = devq_buffer_host_ptr(x), *yp = devq_buffer_host_ptr(y);
+    for (size_t i = 0; i < n; i++)
+        xp[i] = 1.0f;
+    for (int i = 0; i < 16; i++)
+        yp[i] = 1.0f;
+    OK(devq_queue_all_reduce(qa, ch, x, 0, x, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_all_reduce(qa, ch, y, 0, y, 0, 16, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_all_reduce(qa, ch, x, 0, x, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_all_reduce(qa, ch, y, 0, y, 0, 16, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    float want = (float)(size * size);
+    CHECK(xp[0] == want && xp[n / 2] == want && xp[n - 1] == want && yp[0] == want && yp[15] == want,
+          "mixed group: x %g %g %g, y %g %g, want %g", xp[0], xp[n / 2], xp[n - 1], yp[0], yp[15], want);
+    devq_buffer *all[] = { src, gat, gin, rs_src, rs, rs_in, x, y };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        OK(devq_buffer_free(all[i], NULL));
+}
+
+/* The threads of this process (/proc/self/status), -1 if unknown. */
+static int thread_count(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[128];
+    int n = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* A large (blocking-path) all_reduce that rank 0 skips (its input's
+ * kernel fails): rank 1 learns it from the notice, long before its 2 s
+ * timeout, and its helper thread is not left inside a blocking MPI call
+ * (the call waits behind a barrier rank 0 never joins): destroying the
+ * channel joins it, so the process has no more threads than before. */
+static void test_blocking_failure(void)
+{
+    devq_kernel *kf;
+    OK(devq_kernel_load(dev, NULL, 0, "chan_fail", &kf));
+    const size_t n = 1u << 20;      /* F32: 4 MiB */
+    int threads = thread_count();
+    devq_channel *fc = NULL;
+    OK(devq_channel_create(dev, NULL, &fc));
+    OK(devq_channel_set_timeout(fc, 2ull * 1000000000ull));
+    /* One op that completes first, so the helper exists on both ranks. */
+    devq_buffer *src = alloc(n * 4), *dst = alloc(n * 4);
+    memset(devq_buffer_host_ptr(src), 0, n * 4);
+    OK(devq_queue_all_reduce(qa, fc, dst, 0, src, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 30ull * 1000000000ull));
+    uint64_t t0 = now_ms();
+    if (rank == 0) {
+        devq_launch l = { .global = { 1 } };
+        devq_arg a = DEVQ_ARG_BUF(src, DEVQ_WRITE);
+        OK(devq_queue_exec(qa, kf, &a, 1, &l));
+    }
+    OK(devq_queue_all_reduce(qa, fc, dst, 0, src, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    int r = devq_queue_finish(qa, 30ull * 1000000000ull);
+    uint64_t took = now_ms() - t0;
+    if (rank == 0) {
+        CHECK(r == -EIO && strstr(devq_errmsg(), "chan_fail"), "rank 0: finish %d, want -EIO naming the kernel", r);
+    } else {
+        CHECK(r == -EIO && strstr(devq_errmsg(), "rank 0 dropped out") && strstr(devq_errmsg(), "chan_fail"),
+              "rank 1: finish %d, want -EIO with rank 0's cause: %s", r, devq_errmsg());
+        CHECK(took < 1900, "rank 1: learning of rank 0's failure took %llu ms (the timeout is 2 s)",
+              (unsigned long long)took);
+    }
+    CHECK(devq_buffer_status(dst) < 0, "dst of the failed large collective is not failed");
+    devq_channel_destroy(fc);
+    if (threads > 0)
+        CHECK(thread_count() <= threads, "rank %d: %d threads after the channel's end, %d before: a helper is "
+              "stuck in a blocking MPI call", rank, thread_count(), threads);
+    OK(devq_queue_finish(qa, 30ull * 1000000000ull));
+    devq_buffer_free(src, NULL);
+    devq_buffer_free(dst, NULL);      /* abandoned on rank 1: its memory stays held */
+    devq_kernel_destroy(kf);
+}
+
 int main(void)
 {
     setenv("DEVQ_CPU_DEVICES", "2", 0);
@@ -620,6 +747,7 @@ int main(void)
         { "dependent_group", test_dependent_group }, { "large_reduce", test_large_reduce },
         { "misuse", test_misuse }, { "split", test_split }, { "id", test_id },
         { "failure", test_failure }, { "failed_input", test_failed_input }, { "timeout", test_timeout },
+        { "large_blocking", test_large_blocking }, { "blocking_failure", test_blocking_failure },
     };
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         if (only && !strstr(only, tests[i].name))
