@@ -249,6 +249,7 @@ static const char *family_name(uint32_t f)
 }
 
 static int wait_bounded(MPI_Request *rq, const char *what);
+static int dup_bounded(MPI_Comm from, MPI_Comm *out, const char *what);
 
 /* Every rank of c calls this (creation is collective): the comm and its
  * notice dup, made non-blocking and bounded. */
@@ -264,9 +265,8 @@ static int wrap(MPI_Comm c, devq_eng_comm **out)
     MPI_Comm_rank(c, &ec->rank);
     MPI_Comm_size(c, &ec->size);
     MPI_Request dup;
-    int r, rc = MPI_Comm_idup(c, &ec->ctl, &dup);
-    if (rc != MPI_SUCCESS || (r = wait_bounded(&dup, "MPI_Comm_idup for peer notices")) < 0) {
-        r = rc != MPI_SUCCESS ? mpi_error(rc, "MPI_Comm_idup for peer notices") : r;
+    int r, rc;
+    if ((r = dup_bounded(c, &ec->ctl, "MPI_Comm_dup for peer notices")) < 0) {
         MPI_Comm_free(&ec->comm);
         free(ec);
         return r;
@@ -285,9 +285,7 @@ static int wrap(MPI_Comm c, devq_eng_comm **out)
         free(ec);
         return r;
     }
-    if ((rc = MPI_Comm_idup(c, &ec->blk, &dup)) != MPI_SUCCESS ||
-        (r = wait_bounded(&dup, "MPI_Comm_idup for blocking collectives")) < 0) {
-        r = rc != MPI_SUCCESS ? mpi_error(rc, "MPI_Comm_idup for blocking collectives") : r;
+    if ((r = dup_bounded(c, &ec->blk, "MPI_Comm_dup for blocking collectives")) < 0) {
         MPI_Comm_free(&ec->ctl);
         MPI_Comm_free(&ec->comm);
         free(ec);
@@ -319,6 +317,24 @@ static int wait_bounded(MPI_Request *rq, const char *what)
     }
 }
 
+/* A dup that cannot hang on a rank that never comes: a barrier waited
+ * for without blocking (bounded), then MPI_Comm_dup, which every rank has
+ * then reached.  Not MPI_Comm_idup: Open MPI 4.1's (libnbc) crashed in
+ * MPI_Test over the TCP transport (tests/channels-mpi-netns, about one
+ * run in six). */
+static int dup_bounded(MPI_Comm from, MPI_Comm *out, const char *what)
+{
+    MPI_Request rq;
+    int r, rc = MPI_Ibarrier(from, &rq);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(rc, what);
+    if ((r = wait_bounded(&rq, what)) < 0)
+        return r;
+    if ((rc = MPI_Comm_dup(from, out)) != MPI_SUCCESS)
+        return mpi_error(rc, what);
+    return 0;
+}
+
 static int comm_create(int rank, int size, const void *id, size_t id_size, devq_eng_comm **out)
 {
     int r = ensure_mpi();
@@ -334,13 +350,10 @@ static int comm_create(int rank, int size, const void *id, size_t id_size, devq_
     if (id && (id_size != ID_SIZE || memcmp(id, ID_MAGIC, 8)))
         return host->error(-EINVAL, "mpi: the id (%zu bytes) was not made by devq_channel_id on the MPI engine",
                            id_size);
-    /* Non-blocking, so a rank that never comes cannot hang the others. */
+    /* Bounded, so a rank that never comes cannot hang the others. */
     MPI_Comm c;
-    MPI_Request dup;
-    int rc = MPI_Comm_idup(MPI_COMM_WORLD, &c, &dup);
-    if (rc != MPI_SUCCESS)
-        return mpi_error(rc, "MPI_Comm_idup");
-    if ((r = wait_bounded(&dup, "MPI_Comm_idup of the world")) < 0)
+    int rc;
+    if ((r = dup_bounded(MPI_COMM_WORLD, &c, "MPI_Comm_dup of the world")) < 0)
         return r;
     if (id) {
         /* Every rank must hold rank 0's id: a stale or foreign id is refused. */
@@ -402,10 +415,7 @@ static int comm_from_handle(const void *handle, size_t handle_size, devq_eng_com
         return host->error(-EINVAL, "mpi: the communicator is an inter-communicator; devq's collectives need an "
                            "intra-communicator (MPI_Intercomm_merge it first)");
     MPI_Comm c;
-    MPI_Request dup;
-    if ((rc = MPI_Comm_idup(h.comm, &c, &dup)) != MPI_SUCCESS)
-        return mpi_error(rc, "MPI_Comm_idup of the program's communicator");
-    if ((r = wait_bounded(&dup, "MPI_Comm_idup of the program's communicator")) < 0)
+    if ((r = dup_bounded(h.comm, &c, "MPI_Comm_dup of the program's communicator")) < 0)
         return r;
     return wrap(c, out);
 }
