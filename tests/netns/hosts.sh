@@ -12,6 +12,8 @@
 #   netns_up N       sets NETNS_PREFIX, NETNS_HOSTS ("h0 h1 ..."),
 #                    NETNS_HOSTFILE, NETNS_AGENT
 #   netns_exec HOST CMD...   run CMD inside HOST's namespace
+#   netns_mpirun SECONDS NP [mpirun options] PROGRAM [ARGS]: Open MPI's
+#                    mpirun from h0, one rank per host, TCP only, bounded
 #   netns_down
 
 NETNS_PREFIX="devq$$"
@@ -109,6 +111,16 @@ AGENT
         done
     fi
     return 0
+}
+
+netns_mpirun() {
+    secs="$1" np="$2"
+    shift 2
+    netns_exec h0 timeout -k 5 "$secs" "${MPIRUN:-mpirun}" -np "$np" --hostfile "$NETNS_HOSTFILE" \
+        --mca plm_rsh_agent "$NETNS_AGENT" --mca btl tcp,self --mca btl_tcp_if_include eth0 \
+        --mca oob_tcp_if_include eth0 --mca pml ob1 \
+        -x DEVQ_MPI_ENGINE -x LD_LIBRARY_PATH ${DEVQ_CPU_DEVICES:+-x DEVQ_CPU_DEVICES} \
+        ${CHAN_ONLY:+-x CHAN_ONLY} ${ASAN_OPTIONS:+-x ASAN_OPTIONS} "$@"
 }
 
 netns_down() {
