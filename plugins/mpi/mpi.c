@@ -33,7 +33,6 @@
 static const struct devq_host *host;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int mpi_ready;
-static int two_phase_allreduce;         /* Open MPI: see start_all_reduce */
 static MPI_Op half_ops[2][4];           /* [f16, bf16][sum, prod, min, max] */
 
 struct devq_eng_comm {
@@ -62,15 +61,6 @@ struct devq_eng_comm {
 struct devq_eng_req {
     MPI_Request req;
     int p2p;
-    /* A large all_reduce in two phases (reduce_scatter, then all_gather;
-     * the counts stay until the end: MPI reads them while an op runs). */
-    int phase;                          /* 1 or 2 while two-phase, else 0 */
-    int *rs_counts, *rs_displs;
-    void *rs_dst;
-    size_t rs_esz;
-    MPI_Datatype rs_type;
-    MPI_Comm rs_comm;
-    int rs_rank;
     void *avg_dst;                      /* AVG: divide these count elements by size */
     size_t avg_count;
     enum devq_dtype type;
@@ -151,10 +141,6 @@ static int ensure_mpi(void)
                         "initialise it", provided);
         goto out;
     }
-    char lib[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-    int liblen = 0;
-    MPI_Get_library_version(lib, &liblen);
-    two_phase_allreduce = strstr(lib, "Open MPI") != NULL;
     MPI_User_function *fns[2][4] = { { f16_sum, f16_prod, f16_min, f16_max },
                                      { bf16_sum, bf16_prod, bf16_min, bf16_max } };
     for (int t = 0; t < 2; t++)
@@ -612,41 +598,10 @@ static int notice_poll(devq_eng_comm *c, int *from, char *why, size_t cap)
     return 0;
 }
 
-/* Open MPI 4.1 runs MPI_Iallreduce with libnbc's algorithms, about half
- * the bandwidth of its blocking all_reduce on large buffers; a
- * reduce_scatter then an all_gather (each to 1/size of the data) moves
- * what a ring all_reduce moves.  Phase 1 here; test() starts phase 2. */
-#define TWO_PHASE_MIN_BYTES (1u << 20)
-
-static int start_all_reduce(devq_eng_comm *c, const struct devq_eng_op *op, MPI_Datatype t, size_t esz,
-                            devq_eng_req *q)
+static int start_all_reduce(devq_eng_comm *c, const struct devq_eng_op *op, MPI_Datatype t, devq_eng_req *q)
 {
-    int n = (int)op->count, s = c->size;
-    if (!two_phase_allreduce || s < 2 || op->count * esz < TWO_PHASE_MIN_BYTES || op->count < (size_t)s)
-        return MPI_Iallreduce(op->src == op->dst ? MPI_IN_PLACE : op->src, op->dst, n, t,
-                              mpi_op(op->type, op->op), c->comm, &q->req);
-    q->rs_counts = malloc(2 * (size_t)s * sizeof(int));
-    if (!q->rs_counts)
-        return MPI_ERR_NO_MEM;
-    q->rs_displs = q->rs_counts + s;
-    for (int i = 0, at = 0; i < s; i++) {
-        q->rs_counts[i] = n / s + (i < n % s);
-        q->rs_displs[i] = at;
-        at += q->rs_counts[i];
-    }
-    q->rs_dst = op->dst;
-    q->rs_esz = esz;
-    q->rs_type = t;
-    q->rs_comm = c->comm;
-    q->rs_rank = c->rank;
-    q->phase = 1;
-    /* In place the result lands at the front (moved to its block in
-     * phase 2); out of place it goes straight to this rank's block. */
-    if (op->src == op->dst)
-        return MPI_Ireduce_scatter(MPI_IN_PLACE, op->dst, q->rs_counts, t, mpi_op(op->type, op->op), c->comm,
-                                   &q->req);
-    return MPI_Ireduce_scatter(op->src, (char *)op->dst + (size_t)q->rs_displs[c->rank] * esz, q->rs_counts, t,
-                               mpi_op(op->type, op->op), c->comm, &q->req);
+    return MPI_Iallreduce(op->src == op->dst ? MPI_IN_PLACE : op->src, op->dst, (int)op->count, t,
+                          mpi_op(op->type, op->op), c->comm, &q->req);
 }
 
 /* Blocking or non-blocking, per op and size.  Open MPI 4.1 runs the
@@ -837,9 +792,7 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
     switch (op->kind) {
     case DEVQ_ENG_ALL_REDUCE:
         what = "MPI_Iallreduce";
-        rc = start_all_reduce(c, op, t, esz, q);
-        if (q->phase)
-            q->rs_rank |= (op->src == op->dst) << 30;   /* in place: move the block in phase 2 */
+        rc = start_all_reduce(c, op, t, q);
         break;
     case DEVQ_ENG_ALL_GATHER:
         what = "MPI_Iallgather";
@@ -870,7 +823,6 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
         return host->error(-EINVAL, "mpi: unknown op kind %d", (int)op->kind);
     }
     if (rc != MPI_SUCCESS) {
-        free(q->rs_counts);
         free(q);
         return mpi_error(rc, what);
     }
@@ -886,20 +838,7 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
 
 static void req_free(devq_eng_req *q)
 {
-    free(q->rs_counts);
     free(q);
-}
-
-/* Phase 2 of a two-phase all_reduce: every rank's block to every rank. */
-static int start_phase2(devq_eng_req *q)
-{
-    int rank = q->rs_rank & ~(1 << 30), in_place = (q->rs_rank >> 30) & 1;
-    char *mine = (char *)q->rs_dst + (size_t)q->rs_displs[rank] * q->rs_esz;
-    if (in_place && rank)
-        memmove(mine, q->rs_dst, (size_t)q->rs_counts[rank] * q->rs_esz);
-    q->phase = 2;
-    return MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, q->rs_dst, q->rs_counts, q->rs_displs,
-                           q->rs_type, q->rs_comm, &q->req);
 }
 
 static int test(devq_eng_req *q, int *done)
@@ -926,10 +865,6 @@ static int test(devq_eng_req *q, int *done)
     }
     int flag = 0;
     int rc = MPI_Test(&q->req, &flag, MPI_STATUS_IGNORE);
-    if (rc == MPI_SUCCESS && flag && q->phase == 1) {
-        if ((rc = start_phase2(q)) == MPI_SUCCESS)
-            flag = 0;
-    }
     if (rc != MPI_SUCCESS) {
         req_free(q);
         return mpi_error(rc, "MPI_Test");
