@@ -226,18 +226,18 @@ static int roll_call(devq_channel *ch, uint64_t timeout, char *msg, int from)
         sleep_ns(100000);
     }
     if (left > 0) {
-        char list[96] = "";
+        char list[128] = "";
         size_t at = 0;
         int shown = 0;
         for (int p = 0; p < ch->size && at < sizeof list - 16; p++) {
             if (p == ch->rank || heard[p])
                 continue;
-            at += (size_t)snprintf(list + at, sizeof list - at, "%s%d", shown++ ? ", " : "", p);
+            at += (size_t)snprintf(list + at, sizeof list - at, "%srank %d", shown++ ? ", " : "", p);
         }
         if (shown < left)
             snprintf(list + at, sizeof list - at, ", ...");
         char m[2 * DEVQ_CHANNEL_MSG_MAX];
-        snprintf(m, sizeof m, "channel #%u (rank %d of %d): %s rank %s did not answer within %.3f s of the "
+        snprintf(m, sizeof m, "channel #%u (rank %d of %d): %s %s did not answer within %.3f s of the "
                  "timeout (dead, or not at this op); %s", ch->number, ch->rank, ch->size,
                  left == 1 ? "peer" : "peers", list, (double)grace / 1e9, msg);
         size_t len = strnlen(m, DEVQ_CHANNEL_MSG_MAX - 1);

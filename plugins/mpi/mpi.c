@@ -52,6 +52,7 @@ struct devq_eng_comm {
     pthread_t blk_thread;
     int blk_started, blk_stop, blk_busy;
     int blk_dead;                       /* a gate was abandoned: fail the rest */
+    int orphans;                        /* a collective on comm was abandoned */
     devq_eng_req *blk_head, *blk_tail;
 };
 
@@ -72,6 +73,7 @@ struct devq_eng_req {
     int blk_rc;                         /* its MPI return code */
     int blk_abandoned;                  /* lib gave up: the helper frees it */
     devq_eng_req *blk_next;
+    devq_eng_comm *owner;               /* the comm it was started on */
 };
 
 static int mpi_error(int rc, const char *what)
@@ -470,9 +472,13 @@ static void comm_destroy(devq_eng_comm *c)
                 pending = 1;
             }
         }
-        MPI_Comm_free(&c->blk);
+        /* Communicators with an abandoned collective (an op or a gate's
+         * barrier) stay: MPI still runs it (devq-channels(7)). */
+        if (!c->blk_dead)
+            MPI_Comm_free(&c->blk);
         MPI_Comm_free(&c->ctl);
-        MPI_Comm_free(&c->comm);
+        if (!c->orphans)
+            MPI_Comm_free(&c->comm);
     }
     pthread_mutex_destroy(&c->blk_lock);
     pthread_cond_destroy(&c->blk_cond);
@@ -555,6 +561,7 @@ static int notice_send(devq_eng_comm *c, const char *why)
             pthread_mutex_unlock(&sender_lock);
             return host->error(-e, "mpi: no thread to send peer notices: %s", strerror(e));
         }
+        pthread_setname_np(t, "devq-mpi-note");
         pthread_detach(t);
         sender_started = 1;
     }
@@ -751,6 +758,7 @@ static int start_blocking(devq_eng_comm *c, const struct devq_eng_op *op, devq_e
             q->blk_comm = NULL;
             return host->error(-e, "mpi: no helper thread for blocking collectives: %s", strerror(e));
         }
+        pthread_setname_np(c->blk_thread, "devq-mpi-blk");
         c->blk_started = 1;
     }
     if (c->blk_tail)
@@ -770,6 +778,7 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
     devq_eng_req *q = calloc(1, sizeof *q);
     if (!q)
         return host->error(-ENOMEM, "mpi: out of memory");
+    q->owner = c;
     int n = (int)op->count, rc;
     MPI_Datatype t = mpi_type(op->type);
     const char *what;
@@ -901,7 +910,12 @@ static void abandon(devq_eng_req *q)
         MPI_Cancel(&q->req);
         MPI_Request_free(&q->req);
         free(q);
+        return;
     }
+    /* A collective left running: its communicator must outlive it
+     * (Open MPI's libnbc progresses an orphaned schedule on a freed
+     * communicator and crashes), so comm_destroy will not free it. */
+    q->owner->orphans = 1;
 }
 
 static const struct devq_engine_ops mpi_engine = {

@@ -13,7 +13,9 @@
 #                    NETNS_HOSTFILE, NETNS_AGENT
 #   netns_exec HOST CMD...   run CMD inside HOST's namespace
 #   netns_mpirun SECONDS NP [mpirun options] PROGRAM [ARGS]: Open MPI's
-#                    mpirun from h0, one rank per host, TCP only, bounded
+#                    mpirun from h0, one rank per host, TCP only, bounded;
+#                    its session folders in NETNS_DIR (a killed rank's
+#                    leftovers in /tmp must not collide with the next job)
 #   netns_down
 
 NETNS_PREFIX="devq$$"
@@ -118,7 +120,7 @@ netns_mpirun() {
     shift 2
     netns_exec h0 timeout -k 5 "$secs" "${MPIRUN:-mpirun}" -np "$np" --hostfile "$NETNS_HOSTFILE" \
         --mca plm_rsh_agent "$NETNS_AGENT" --mca btl tcp,self --mca btl_tcp_if_include eth0 \
-        --mca oob_tcp_if_include eth0 --mca pml ob1 \
+        --mca oob_tcp_if_include eth0 --mca pml ob1 --mca orte_tmpdir_base "$NETNS_DIR" \
         -x DEVQ_MPI_ENGINE -x LD_LIBRARY_PATH ${DEVQ_CPU_DEVICES:+-x DEVQ_CPU_DEVICES} \
         ${CHAN_ONLY:+-x CHAN_ONLY} ${ASAN_OPTIONS:+-x ASAN_OPTIONS} "$@"
 }
