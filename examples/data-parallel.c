@@ -139,7 +139,7 @@ int main(void)
     for (int i = 0; i < N; i++) {
         yp[i] = 0;
         for (int k = 0; k < D; k++) {
-            xp[i * D + k] = (float)rand() / RAND_MAX * 2 - 1;
+            xp[i * D + k] = (float)((double)rand() / RAND_MAX * 2 - 1);
             yp[i] += xp[i * D + k] * (w_true[k] + shift);
         }
     }

@@ -14,8 +14,8 @@
 #   netns_exec HOST CMD...   run CMD inside HOST's namespace
 #   netns_mpirun SECONDS NP [mpirun options] PROGRAM [ARGS]: Open MPI's
 #                    mpirun from h0, one rank per host, TCP only, bounded;
-#                    its session folders in NETNS_DIR (a killed rank's
-#                    leftovers in /tmp must not collide with the next job)
+#                    Open MPI's session folders in NETNS_DIR, one per host
+#                    (the orteds share a node name; their mkdirs race)
 #   netns_down
 
 NETNS_PREFIX="devq$$"
@@ -92,6 +92,11 @@ while [ \$# -gt 0 ]; do
 done
 host="\$1"
 shift
+# Each host's own session folders: every orted runs on this one machine
+# under its one node name, and Open MPI's mkdir of them races.
+mkdir -p "$NETNS_DIR/tmp-\$host"
+OMPI_MCA_orte_tmpdir_base="$NETNS_DIR/tmp-\$host"
+export OMPI_MCA_orte_tmpdir_base
 exec ip netns exec "$NETNS_PREFIX-\$host" /bin/sh -c "\$*"
 AGENT
     chmod +x "$NETNS_AGENT"
@@ -120,7 +125,7 @@ netns_mpirun() {
     shift 2
     netns_exec h0 timeout -k 5 "$secs" "${MPIRUN:-mpirun}" -np "$np" --hostfile "$NETNS_HOSTFILE" \
         --mca plm_rsh_agent "$NETNS_AGENT" --mca btl tcp,self --mca btl_tcp_if_include eth0 \
-        --mca oob_tcp_if_include eth0 --mca pml ob1 --mca orte_tmpdir_base "$NETNS_DIR" \
+        --mca oob_tcp_if_include eth0 --mca pml ob1 \
         -x DEVQ_MPI_ENGINE -x LD_LIBRARY_PATH ${DEVQ_CPU_DEVICES:+-x DEVQ_CPU_DEVICES} \
         ${CHAN_ONLY:+-x CHAN_ONLY} ${ASAN_OPTIONS:+-x ASAN_OPTIONS} "$@"
 }
