@@ -289,9 +289,10 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
         uint64_t t = devq__now_ns();
         if (t >= deadline) {
             err = -ETIMEDOUT;
-            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) waited %.3f s " TIMED_OUT ": a peer's op "
-                     "failed or was skipped, or the ranks record this channel's ops in different orders "
-                     "(devq_channel_set_timeout sets the limit)", ch->number, ch->rank, ch->size, (unsigned long long)op_no, what, (double)(t - start) / 1e9);
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) waited %.3f s " TIMED_OUT
+                     ": a peer's op failed or was skipped, or the ranks record this channel's ops in different "
+                     "orders (devq_channel_set_timeout sets the limit)", ch->number, ch->rank, ch->size,
+                     (unsigned long long)op_no, what, (double)(t - start) / 1e9);
             if (notices)
                 from_peer = roll_call(ch, timeout, msg, -1);
             break;

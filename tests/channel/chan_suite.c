@@ -566,6 +566,9 @@ static void test_timeout(void)
         r = devq_queue_finish(qa, 30ull * 1000000000ull);
         uint64_t took = now_ms() - t0;
         CHECK(r == -ETIMEDOUT && strstr(devq_errmsg(), "timed out"), "rank 0: finish %d, want -ETIMEDOUT", r);
+        /* The roll call: rank 1 is alive but not at this op, so silent. */
+        CHECK(strstr(devq_errmsg(), "peer rank 1 did not answer"), "rank 0: the cause does not name the silent "
+              "peer: %s", devq_errmsg());
         CHECK(took >= 900 && took < 20000, "rank 0: the timeout took %llu ms", (unsigned long long)took);
     }
     /* Both ranks here (the world channel): rank 0 has timed out. */
