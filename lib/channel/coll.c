@@ -185,6 +185,70 @@ static void sleep_ns(uint64_t ns)
     nanosleep(&ts, NULL);
 }
 
+/* After a timeout: which peers are still there?  This rank tells every
+ * peer it timed out (its notice, sent now rather than at the break), then
+ * listens for theirs for a grace of a quarter of the timeout, at most
+ * 1 s: the peers waiting in the same op time out within that of each
+ * other and answer; a rank that died (a crashed host: it sends nothing)
+ * or never reached the op stays silent, and the cause names it.  Returns
+ * 1: the notice is sent (channel_break must not send another). */
+#define ROLL_CALL_MAX_NS 1000000000ull
+/* In every timeout's cause: a peer's notice that holds it starts the
+ * receiver's own roll call (its peers are waiting in the same op). */
+#define TIMED_OUT "for its peers and timed out"
+
+static int roll_call(devq_channel *ch, uint64_t timeout, char *msg, int from)
+{
+    char saved[DEVQ_ERRMSG_MAX];
+    snprintf(saved, sizeof saved, "%s", devq__errmsg_peek());
+    if (ch->eng->notice_send(ch->comm, msg) < 0)
+        devq__log(DEVQ_LOG_BASIC, "channel #%u: peers not told: %s", ch->number, devq__errmsg_peek());
+    devq__err_str(0, saved);
+    unsigned char *heard = calloc((size_t)ch->size, 1);
+    if (!heard)
+        return 1;
+    int left = ch->size - 1;
+    if (from >= 0 && from < ch->size && from != ch->rank) {
+        heard[from] = 1;            /* the peer whose notice started it */
+        left--;
+    }
+    uint64_t grace = timeout / 4 < ROLL_CALL_MAX_NS ? timeout / 4 : ROLL_CALL_MAX_NS;
+    uint64_t end = devq__now_ns() + grace;
+    char why[DEVQ_CHANNEL_MSG_MAX];
+    while (left > 0 && devq__now_ns() < end) {
+        int peer = -1;
+        if (ch->eng->notice_poll(ch->comm, &peer, why, sizeof why) == 1) {
+            if (peer >= 0 && peer < ch->size && peer != ch->rank && !heard[peer]) {
+                heard[peer] = 1;
+                left--;
+            }
+            continue;
+        }
+        sleep_ns(100000);
+    }
+    if (left > 0) {
+        char list[128] = "";
+        size_t at = 0;
+        int shown = 0;
+        for (int p = 0; p < ch->size && at < sizeof list - 16; p++) {
+            if (p == ch->rank || heard[p])
+                continue;
+            at += (size_t)snprintf(list + at, sizeof list - at, "%srank %d", shown++ ? ", " : "", p);
+        }
+        if (shown < left)
+            snprintf(list + at, sizeof list - at, ", ...");
+        char m[2 * DEVQ_CHANNEL_MSG_MAX];
+        snprintf(m, sizeof m, "channel #%u (rank %d of %d): %s %s did not answer within %.3f s of the "
+                 "timeout (dead, or not at this op); %s", ch->number, ch->rank, ch->size,
+                 left == 1 ? "peer" : "peers", list, (double)grace / 1e9, msg);
+        size_t len = strnlen(m, DEVQ_CHANNEL_MSG_MAX - 1);
+        memcpy(msg, m, len);
+        msg[len] = '\0';
+    }
+    free(heard);
+    return 1;
+}
+
 /* Progress every started op of the group to its end.  Returns 0, the
  * first engine failure, or -ETIMEDOUT; the channel is broken after a
  * failure (the group's other ops are abandoned). */
@@ -226,10 +290,12 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
         uint64_t t = devq__now_ns();
         if (t >= deadline) {
             err = -ETIMEDOUT;
-            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) waited %.3f s for its peers and "
-                     "timed out: a peer's op failed or was skipped, or the ranks record this channel's ops in "
-                     "different orders (devq_channel_set_timeout sets the limit)", ch->number, ch->rank, ch->size,
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) waited %.3f s " TIMED_OUT
+                     ": a peer's op failed or was skipped, or the ranks record this channel's ops in different "
+                     "orders (devq_channel_set_timeout sets the limit)", ch->number, ch->rank, ch->size,
                      (unsigned long long)op_no, what, (double)(t - start) / 1e9);
+            if (notices)
+                from_peer = roll_call(ch, timeout, msg, -1);
             break;
         }
         if (t - start < SPIN_NS)
@@ -248,6 +314,10 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
             size_t len = strnlen(m, sizeof msg - 1);
             memcpy(msg, m, len);
             msg[len] = '\0';
+            /* A peer that timed out is waiting in this op too: answer
+             * its roll call, and name the ranks neither of us heard. */
+            if (strstr(why, TIMED_OUT))
+                roll_call(ch, timeout, msg, peer);
             break;
         }
         /* A sleep is never shorter than the timer slack (~50 us): while

@@ -11,6 +11,7 @@
  * Not a Check suite: Check forks, and MPI must not be used across a fork.
  * Each check prints the rank and line on failure and the run exits 1. */
 #include "config.h"
+#include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -566,6 +567,9 @@ static void test_timeout(void)
         r = devq_queue_finish(qa, 30ull * 1000000000ull);
         uint64_t took = now_ms() - t0;
         CHECK(r == -ETIMEDOUT && strstr(devq_errmsg(), "timed out"), "rank 0: finish %d, want -ETIMEDOUT", r);
+        /* The roll call: rank 1 is alive but not at this op, so silent. */
+        CHECK(strstr(devq_errmsg(), "peer rank 1 did not answer"), "rank 0: the cause does not name the silent "
+              "peer: %s", devq_errmsg());
         CHECK(took >= 900 && took < 20000, "rank 0: the timeout took %llu ms", (unsigned long long)took);
     }
     /* Both ranks here (the world channel): rank 0 has timed out. */
@@ -588,6 +592,146 @@ static void test_timeout(void)
     devq_buffer_free(b, NULL);       /* abandoned inside MPI: its memory stays held */
 }
 
+/* Large all_gather and reduce_scatter (above the engine's blocking
+ * threshold: plugins/mpi/mpi.c blocking_from), in place and out of
+ * place, and one group that mixes blocking and non-blocking ops with a
+ * dependence between two blocking ones: the results say whether any op
+ * ran out of order or against the wrong peer op. */
+static void test_large_blocking(void)
+{
+    const size_t n = (1u << 20) + 5;      /* F32: 4 MiB + 20 B per rank */
+    devq_buffer *src = alloc(n * 4), *gat = alloc(n * size * 4), *gin = alloc(n * size * 4);
+    devq_buffer *rs_src = alloc(n * size * 4), *rs = alloc(n * 4), *rs_in = alloc(n * size * 4);
+    fill_input(src, 0, n, DEVQ_F32, rank);
+    fill_input(gin, (size_t)rank * n, n, DEVQ_F32, rank);
+    for (int blk = 0; blk < size; blk++) {
+        fill_input(rs_src, (size_t)blk * n, n, DEVQ_F32, rank);
+        fill_input(rs_in, (size_t)blk * n, n, DEVQ_F32, rank);
+    }
+    OK(devq_queue_all_gather(qa, ch, gat, 0, src, 0, n, DEVQ_F32));
+    OK(devq_queue_all_gather(qa, ch, gin, 0, gin, (size_t)rank * n * 4, n, DEVQ_F32));
+    OK(devq_queue_reduce_scatter(qa, ch, rs, 0, rs_src, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_reduce_scatter(qa, ch, rs_in, 0, rs_in, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    for (int r = 0; r < size; r++)
+        for (size_t i = 0; i < n; i += 997) {
+            double got = load(devq_buffer_host_ptr(gat), (size_t)r * n + i, DEVQ_F32);
+            double got2 = load(devq_buffer_host_ptr(gin), (size_t)r * n + i, DEVQ_F32);
+            if (got != input(r, i) || got2 != input(r, i)) {
+                CHECK(0, "large all_gather block %d element %zu: got %g (in place %g), want %g", r, i, got, got2,
+                      input(r, i));
+                r = size;
+                break;
+            }
+        }
+    for (size_t i = 0; i < n; i += 997) {
+        double want = reference(DEVQ_SUM, DEVQ_F32, i, size);
+        double got = load(devq_buffer_host_ptr(rs), i, DEVQ_F32), got2 = load(devq_buffer_host_ptr(rs_in), i, DEVQ_F32);
+        if (got != want || got2 != want) {
+            CHECK(0, "large reduce_scatter element %zu: got %g (in place %g), want %g", i, got, got2, want);
+            break;
+        }
+    }
+    /* One group: big X (blocking), small Y (non-blocking), big X again
+     * (depends on the first), small Y again.  X ends at size^2, Y at
+     * size^2: a reordering or a pairing with the wrong op shows. */
+    devq_buffer *x = alloc(n * 4), *y = alloc(64);
+    float *xp = devq_buffer_host_ptr(x), *yp = devq_buffer_host_ptr(y);
+    for (size_t i = 0; i < n; i++)
+        xp[i] = 1.0f;
+    for (int i = 0; i < 16; i++)
+        yp[i] = 1.0f;
+    OK(devq_queue_all_reduce(qa, ch, x, 0, x, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_all_reduce(qa, ch, y, 0, y, 0, 16, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_all_reduce(qa, ch, x, 0, x, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_all_reduce(qa, ch, y, 0, y, 0, 16, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    float want = (float)(size * size);
+    CHECK(xp[0] == want && xp[n / 2] == want && xp[n - 1] == want && yp[0] == want && yp[15] == want,
+          "mixed group: x %g %g %g, y %g %g, want %g", xp[0], xp[n / 2], xp[n - 1], yp[0], yp[15], want);
+    devq_buffer *all[] = { src, gat, gin, rs_src, rs, rs_in, x, y };
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++)
+        OK(devq_buffer_free(all[i], NULL));
+}
+
+/* The threads of this process named name (/proc/self/task/N/comm). */
+static int threads_named(const char *name)
+{
+    DIR *d = opendir("/proc/self/task");
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        char path[300], comm[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (f && fgets(comm, sizeof comm, f) && !strncmp(comm, name, strlen(name)))
+            n++;
+        if (f)
+            fclose(f);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* A large (blocking-path) all_reduce that rank 0 skips (its input's
+ * kernel fails): rank 1 learns it from the notice, long before its 2 s
+ * timeout, and its helper thread is not left inside a blocking MPI call
+ * (the call waits behind a barrier rank 0 never joins): destroying the
+ * channel joins it, so no more helper threads (devq-mpi-blk) are left
+ * than before. */
+static void test_blocking_failure(void)
+{
+    devq_kernel *kf;
+    OK(devq_kernel_load(dev, NULL, 0, "chan_fail", &kf));
+    const size_t n = 1u << 20;      /* F32: 4 MiB */
+    int threads = threads_named("devq-mpi-blk");
+    devq_channel *fc = NULL;
+    OK(devq_channel_create(dev, NULL, &fc));
+    OK(devq_channel_set_timeout(fc, 2ull * 1000000000ull));
+    /* One op that completes first, so the helper exists on both ranks. */
+    devq_buffer *src = alloc(n * 4), *dst = alloc(n * 4);
+    memset(devq_buffer_host_ptr(src), 0, n * 4);
+    OK(devq_queue_all_reduce(qa, fc, dst, 0, src, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 30ull * 1000000000ull));
+    uint64_t t0 = now_ms();
+    if (rank == 0) {
+        devq_launch l = { .global = { 1 } };
+        devq_arg a = DEVQ_ARG_BUF(src, DEVQ_WRITE);
+        OK(devq_queue_exec(qa, kf, &a, 1, &l));
+    }
+    OK(devq_queue_all_reduce(qa, fc, dst, 0, src, 0, n, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    int r = devq_queue_finish(qa, 30ull * 1000000000ull);
+    uint64_t took = now_ms() - t0;
+    if (rank == 0) {
+        CHECK(r == -EIO && strstr(devq_errmsg(), "chan_fail"), "rank 0: finish %d, want -EIO naming the kernel", r);
+    } else {
+        CHECK(r == -EIO && strstr(devq_errmsg(), "rank 0 dropped out") && strstr(devq_errmsg(), "chan_fail"),
+              "rank 1: finish %d, want -EIO with rank 0's cause: %s", r, devq_errmsg());
+        CHECK(took < 1900, "rank 1: learning of rank 0's failure took %llu ms (the timeout is 2 s)",
+              (unsigned long long)took);
+    }
+    CHECK(devq_buffer_status(dst) < 0, "dst of the failed large collective is not failed");
+    devq_channel_destroy(fc);
+    /* The end is asynchronous while this rank's notice is still being
+     * sent (the engine's sender finishes it): bounded, 5 s. */
+    for (int i = 0; i < 500 && threads_named("devq-mpi-blk") > threads; i++) {
+        struct timespec ts = { 0, 10000000 };
+        nanosleep(&ts, NULL);
+    }
+    CHECK(threads_named("devq-mpi-blk") <= threads, "rank %d: %d blocking-op helpers (devq-mpi-blk) after the "
+          "channel's end, %d before: one is stuck in a blocking MPI call", rank, threads_named("devq-mpi-blk"),
+          threads);
+    OK(devq_queue_finish(qa, 30ull * 1000000000ull));
+    devq_buffer_free(src, NULL);
+    devq_buffer_free(dst, NULL);      /* abandoned on rank 1: its memory stays held */
+    devq_kernel_destroy(kf);
+}
+
 int main(void)
 {
     setenv("DEVQ_CPU_DEVICES", "2", 0);
@@ -608,8 +752,8 @@ int main(void)
     }
     rank = devq_channel_rank(ch);
     size = devq_channel_size(ch);
-    if (size != 2) {
-        fprintf(stderr, "chan_suite: run under mpirun -np 2 (size is %d)\n", size);
+    if (size < 2) {
+        fprintf(stderr, "chan_suite: run under mpirun -np 2 or more (size is %d)\n", size);
         return 1;
     }
     OK(devq_queue_create(dev, NULL, &qa));
@@ -621,6 +765,7 @@ int main(void)
         { "dependent_group", test_dependent_group }, { "large_reduce", test_large_reduce },
         { "misuse", test_misuse }, { "split", test_split }, { "id", test_id },
         { "failure", test_failure }, { "failed_input", test_failed_input }, { "timeout", test_timeout },
+        { "large_blocking", test_large_blocking }, { "blocking_failure", test_blocking_failure },
     };
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         if (only && !strstr(only, tests[i].name))
