@@ -344,7 +344,7 @@ static int open_spec(const char *spec, devq_device **out)
     if (devq__spec_parse(spec, strlen(spec), &s, why, sizeof why) < 0)
         return devq__err(-EINVAL, "%s: %s", context, why);
     /* "cpu" is built in: no plugin file needs loading for it (plugin.c). */
-    int r = strcmp(s.name, "cpu") ? devq__backends_load() : 0;
+    int r = strcmp(s.name, "cpu") ? devq__backends_load() : devq__builtin_load();
     if (r < 0)
         return r;
     struct devq_backend *b = devq__backend_find(s.name);

@@ -114,6 +114,9 @@ int devq__device_lost_check(struct devq_device *dev);
 
 /* Loader (plugin.c): load every plugin once; find a backend by name. */
 int devq__backends_load(void);
+/* Registers the built-in cpu backend if not yet: 0, or a transient error
+ * (out of memory) with its message; tried again on the next call. */
+int devq__builtin_load(void);
 struct devq_backend *devq__backend_find(const char *name);
 size_t devq__backend_count(void);
 struct devq_backend *devq__backend_at(size_t i);

@@ -65,7 +65,6 @@
 #define MAX_BACKENDS 64u
 #define MAX_REPORTS 256u
 
-static pthread_once_t builtin_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int load_done;
 /* Why the last scan was left unfinished (negative errno, 0 if it was
@@ -75,7 +74,11 @@ static char scan_error_path[4096];
 /* The built-in backend, set once by load_builtin (NULL if its table was
  * refused): found without reading `backends`, which a scan may still be
  * growing. */
-static struct devq_backend *builtin;
+static _Atomic(struct devq_backend *) builtin;
+/* Set once the built-in backend is registered or refused for good; a
+ * transient failure (out of memory) leaves it clear, so the next open
+ * tries again. */
+static _Atomic int builtin_final;
 
 static struct devq_backend *backends[MAX_BACKENDS];
 static _Atomic size_t nbackends;
@@ -218,7 +221,7 @@ static void count_devices(struct devq_backend *b)
 static const struct devq_manifest *loading_manifest;
 static const char *loading_manifest_path;
 
-static void register_table(const struct devq_backend_ops *table, const char *path, void *dl,
+static struct devq_backend *register_table(const struct devq_backend_ops *table, const char *path, void *dl,
                            long rep)
 {
     if (rep >= 0 && table)
@@ -226,7 +229,7 @@ static void register_table(const struct devq_backend_ops *table, const char *pat
     if (loading_manifest && table && table->abi_version != loading_manifest->abi_version) {
         report_skip(rep, -EINVAL, "the plugin's ops table is ABI %u but its manifest %s says %u",
                     table->abi_version, loading_manifest_path, loading_manifest->abi_version);
-        return;
+        return NULL;
     }
 
     struct devq_backend_ops checked;
@@ -234,27 +237,30 @@ static void register_table(const struct devq_backend_ops *table, const char *pat
     int r = devq__plugin_validate(table, &checked, why, sizeof why);
     if (r < 0) {
         report_skip(rep, r, "%s", why);
-        return;
+        return NULL;
     }
     struct devq_backend *first = devq__backend_find_loaded(checked.name);
     if (first) {
         report_skip(rep, -EEXIST, "duplicate backend '%s' (already loaded from %s)",
                     checked.name, first->path);
-        return;
+        return NULL;
     }
 
     if (atomic_load(&nbackends) >= MAX_BACKENDS) {
         report_skip(rep, -ENOSPC, "more than %u backends: '%s' not registered", MAX_BACKENDS,
                     checked.name);
-        return;
+        return NULL;
     }
     struct devq_backend *b = calloc(1, sizeof *b);
     struct devq_backend_ops *ops = malloc(sizeof *ops);
     if (!b || !ops) {
+        /* Not a verdict on the plugin: it is tried again by the next
+         * scan (or, built in, the next open of cpu). */
         free(b);
         free(ops);
-        report_skip(rep, -ENOMEM, "out of memory registering backend '%s'", checked.name);
-        return;
+        report_drop_last(rep);
+        scan_failed(ENOMEM, path);
+        return NULL;
     }
     *ops = checked;
     b->ops = ops;
@@ -265,10 +271,12 @@ static void register_table(const struct devq_backend_ops *table, const char *pat
     count_devices(b);
     b->slots = calloc(b->ndevices ? b->ndevices : 1, sizeof *b->slots);
     if (!b->slots) {
-        report_skip(rep, -ENOMEM, "out of memory registering backend '%s'", b->name);
+        pthread_mutex_destroy(&b->open_lock);
         free(ops);
         free(b);
-        return;
+        report_drop_last(rep);
+        scan_failed(ENOMEM, path);
+        return NULL;
     }
     size_t nb = atomic_load(&nbackends);
     backends[nb] = b;
@@ -284,9 +292,10 @@ static void register_table(const struct devq_backend_ops *table, const char *pat
     devq__log(DEVQ_LOG_FULL, "loader: %s: loaded backend '%s' (ABI %u, %u device%s%s%s)", path,
               b->name, ops->abi_version, b->ndevices, b->ndevices == 1 ? "" : "s",
               b->ndevices ? "" : ": ", b->ndevices ? "" : b->count_reason);
+    return b;
 }
 
-static void run_init(devq_plugin_init_fn init, const char *path, void *dl, long rep)
+static struct devq_backend *run_init(devq_plugin_init_fn init, const char *path, void *dl, long rep)
 {
     const struct devq_backend_ops *table = NULL;
     devq__err_str(0, "");
@@ -296,7 +305,7 @@ static void run_init(devq_plugin_init_fn init, const char *path, void *dl, long 
          * memory: not a verdict on the plugin, so try it again later. */
         report_drop_last(rep);
         scan_failed(-r, path);
-        return;
+        return NULL;
     }
     if (r != 0) {
         char why[256];
@@ -306,9 +315,9 @@ static void run_init(devq_plugin_init_fn init, const char *path, void *dl, long 
             report_skip(rep, -EINVAL, "devq_plugin_init returned %d; expected 0 or a negative errno", r);
         else
             report_skip(rep, r, "devq_plugin_init failed: %s", plugin_detail(r, why, sizeof why));
-        return;
+        return NULL;
     }
-    register_table(table, path, dl, rep);
+    return register_table(table, path, dl, rep);
 }
 
 static void load_file(const char *path)
@@ -516,19 +525,42 @@ static void load_path_list(const char *list)
     free(copy);
 }
 
+static const char *transient_text(int err);
+
+/* Called with load_lock held. */
 static void load_builtin(void)
 {
+    if (atomic_load(&builtin_final))
+        return;
+    scan_error = 0;
+    scan_error_path[0] = '\0';
     long rep = report_new("(built in)");
-    run_init(devq__cpu_plugin_init, "(built in)", NULL, rep);
-    if (atomic_load(&nbackends) == 1)
-        builtin = backends[0];
+    struct devq_backend *b = run_init(devq__cpu_plugin_init, "(built in)", NULL, rep);
+    if (b)
+        atomic_store(&builtin, b);
+    if (b || already_tried("(built in)"))
+        atomic_store(&builtin_final, 1);
+}
+
+int devq__builtin_load(void)
+{
+    if (atomic_load(&builtin_final))
+        return 0;
+    pthread_mutex_lock(&load_lock);
+    load_builtin();
+    int err = atomic_load(&builtin_final) ? 0 : scan_error;
+    pthread_mutex_unlock(&load_lock);
+    if (err)
+        return devq__err(err, "devq: could not register the built-in cpu backend: %s; it is tried "
+                         "again on the next open", transient_text(err));
+    return 0;
 }
 
 /* One scan of every folder; called with load_lock held.  Finished unless
  * a transient error left it short. */
 static void load_all(void)
 {
-    pthread_once(&builtin_once, load_builtin);
+    load_builtin();
     scan_error = 0;
     scan_error_path[0] = '\0';
 
@@ -601,9 +633,10 @@ struct devq_backend *devq__backend_find_loaded(const char *name)
 struct devq_backend *devq__backend_find(const char *name)
 {
     if (name && !strcmp(name, "cpu")) {
-        pthread_once(&builtin_once, load_builtin);
-        if (builtin)
-            return builtin;
+        devq__builtin_load();
+        struct devq_backend *b = atomic_load(&builtin);
+        if (b)
+            return b;
     }
     devq__backends_load();
     return name ? devq__backend_find_loaded(name) : NULL;
