@@ -79,7 +79,11 @@ START_TEST(signal_batch_behind_a_long_kernel_waits_for_it)
     const uint32_t marker[4] = { 0x600dcafeu, 1, 2, 3 }, zero[4] = { 0 };
     conf_upload(q, src, marker, sizeof marker);
     conf_upload(q, dst, zero, sizeof zero);
-    uint32_t ms = 300, n = sizeof marker;
+    /* 50 ms: long enough that a signal set early would be seen before
+     * the marker, short enough for lavapipe, which ends an invocation's
+     * loops after 65535 iterations in all (slow_copy.comp): a 300 ms
+     * spin used them up and cut the copy after it short. */
+    uint32_t ms = 50, n = sizeof marker;
     devq_arg a[4] = { DEVQ_ARG_BUF(src, DEVQ_READ), DEVQ_ARG_BUF(dst, DEVQ_WRITE),
                       DEVQ_ARG_VAL(&ms), DEVQ_ARG_VAL(&n) };
     devq_launch l = conf_launch1(1, 1);
