@@ -116,7 +116,8 @@ check_PROGRAMS += tests/test_kernel_fn
 TESTS += tests/test_kernel_fn
 tests_test_kernel_fn_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_test_kernel_fn_LDADD = libdevq.la $(CHECK_LIBS)
+EXTRA_tests_test_kernel_fn_DEPENDENCIES = tests/cpu_kernels.la
 if BUILD_CUDA
-EXTRA_tests_test_kernel_fn_DEPENDENCIES = tests/emu/libcuda-emu.la
+EXTRA_tests_test_kernel_fn_DEPENDENCIES += tests/emu/libcuda-emu.la
 endif
 endif

@@ -16,7 +16,7 @@ VALGRIND_FLAGS = -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds
 VALGRIND_TESTS = tests/test_signal tests/test_signal_many tests/test_signal_notify tests/test_tracker \
 	tests/test_misuse tests/test_names tests/test_env tests/test_device \
 	tests/test_completion_order tests/test_held_alignment tests/test_strict_notes \
-	tests/test_loader tests/test_rss_flat
+	tests/test_loader tests/test_rss_flat tests/test_kernel_fn
 check-valgrind:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(VALGRIND_TESTS)' LOG_COMPILER='$(LIBTOOL)' \
 	  AM_LOG_FLAGS='--mode=execute $(VALGRIND) $(VALGRIND_FLAGS)' DEVQ_TEST_UNDER_VALGRIND=1

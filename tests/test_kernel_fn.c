@@ -5,8 +5,10 @@
  * found through its pointer.  Covers the result of a launch, the name in
  * messages (given and generated), checked launches with a signature,
  * a signature of another function, the lifetime (destroyed while a
- * launch is queued), and -ENOTSUP on the emulated CUDA driver. */
+ * launch is queued; the shared object holding the function kept loaded),
+ * and -ENOTSUP on the emulated CUDA driver. */
 #include <check.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,6 +202,47 @@ START_TEST(destroyed_while_queued_still_runs)
 }
 END_TEST
 
+/* A kernel from a shared object the caller closes at once: the kernel
+ * keeps the object loaded (the name comes from dladdr: it is exported
+ * there), and lets it go once destroyed and no queue holds it. */
+START_TEST(kernel_keeps_its_shared_object_loaded)
+{
+    const char *top = getenv("top_builddir");
+    char so[4096];
+    snprintf(so, sizeof so, "%s/tests/.libs/cpu_kernels.so", top ? top : ".");
+    void *dl = dlopen(so, RTLD_NOW | RTLD_LOCAL);
+    ck_assert_msg(dl != NULL, "%s: %s", so, dlerror());
+    void *sym = dlsym(dl, "cpu_test_noargs");
+    const devq_cpu_signature *sig = dlsym(dl, "devq_cpu_signature_cpu_test_noargs");
+    ck_assert(sym && sig);
+    devq_cpu_kernel_fn f;
+    memcpy(&f, &sym, sizeof f);
+    devq_kernel *k;
+    ck_assert_int_eq(devq_kernel_load_fn(dev, f, sig, NULL, &k), 0);
+    ck_assert_int_eq(dlclose(dl), 0);
+    void *probe = dlopen(so, RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_msg(probe != NULL, "the kernel did not keep %s loaded", so);
+    dlclose(probe);
+    /* Declared with no arguments: one argument is refused, none runs. */
+    int one = 1;
+    devq_arg a = DEVQ_ARG_VAL(&one);
+    devq_launch l = { .global = { 4, 1, 1 } };
+    int r = devq_queue_exec(q, k, &a, 1, &l);
+    ck_assert_msg(r == -EINVAL && strstr(devq_errmsg(), "cpu_test_noargs"), "exec: %d %s", r, devq_errmsg());
+    ck_assert_int_eq(devq_queue_submit(q), -EINVAL);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), -EINVAL);
+    ck_assert_int_eq(devq_queue_exec(q, k, NULL, 0, &l), 0);
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    devq_kernel_destroy(k);
+    devq_queue_destroy(q);          /* drops the stream's hold on its last kernel */
+    q = NULL;
+    ck_assert_int_eq(devq_queue_create(dev, NULL, &q), 0);
+    probe = dlopen(so, RTLD_NOW | RTLD_NOLOAD);
+    ck_assert_msg(probe == NULL, "%s still loaded after the kernel was destroyed", so);
+}
+END_TEST
+
 /* cuda has no host-function kernels: -ENOTSUP naming the way out. */
 START_TEST(cuda_emu_refuses)
 {
@@ -234,6 +277,7 @@ int main(void)
     tcase_add_test(tc, signature_checks_launches);
     tcase_add_test(tc, signature_of_another_function_is_refused);
     tcase_add_test(tc, destroyed_while_queued_still_runs);
+    tcase_add_test(tc, kernel_keeps_its_shared_object_loaded);
     suite_add_tcase(su, tc);
     TCase *other = tcase_create("other_backends");
     tcase_set_timeout(other, 60);
