@@ -12,7 +12,7 @@ man3_MANS += \
 	man/man3/devq_queue_barrier.3 man/man3/devq_queue_host_fn.3 \
 	man/man3/devq_queue_submit.3 man/man3/devq_queue_finish.3 \
 	man/man3/devq_barrier.3 man/man3/devq_device_synchronize.3 \
-	man/man3/devq_kernel_load.3 man/man3/devq_kernel_destroy.3 \
+	man/man3/devq_kernel_load.3 man/man3/devq_kernel_load_fn.3 man/man3/devq_kernel_destroy.3 \
 	man/man3/devq_buffer_alloc.3 man/man3/devq_buffer_free.3 \
 	man/man3/devq_buffer_size.3 man/man3/devq_buffer_device_ptr.3 \
 	man/man3/devq_buffer_host_ptr.3 man/man3/devq_buffer_status.3 \

@@ -107,3 +107,17 @@ dist_noinst_SCRIPTS += tests/test_mem_trace.sh
 check_PROGRAMS += tests/test_rss_flat
 TESTS += tests/test_rss_flat
 tests_test_rss_flat_LDADD = libdevq.la
+
+# devq_kernel_load_fn: cpu kernels by function pointer, in a program
+# linked without -export-dynamic (nothing found by name); its -ENOTSUP
+# case on the emulated CUDA driver skips in a build without cuda.
+if HAVE_CHECK
+check_PROGRAMS += tests/test_kernel_fn
+TESTS += tests/test_kernel_fn
+tests_test_kernel_fn_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_kernel_fn_LDADD = libdevq.la $(CHECK_LIBS)
+EXTRA_tests_test_kernel_fn_DEPENDENCIES = tests/cpu_kernels.la
+if BUILD_CUDA
+EXTRA_tests_test_kernel_fn_DEPENDENCIES += tests/emu/libcuda-emu.la
+endif
+endif

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# The Rust crates in bindings/rust (devq-sys, devq): `make rust-check` runs
+# The Rust crates in bindings/rust (devq-sys, devq; devq-kernel-lib, not
+# published, checks a library crate's kernels): `make rust-check` runs
 # cargo test and cargo doc, offline, against this build's libdevq, found by
 # pkg-config through devq-uninstalled.pc, and the channel example on 2
 # ranks through tests/mpi-run (skipped without MPI).  Not part of `make check` (cargo
@@ -61,4 +62,6 @@ EXTRA_DIST += bindings/rust/check.sh bindings/rust/Cargo.toml bindings/rust/Carg
 	bindings/rust/devq/examples/hello.rs bindings/rust/devq/examples/svod_ping_pong.rs \
 	bindings/rust/devq/examples/morok_pipeline.rs \
 	bindings/rust/devq/examples/cubecl_two_streams.rs \
-	bindings/rust/devq/examples/channel_all_reduce.rs
+	bindings/rust/devq/examples/channel_all_reduce.rs \
+	bindings/rust/devq-kernel-lib/Cargo.toml bindings/rust/devq-kernel-lib/build.rs \
+	bindings/rust/devq-kernel-lib/src/lib.rs bindings/rust/devq-kernel-lib/tests/run.rs

@@ -16,7 +16,7 @@ VALGRIND_FLAGS = -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds
 VALGRIND_TESTS = tests/test_signal tests/test_signal_many tests/test_signal_notify tests/test_tracker \
 	tests/test_misuse tests/test_names tests/test_env tests/test_device \
 	tests/test_completion_order tests/test_held_alignment tests/test_strict_notes \
-	tests/test_loader tests/test_rss_flat
+	tests/test_loader tests/test_rss_flat tests/test_kernel_fn
 # Memcheck runs threads one at a time, some 20-50x slower: Check's
 # per-test timeouts are stretched (still bounded), or a busy machine turns
 # test_device's 100-round open race into a timeout (seen in a rehearsal).

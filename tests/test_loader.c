@@ -164,6 +164,9 @@ static int fake_alloc_async(devq_pl_stream *s, size_t n, void **p)
 { (void)s; (void)n; (void)p; return -ENOTSUP; }
 static int fake_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *o)
 { (void)k; (void)o; return -ENOTSUP; }
+static int fake_kernel_load_fn(devq_pl_device *d, devq_cpu_kernel_fn fn, const struct devq_cpu_signature *sig,
+                               const char *name, devq_pl_kernel **o)
+{ (void)d; (void)fn; (void)sig; (void)name; (void)o; return -ENOTSUP; }
 
 static int fake_chan_create(devq_pl_device *d, int rank, int size, const void *id, size_t id_size,
                             devq_pl_chan **out)
@@ -221,6 +224,21 @@ START_TEST(validate_optional_groups_are_whole)
     t.size = (uint32_t)offsetof(struct devq_backend_ops, kernel_iface);
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
     ck_assert(out.kernel_iface == NULL);
+
+    /* kernel_load_fn makes kernels the kernel ops destroy and launch. */
+    t = good;
+    t.kernel_load_fn = fake_kernel_load_fn;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
+    ck_assert_msg(strstr(why, "kernel_load_fn is set without the kernel ops"), "reason: %s", why);
+    t.kernel_load = stub_kernel_load;
+    t.kernel_destroy = stub_kernel_destroy;
+    t.launch = stub_launch;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
+    ck_assert(out.kernel_load_fn == fake_kernel_load_fn);
+    /* A table that ends before it (an older plugin) has none. */
+    t.size = (uint32_t)offsetof(struct devq_backend_ops, kernel_load_fn);
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
+    ck_assert(out.kernel_load_fn == NULL);
 
     /* Channels: all nine chan_* entries or none. */
     t = good;

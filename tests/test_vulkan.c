@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <devq/devq.h>
+#include <devq/devq_cpu.h>
 
 static int failures;
 #define EXPECT(c, ...) do { if (!(c)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
@@ -34,9 +35,20 @@ static void *read_spv(const char *name, size_t *size)
     return p;
 }
 
+static int host_kernel(void *const *args, const devq_cpu_group *g)
+{
+    (void)args;
+    (void)g;
+    return 0;
+}
+
 static void kernel_load_refusals(devq_device *dev)
 {
     devq_kernel *k = NULL;
+    /* A host function is no vulkan kernel: -ENOTSUP, pointing at images. */
+    int rf = devq_kernel_load_fn(dev, host_kernel, NULL, "host", &k);
+    EXPECT(rf == -ENOTSUP && strstr(devq_errmsg(), "devq_kernel_load") && !k,
+           "devq_kernel_load_fn: %d %s", rf, devq_errmsg());
     const char text[] = "this is not SPIR-V at all";
     int r = devq_kernel_load(dev, text, sizeof text - 1, "main", &k);
     EXPECT(r == -EINVAL && strstr(devq_errmsg(), "SPIR-V"), "text image: %d %s", r, devq_errmsg());

@@ -39,6 +39,18 @@ typedef struct devq_cpu_signature {
                             ((const uint32_t[]){ __VA_ARGS__ }))
 #define DEVQ_CPU_KERNEL_NO_ARGS(fn) DEVQ_CPU_SIGNATURE__DEF(fn, 0u, (const uint32_t *)0)
 
+/* A cpu kernel given by function pointer (devq_kernel_load_fn(3)): no
+ * symbol lookup, so a kernel in a program or library that exports nothing
+ * (no -rdynamic, a static function, a Rust rlib) loads all the same.  The
+ * signature is not looked up by name either (a function that is not
+ * exported has no name to look up): pass its DEVQ_CPU_KERNEL_SIGNATURE,
+ * &devq_cpu_signature_<fn>, to have launches checked, or NULL to launch
+ * unchecked.  name names the kernel in messages and traces (NULL: the
+ * function's symbol when dladdr finds one, else "fn@<address>").  Other
+ * backends: -ENOTSUP. */
+DEVQ_API int devq_kernel_load_fn(devq_device *dev, devq_cpu_kernel_fn fn, const devq_cpu_signature *sig,
+                                 const char *name, devq_kernel **out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -69,6 +69,7 @@ typedef struct devq_pl_device devq_pl_device;
 typedef struct devq_pl_stream devq_pl_stream;
 typedef struct devq_pl_event  devq_pl_event;
 typedef struct devq_pl_kernel devq_pl_kernel;
+struct devq_cpu_signature;       /* <devq/devq_cpu.h> */
 typedef struct devq_pl_value  devq_pl_value;
 typedef struct devq_pl_chan   devq_pl_chan;    /* one rank of a channel (NCCL/RCCL communicator) */
 
@@ -266,6 +267,15 @@ struct devq_backend_ops {
      * it once, after kernel_load, and checks every devq_queue_exec
      * against it (devq_queue_exec(3)), so launch never sees a mismatch. */
     int  (*kernel_iface)(devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
+    /* Optional (needs the kernel ops): a kernel that is a host function
+     * (devq_cpu_kernel_fn) given by pointer, for devq_kernel_load_fn.
+     * sig is NULL or a signature whose fn is fn (its interface is then
+     * kernel_iface's answer); name is the kernel's name for messages,
+     * never NULL.  The plugin keeps the object that holds fn loaded until
+     * kernel_destroy and the last launch of it.  Only a backend that runs
+     * kernels on the host (cpu) sets it. */
+    int  (*kernel_load_fn)(devq_pl_device *dev, devq_cpu_kernel_fn fn, const struct devq_cpu_signature *sig,
+                           const char *name, devq_pl_kernel **out);
 };
 
 /* The one symbol a plugin exports.  Return 0 and set *ops, or a negative

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* Kernels: a backend program entry point, kept alive by batches that
- * launch it. */
+/* Kernels: a backend program entry point (or, on cpu, a host function
+ * given by pointer), kept alive by batches that launch it. */
 #include "config.h"
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <devq/devq_cpu.h>
 #include "error.h"
 #include "notifier.h"
 #include "queue.h"
@@ -30,6 +33,9 @@ static void kernel_destroy(struct devq_object *o)
     devq_device_close(dev);
 }
 
+static int kernel_publish(struct devq_device *dev, devq_kernel *k, const char *name, const char *fn,
+                          devq_kernel **out);
+
 DEVQ_API int devq_kernel_load(devq_device *dev, const void *image, size_t size, const char *entry,
                               devq_kernel **out)
 {
@@ -53,9 +59,18 @@ DEVQ_API int devq_kernel_load(devq_device *dev, const void *image, size_t size, 
         free(k);
         return r;
     }
+    return kernel_publish(dev, k, entry, fn, out);
+}
+
+/* The end of both loads: k->pl is loaded; read its interface and hand it
+ * out with the same references and lifetime. */
+static int kernel_publish(struct devq_device *dev, devq_kernel *k, const char *name, const char *fn,
+                          devq_kernel **out)
+{
     k->dev = dev;
-    snprintf(k->name, sizeof k->name, "%s", entry);
-    if ((r = devq__kernel_iface_load(k, fn)) < 0) {
+    snprintf(k->name, sizeof k->name, "%s", name);
+    int r = devq__kernel_iface_load(k, fn);
+    if (r < 0) {
         dev->ops->kernel_destroy(k->pl);
         free(k);
         return r;
@@ -65,6 +80,52 @@ DEVQ_API int devq_kernel_load(devq_device *dev, const void *image, size_t size, 
     devq__device_retain(dev);
     *out = k;
     return 0;
+}
+
+/* NULL name: the function's own symbol when the dynamic symbol table has
+ * it, else its address, so that messages still tell kernels apart. */
+static void generated_name(devq_cpu_kernel_fn kfn, char *out, size_t cap)
+{
+    void *sym;
+    memcpy(&sym, &kfn, sizeof sym);
+    Dl_info at;
+    if (dladdr(sym, &at) && at.dli_sname && at.dli_saddr == sym)
+        snprintf(out, cap, "%s", at.dli_sname);
+    else
+        snprintf(out, cap, "fn@%p", sym);
+}
+
+DEVQ_API int devq_kernel_load_fn(devq_device *dev, devq_cpu_kernel_fn kfn, const devq_cpu_signature *sig,
+                                 const char *name, devq_kernel **out)
+{
+    const char *fn = "devq_kernel_load_fn";
+    int r = devq__device_check(dev, fn);
+    if (r < 0)
+        return r;
+    if (!out)
+        return devq__err(-EINVAL, "%s: out is NULL", fn);
+    if (!kfn)
+        return devq__err(-EINVAL, "%s: kernel function is NULL", fn);
+    if (name && !*name)
+        return devq__err(-EINVAL, "%s: name is empty; pass NULL for a generated name", fn);
+    if (!dev->ops->kernel_load_fn || !(dev->info.caps & DEVQ_CAP_KERNELS))
+        return devq__err(-ENOTSUP, "%s: the %s backend cannot run a host function as a kernel "
+                         "(cpu only); load a kernel image with devq_kernel_load", fn, dev->info.backend);
+    if ((r = devq__device_lost_check(dev)) < 0)
+        return r;
+    char shown[64];
+    if (!name) {
+        generated_name(kfn, shown, sizeof shown);
+        name = shown;
+    }
+    devq_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return devq__err(-ENOMEM, "%s: out of memory", fn);
+    if ((r = dev->ops->kernel_load_fn(dev->pl, kfn, sig, name, &k->pl)) < 0) {
+        free(k);
+        return r;
+    }
+    return kernel_publish(dev, k, name, fn, out);
 }
 
 struct devq_label devq__kernel_label(const devq_kernel *k)

@@ -228,6 +228,9 @@ void cpu_fill_run(devq_pl_stream *s, struct cpu_op *op);
 
 int  cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
                      devq_pl_kernel **out);
+/* A kernel given by pointer (devq_kernel_load_fn), sig NULL or checked. */
+int  cpu_kernel_load_fn(devq_pl_device *dev, devq_cpu_kernel_fn fn, const struct devq_cpu_signature *sig,
+                        const char *name, devq_pl_kernel **out);
 void cpu_kernel_destroy(devq_pl_kernel *k);
 /* The kernel's DEVQ_CPU_KERNEL_SIGNATURE, or -ENOTSUP when it has none. */
 int  cpu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* cpu backend: kernels are C functions found with dlopen/dlsym, run once
- * per work-group (devq_cpu_kernel_fn), groups spread over the pool. */
+/* cpu backend: kernels are C functions found with dlopen/dlsym or given
+ * by pointer (kernel_load_fn), run once per work-group
+ * (devq_cpu_kernel_fn), groups spread over the pool. */
 #include "config.h"
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,7 +18,7 @@ struct devq_pl_kernel {
     struct cpu_link link;
     devq_pl_device *dev;
     devq_cpu_kernel_fn fn;
-    void *dl;
+    void *dl;                       /* the object that holds fn, kept open; NULL: none to hold */
     _Atomic uint32_t refs;          /* 1 until destroyed + each stream that launched it last */
     char entry[64];                 /* for messages */
     bool declared;                  /* it has a DEVQ_CPU_KERNEL_SIGNATURE */
@@ -153,6 +154,9 @@ static int not_a_kernel(void *sym, const char *entry, const char *shown)
  * from the object that defines the kernel: look for it there.  A
  * signature that is malformed or describes another function is refused
  * (checking launches against it would be worse than not checking). */
+static int take_signature(devq_pl_kernel *k, const devq_cpu_signature *sig, void *sym,
+                          const char *name, const char *entry, const char *shown);
+
 static int read_signature(devq_pl_kernel *k, void *dl, void *sym, const char *entry, const char *shown)
 {
     char name[160];
@@ -162,6 +166,14 @@ static int read_signature(devq_pl_kernel *k, void *dl, void *sym, const char *en
     const devq_cpu_signature *sig = dlsym(dl, name);
     if (dlerror() || !sig)
         return 0;                   /* undeclared: launched unchecked */
+    return take_signature(k, sig, sym, name, entry, shown);
+}
+
+/* Checks sig (named `name` in messages) against the kernel function sym
+ * and keeps its parameters for kernel_iface. */
+static int take_signature(devq_pl_kernel *k, const devq_cpu_signature *sig, void *sym,
+                          const char *name, const char *entry, const char *shown)
+{
     void *fn;
     memcpy(&fn, &sig->fn, sizeof fn);
     if (sig->magic != DEVQ_CPU_SIGNATURE_MAGIC || sig->nparams > 4096 || (sig->nparams && !sig->params))
@@ -190,6 +202,9 @@ static int read_signature(devq_pl_kernel *k, void *dl, void *sym, const char *en
     k->declared = true;
     return 0;
 }
+
+static void kernel_publish(devq_pl_device *dev, devq_pl_kernel *k, void *dl, devq_cpu_kernel_fn fn,
+                           const char *entry, devq_pl_kernel **out);
 
 int cpu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out)
 {
@@ -257,11 +272,21 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
         dlclose(dl);
         return err;
     }
-    k->dev = dev;
-    k->dl = dl;
     /* POSIX guarantees that a function pointer round-trips through the
      * void * dlsym returns. */
-    memcpy(&k->fn, &sym, sizeof k->fn);
+    devq_cpu_kernel_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    kernel_publish(dev, k, dl, fn, entry, out);
+    return 0;
+}
+
+/* The end of both loads: k (signature read) becomes the device's. */
+static void kernel_publish(devq_pl_device *dev, devq_pl_kernel *k, void *dl, devq_cpu_kernel_fn fn,
+                           const char *entry, devq_pl_kernel **out)
+{
+    k->dev = dev;
+    k->dl = dl;
+    k->fn = fn;
     atomic_init(&k->refs, 1);
     size_t len = strlen(entry);
     if (len >= sizeof k->entry)
@@ -269,6 +294,37 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
     memcpy(k->entry, entry, len);
     cpu_list_add(dev, &dev->kernels, &k->link);
     *out = k;
+}
+
+/* The object that holds fn, opened once more so that it stays loaded
+ * while the kernel lives (as devq_kernel_load's dlopen keeps its image):
+ * NULL when fn is in no loaded object dladdr knows, or in the program
+ * itself, which is never unloaded. */
+static void *hold_object(void *fn)
+{
+    Dl_info at;
+    if (!dladdr(fn, &at) || !at.dli_fname || !at.dli_fname[0])
+        return NULL;
+    return dlopen(at.dli_fname, RTLD_NOW | RTLD_NOLOAD);
+}
+
+int cpu_kernel_load_fn(devq_pl_device *dev, devq_cpu_kernel_fn fn, const struct devq_cpu_signature *sig,
+                       const char *name, devq_pl_kernel **out)
+{
+    if (!fn || !name || !*name)
+        return cpu_host->error(-EINVAL, "cpu: kernel_load_fn: NULL function or empty name");
+    void *sym;
+    memcpy(&sym, &fn, sizeof sym);
+    devq_pl_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return cpu_host->error(-ENOMEM, "cpu: out of memory loading kernel '%s'", name);
+    int err;
+    if (sig && (err = take_signature(k, sig, sym, "the signature", name, "(function pointer)"))) {
+        free(k->params);
+        free(k);
+        return err;
+    }
+    kernel_publish(dev, k, hold_object(sym), fn, name, out);
     return 0;
 }
 
@@ -276,7 +332,8 @@ static void cpu_kernel_unref(devq_pl_kernel *k)
 {
     if (atomic_fetch_sub_explicit(&k->refs, 1, memory_order_acq_rel) != 1)
         return;
-    dlclose(k->dl);
+    if (k->dl)
+        dlclose(k->dl);
     free(k->params);
     free(k);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-//! Raw declarations of libdevq's public C API: all of `<devq/devq.h>` and
-//! `<devq/devq_resource.h>` (the plugin ABI, `<devq/devq_plugin.h>`, is for
+//! Raw declarations of libdevq's public C API: all of `<devq/devq.h>`,
+//! `<devq/devq_resource.h>` and `<devq/devq_cpu.h>` (the plugin ABI, `<devq/devq_plugin.h>`, is for
 //! backends and is not here).  Written by hand, one item per C item and in
 //! the header's order; `tests/drift.rs` parses the headers and fails when a
 //! function, struct field, enum value or constant is missing here or
@@ -130,6 +130,22 @@ pub struct devq_cpu_group {
 
 pub type devq_cpu_kernel_fn =
     Option<unsafe extern "C" fn(args: *const *mut c_void, g: *const devq_cpu_group) -> c_int>;
+
+// ---- <devq/devq_cpu.h>: declared cpu kernels ----
+/// A buffer parameter in a [`devq_cpu_signature`]'s list.
+pub const DEVQ_CPU_BUFFER: u32 = 0;
+pub const DEVQ_CPU_SIGNATURE_MAGIC: u32 = 0x4451_5331;
+
+/// A cpu kernel's declared parameters (`DEVQ_CPU_KERNEL_SIGNATURE`), for
+/// [`devq_kernel_load_fn`].
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct devq_cpu_signature {
+    pub magic: u32,
+    pub nparams: u32,
+    pub params: *const u32,
+    pub r#fn: devq_cpu_kernel_fn,
+}
 
 // ---- queues ----
 pub type devq_queue_kind = c_uint;
@@ -331,6 +347,13 @@ extern "C" {
         image: *const c_void,
         size: usize,
         entry: *const c_char,
+        out: *mut *mut devq_kernel,
+    ) -> c_int;
+    pub fn devq_kernel_load_fn(
+        dev: *mut devq_device,
+        kernel: devq_cpu_kernel_fn,
+        sig: *const devq_cpu_signature,
+        name: *const c_char,
         out: *mut *mut devq_kernel,
     ) -> c_int;
     pub fn devq_kernel_destroy(k: *mut devq_kernel);

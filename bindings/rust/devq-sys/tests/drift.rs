@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //! The committed bindings against the headers they were written from.
 //!
-//! Parses `<devq/devq.h>` and `<devq/devq_resource.h>` (the copies
+//! Parses `<devq/devq.h>`, `<devq/devq_resource.h>` and `<devq/devq_cpu.h>` (the copies
 //! pkg-config named at build time, DEVQ_INCLUDE_DIR) and `src/lib.rs`, turns
 //! every C function, struct, enum, function-pointer typedef, opaque handle
 //! and object-like #define into the Rust text it must have, and fails
@@ -11,7 +11,7 @@
 //! understand fails the test rather than passing silently.
 use std::collections::BTreeMap;
 
-const HEADERS: &[&str] = &["devq.h", "devq_resource.h"];
+const HEADERS: &[&str] = &["devq.h", "devq_resource.h", "devq_cpu.h"];
 
 /// What one item must look like, keyed by its name.
 type Items = BTreeMap<String, String>;
@@ -242,13 +242,22 @@ fn c_fields(body: &[String]) -> String {
     fields.join(", ")
 }
 
+/// A decimal or 0x hexadecimal literal (Rust's `_` separators allowed).
+fn parse_number(t: &str) -> Option<u128> {
+    let t = t.replace('_', "");
+    match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+        Some(hex) => u128::from_str_radix(hex, 16).ok(),
+        None => t.parse().ok(),
+    }
+}
+
 fn eval_c(expr: &[String]) -> Option<u128> {
     let toks: Vec<&str> = expr.iter().map(|s| s.as_str()).filter(|t| *t != "(" && *t != ")").collect();
     let num = |t: &str| -> Option<u128> {
         match t {
             "UINT64_MAX" => Some(u64::MAX as u128),
             "UINT32_MAX" => Some(u32::MAX as u128),
-            _ => t.trim_end_matches(|c| c == 'u' || c == 'U' || c == 'l' || c == 'L').parse().ok(),
+            _ => parse_number(t.trim_end_matches(|c| c == 'u' || c == 'U' || c == 'l' || c == 'L')),
         }
     };
     match toks.as_slice() {
@@ -262,8 +271,16 @@ fn c_items(text: &str) -> Items {
     let mut items = Items::new();
     let text = strip_c_comments(text);
     let mut body = String::new();
+    let mut continued = false;
     for line in text.lines() {
         let l = line.trim();
+        // The continuation lines of a multi-line macro (DEVQ_CPU_SIGNATURE__DEF)
+        // belong to its #define.
+        let was_continued = continued;
+        continued = l.ends_with('\\');
+        if was_continued {
+            continue;
+        }
         if let Some(def) = l.strip_prefix("#define") {
             let t = tokens(def);
             // Object-like macros with a value; function-like ones (DEVQ_ARG_*)
@@ -379,8 +396,8 @@ fn eval_rust(toks: &[String]) -> Option<u128> {
     match t.as_slice() {
         ["u64", ":", ":", "MAX"] => Some(u64::MAX as u128),
         ["u32", ":", ":", "MAX"] => Some(u32::MAX as u128),
-        [a] => a.parse().ok(),
-        [a, "<", "<", b] => Some(a.parse::<u128>().ok()? << b.parse::<u128>().ok()?),
+        [a] => parse_number(a),
+        [a, "<", "<", b] => Some(parse_number(a)? << parse_number(b)?),
         _ => None,
     }
 }
@@ -434,7 +451,11 @@ fn rust_items(text: &str) -> Items {
             let fields: Vec<String> = split_top(&toks[i + 4..close], ",")
                 .iter()
                 .map(|f| {
-                    let f: Vec<String> = f.iter().filter(|t| *t != "pub").cloned().collect();
+                    let mut f: Vec<String> = f.iter().filter(|t| *t != "pub").cloned().collect();
+                    // A raw identifier (r#fn) is the C field of that name.
+                    if f.len() > 2 && f[0] == "r" && f[1] == "#" {
+                        f.drain(..2);
+                    }
                     format!("{}: {}", f[0], rust_type(&f[2..]))
                 })
                 .collect();

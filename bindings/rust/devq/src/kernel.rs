@@ -25,31 +25,19 @@ unsafe impl Send for Kernel {}
 unsafe impl Sync for Kernel {}
 
 impl Kernel {
-    /// A cpu kernel defined in this program with [`cpu_kernel!`](crate::cpu_kernel).
-    /// The program must export its symbols (`-Wl,--export-dynamic`; see
-    /// "Linking" in the crate docs); when it does not, the error says
-    /// which line to put in which build.rs.
+    /// A cpu kernel defined with [`cpu_kernel!`](crate::cpu_kernel), here
+    /// or in any crate this program links.  libdevq gets the entry by
+    /// pointer (`devq_kernel_load_fn`), so no symbol needs to be exported:
+    /// no link flags, no build.rs.  `ENOTSUP` on a backend other than cpu.
     pub fn cpu(dev: &Device, k: &RustKernel) -> Result<Kernel> {
-        // SAFETY: the symbol is the entry cpu_kernel! generated, which
-        // reads the argument table Queue::exec passes for rust_abi kernels.
-        let r = unsafe { Self::load_raw(dev, ptr::null(), 0, k.symbol(), true) };
-        r.map_err(|e| {
-            if e.errno != crate::errno::ENOENT {
-                return e;
-            }
-            crate::Error::new(
-                e.errno,
-                format!(
-                    "Kernel::cpu: the cpu backend cannot find cpu_kernel! `{}` (symbol {}) in this program: its symbols are not exported. \
-                     Fix: in the build.rs of the package that builds the binary, print \
-                     `cargo:rustc-link-arg-bins=-Wl,--export-dynamic` (and -tests, -examples, -benches for those targets), \
-                     or `cargo:rustc-link-arg=-Wl,--export-dynamic` for all of them ({})",
-                    k.name().trim_start_matches("devq_rust_kernel_"),
-                    k.name(),
-                    e.message
-                ),
-            )
-        })
+        let mut raw = ptr::null_mut();
+        // SAFETY: the entry is the one cpu_kernel! generated, which reads
+        // the argument table Queue::exec passes for rust_abi kernels; the
+        // name is NUL-terminated and copied by libdevq.
+        check(unsafe {
+            sys::devq_kernel_load_fn(dev.raw(), Some(k.entry()), ptr::null(), k.name_nul().as_ptr() as *const _, &mut raw)
+        })?;
+        Ok(Kernel { raw, rust_abi: true, _dev: dev.handle.clone() })
     }
 
     /// A C-ABI kernel (`int fn(void *const *args, const devq_cpu_group *g)`
@@ -246,16 +234,30 @@ impl Launch {
 mod tests {
     use super::*;
 
+    mod private {
+        // A kernel in a private module, exported nowhere: found by pointer.
+        crate::cpu_kernel! {
+            pub(super) fn add_one(g: &crate::cpu::Group, args: &crate::cpu::Args) -> crate::cpu::KernelResult {
+                let x = args.buffer::<u32>(0)?;
+                for i in g.items(0) {
+                    x.set(i, x.get(i) + 1);
+                }
+                Ok(())
+            }
+        }
+    }
+
     #[test]
-    fn a_kernel_the_program_does_not_export_names_the_cargo_fix() {
+    fn a_kernel_nobody_exports_runs_by_pointer() {
         let dev = Device::open("cpu").unwrap();
-        // SAFETY: a name no cpu_kernel! defines: the load fails before any call.
-        let k = unsafe { RustKernel::__new("devq_rust_kernel_not_exported_anywhere\0") };
-        let e = Kernel::cpu(&dev, &k).unwrap_err();
-        assert_eq!(e.errno, crate::errno::ENOENT);
-        assert!(e.message.contains("not_exported_anywhere"), "{}", e.message);
-        assert!(e.message.contains("cargo:rustc-link-arg") && e.message.contains("--export-dynamic"), "{}", e.message);
-        assert!(e.message.contains("build.rs"), "{}", e.message);
+        assert_eq!(private::add_one.name(), "add_one");
+        let k = Kernel::cpu(&dev, &private::add_one).unwrap();
+        let mut q = crate::Queue::new(&dev).unwrap();
+        let b = Buffer::<u32>::new(&dev, 8).unwrap();
+        let mut out = q.upload(&b, 0, vec![1u32, 2, 3, 4, 5, 6, 7, 8]).exec(&k, &[Arg::read_write(&b)], Launch::d1(8, 4)).readback(&b);
+        q.submit().unwrap();
+        let out = out.wait(std::time::Duration::from_secs(10)).unwrap();
+        assert_eq!(out, vec![2, 3, 4, 5, 6, 7, 8, 9]);
     }
 
     #[test]

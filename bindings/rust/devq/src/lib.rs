@@ -133,17 +133,11 @@
 //!
 //! `devq-sys` finds libdevq with `pkg-config devq`: set `PKG_CONFIG_PATH` to
 //! an installed prefix's `lib/pkgconfig` or to a devq build folder (its
-//! `devq-uninstalled.pc` names the fresh library).  The cpu backend finds
-//! [`cpu_kernel!`] kernels by name in the running program (`dlsym`, as for
-//! C kernels linked with `-rdynamic`), so the final binary must export its
-//! symbols, wherever the kernel is defined (a library crate too): in the
-//! build.rs of the package that builds the binary,
-//! `println!("cargo:rustc-link-arg=-Wl,--export-dynamic");` (or
-//! `rustc-link-arg-bins`, `-tests`, `-examples` for some targets only).
-//! Cargo does not pass a dependency's link arguments on, so this crate
-//! cannot do it for you; without it [`Kernel::cpu`] fails with `ENOENT`
-//! and a message giving that line.  (Removing the step needs libdevq to
-//! accept a kernel as a function pointer instead of a symbol name.)
+//! `devq-uninstalled.pc` names the fresh library).  That is all: a
+//! [`cpu_kernel!`] kernel is handed to libdevq by pointer
+//! (`devq_kernel_load_fn`), not found by name, so it may be defined in
+//! any crate or module and the final binary needs no link flags (no
+//! `-Wl,--export-dynamic`, no build.rs).
 //!
 //! # Threads
 //!
@@ -189,7 +183,8 @@
 //! | `devq_signal_set_name`, `devq_queue_set_name`, `devq_buffer_set_name`, `devq_kernel_set_name` | [`Signal::set_name`], [`Queue::set_name`], [`Buffer::set_name`], [`Kernel::set_name`] |
 //! | `devq_buffer_size`, `devq_buffer_device_ptr`, `devq_buffer_host_ptr` | [`Buffer::size`], [`Buffer::device_ptr`], [`Buffer::host_ptr`] (raw pointers: using them is up to `unsafe` code) |
 //! | `devq_mem_stats_get`, `devq_mem_reap` | [`Device::mem_stats`], [`Device::mem_reap`] |
-//! | `devq_kernel_load` | [`Kernel::cpu`] (Rust kernels, safe); [`Kernel::from_process`], [`Kernel::from_image`] (`unsafe`: foreign code runs with whatever arguments an exec passes) |
+//! | `devq_kernel_load` | [`Kernel::from_process`], [`Kernel::from_image`] (`unsafe`: foreign code runs with whatever arguments an exec passes) |
+//! | `devq_kernel_load_fn` | [`Kernel::cpu`] (Rust kernels, safe: the [`cpu_kernel!`] entry by pointer) |
 //! | `devq_kernel_destroy` | drop of [`Kernel`] |
 //! | `devq_queue_create`, `devq_queue_destroy` | [`Queue::new`], [`Queue::with_kind`]; drop |
 //! | `devq_queue_wait`, `devq_queue_signal`, `devq_queue_exec`, `devq_queue_copy`, `devq_queue_fill`, `devq_queue_barrier`, `devq_queue_host_fn` | the [`Queue`] builder methods (also on [`ScopedQueue`]); [`Queue::copy_slice`] |
