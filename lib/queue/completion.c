@@ -197,26 +197,26 @@ void devq__trace_batch(struct batch *b)
         case OP_EXEC: {
             char name[DEVQ_NAME_MAX + 1];
             devq__kernel_slice_name(o->u.exec.k, name, sizeof name);
-            devq__trace_slice(b->q, name, "batch", b->seq, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, name, "batch", b->seq, b->marks[i], end);
             break;
         }
         case OP_COPY:
-            devq__trace_slice(b->q, "copy", "bytes", o->u.copy.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "copy", "bytes", o->u.copy.n, b->marks[i], end);
             break;
         case OP_FILL:
-            devq__trace_slice(b->q, "fill", "bytes", o->u.fill.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "fill", "bytes", o->u.fill.n, b->marks[i], end);
             break;
         case OP_WRITE:
-            devq__trace_slice(b->q, "write (host to device)", "bytes", o->u.xfer.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "write (host to device)", "bytes", o->u.xfer.n, b->marks[i], end);
             break;
         case OP_READ:
-            devq__trace_slice(b->q, "read (device to host)", "bytes", o->u.xfer.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "read (device to host)", "bytes", o->u.xfer.n, b->marks[i], end);
             break;
         case OP_HOST_FN:
-            devq__trace_slice(b->q, "host fn", "batch", b->seq, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "host fn", "batch", b->seq, b->marks[i], end);
             break;
         case OP_WORK:
-            devq__trace_slice(b->q, "channel op", "batch", b->seq, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "channel op", "batch", b->seq, b->marks[i], end);
             break;
         default:
             break;
