@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Batches and their ops: what a queue records and issues, the flat list
- * of buffer uses, the references held, and the verdict its callbacks
- * walk (batch.c, batch_walk.c). */
+ * of buffer uses, the references held: types only, so every file of the
+ * layer can use them without depending on another.  A batch's life
+ * (pool, references, forcing a failure): batch_life.h; the verdict its
+ * callbacks walk: batch_walk.h. */
 #ifndef DEVQ_LIB_BATCH_H
 #define DEVQ_LIB_BATCH_H
 
@@ -10,13 +12,9 @@
 #include <stdint.h>
 #include <devq/devq.h>
 #include <devq/devq_plugin.h>
-#include "buffer.h"
-#include "kernel.h"
+#include "cause.h"
 #include "object.h"
-#include "timestamp.h"
 #include "tracker.h"
-
-#define DEVQ_CAUSE_MAX 384
 
 struct devq_queue;
 struct devq_value_slot;
@@ -176,20 +174,6 @@ struct batch {
     char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
 };
 
-/* batch.c */
-struct batch *devq__batch_get(struct devq_queue *q);
-void devq__batch_put(struct devq_queue *q, struct batch *b);
-void devq__batch_free(struct batch *b);        /* memory of a recycled batch */
-void devq__batch_release_refs(struct batch *b, uint32_t from_op);
-/* Drop a batch that never ran (takes the device lock); err != 0 fails the
- * signals it would have signalled with that cause. */
-void devq__batch_discard(struct batch *b, int err, const char *cause);
-/* Fail the rest of b without running it; the end callback reports it.
- * First error wins; the cause keeps its root through any chain. */
-void devq__batch_force(struct batch *b, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Buffer uses of ops from `from` on were not issued and never will be (device lock). */
-void devq__batch_unissue(struct batch *b, uint32_t from);
-void devq__op_issued(struct batch *b, struct op *o);
 
 /* The buffers op o of b uses (o->nuses of them). */
 static inline const struct buffer_use *devq__op_uses(const struct batch *b, const struct op *o)
@@ -214,16 +198,5 @@ static inline unsigned devq__work_group(const struct batch *b, const struct op *
     *head = h;
     return group;
 }
-
-/* batch_walk.c: the batch's verdict, op by op, in its callbacks (stream
- * order).  walk applies ops [walked, upto) to the buffers they use;
- * status is what the backend reported for them; final (the end
- * callback) also applies a forced error.  Returns the batch's failure. */
-int  devq__batch_walk(struct batch *b, uint32_t upto, int status, int final);
-/* Fail the walk from where it is: with the plugin's detail for status
- * (devq_errmsg() on this thread), or with a given cause. */
-void devq__batch_walk_fail(struct batch *b, int status);
-void devq__batch_walk_fail_cause(struct batch *b, int err, const char *cause);
-void devq__batch_walk_inline(struct batch *b, int err, const char *cause);
 
 #endif

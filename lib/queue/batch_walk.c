@@ -19,6 +19,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_walk.h"
+#include "buffer.h"
+#include "buffer_fail.h"
 #include "error.h"
 #include "queue.h"
 #include "signal_int.h"

@@ -2,7 +2,11 @@
 /* See blocker.h. */
 #include "config.h"
 #include <stdio.h>
+#include "batch.h"
 #include "blocker.h"
+#include "buffer_fail.h"
+#include "hazard.h"
+#include "queue.h"
 #include "signal_int.h"
 #include "tracker.h"
 #include "value_wait.h"

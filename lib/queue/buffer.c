@@ -31,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "buffer.h"
+#include "buffer_fail.h"
 #include "error.h"
 #include "event_pool.h"
 #include "futex.h"

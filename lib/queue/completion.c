@@ -8,7 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "batch_walk.h"
+#include "buffer_fail.h"
+#include "completion.h"
 #include "error.h"
+#include "kernel.h"
 #include "log.h"
 #include "mem.h"
 #include "queue.h"

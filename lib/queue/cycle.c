@@ -8,11 +8,14 @@
  * when a finish or synchronize times out. */
 #include "config.h"
 #include <stdio.h>
+#include "batch.h"
+#include "blocker.h"
+#include "buffer_fail.h"
+#include "cycle.h"
 #include "hazard.h"
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
-#include "blocker.h"
 #include "value_wait.h"
 
 #define MAX_DEPTH 16

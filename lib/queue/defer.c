@@ -8,8 +8,15 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "buffer.h"
+#include "buffer_fail.h"
+#include "cycle.h"
+#include "defer.h"
 #include "error.h"
 #include "hazard.h"
+#include "issue.h"
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"

@@ -6,9 +6,12 @@
 #include "config.h"
 #include <errno.h>
 #include <stdlib.h>
+#include "batch.h"
+#include "buffer.h"
 #include "error.h"
 #include "grow.h"
 #include "hazard.h"
+#include "queue.h"
 
 static struct devq_parked_use *entry(devq_buffer *buf, const struct batch *b)
 {

@@ -27,6 +27,8 @@
  * value reached first (or, racing on another thread, parks and is
  * resumed by this set like by any host set). */
 #include "config.h"
+#include "batch.h"
+#include "inline.h"
 #include "log.h"
 #include "mem.h"
 #include "queue.h"

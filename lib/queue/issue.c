@@ -10,12 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "buffer.h"
+#include "buffer_fail.h"
+#include "completion.h"
 #include "error.h"
 #include "grow.h"
 #include "hazard.h"
+#include "issue.h"
+#include "kernel.h"
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
+#include "timestamp.h"
 #include "trace.h"
 #include "value_wait.h"
 

@@ -6,8 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "error.h"
+#include "kernel.h"
+#include "kernel_args.h"
 #include "notifier.h"
-#include "queue.h"
 
 int devq__kernel_check(const devq_kernel *k, const char *fn)
 {

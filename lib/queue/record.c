@@ -10,8 +10,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "buffer.h"
+#include "buffer_fail.h"
+#include "defer.h"
 #include "error.h"
+#include "inline.h"
+#include "kernel.h"
+#include "kernel_args.h"
 #include "queue.h"
+#include "record.h"
 #include "signal_int.h"
 
 /* Enter/leave the recorder role. */

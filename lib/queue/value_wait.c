@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include "batch.h"
 #include "device.h"
 #include "error.h"
 #include "grow.h"

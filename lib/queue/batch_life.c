@@ -9,10 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "buffer.h"
 #include "error.h"
 #include "hazard.h"
 #include "queue.h"
 #include "signal_int.h"
+#include "timestamp.h"
 
 struct batch *devq__batch_get(struct devq_queue *q)
 {
