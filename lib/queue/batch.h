@@ -116,6 +116,32 @@ struct op {
 
 
 
+/* The batch's verdict as its callbacks walk it, op by op in stream order.
+ * Written only by batch_walk.c (devq__batch_walk*, and
+ * devq__batch_walk_reset when the pool hands the batch out); completion.c
+ * reads err and cause to end the batch, nothing else reads it. */
+struct batch_walk_state {
+    uint32_t walked;               /* ops whose buffer effects are applied */
+    uint32_t at;                   /* first op failed */
+    int err;                       /* the batch's failure, as far as walked */
+    _Atomic int inline_done;       /* completed inline: the walk never clears */
+    char cause[DEVQ_CAUSE_MAX];    /* of err */
+};
+
+/* The batch's forced failure: the first error that stops the rest of it
+ * from running (its ops from `from` on are not run, its end callback
+ * reports it).  Written only by batch_life.c: devq__batch_force (the
+ * issuing thread, device lock), devq__batch_force_end (a batch ended
+ * inline) and the reset in devq__batch_get.  Read by issue.c, defer.c,
+ * completion.c and batch_walk.c; issue.c copies error and from into a
+ * portion before queueing its callback, so the callback reads no field
+ * the issuer may still write. */
+struct batch_failure {
+    int error;                     /* 0, or fail without running the rest */
+    uint32_t from;                 /* first op that did not run when forced */
+    char cause[DEVQ_CAUSE_MAX];    /* of error; keeps the root of a chain */
+};
+
 /* Laid out for the hand-off: a batch is filled by the recording thread,
  * completed by the stream's callback thread and recycled to the recorder,
  * so every cache line either side touches per batch moves between cores.
@@ -143,15 +169,8 @@ struct batch {
     uint32_t nslots, capslots;
     /* Issue state (device lock). */
     uint32_t next_op;              /* first op not yet issued */
-    int forced_error;              /* fail without running the rest */
-    uint32_t fail_from;            /* first op that did not run when forced */
     uint32_t park_at;              /* the op issue stopped at to park (issue.c) */
     int no_park;                   /* parking failed: finish it without waiting */
-    /* The walk (batch_walk.c): owned by the batch's callbacks. */
-    uint32_t walked;               /* ops whose buffer effects are applied */
-    uint32_t walk_at;              /* first op failed */
-    int walk_err;                  /* the batch's failure, as far as walked */
-    _Atomic int inline_done;       /* completed inline: the walk never clears */
     int hazard_wait;               /* deferred: an op conflicts with an earlier parked batch */
     devq_signal *blocked_on;       /* deferred: waiting for this value */
     uint64_t blocked_value;
@@ -170,8 +189,9 @@ struct batch {
      * dropped when the batch completes. */
     struct devq_ref_set held;
     struct use_memo use_memo[DEVQ_USE_MEMO];   /* recording only (record.c) */
-    char walk_cause[DEVQ_CAUSE_MAX];   /* of walk_err */
-    char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
+    /* Written on failure only, but reset with their first bytes. */
+    struct batch_walk_state walk;
+    struct batch_failure fail;
 };
 
 

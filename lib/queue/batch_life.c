@@ -11,6 +11,7 @@
 #include <string.h>
 #include "batch.h"
 #include "batch_life.h"
+#include "batch_walk.h"
 #include "buffer.h"
 #include "error.h"
 #include "hazard.h"
@@ -47,13 +48,10 @@ struct batch *devq__batch_get(struct devq_queue *q)
     b->nops = b->nargs = b->nuses = b->ngate = b->nslots = 0;
     b->nbytes = 0;
     b->next_op = 0;
-    b->forced_error = 0;
+    b->fail.error = 0;
     b->no_park = 0;
-    b->cause[0] = 0;
-    b->walked = b->walk_at = 0;
-    b->walk_err = 0;
-    b->walk_cause[0] = 0;
-    atomic_store_explicit(&b->inline_done, 0, memory_order_relaxed);
+    b->fail.cause[0] = 0;
+    devq__batch_walk_reset(b);
     b->blocked_on = NULL;
     b->hazard_wait = 0;
     b->parked_uses = 0;
@@ -158,14 +156,28 @@ void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause
 /* Fail the rest of b without running it; the end callback reports it. */
 void devq__batch_force(struct batch *b, int err, const char *fmt, ...)
 {
-    if (b->forced_error)
+    if (b->fail.error)
         return;
-    b->forced_error = err;
-    b->fail_from = b->next_op;
+    b->fail.error = err;
+    b->fail.from = b->next_op;
     char chain[DEVQ_CAUSE_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(chain, sizeof chain, fmt, ap);
     va_end(ap);
-    devq__cause_compact(b->cause, sizeof b->cause, chain);   /* the root cause survives */
+    devq__cause_compact(b->fail.cause, sizeof b->fail.cause, chain);   /* the root cause survives */
+}
+
+/* The batch ends inline (its end callback could not be queued): fail the
+ * ops not yet run with err unless a failure was forced already; the
+ * cause, when none was forced, is devq_errmsg() on this thread. */
+void devq__batch_force_end(struct batch *b, int err)
+{
+    if (!b->fail.cause[0])
+        snprintf(b->fail.cause, sizeof b->fail.cause, "%s batch %llu: %s", devq__queue_label(b->q).s,
+                 (unsigned long long)b->seq, devq_errmsg());
+    if (!b->fail.error) {
+        b->fail.error = err;
+        b->fail.from = b->nops;
+    }
 }

@@ -21,6 +21,9 @@ void devq__batch_discard(struct batch *b, int err, const char *cause);
 /* Fail the rest of b without running it; the end callback reports it.
  * First error wins; the cause keeps its root through any chain. */
 void devq__batch_force(struct batch *b, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* The batch ends inline: its forced failure is err from its end unless
+ * one was forced (the cause then devq_errmsg()); batch.h. */
+void devq__batch_force_end(struct batch *b, int err);
 /* Buffer uses of ops from `from` on were not issued and never will be (device lock). */
 void devq__batch_unissue(struct batch *b, uint32_t from);
 void devq__op_issued(struct batch *b, struct op *o);

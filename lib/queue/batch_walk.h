@@ -17,6 +17,8 @@ int  devq__batch_walk(struct batch *b, uint32_t upto, int status, int final);
 void devq__batch_walk_fail(struct batch *b, int status);
 void devq__batch_walk_fail_cause(struct batch *b, int err, const char *cause);
 void devq__batch_walk_inline(struct batch *b, int err, const char *cause);
+/* Nothing walked yet: a batch the pool hands out. */
+void devq__batch_walk_reset(struct batch *b);
 
 
 #endif

@@ -44,7 +44,7 @@ static int gate_check(struct gate_rec *g, int status)
 {
     struct batch *b = g->b;
     if (devq__batch_walk(b, g->from, status, 0))
-        return b->walk_err;
+        return b->walk.err;
     /* Its device-side waits may have been released by a queue destroy. */
     for (uint32_t i = 0; i < g->nslot; i++) {
         int cancelled = devq__value_wait_slot_cancelled(g->slot[i]);
@@ -55,14 +55,14 @@ static int gate_check(struct gate_rec *g, int status)
                      devq__queue_label(b->q).s, (unsigned long long)b->seq);
             devq__batch_walk_fail_cause(b, cancelled, cause);
         }
-        if (b->walk_err)
-            return b->walk_err;
+        if (b->walk.err)
+            return b->walk.err;
     }
     /* Work this batch was aligned after may have failed: then the batch
      * must not run, and fails with the same root cause. */
     for (uint32_t i = 0; i < g->nsig; i++)
         if (wait_check(b, g->sig[i].s, g->sig[i].v))
-            return b->walk_err;
+            return b->walk.err;
     return 0;
 }
 
@@ -71,7 +71,7 @@ static int latch(struct batch *b, int r)
 {
     if (r < 0) {
         b->q->cb_err = r;
-        snprintf(b->q->cb_cause, sizeof b->q->cb_cause, "%s", b->walk_cause);
+        snprintf(b->q->cb_cause, sizeof b->q->cb_cause, "%s", b->walk.cause);
     }
     return r;
 }
@@ -95,7 +95,7 @@ int devq__portion_cb(void *arg, int status)
     struct batch *b = p->b;
     if (p->forced) {
         devq__batch_walk(b, p->fail_from < p->upto ? p->fail_from : p->upto, status, 0);
-        devq__batch_walk_fail_cause(b, p->forced, b->cause);   /* written before p was queued */
+        devq__batch_walk_fail_cause(b, p->forced, b->fail.cause);   /* written before p was queued */
     }
     devq__batch_walk(b, p->upto, status, 0);
     free(p);
@@ -109,7 +109,7 @@ int devq__signal_cb(void *arg, int status)
     struct batch *b = o->u.sig.owner;
     int r = devq__batch_walk(b, (uint32_t)(o - b->ops), status, 0);
     if (r)
-        devq__signal_fail_cause(o->u.sig.s, r, b->walk_cause);   /* and keep the rest from running */
+        devq__signal_fail_cause(o->u.sig.s, r, b->walk.cause);   /* and keep the rest from running */
     else
         devq__signal_advance_held(o->u.sig.s, o->u.sig.v);   /* b holds it until the unref */
     latch(b, r);
@@ -167,7 +167,7 @@ int devq__work_cb(void *arg, int status)
         if ((u[k].access & DEVQ_READ) && devq__buffer_failed_at(u[k].buf, u[k].gen, NULL, 0))
             r = devq__batch_walk(b, at + 1, 0, 0);
     if (r)
-        devq__err_str(r, b->walk_cause);   /* what run may tell others (batch.h) */
+        devq__err_str(r, b->walk.cause);   /* what run may tell others (batch.h) */
     int rr = o->u.work.run(b->bytes + o->u.work.off, r, group, head);
     if (rr < 0 && !r) {
         devq__batch_walk_fail(b, rr);      /* at this op: what it writes fails */
@@ -242,7 +242,7 @@ static void batch_done(struct batch *b, int err, const char *cause)
                 devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
         /* Signals delivered mid-batch already failed through the latch;
          * those never reached because a sync error stopped issuing: */
-        for (uint32_t i = b->forced_error ? b->fail_from : b->nops; i < b->nops; i++)
+        for (uint32_t i = b->fail.error ? b->fail.from : b->nops; i < b->nops; i++)
             if (b->ops[i].kind == OP_SIGNAL && !b->ops[i].at_end)
                 devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
         atomic_fetch_add(&dev->stats.batches_failed, 1);
@@ -264,7 +264,7 @@ int devq__end_cb(void *arg, int status)
     if (b->traced)
         devq__trace_batch(b);
     int err = devq__batch_walk(b, b->nops, status, 1);
-    batch_done(b, err, b->walk_cause);
+    batch_done(b, err, b->walk.cause);
     return 0;
 }
 
@@ -320,13 +320,7 @@ void devq__batch_unref(struct batch *b)
  * so this does not walk: it fails every buffer the batch writes. */
 void devq__complete_inline(struct batch *b, int err)
 {
-    if (!b->cause[0])
-        snprintf(b->cause, sizeof b->cause, "%s batch %llu: %s", devq__queue_label(b->q).s,
-                 (unsigned long long)b->seq, devq_errmsg());
-    if (!b->forced_error) {
-        b->forced_error = err;
-        b->fail_from = b->nops;
-    }
-    devq__batch_walk_inline(b, b->forced_error, b->cause);
-    batch_done(b, b->forced_error, b->cause);
+    devq__batch_force_end(b, err);
+    devq__batch_walk_inline(b, b->fail.error, b->fail.cause);
+    batch_done(b, b->fail.error, b->fail.cause);
 }

@@ -117,7 +117,7 @@ static int drain_one(struct devq_queue *q)
             q->deferred_tail = NULL;
         b->next = NULL;
         /* A destroyed queue runs nothing that was still deferred. */
-        if (q->destroying && !b->forced_error && b->next_op == 0)
+        if (q->destroying && !b->fail.error && b->next_op == 0)
             devq__batch_force(b, -ECANCELED, "%s destroyed while batch %llu was deferred", devq__queue_label(q).s,
                   (unsigned long long)b->seq);
         if (issue_or_park(q, b) == ISSUE_DEFERRED) {

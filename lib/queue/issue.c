@@ -94,7 +94,7 @@ static void work_skipped(struct batch *b, const struct op *o)
     if (o->kind == OP_WORK && o->u.work.issue) {
         const struct op *head;
         unsigned group = devq__work_group(b, o, &head) | DEVQ_WORK_SKIPPED;
-        o->u.work.run(b->bytes + o->u.work.off, b->forced_error, group, head);
+        o->u.work.run(b->bytes + o->u.work.off, b->fail.error, group, head);
     }
 }
 
@@ -291,7 +291,7 @@ static void end_portion(struct devq_device *dev, struct devq_stream *st, struct 
     /* A forced error is handed over here, set before the callback is
      * queued: the callback must not read it from b (a later portion may
      * be forcing it on another thread). */
-    *p = (struct portion){ .b = b, .upto = upto, .forced = b->forced_error, .fail_from = b->fail_from };
+    *p = (struct portion){ .b = b, .upto = upto, .forced = b->fail.error, .fail_from = b->fail.from };
     if (enqueue_cb(dev->ops, st, devq__portion_cb, p, b) < 0)
         free(p);
 }
@@ -426,7 +426,7 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
         const struct op *o = &b->ops[i];
         /* Hazards exist only while some batch is parked: one load. */
         int hazards = devq__hazard_any(q->dev);
-        if (b->forced_error) {
+        if (b->fail.error) {
             /* A skipped op still writes its destinations (they become
              * failed): like a write that ran, it waits for the uses of
              * batches submitted before it that are still parked, or it
@@ -470,12 +470,12 @@ again:
     from = b->next_op;
     b->ngate = 0;
     stop = resolve_waits(q, b, &began, &defer_at, &split_at);
-    if (!b->forced_error && stop > b->next_op && !began) {
+    if (!b->fail.error && stop > b->next_op && !began) {
         devq__tracker_begin(dev->tracker, st->id);
         began = 1;
     }
     struct gate_rec *g = NULL;
-    if (!b->forced_error && b->ngate && !(g = gate_snapshot(b))) {
+    if (!b->fail.error && b->ngate && !(g = gate_snapshot(b))) {
         sync_err = -ENOMEM;
         devq__batch_force(b, -ENOMEM, "%s batch %llu: out of memory", devq__queue_label(q).s, (unsigned long long)b->seq);
     }
@@ -484,7 +484,7 @@ again:
         sync_err = r;
         devq__batch_force(b, r, "%s batch %llu: %s", devq__queue_label(q).s, (unsigned long long)b->seq, devq_errmsg());
     }
-    if (devq__trace_on() && !b->forced_error && stop > b->next_op && trace_prepare(b) == 0)
+    if (devq__trace_on() && !b->fail.error && stop > b->next_op && trace_prepare(b) == 0)
         b->traced = 1;
     /* The unit the ops below are bound in (begun above when any goes out). */
     struct devq_use here = began ? devq__tracker_here(dev->tracker, st->id) : (struct devq_use){ 0 };
@@ -495,24 +495,24 @@ again:
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
          * signal another queue waits for, say) do not wait too. */
-        if (!b->forced_error && (r = bind_op(b, o, &here, level)) < 0) {
+        if (!b->fail.error && (r = bind_op(b, o, &here, level)) < 0) {
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
                   (unsigned long long)b->seq, devq_errmsg());
             /* Its writes still go on record, as a skipped op's: a later
              * reader must be ordered after this point, where the batch's
              * failure is published, not read the old contents first. */
             bind_skipped(b, o, &began);
-        } else if (b->forced_error)
+        } else if (b->fail.error)
             bind_skipped(b, o, &began);
-        if (b->traced && !b->forced_error && is_work(o->kind))
+        if (b->traced && !b->fail.error && is_work(o->kind))
             ops->host_fn(st->pl, devq__trace_mark_cb, &b->marks[i]);
-        if (!b->forced_error && (r = issue_op(dev, st, b, o)) < 0) {
+        if (!b->fail.error && (r = issue_op(dev, st, b, o)) < 0) {
             if (r == -ENODEV)
                 devq__device_set_lost(dev, devq_errmsg());
             sync_err = r;
             char dn[48];
             force_issue_failure(b, o == work_out ? NULL : work_out, r, dev_name(dev, dn, sizeof dn));
-        } else if (!b->forced_error && o->kind == OP_WORK && o->u.work.issue) {
+        } else if (!b->fail.error && o->kind == OP_WORK && o->u.work.issue) {
             work_out = o;
         }
         devq__op_issued(b, o);      /* its buffer uses are settled either way */
@@ -520,7 +520,7 @@ again:
     b->next_op = stop;
     if (stop > from && stop < b->nops && (split_at != UINT32_MAX || defer_at != UINT32_MAX))
         end_portion(dev, st, b, stop);
-    if (split_at != UINT32_MAX && !b->forced_error)
+    if (split_at != UINT32_MAX && !b->fail.error)
         goto again;          /* the ops before the device wait are out: place it */
     if (defer_at != UINT32_MAX) {
         b->park_at = defer_at;
@@ -535,7 +535,7 @@ again:
     if ((r = ops->host_fn(st->pl, devq__end_cb, b)) < 0) {
         if (!sync_err)
             sync_err = r;
-        if (work_out && !b->forced_error) {
+        if (work_out && !b->fail.error) {
             char dn[48];
             force_issue_failure(b, work_out, r, dev_name(dev, dn, sizeof dn));
         }
