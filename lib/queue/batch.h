@@ -116,6 +116,42 @@ struct op {
 
 
 
+/* Issue state (device lock): written only by issue.c (devq__issue, and
+ * devq__issue_reset / devq__issue_trace_done for batch_life.c's pool and
+ * completion.c's end callback).  Read by defer.c, hazard.c, cycle.c and
+ * batch_life.c (next_op: how far the batch went out); completion.c reads
+ * marks, whose entries the trace-mark callbacks fill in. */
+struct batch_issue {
+    uint32_t next_op;              /* first op not yet issued */
+    uint32_t park_at;              /* the op issue stopped at to park */
+    struct gate_wait *gate;        /* aligned signal waits to re-check on the device */
+    uint32_t ngate, capgate;
+    int traced;                    /* DEVQ_TRACE: marks are being filled in */
+    uint64_t *marks;               /* DEVQ_TRACE: op start times, [nops] = end */
+    uint32_t capmarks;
+};
+
+/* Deferral (device lock): written only by defer.c (submit, park, resume,
+ * and devq__defer_reset / devq__defer_take_notify for batch_life.c's pool
+ * and queue_life.c's destroy).  Read by blocker.c, cycle.c, hazard.c
+ * (serial) and issue.c (no_park). */
+struct batch_defer {
+    uint64_t serial;               /* submission order on the device */
+    int no_park;                   /* parking failed: finish it without waiting */
+    int hazard_wait;               /* deferred: an op conflicts with an earlier parked batch */
+    devq_signal *blocked_on;       /* deferred: waiting for this value */
+    uint64_t blocked_value;
+    devq_notify *notify;           /* the resume notify while blocked_on */
+};
+
+/* Device-side value waits the batch holds: written only by value_wait.c
+ * (devq__value_wait_issue, devq__value_wait_batch_done); issue.c reads
+ * them to snapshot a gate, batch_life.c frees the array. */
+struct batch_value_waits {
+    struct devq_value_slot **slots;
+    uint32_t nslots, capslots;
+};
+
 /* The batch's verdict as its callbacks walk it, op by op in stream order.
  * Written only by batch_walk.c (devq__batch_walk*, and
  * devq__batch_walk_reset when the pool hands the batch out); completion.c
@@ -151,7 +187,6 @@ struct batch_failure {
 struct batch {
     struct devq_queue *q;
     uint64_t seq;                  /* 1-based number on its queue */
-    uint64_t serial;               /* submission order on the device (device lock) */
     struct op *ops;
     uint32_t nops, capops;
     /* Kernel arguments as the backend takes them, built at record time
@@ -163,22 +198,10 @@ struct batch {
     uint32_t nuses, capuses;
     unsigned char *bytes;
     size_t nbytes, capbytes;
-    struct gate_wait *gate;        /* aligned signal waits to re-check on the device */
-    uint32_t ngate, capgate;
-    struct devq_value_slot **slots;   /* device-side waits (value_wait.c) */
-    uint32_t nslots, capslots;
-    /* Issue state (device lock). */
-    uint32_t next_op;              /* first op not yet issued */
-    uint32_t park_at;              /* the op issue stopped at to park (issue.c) */
-    int no_park;                   /* parking failed: finish it without waiting */
-    int hazard_wait;               /* deferred: an op conflicts with an earlier parked batch */
-    devq_signal *blocked_on;       /* deferred: waiting for this value */
-    uint64_t blocked_value;
-    uint32_t parked_uses;          /* buffer uses registered in hazard.c */
-    int traced;
-    devq_notify *notify;
-    uint64_t *marks;               /* DEVQ_TRACE: op start times, [nops] = end */
-    uint32_t capmarks;
+    struct batch_value_waits vw;
+    struct batch_issue issue;
+    struct batch_defer defer;
+    uint32_t parked_uses;          /* buffer uses registered; written by hazard.c only */
     /* Host callbacks that still point into this batch, plus one for its
      * completion: the last to let go recycles it, so a batch completed
      * early (its end callback could not be queued) outlives the

@@ -13,11 +13,14 @@
 #include "batch_life.h"
 #include "batch_walk.h"
 #include "buffer.h"
+#include "defer.h"
 #include "error.h"
 #include "hazard.h"
+#include "issue.h"
 #include "queue.h"
 #include "signal_int.h"
 #include "timestamp.h"
+#include "value_wait.h"
 
 struct batch *devq__batch_get(struct devq_queue *q)
 {
@@ -45,18 +48,16 @@ struct batch *devq__batch_get(struct devq_queue *q)
         memset(b, 0, sizeof *b);
     }
     b->q = q;
-    b->nops = b->nargs = b->nuses = b->ngate = b->nslots = 0;
+    b->nops = b->nargs = b->nuses = 0;
     b->nbytes = 0;
-    b->next_op = 0;
     b->fail.error = 0;
-    b->no_park = 0;
     b->fail.cause[0] = 0;
+    /* Each part of the batch is reset by the file that writes it (batch.h). */
+    devq__issue_reset(b);
+    devq__value_wait_batch_reset(b);
+    devq__defer_reset(b);
+    devq__hazard_batch_reset(b);
     devq__batch_walk_reset(b);
-    b->blocked_on = NULL;
-    b->hazard_wait = 0;
-    b->parked_uses = 0;
-    b->notify = NULL;
-    b->traced = 0;
     atomic_store_explicit(&b->cb_refs, 1, memory_order_relaxed);
     b->next = NULL;
     return b;
@@ -77,10 +78,10 @@ void devq__batch_free(struct batch *b)
     free(b->args);
     free(b->uses);
     free(b->bytes);
-    free(b->gate);
-    free(b->slots);
+    free(b->issue.gate);
+    free(b->vw.slots);
     devq__ref_set_fini(&b->held);
-    free(b->marks);
+    free(b->issue.marks);
     free(b);
 }
 
@@ -159,7 +160,7 @@ void devq__batch_force(struct batch *b, int err, const char *fmt, ...)
     if (b->fail.error)
         return;
     b->fail.error = err;
-    b->fail.from = b->next_op;
+    b->fail.from = b->issue.next_op;
     char chain[DEVQ_CAUSE_MAX + 256];
     va_list ap;
     va_start(ap, fmt);

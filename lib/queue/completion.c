@@ -14,6 +14,7 @@
 #include "buffer_fail.h"
 #include "completion.h"
 #include "error.h"
+#include "issue.h"
 #include "kernel.h"
 #include "log.h"
 #include "mem.h"
@@ -188,14 +189,14 @@ int devq__trace_mark_cb(void *arg, int status)
  * next op's mark (or the batch end). */
 void devq__trace_batch(struct batch *b)
 {
-    b->marks[b->nops] = devq__trace_now();
+    b->issue.marks[b->nops] = devq__trace_now();
     for (uint32_t i = 0; i < b->nops; i++) {
-        if (!b->marks[i])
+        if (!b->issue.marks[i])
             continue;
-        uint64_t end = b->marks[b->nops];
+        uint64_t end = b->issue.marks[b->nops];
         for (uint32_t j = i + 1; j < b->nops; j++)
-            if (b->marks[j]) {
-                end = b->marks[j];
+            if (b->issue.marks[j]) {
+                end = b->issue.marks[j];
                 break;
             }
         const struct op *o = &b->ops[i];
@@ -203,32 +204,32 @@ void devq__trace_batch(struct batch *b)
         case OP_EXEC: {
             char name[DEVQ_NAME_MAX + 1];
             devq__kernel_slice_name(o->u.exec.k, name, sizeof name);
-            devq__trace_slice(b->q->dev, b->q->name.number, name, "batch", b->seq, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, name, "batch", b->seq, b->issue.marks[i], end);
             break;
         }
         case OP_COPY:
-            devq__trace_slice(b->q->dev, b->q->name.number, "copy", "bytes", o->u.copy.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "copy", "bytes", o->u.copy.n, b->issue.marks[i], end);
             break;
         case OP_FILL:
-            devq__trace_slice(b->q->dev, b->q->name.number, "fill", "bytes", o->u.fill.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "fill", "bytes", o->u.fill.n, b->issue.marks[i], end);
             break;
         case OP_WRITE:
-            devq__trace_slice(b->q->dev, b->q->name.number, "write (host to device)", "bytes", o->u.xfer.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "write (host to device)", "bytes", o->u.xfer.n, b->issue.marks[i], end);
             break;
         case OP_READ:
-            devq__trace_slice(b->q->dev, b->q->name.number, "read (device to host)", "bytes", o->u.xfer.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "read (device to host)", "bytes", o->u.xfer.n, b->issue.marks[i], end);
             break;
         case OP_HOST_FN:
-            devq__trace_slice(b->q->dev, b->q->name.number, "host fn", "batch", b->seq, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "host fn", "batch", b->seq, b->issue.marks[i], end);
             break;
         case OP_WORK:
-            devq__trace_slice(b->q->dev, b->q->name.number, "channel op", "batch", b->seq, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "channel op", "batch", b->seq, b->issue.marks[i], end);
             break;
         default:
             break;
         }
     }
-    b->traced = 0;
+    devq__issue_trace_done(b);
 }
 
 /* Deliver a batch's verdict: its signals, the queue's first failure. */
@@ -261,7 +262,7 @@ static void batch_done(struct batch *b, int err, const char *cause)
 int devq__end_cb(void *arg, int status)
 {
     struct batch *b = arg;
-    if (b->traced)
+    if (b->issue.traced)
         devq__trace_batch(b);
     int err = devq__batch_walk(b, b->nops, status, 1);
     batch_done(b, err, b->walk.cause);

@@ -62,7 +62,7 @@ int devq__hazard_park(struct batch *b)
     if (b->parked_uses)
         return 0;             /* its unissued uses are registered already */
     /* The unissued ops' uses are one slice of the flat list. */
-    uint32_t from = b->next_op < b->nops ? b->ops[b->next_op].first_use : b->nuses;
+    uint32_t from = b->issue.next_op < b->nops ? b->ops[b->issue.next_op].first_use : b->nuses;
     for (uint32_t k = from; k < b->nuses; k++) {
         int r = add_use(b, b->uses[k].buf, b->uses[k].access);
         if (r < 0) {
@@ -104,7 +104,7 @@ static int find_use(const struct batch *b, devq_buffer *buf, enum devq_access ac
         enum devq_access theirs;
         /* Same queue: FIFO order covers it.  Later batches: they order
          * after this one when they are issued. */
-        if (e->b->q == b->q || e->b->serial > b->serial || !conflicts(e, acc, &theirs))
+        if (e->b->q == b->q || e->b->defer.serial > b->defer.serial || !conflicts(e, acc, &theirs))
             continue;
         *out = (struct devq_hazard){ .owner = e->b, .buf = buf, .mine = acc, .theirs = theirs };
         return 1;
@@ -127,5 +127,12 @@ int devq__hazard_blocker(const struct batch *b, struct devq_hazard *out)
 {
     /* A hazard wait parks a batch at the conflicting op: only that op
      * holds it (later ones are checked as the batch gets there). */
-    return b->next_op < b->nops && devq__hazard_find(b, &b->ops[b->next_op], out);
+    return b->issue.next_op < b->nops && devq__hazard_find(b, &b->ops[b->issue.next_op], out);
+}
+
+/* A batch the pool hands out has no parked use (batch_life.c calls this;
+ * parked_uses is written here only). */
+void devq__hazard_batch_reset(struct batch *b)
+{
+    b->parked_uses = 0;
 }

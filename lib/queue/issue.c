@@ -35,9 +35,9 @@ static const char *dev_name(const struct devq_device *dev, char *buf, size_t cap
 
 static int gate_push(struct batch *b, devq_signal *s, uint64_t v)
 {
-    if (b->ngate == b->capgate && DEVQ_GROW(b->gate, b->capgate, 4) < 0)
+    if (b->issue.ngate == b->issue.capgate && DEVQ_GROW(b->issue.gate, b->issue.capgate, 4) < 0)
         return devq__err(-ENOMEM, "out of memory");
-    b->gate[b->ngate++] = (struct gate_wait){ s, v };
+    b->issue.gate[b->issue.ngate++] = (struct gate_wait){ s, v };
     return 0;
 }
 
@@ -245,19 +245,19 @@ static void mark_end_signals(struct batch *b)
 
 static struct gate_rec *gate_snapshot(struct batch *b)
 {
-    struct gate_rec *g = malloc(sizeof *g + b->ngate * sizeof *g->sig + b->nslots * sizeof *g->slot);
+    struct gate_rec *g = malloc(sizeof *g + b->issue.ngate * sizeof *g->sig + b->vw.nslots * sizeof *g->slot);
     if (!g)
         return NULL;
     g->b = b;
-    g->from = b->next_op;
-    g->nsig = b->ngate;
-    g->nslot = b->nslots;
+    g->from = b->issue.next_op;
+    g->nsig = b->issue.ngate;
+    g->nslot = b->vw.nslots;
     g->sig = (struct gate_wait *)(g + 1);
     g->slot = (struct devq_value_slot **)(g->sig + g->nsig);
     if (g->nsig)
-        memcpy(g->sig, b->gate, g->nsig * sizeof *g->sig);
+        memcpy(g->sig, b->issue.gate, g->nsig * sizeof *g->sig);
     if (g->nslot)          /* b->slots is NULL until a device-side wait */
-        memcpy(g->slot, b->slots, g->nslot * sizeof *g->slot);
+        memcpy(g->slot, b->vw.slots, g->nslot * sizeof *g->slot);
     return g;
 }
 
@@ -268,15 +268,15 @@ static int is_work(uint8_t k)
 
 static int trace_prepare(struct batch *b)
 {
-    if (b->capmarks < b->nops + 1) {
-        uint64_t *m = realloc(b->marks, (b->nops + 1) * sizeof *m);
+    if (b->issue.capmarks < b->nops + 1) {
+        uint64_t *m = realloc(b->issue.marks, (b->nops + 1) * sizeof *m);
         if (!m)
             return -ENOMEM;
-        b->marks = m;
-        b->capmarks = b->nops + 1;
+        b->issue.marks = m;
+        b->issue.capmarks = b->nops + 1;
     }
-    if (b->next_op == 0 || !b->traced)
-        memset(b->marks, 0, (b->nops + 1) * sizeof *b->marks);
+    if (b->issue.next_op == 0 || !b->issue.traced)
+        memset(b->issue.marks, 0, (b->nops + 1) * sizeof *b->issue.marks);
     return 0;
 }
 
@@ -396,7 +396,7 @@ static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, 
         return STOP_PARK;
     /* A device-side wait sits where the wait was recorded: the host may
      * set the value only after seeing earlier ops. */
-    if (work_between(b, b->next_op, i))
+    if (work_between(b, b->issue.next_op, i))
         return STOP_SPLIT;
     begin_unit(q, began);          /* the wait belongs to this unit */
     int nr = devq__value_wait_issue(q, b, s, v);
@@ -422,7 +422,7 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                               uint32_t *split_at)
 {
     *park_at = *split_at = UINT32_MAX;
-    for (uint32_t i = b->next_op; i < b->nops; i++) {
+    for (uint32_t i = b->issue.next_op; i < b->nops; i++) {
         const struct op *o = &b->ops[i];
         /* Hazards exist only while some batch is parked: one load. */
         int hazards = devq__hazard_any(q->dev);
@@ -431,7 +431,7 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
              * failed): like a write that ran, it waits for the uses of
              * batches submitted before it that are still parked, or it
              * would fail a buffer under a reader that comes first. */
-            if (hazards && !b->no_park && resolve_hazard(q, b, o) == STOP_PARK) {
+            if (hazards && !b->defer.no_park && resolve_hazard(q, b, o) == STOP_PARK) {
                 *park_at = i;
                 return i;
             }
@@ -461,21 +461,21 @@ int devq__issue(struct devq_queue *q, struct batch *b)
     struct devq_stream *st = &q->stream;
     const struct devq_backend_ops *ops = dev->ops;
     int began, r = 0, sync_err = 0;
-    if (b->next_op == 0)
+    if (b->issue.next_op == 0)
         mark_end_signals(b);
     uint32_t defer_at, split_at, stop, from;
     const struct op *work_out = NULL;      /* the batch's last stream work out */
 again:
     began = 0;
-    from = b->next_op;
-    b->ngate = 0;
+    from = b->issue.next_op;
+    b->issue.ngate = 0;
     stop = resolve_waits(q, b, &began, &defer_at, &split_at);
-    if (!b->fail.error && stop > b->next_op && !began) {
+    if (!b->fail.error && stop > b->issue.next_op && !began) {
         devq__tracker_begin(dev->tracker, st->id);
         began = 1;
     }
     struct gate_rec *g = NULL;
-    if (!b->fail.error && b->ngate && !(g = gate_snapshot(b))) {
+    if (!b->fail.error && b->issue.ngate && !(g = gate_snapshot(b))) {
         sync_err = -ENOMEM;
         devq__batch_force(b, -ENOMEM, "%s batch %llu: out of memory", devq__queue_label(q).s, (unsigned long long)b->seq);
     }
@@ -484,14 +484,14 @@ again:
         sync_err = r;
         devq__batch_force(b, r, "%s batch %llu: %s", devq__queue_label(q).s, (unsigned long long)b->seq, devq_errmsg());
     }
-    if (devq__trace_on() && !b->fail.error && stop > b->next_op && trace_prepare(b) == 0)
-        b->traced = 1;
+    if (devq__trace_on() && !b->fail.error && stop > b->issue.next_op && trace_prepare(b) == 0)
+        b->issue.traced = 1;
     /* The unit the ops below are bound in (begun above when any goes out). */
     struct devq_use here = began ? devq__tracker_here(dev->tracker, st->id) : (struct devq_use){ 0 };
     int level = devq__log_level();
-    for (uint32_t i = b->next_op; i < stop; i++) {
+    for (uint32_t i = b->issue.next_op; i < stop; i++) {
         struct op *o = &b->ops[i];
-        b->next_op = i;
+        b->issue.next_op = i;
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
          * signal another queue waits for, say) do not wait too. */
@@ -504,8 +504,8 @@ again:
             bind_skipped(b, o, &began);
         } else if (b->fail.error)
             bind_skipped(b, o, &began);
-        if (b->traced && !b->fail.error && is_work(o->kind))
-            ops->host_fn(st->pl, devq__trace_mark_cb, &b->marks[i]);
+        if (b->issue.traced && !b->fail.error && is_work(o->kind))
+            ops->host_fn(st->pl, devq__trace_mark_cb, &b->issue.marks[i]);
         if (!b->fail.error && (r = issue_op(dev, st, b, o)) < 0) {
             if (r == -ENODEV)
                 devq__device_set_lost(dev, devq_errmsg());
@@ -517,18 +517,18 @@ again:
         }
         devq__op_issued(b, o);      /* its buffer uses are settled either way */
     }
-    b->next_op = stop;
+    b->issue.next_op = stop;
     if (stop > from && stop < b->nops && (split_at != UINT32_MAX || defer_at != UINT32_MAX))
         end_portion(dev, st, b, stop);
     if (split_at != UINT32_MAX && !b->fail.error)
         goto again;          /* the ops before the device wait are out: place it */
     if (defer_at != UINT32_MAX) {
-        b->park_at = defer_at;
+        b->issue.park_at = defer_at;
         return DEVQ_ISSUE_PARK;      /* defer.c parks it; the rest goes out when it resumes */
     }
-    for (; b->next_op < b->nops; b->next_op++) {    /* forced: the rest is skipped */
-        bind_skipped(b, &b->ops[b->next_op], &began);
-        devq__op_issued(b, &b->ops[b->next_op]);
+    for (; b->issue.next_op < b->nops; b->issue.next_op++) {    /* forced: the rest is skipped */
+        bind_skipped(b, &b->ops[b->issue.next_op], &began);
+        devq__op_issued(b, &b->ops[b->issue.next_op]);
     }
     q->issued_seq = b->seq;
     /* After this call the batch belongs to the end callback. */
@@ -545,4 +545,19 @@ again:
     if (sync_err == -ENODEV)
         devq__device_set_lost(dev, devq__errmsg_peek());
     return sync_err;
+}
+
+/* A batch the pool hands out: nothing issued, no gate, not traced
+ * (batch_life.c calls this; the issue state is written here only). */
+void devq__issue_reset(struct batch *b)
+{
+    b->issue.ngate = 0;
+    b->issue.next_op = 0;
+    b->issue.traced = 0;
+}
+
+/* The end callback turned the marks into trace slices. */
+void devq__issue_trace_done(struct batch *b)
+{
+    b->issue.traced = 0;
 }

@@ -11,5 +11,9 @@ struct batch;
  * batch is done either way). */
 #define DEVQ_ISSUE_PARK 1
 int  devq__issue(struct devq_queue *q, struct batch *b);
+/* The issue state's other writers (batch.h): a batch the pool hands out,
+ * and the end callback once it traced the batch's marks. */
+void devq__issue_reset(struct batch *b);
+void devq__issue_trace_done(struct batch *b);
 
 #endif
