@@ -116,6 +116,27 @@ struct op {
 
 
 
+/* What was recorded: the ops, their kernel arguments, buffer uses and
+ * bytes.  Written only by record.c, under the recorder role (it empties a
+ * batch it takes from the pool), like use_memo below; read by every file that issues, walks or
+ * completes the batch, once submit has handed it over.  Two exceptions,
+ * to the contents and not the fields: issue.c points a value argument's
+ * `value` at its bytes (args[i].value), and batch_life.c frees the arrays
+ * with the batch. */
+struct batch_record {
+    struct op *ops;
+    uint32_t nops, capops;
+    /* Kernel arguments as the backend takes them, built at record time
+     * (a buffer's device pointer is fixed for its life); a value's
+     * `value` holds its offset in bytes until issue points it there. */
+    struct devq_pl_arg *args;
+    uint32_t nargs, capargs;
+    struct buffer_use *uses;       /* every op's buffer uses, in op order */
+    uint32_t nuses, capuses;
+    unsigned char *bytes;
+    size_t nbytes, capbytes;
+};
+
 /* Issue state (device lock): written only by issue.c (devq__issue, and
  * devq__issue_reset / devq__issue_trace_done for batch_life.c's pool and
  * completion.c's end callback).  Read by defer.c, hazard.c, cycle.c and
@@ -185,19 +206,18 @@ struct batch_failure {
  * the two cause strings (written only on failure, but reset with their
  * first byte) come last.  Batches are allocated on a cache line. */
 struct batch {
+    /* The fields outside a sub-struct: q is set by batch_life.c when the
+     * pool hands the batch out; seq is numbered under the recorder role by
+     * record.c at submit, or by inline.c for a batch it completes at
+     * submit; cb_refs is a reference count (batch_life.c sets it, issue.c
+     * takes one per callback queued, completion.c drops them); next links
+     * the batch into whichever list holds it (the pool's free lists in
+     * batch_life.c, the deferred FIFO in defer.c, completion.c's
+     * completed-ahead list, inline.c's hand-back); held is filled by
+     * record.c and released by batch_life.c or inline.c. */
     struct devq_queue *q;
     uint64_t seq;                  /* 1-based number on its queue */
-    struct op *ops;
-    uint32_t nops, capops;
-    /* Kernel arguments as the backend takes them, built at record time
-     * (a buffer's device pointer is fixed for its life); a value's
-     * `value` holds its offset in bytes until issue points it there. */
-    struct devq_pl_arg *args;
-    uint32_t nargs, capargs;
-    struct buffer_use *uses;       /* every op's buffer uses, in op order */
-    uint32_t nuses, capuses;
-    unsigned char *bytes;
-    size_t nbytes, capbytes;
+    struct batch_record rec;
     struct batch_value_waits vw;
     struct batch_issue issue;
     struct batch_defer defer;
@@ -211,7 +231,9 @@ struct batch {
     /* One reference to each buffer and kernel the ops use (record.c);
      * dropped when the batch completes. */
     struct devq_ref_set held;
-    struct use_memo use_memo[DEVQ_USE_MEMO];   /* recording only (record.c) */
+    /* Recording only, written by record.c (out of rec to keep it off the
+     * lines every batch resets). */
+    struct use_memo use_memo[DEVQ_USE_MEMO];
     /* Written on failure only, but reset with their first bytes. */
     struct batch_walk_state walk;
     struct batch_failure fail;
@@ -221,7 +243,7 @@ struct batch {
 /* The buffers op o of b uses (o->nuses of them). */
 static inline const struct buffer_use *devq__op_uses(const struct batch *b, const struct op *o)
 {
-    return o->nuses ? &b->uses[o->first_use] : NULL;    /* an op of no buffer: uses may be NULL */
+    return o->nuses ? &b->rec.uses[o->first_use] : NULL;    /* an op of no buffer: uses may be NULL */
 }
 
 /* The group flags of OP_WORK op o (DEVQ_WORK_MORE/CONT) and its group's
@@ -229,11 +251,11 @@ static inline const struct buffer_use *devq__op_uses(const struct batch *b, cons
 static inline unsigned devq__work_group(const struct batch *b, const struct op *o, const struct op **head)
 {
     unsigned group = 0;
-    const struct op *next = (uint32_t)(o - b->ops) + 1 < b->nops ? o + 1 : NULL;
+    const struct op *next = (uint32_t)(o - b->rec.ops) + 1 < b->rec.nops ? o + 1 : NULL;
     if (next && next->kind == OP_WORK && next->u.work.run == o->u.work.run && next->u.work.key == o->u.work.key)
         group |= DEVQ_WORK_MORE;
     const struct op *h = o;
-    while (h > b->ops && h[-1].kind == OP_WORK && h[-1].u.work.run == o->u.work.run &&
+    while (h > b->rec.ops && h[-1].kind == OP_WORK && h[-1].u.work.run == o->u.work.run &&
            h[-1].u.work.key == o->u.work.key)
         h--;
     if (h != o)

@@ -48,8 +48,6 @@ struct batch *devq__batch_get(struct devq_queue *q)
         memset(b, 0, sizeof *b);
     }
     b->q = q;
-    b->nops = b->nargs = b->nuses = 0;
-    b->nbytes = 0;
     b->fail.error = 0;
     b->fail.cause[0] = 0;
     /* Each part of the batch is reset by the file that writes it (batch.h). */
@@ -74,10 +72,10 @@ void devq__batch_put(struct devq_queue *q, struct batch *b)
 
 void devq__batch_free(struct batch *b)
 {
-    free(b->ops);
-    free(b->args);
-    free(b->uses);
-    free(b->bytes);
+    free(b->rec.ops);
+    free(b->rec.args);
+    free(b->rec.uses);
+    free(b->rec.bytes);
     free(b->issue.gate);
     free(b->vw.slots);
     devq__ref_set_fini(&b->held);
@@ -89,8 +87,8 @@ void devq__batch_free(struct batch *b)
  * op, from `from_op` on) and its buffers and kernels (held once each). */
 void devq__batch_release_refs(struct batch *b, uint32_t from_op)
 {
-    for (uint32_t i = from_op; i < b->nops; i++) {
-        struct op *o = &b->ops[i];
+    for (uint32_t i = from_op; i < b->rec.nops; i++) {
+        struct op *o = &b->rec.ops[i];
         switch (o->kind) {
         case OP_WAIT:
         case OP_SIGNAL:
@@ -108,8 +106,8 @@ void devq__batch_release_refs(struct batch *b, uint32_t from_op)
 
 void devq__batch_unissue(struct batch *b, uint32_t from)
 {
-    for (uint32_t i = from; i < b->nops; i++)
-        devq__op_issued(b, &b->ops[i]);
+    for (uint32_t i = from; i < b->rec.nops; i++)
+        devq__op_issued(b, &b->rec.ops[i]);
 }
 
 void devq__op_issued(struct batch *b, struct op *o)
@@ -132,9 +130,9 @@ void devq__batch_discard(struct batch *b, int err, const char *cause)
     pthread_mutex_unlock(&q->dev->lock);
     /* Waiters of what the batch would have signalled must not wait forever. */
     if (err)
-        for (uint32_t i = 0; i < b->nops; i++)
-            if (b->ops[i].kind == OP_SIGNAL)
-                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
+        for (uint32_t i = 0; i < b->rec.nops; i++)
+            if (b->rec.ops[i].kind == OP_SIGNAL)
+                devq__signal_fail_cause(b->rec.ops[i].u.sig.s, err, cause);
     devq__batch_release_refs(b, 0);
     devq__batch_put(q, b);
 }
@@ -179,6 +177,6 @@ void devq__batch_force_end(struct batch *b, int err)
                  (unsigned long long)b->seq, devq_errmsg());
     if (!b->fail.error) {
         b->fail.error = err;
-        b->fail.from = b->nops;
+        b->fail.from = b->rec.nops;
     }
 }

@@ -136,8 +136,8 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
      * error is no longer the reason for a later status. */
     if (__builtin_expect(b->q->cb_err != 0, 0))
         b->q->cb_err = 0;
-    if (upto > b->nops)
-        upto = b->nops;
+    if (upto > b->rec.nops)
+        upto = b->rec.nops;
     /* The success path: no failure here and none anywhere to read. */
     if (!b->walk.err && !(final && b->fail.error) && !devq__buffer_any_failed()) {
         if (upto > b->walk.walked)
@@ -145,7 +145,7 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
         return 0;
     }
     for (uint32_t i = b->walk.walked; i < upto; i++) {
-        const struct op *o = &b->ops[i];
+        const struct op *o = &b->rec.ops[i];
         /* Forced errors are read only by the final walk: the issuing
          * thread may still be setting one while earlier callbacks run. */
         if (final && !b->walk.err && b->fail.error && i >= b->fail.from)
@@ -159,7 +159,7 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
     if (upto > b->walk.walked)
         b->walk.walked = upto;
     if (final && !b->walk.err && b->fail.error)
-        walk_fail(b, b->nops, b->fail.error, b->fail.cause);
+        walk_fail(b, b->rec.nops, b->fail.error, b->fail.cause);
     return b->walk.err;
 }
 
@@ -169,9 +169,9 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
 void devq__batch_walk_inline(struct batch *b, int err, const char *cause)
 {
     atomic_store_explicit(&b->walk.inline_done, 1, memory_order_release);
-    for (uint32_t k = 0; k < b->nuses; k++)
-        if (b->uses[k].access & DEVQ_WRITE)
-            devq__buffer_fail(b->uses[k].buf, err, cause, b->uses[k].gen + 1);
+    for (uint32_t k = 0; k < b->rec.nuses; k++)
+        if (b->rec.uses[k].access & DEVQ_WRITE)
+            devq__buffer_fail(b->rec.uses[k].buf, err, cause, b->rec.uses[k].gen + 1);
 }
 
 /* A batch handed out by the pool starts with nothing walked (batch_life.c

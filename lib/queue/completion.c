@@ -108,7 +108,7 @@ int devq__signal_cb(void *arg, int status)
 {
     struct op *o = arg;
     struct batch *b = o->u.sig.owner;
-    int r = devq__batch_walk(b, (uint32_t)(o - b->ops), status, 0);
+    int r = devq__batch_walk(b, (uint32_t)(o - b->rec.ops), status, 0);
     if (r)
         devq__signal_fail_cause(o->u.sig.s, r, b->walk.cause);   /* and keep the rest from running */
     else
@@ -122,7 +122,7 @@ int devq__user_fn_cb(void *arg, int status)
 {
     struct op *o = arg;
     struct batch *b = o->u.host.owner;
-    int r = devq__batch_walk(b, (uint32_t)(o - b->ops), status, 0);
+    int r = devq__batch_walk(b, (uint32_t)(o - b->rec.ops), status, 0);
     if (!r) {
         devq__set_in_host_fn(1);
         o->u.host.fn(o->u.host.arg);
@@ -137,7 +137,7 @@ int devq__work_cb(void *arg, int status)
 {
     struct op *o = arg;
     struct batch *b = o->u.work.owner;
-    uint32_t at = (uint32_t)(o - b->ops);
+    uint32_t at = (uint32_t)(o - b->rec.ops);
     const struct op *head;
     unsigned group = devq__work_group(b, o, &head);
     if (o->u.work.issue) {
@@ -147,11 +147,11 @@ int devq__work_cb(void *arg, int status)
          * stream failure may be an op before the group: the walk fails
          * from the first op not yet walked; a verdict of the group alone
          * fails from the group's first op. */
-        int rr = o->u.work.run(b->bytes + o->u.work.off, status, group, head);
+        int rr = o->u.work.run(b->rec.bytes + o->u.work.off, status, group, head);
         int r;
         if (status)
             r = devq__batch_walk(b, at + 1, rr < 0 ? rr : status, 0);
-        else if ((r = devq__batch_walk(b, (uint32_t)(head - b->ops), 0, 0)) == 0 && rr < 0)
+        else if ((r = devq__batch_walk(b, (uint32_t)(head - b->rec.ops), 0, 0)) == 0 && rr < 0)
             devq__batch_walk_fail(b, rr);
         if (!status)
             r = devq__batch_walk(b, at + 1, 0, 0);
@@ -169,7 +169,7 @@ int devq__work_cb(void *arg, int status)
             r = devq__batch_walk(b, at + 1, 0, 0);
     if (r)
         devq__err_str(r, b->walk.cause);   /* what run may tell others (batch.h) */
-    int rr = o->u.work.run(b->bytes + o->u.work.off, r, group, head);
+    int rr = o->u.work.run(b->rec.bytes + o->u.work.off, r, group, head);
     if (rr < 0 && !r) {
         devq__batch_walk_fail(b, rr);      /* at this op: what it writes fails */
         r = rr;
@@ -189,17 +189,17 @@ int devq__trace_mark_cb(void *arg, int status)
  * next op's mark (or the batch end). */
 void devq__trace_batch(struct batch *b)
 {
-    b->issue.marks[b->nops] = devq__trace_now();
-    for (uint32_t i = 0; i < b->nops; i++) {
+    b->issue.marks[b->rec.nops] = devq__trace_now();
+    for (uint32_t i = 0; i < b->rec.nops; i++) {
         if (!b->issue.marks[i])
             continue;
-        uint64_t end = b->issue.marks[b->nops];
-        for (uint32_t j = i + 1; j < b->nops; j++)
+        uint64_t end = b->issue.marks[b->rec.nops];
+        for (uint32_t j = i + 1; j < b->rec.nops; j++)
             if (b->issue.marks[j]) {
                 end = b->issue.marks[j];
                 break;
             }
-        const struct op *o = &b->ops[i];
+        const struct op *o = &b->rec.ops[i];
         switch (o->kind) {
         case OP_EXEC: {
             char name[DEVQ_NAME_MAX + 1];
@@ -238,22 +238,22 @@ static void batch_done(struct batch *b, int err, const char *cause)
     struct devq_queue *q = b->q;
     struct devq_device *dev = q->dev;
     if (err) {
-        for (uint32_t i = 0; i < b->nops; i++)
-            if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
-                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
+        for (uint32_t i = 0; i < b->rec.nops; i++)
+            if (b->rec.ops[i].kind == OP_SIGNAL && b->rec.ops[i].at_end)
+                devq__signal_fail_cause(b->rec.ops[i].u.sig.s, err, cause);
         /* Signals delivered mid-batch already failed through the latch;
          * those never reached because a sync error stopped issuing: */
-        for (uint32_t i = b->fail.error ? b->fail.from : b->nops; i < b->nops; i++)
-            if (b->ops[i].kind == OP_SIGNAL && !b->ops[i].at_end)
-                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
+        for (uint32_t i = b->fail.error ? b->fail.from : b->rec.nops; i < b->rec.nops; i++)
+            if (b->rec.ops[i].kind == OP_SIGNAL && !b->rec.ops[i].at_end)
+                devq__signal_fail_cause(b->rec.ops[i].u.sig.s, err, cause);
         atomic_fetch_add(&dev->stats.batches_failed, 1);
         devq__queue_record_failure(q, err, cause);
         if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
             devq__log(DEVQ_LOG_BASIC, "%s", cause);
     } else {
-        for (uint32_t i = 0; i < b->nops; i++)
-            if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)   /* b holds it until the unref */
-                devq__signal_advance_held(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
+        for (uint32_t i = 0; i < b->rec.nops; i++)
+            if (b->rec.ops[i].kind == OP_SIGNAL && b->rec.ops[i].at_end)   /* b holds it until the unref */
+                devq__signal_advance_held(b->rec.ops[i].u.sig.s, b->rec.ops[i].u.sig.v);
     }
     devq__mem_reap_soon(dev);   /* earlier stream-ordered frees may be done now */
     devq__batch_unref(b);
@@ -264,7 +264,7 @@ int devq__end_cb(void *arg, int status)
     struct batch *b = arg;
     if (b->issue.traced)
         devq__trace_batch(b);
-    int err = devq__batch_walk(b, b->nops, status, 1);
+    int err = devq__batch_walk(b, b->rec.nops, status, 1);
     batch_done(b, err, b->walk.cause);
     return 0;
 }

@@ -34,8 +34,8 @@ struct step {
 static int produces(struct devq_queue *x, devq_signal *s, uint64_t v, uint64_t *seq)
 {
     for (struct batch *d = x->deferred; d; d = d->next)
-        for (uint32_t i = d->issue.next_op; i < d->nops; i++)
-            if (d->ops[i].kind == OP_SIGNAL && d->ops[i].u.sig.s == s && d->ops[i].u.sig.v >= v) {
+        for (uint32_t i = d->issue.next_op; i < d->rec.nops; i++)
+            if (d->rec.ops[i].kind == OP_SIGNAL && d->rec.ops[i].u.sig.s == s && d->rec.ops[i].u.sig.v >= v) {
                 *seq = d->seq;
                 return 1;
             }

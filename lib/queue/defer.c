@@ -62,7 +62,7 @@ static int defer_hazard(struct devq_queue *q, struct batch *b)
  * hazard noted).  0, or an error with b forced to fail. */
 static int park(struct devq_queue *q, struct batch *b)
 {
-    const struct op *w = &b->ops[b->issue.park_at];
+    const struct op *w = &b->rec.ops[b->issue.park_at];
     int r = devq__hazard_park(b);
     if (r < 0) {
         devq__batch_force(b, r, "%s batch %llu: cannot defer: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
@@ -157,12 +157,12 @@ void devq__drain_deferred(struct devq_queue *q)
  * Checked first so that long FIFOs do not pay a cycle search per batch. */
 static int signals_awaited(struct devq_device *dev, const struct batch *b)
 {
-    for (uint32_t i = 0; i < b->nops; i++) {
-        if (b->ops[i].kind != OP_SIGNAL)
+    for (uint32_t i = 0; i < b->rec.nops; i++) {
+        if (b->rec.ops[i].kind != OP_SIGNAL)
             continue;
         for (struct devq_queue *x = dev->qs->queues; x; x = x->next)
-            if (x != b->q && x->deferred && x->deferred->defer.blocked_on == b->ops[i].u.sig.s &&
-                b->ops[i].u.sig.v >= x->deferred->defer.blocked_value)
+            if (x != b->q && x->deferred && x->deferred->defer.blocked_on == b->rec.ops[i].u.sig.s &&
+                b->rec.ops[i].u.sig.v >= x->deferred->defer.blocked_value)
                 return 1;
     }
     return 0;

@@ -71,7 +71,7 @@ static int bind_op(struct batch *b, const struct op *o, const struct devq_use *h
 {
     struct devq_device *dev = b->q->dev;
     uint32_t sid = b->q->stream.id;
-    struct buffer_use *u = o->nuses ? &b->uses[o->first_use] : NULL;
+    struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
     for (uint32_t k = 0; k < o->nuses; k++)      /* numbered in the order they run (buffer.h) */
         u[k].gen = devq__buffer_bind_gen(u[k].buf, u[k].access);
     for (uint32_t k = 0; k < o->nuses; k++) {
@@ -94,7 +94,7 @@ static void work_skipped(struct batch *b, const struct op *o)
     if (o->kind == OP_WORK && o->u.work.issue) {
         const struct op *head;
         unsigned group = devq__work_group(b, o, &head) | DEVQ_WORK_SKIPPED;
-        o->u.work.run(b->bytes + o->u.work.off, b->fail.error, group, head);
+        o->u.work.run(b->rec.bytes + o->u.work.off, b->fail.error, group, head);
     }
 }
 
@@ -107,7 +107,7 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
         devq__tracker_begin(b->q->dev->tracker, b->q->stream.id);
         *began = 1;
     }
-    struct buffer_use *u = o->nuses ? &b->uses[o->first_use] : NULL;
+    struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
     for (uint32_t k = 0; k < o->nuses; k++)
         if (u[k].access & DEVQ_WRITE) {  /* best effort: the batch failed already */
             u[k].gen = devq__buffer_bind_gen(u[k].buf, DEVQ_WRITE);
@@ -121,7 +121,7 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
 static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)
 {
     uint32_t n = o->u.exec.nargs;
-    const struct devq_pl_arg *args = n ? &b->args[o->u.exec.first_arg] : NULL;
+    const struct devq_pl_arg *args = n ? &b->rec.args[o->u.exec.first_arg] : NULL;
     if (!o->u.exec.values)
         return dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, args, n);
     struct devq_pl_arg stack_args[16], *pa = stack_args;
@@ -130,7 +130,7 @@ static int launch(struct devq_device *dev, struct devq_stream *st, struct batch 
     for (uint32_t a = 0; a < n; a++) {
         pa[a] = args[a];
         if (!pa[a].is_buffer)
-            pa[a].value = b->bytes + (uintptr_t)pa[a].value;
+            pa[a].value = b->rec.bytes + (uintptr_t)pa[a].value;
     }
     int r = dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, pa, n);
     if (pa != stack_args)
@@ -155,14 +155,14 @@ static int issue_stream_work(struct devq_stream *st, struct batch *b, struct op 
 {
     const struct op *head;
     unsigned group = devq__work_group(b, o, &head);
-    int r = o->u.work.issue(b->bytes + o->u.work.off, st->pl, group, head);
+    int r = o->u.work.issue(b->rec.bytes + o->u.work.off, st->pl, group, head);
     if (r < 0 || (group & DEVQ_WORK_MORE))
         return r;
     if ((r = enqueue_cb(b->q->dev->ops, st, devq__work_cb, o, b)) < 0) {
         /* The group is out but its completion cannot be queued (the
          * device failed under it, say): the upper layer's verdict now,
          * with its message, is the cause the batch fails with. */
-        int rr = o->u.work.run(b->bytes + o->u.work.off, r, group, head);
+        int rr = o->u.work.run(b->rec.bytes + o->u.work.off, r, group, head);
         return rr < 0 ? rr : r;
     }
     return 0;
@@ -179,7 +179,7 @@ static void force_issue_failure(struct batch *b, const struct op *w, int r, cons
     if (w) {
         const struct op *head;
         unsigned group = devq__work_group(b, w, &head) | DEVQ_WORK_PROBE;
-        int pr = w->u.work.run(b->bytes + w->u.work.off, r, group, head);
+        int pr = w->u.work.run(b->rec.bytes + w->u.work.off, r, group, head);
         if (pr < 0) {
             devq__batch_force(b, pr, "%s batch %llu on %s: %s; then: %s", devq__queue_label(b->q).s,
                               (unsigned long long)b->seq, where, devq__errmsg_peek(), issue_msg);
@@ -233,14 +233,14 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
 static void mark_end_signals(struct batch *b)
 {
     int32_t last_work = -1;
-    for (uint32_t i = 0; i < b->nops; i++) {
-        uint8_t k = b->ops[i].kind;
+    for (uint32_t i = 0; i < b->rec.nops; i++) {
+        uint8_t k = b->rec.ops[i].kind;
         if (k != OP_WAIT && k != OP_SIGNAL && k != OP_BARRIER && k != OP_ALIGN && k != OP_TIMESTAMP)
             last_work = (int32_t)i;
     }
-    for (uint32_t i = 0; i < b->nops; i++)
-        if (b->ops[i].kind == OP_SIGNAL)
-            b->ops[i].at_end = (int32_t)i > last_work;
+    for (uint32_t i = 0; i < b->rec.nops; i++)
+        if (b->rec.ops[i].kind == OP_SIGNAL)
+            b->rec.ops[i].at_end = (int32_t)i > last_work;
 }
 
 static struct gate_rec *gate_snapshot(struct batch *b)
@@ -268,15 +268,15 @@ static int is_work(uint8_t k)
 
 static int trace_prepare(struct batch *b)
 {
-    if (b->issue.capmarks < b->nops + 1) {
-        uint64_t *m = realloc(b->issue.marks, (b->nops + 1) * sizeof *m);
+    if (b->issue.capmarks < b->rec.nops + 1) {
+        uint64_t *m = realloc(b->issue.marks, (b->rec.nops + 1) * sizeof *m);
         if (!m)
             return -ENOMEM;
         b->issue.marks = m;
-        b->issue.capmarks = b->nops + 1;
+        b->issue.capmarks = b->rec.nops + 1;
     }
     if (b->issue.next_op == 0 || !b->issue.traced)
-        memset(b->issue.marks, 0, (b->nops + 1) * sizeof *b->issue.marks);
+        memset(b->issue.marks, 0, (b->rec.nops + 1) * sizeof *b->issue.marks);
     return 0;
 }
 
@@ -300,7 +300,7 @@ static void end_portion(struct devq_device *dev, struct devq_stream *st, struct 
 static int work_between(const struct batch *b, uint32_t from, uint32_t to)
 {
     for (uint32_t i = from; i < to; i++)
-        if (b->ops[i].kind != OP_WAIT && b->ops[i].kind != OP_ALIGN)
+        if (b->rec.ops[i].kind != OP_WAIT && b->rec.ops[i].kind != OP_ALIGN)
             return 1;
     return 0;
 }
@@ -351,8 +351,8 @@ static enum resolved resolve_align(struct devq_queue *q, struct batch *b, const 
 static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, uint32_t i, int *began)
 {
     struct devq_device *dev = q->dev;
-    devq_signal *s = b->ops[i].u.sig.s;
-    uint64_t v = b->ops[i].u.sig.v;
+    devq_signal *s = b->rec.ops[i].u.sig.s;
+    uint64_t v = b->rec.ops[i].u.sig.v;
     char why[DEVQ_CAUSE_MAX], dn[48];
     int st = devq__signal_wait_verdict(s, v, why, sizeof why);
     if (st) {
@@ -422,8 +422,8 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                               uint32_t *split_at)
 {
     *park_at = *split_at = UINT32_MAX;
-    for (uint32_t i = b->issue.next_op; i < b->nops; i++) {
-        const struct op *o = &b->ops[i];
+    for (uint32_t i = b->issue.next_op; i < b->rec.nops; i++) {
+        const struct op *o = &b->rec.ops[i];
         /* Hazards exist only while some batch is parked: one load. */
         int hazards = devq__hazard_any(q->dev);
         if (b->fail.error) {
@@ -452,7 +452,7 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
         }
         /* STOP_FORCED: the rest is skipped, hazards still checked. */
     }
-    return b->nops;
+    return b->rec.nops;
 }
 
 int devq__issue(struct devq_queue *q, struct batch *b)
@@ -490,7 +490,7 @@ again:
     struct devq_use here = began ? devq__tracker_here(dev->tracker, st->id) : (struct devq_use){ 0 };
     int level = devq__log_level();
     for (uint32_t i = b->issue.next_op; i < stop; i++) {
-        struct op *o = &b->ops[i];
+        struct op *o = &b->rec.ops[i];
         b->issue.next_op = i;
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
@@ -518,7 +518,7 @@ again:
         devq__op_issued(b, o);      /* its buffer uses are settled either way */
     }
     b->issue.next_op = stop;
-    if (stop > from && stop < b->nops && (split_at != UINT32_MAX || defer_at != UINT32_MAX))
+    if (stop > from && stop < b->rec.nops && (split_at != UINT32_MAX || defer_at != UINT32_MAX))
         end_portion(dev, st, b, stop);
     if (split_at != UINT32_MAX && !b->fail.error)
         goto again;          /* the ops before the device wait are out: place it */
@@ -526,9 +526,9 @@ again:
         b->issue.park_at = defer_at;
         return DEVQ_ISSUE_PARK;      /* defer.c parks it; the rest goes out when it resumes */
     }
-    for (; b->issue.next_op < b->nops; b->issue.next_op++) {    /* forced: the rest is skipped */
-        bind_skipped(b, &b->ops[b->issue.next_op], &began);
-        devq__op_issued(b, &b->ops[b->issue.next_op]);
+    for (; b->issue.next_op < b->rec.nops; b->issue.next_op++) {    /* forced: the rest is skipped */
+        bind_skipped(b, &b->rec.ops[b->issue.next_op], &began);
+        devq__op_issued(b, &b->rec.ops[b->issue.next_op]);
     }
     q->issued_seq = b->seq;
     /* After this call the batch belongs to the end callback. */
