@@ -2,13 +2,14 @@
 # The queue layer (lib/queue/): queues, batches, recording, issue and
 # deferral, hazards, cycles, completion, buffers, kernels, timestamps.
 libdevq_core_la_SOURCES += \
-	lib/queue/queue.c lib/queue/queue.h lib/queue/batch.c lib/queue/batch.h \
+	lib/queue/queue_life.c lib/queue/queue_life.h lib/queue/queue.h lib/queue/cause.h lib/queue/batch_life.c lib/queue/batch_life.h lib/queue/batch.h \
 	lib/queue/buffer.h lib/queue/kernel.h lib/queue/timestamp.h lib/queue/completion.h \
-	lib/queue/record.c lib/queue/issue.c lib/queue/defer.c lib/queue/align.c \
-	lib/queue/hazard.c lib/queue/hazard.h lib/queue/completion.c lib/queue/cycle.c lib/queue/blocker.c lib/queue/blocker.h \
-	lib/queue/buffer.c lib/queue/buffer_fail.c lib/queue/batch_walk.c lib/queue/kernel.c lib/queue/kernel_args.c \
-	lib/queue/barrier.c lib/queue/timestamp.c lib/queue/value_wait.c lib/queue/value_wait.h \
-	lib/queue/synchronize.c lib/queue/inline.c
+	lib/queue/record.c lib/queue/record.h lib/queue/issue.c lib/queue/issue.h lib/queue/defer.c lib/queue/defer.h lib/queue/align.c lib/queue/align.h \
+	lib/queue/hazard.c lib/queue/hazard.h lib/queue/completion.c lib/queue/cycle.c lib/queue/cycle.h lib/queue/blocker.c lib/queue/blocker.h \
+	lib/queue/buffer.c lib/queue/buffer_fail.c lib/queue/buffer_fail.h lib/queue/batch_walk.c lib/queue/batch_walk.h \
+	lib/queue/kernel.c lib/queue/kernel_args.c lib/queue/kernel_args.h \
+	lib/queue/barrier.c lib/queue/timestamp.c lib/queue/timestamp_record.c lib/queue/value_wait.c lib/queue/value_wait.h \
+	lib/queue/synchronize.c lib/queue/inline.c lib/queue/inline.h
 
 # The backend-agnostic conformance suites: one binary, run once per backend
 # by the tests/conformance-<backend> wrappers (DEVQ_TEST_DEVICE picks it).

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "buffer.h"
+#include "buffer_fail.h"
 #include "check_main.h"
 
 static devq_buffer *fresh(void)

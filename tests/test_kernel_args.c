@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "error.h"
+#include "kernel.h"
+#include "kernel_args.h"
 #include "queue.h"
 #include "check_main.h"
 

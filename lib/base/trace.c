@@ -12,7 +12,7 @@
 #include "env_table.h"
 #include "error.h"
 #include "futex.h"
-#include "queue.h"
+#include "device.h"
 #include "trace.h"
 
 #define DEFAULT_MAX (64ull << 20)
@@ -163,18 +163,18 @@ void devq__trace_track(const struct devq_device *dev, uint32_t track, const char
          pid_of(dev), track, n);
 }
 
-void devq__trace_slice(const struct devq_queue *q, const char *name, const char *arg_name, uint64_t arg,
-                       uint64_t begin, uint64_t end)
+void devq__trace_slice(const struct devq_device *dev, uint32_t track, const char *name, const char *arg_name,
+                       uint64_t arg, uint64_t begin, uint64_t end)
 {
     char n[96];
     clean(n, sizeof n, name);
     if (arg_name)
         emit("{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"op\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"%s\":%llu}},",
-             n, pid_of(q->dev), q->name.number, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0,
+             n, pid_of(dev), track, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0,
              arg_name, (unsigned long long)arg);
     else
         emit("{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"op\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f},", n,
-             pid_of(q->dev), q->name.number, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0);
+             pid_of(dev), track, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0);
 }
 
 uint64_t devq__trace_flow_id(void)

@@ -25,9 +25,11 @@ void devq__trace_device(struct devq_device *dev);
 /* Name a queue's track; again after a rename (the last name wins in
  * Perfetto, chrome://tracing and devq-trace-svg). */
 void devq__trace_track(const struct devq_device *dev, uint32_t track, const char *name);
-/* A slice on a queue's track, [begin, end) in devq__trace_now() units. */
-void devq__trace_slice(const struct devq_queue *q, const char *name, const char *arg_name,
-                       uint64_t arg, uint64_t begin, uint64_t end);
+/* A slice on a queue's track (the queue's name number) of dev,
+ * [begin, end) in devq__trace_now() units.  Given the device and track,
+ * not the queue, so base/ never includes the queue layer's headers. */
+void devq__trace_slice(const struct devq_device *dev, uint32_t track, const char *name,
+                       const char *arg_name, uint64_t arg, uint64_t begin, uint64_t end);
 /* Flow arrow halves: id from devq__trace_flow_id(). */
 uint64_t devq__trace_flow_id(void);
 void devq__trace_flow(const struct devq_device *dev, uint32_t stream_track, uint64_t id, int start,

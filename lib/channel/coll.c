@@ -29,7 +29,11 @@
 #include "error.h"
 #include "futex.h"
 #include "log.h"
+#include "batch.h"
+#include "buffer.h"
+#include "buffer_fail.h"
 #include "queue.h"
+#include "record.h"
 
 #define SPIN_NS     50000ull          /* test in a loop this long, */
 #define YIELD_NS    1000000ull        /* then yield between tests up to this, then sleep */

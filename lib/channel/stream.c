@@ -37,7 +37,11 @@
 #include "error.h"
 #include "futex.h"
 #include "log.h"
+#include "batch.h"
+#include "buffer.h"
+#include "buffer_fail.h"
 #include "queue.h"
+#include "record.h"
 #include "signal_int.h"
 
 /* A group on the stream.  Two references: the stamp callback and the

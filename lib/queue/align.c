@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "align.h"
 #include "error.h"
 #include "event_pool.h"
 #include "grow.h"

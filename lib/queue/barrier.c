@@ -10,8 +10,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "batch.h"
 #include "error.h"
 #include "queue.h"
+#include "record.h"
 #include "signal_int.h"
 
 /* qi's dependency on qj's submitted work; qi's recorder role is held. */

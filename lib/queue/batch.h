@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Batches and their ops: what a queue records and issues, the flat list
- * of buffer uses, the references held, and the verdict its callbacks
- * walk (batch.c, batch_walk.c). */
+ * of buffer uses, the references held: types only, so every file of the
+ * layer can use them without depending on another.  A batch's life
+ * (pool, references, forcing a failure): batch_life.h; the verdict its
+ * callbacks walk: batch_walk.h. */
 #ifndef DEVQ_LIB_BATCH_H
 #define DEVQ_LIB_BATCH_H
 
@@ -10,13 +12,9 @@
 #include <stdint.h>
 #include <devq/devq.h>
 #include <devq/devq_plugin.h>
-#include "buffer.h"
-#include "kernel.h"
+#include "cause.h"
 #include "object.h"
-#include "timestamp.h"
 #include "tracker.h"
-
-#define DEVQ_CAUSE_MAX 384
 
 struct devq_queue;
 struct devq_value_slot;
@@ -118,16 +116,14 @@ struct op {
 
 
 
-/* Laid out for the hand-off: a batch is filled by the recording thread,
- * completed by the stream's callback thread and recycled to the recorder,
- * so every cache line either side touches per batch moves between cores.
- * The fields a batch resets or reads on every use come first, together;
- * the two cause strings (written only on failure, but reset with their
- * first byte) come last.  Batches are allocated on a cache line. */
-struct batch {
-    struct devq_queue *q;
-    uint64_t seq;                  /* 1-based number on its queue */
-    uint64_t serial;               /* submission order on the device (device lock) */
+/* What was recorded: the ops, their kernel arguments, buffer uses and
+ * bytes.  Written only by record.c, under the recorder role (it empties a
+ * batch it takes from the pool), like use_memo below; read by every file that issues, walks or
+ * completes the batch, once submit has handed it over.  Two exceptions,
+ * to the contents and not the fields: issue.c points a value argument's
+ * `value` at its bytes (args[i].value), and batch_life.c frees the arrays
+ * with the batch. */
+struct batch_record {
     struct op *ops;
     uint32_t nops, capops;
     /* Kernel arguments as the backend takes them, built at record time
@@ -139,29 +135,93 @@ struct batch {
     uint32_t nuses, capuses;
     unsigned char *bytes;
     size_t nbytes, capbytes;
+};
+
+/* Issue state (device lock): written only by issue.c (devq__issue, and
+ * devq__issue_reset / devq__issue_trace_done for batch_life.c's pool and
+ * completion.c's end callback).  Read by defer.c, hazard.c, cycle.c and
+ * batch_life.c (next_op: how far the batch went out); completion.c reads
+ * marks, whose entries the trace-mark callbacks fill in. */
+struct batch_issue {
+    uint32_t next_op;              /* first op not yet issued */
+    uint32_t park_at;              /* the op issue stopped at to park */
     struct gate_wait *gate;        /* aligned signal waits to re-check on the device */
     uint32_t ngate, capgate;
-    struct devq_value_slot **slots;   /* device-side waits (value_wait.c) */
-    uint32_t nslots, capslots;
-    /* Issue state (device lock). */
-    uint32_t next_op;              /* first op not yet issued */
-    int forced_error;              /* fail without running the rest */
-    uint32_t fail_from;            /* first op that did not run when forced */
-    uint32_t park_at;              /* the op issue stopped at to park (issue.c) */
+    int traced;                    /* DEVQ_TRACE: marks are being filled in */
+    uint64_t *marks;               /* DEVQ_TRACE: op start times, [nops] = end */
+    uint32_t capmarks;
+};
+
+/* Deferral (device lock): written only by defer.c (submit, park, resume,
+ * and devq__defer_reset / devq__defer_take_notify for batch_life.c's pool
+ * and queue_life.c's destroy).  Read by blocker.c, cycle.c, hazard.c
+ * (serial) and issue.c (no_park). */
+struct batch_defer {
+    uint64_t serial;               /* submission order on the device */
     int no_park;                   /* parking failed: finish it without waiting */
-    /* The walk (batch_walk.c): owned by the batch's callbacks. */
-    uint32_t walked;               /* ops whose buffer effects are applied */
-    uint32_t walk_at;              /* first op failed */
-    int walk_err;                  /* the batch's failure, as far as walked */
-    _Atomic int inline_done;       /* completed inline: the walk never clears */
     int hazard_wait;               /* deferred: an op conflicts with an earlier parked batch */
     devq_signal *blocked_on;       /* deferred: waiting for this value */
     uint64_t blocked_value;
-    uint32_t parked_uses;          /* buffer uses registered in hazard.c */
-    int traced;
-    devq_notify *notify;
-    uint64_t *marks;               /* DEVQ_TRACE: op start times, [nops] = end */
-    uint32_t capmarks;
+    devq_notify *notify;           /* the resume notify while blocked_on */
+};
+
+/* Device-side value waits the batch holds: written only by value_wait.c
+ * (devq__value_wait_issue, devq__value_wait_batch_done); issue.c reads
+ * them to snapshot a gate, batch_life.c frees the array. */
+struct batch_value_waits {
+    struct devq_value_slot **slots;
+    uint32_t nslots, capslots;
+};
+
+/* The batch's verdict as its callbacks walk it, op by op in stream order.
+ * Written only by batch_walk.c (devq__batch_walk*, and
+ * devq__batch_walk_reset when the pool hands the batch out); completion.c
+ * reads err and cause to end the batch, nothing else reads it. */
+struct batch_walk_state {
+    uint32_t walked;               /* ops whose buffer effects are applied */
+    uint32_t at;                   /* first op failed */
+    int err;                       /* the batch's failure, as far as walked */
+    _Atomic int inline_done;       /* completed inline: the walk never clears */
+    char cause[DEVQ_CAUSE_MAX];    /* of err */
+};
+
+/* The batch's forced failure: the first error that stops the rest of it
+ * from running (its ops from `from` on are not run, its end callback
+ * reports it).  Written only by batch_life.c: devq__batch_force (the
+ * issuing thread, device lock), devq__batch_force_end (a batch ended
+ * inline) and the reset in devq__batch_get.  Read by issue.c, defer.c,
+ * completion.c and batch_walk.c; issue.c copies error and from into a
+ * portion before queueing its callback, so the callback reads no field
+ * the issuer may still write. */
+struct batch_failure {
+    int error;                     /* 0, or fail without running the rest */
+    uint32_t from;                 /* first op that did not run when forced */
+    char cause[DEVQ_CAUSE_MAX];    /* of error; keeps the root of a chain */
+};
+
+/* Laid out for the hand-off: a batch is filled by the recording thread,
+ * completed by the stream's callback thread and recycled to the recorder,
+ * so every cache line either side touches per batch moves between cores.
+ * The fields a batch resets or reads on every use come first, together;
+ * the two cause strings (written only on failure, but reset with their
+ * first byte) come last.  Batches are allocated on a cache line. */
+struct batch {
+    /* The fields outside a sub-struct: q is set by batch_life.c when the
+     * pool hands the batch out; seq is numbered under the recorder role by
+     * record.c at submit, or by inline.c for a batch it completes at
+     * submit; cb_refs is a reference count (batch_life.c sets it, issue.c
+     * takes one per callback queued, completion.c drops them); next links
+     * the batch into whichever list holds it (the pool's free lists in
+     * batch_life.c, the deferred FIFO in defer.c, completion.c's
+     * completed-ahead list, inline.c's hand-back); held is filled by
+     * record.c and released by batch_life.c or inline.c. */
+    struct devq_queue *q;
+    uint64_t seq;                  /* 1-based number on its queue */
+    struct batch_record rec;
+    struct batch_value_waits vw;
+    struct batch_issue issue;
+    struct batch_defer defer;
+    uint32_t parked_uses;          /* buffer uses registered; written by hazard.c only */
     /* Host callbacks that still point into this batch, plus one for its
      * completion: the last to let go recycles it, so a batch completed
      * early (its end callback could not be queued) outlives the
@@ -171,30 +231,19 @@ struct batch {
     /* One reference to each buffer and kernel the ops use (record.c);
      * dropped when the batch completes. */
     struct devq_ref_set held;
-    struct use_memo use_memo[DEVQ_USE_MEMO];   /* recording only (record.c) */
-    char walk_cause[DEVQ_CAUSE_MAX];   /* of walk_err */
-    char cause[DEVQ_CAUSE_MAX];    /* of forced_error (issuing thread) */
+    /* Recording only, written by record.c (out of rec to keep it off the
+     * lines every batch resets). */
+    struct use_memo use_memo[DEVQ_USE_MEMO];
+    /* Written on failure only, but reset with their first bytes. */
+    struct batch_walk_state walk;
+    struct batch_failure fail;
 };
 
-/* batch.c */
-struct batch *devq__batch_get(struct devq_queue *q);
-void devq__batch_put(struct devq_queue *q, struct batch *b);
-void devq__batch_free(struct batch *b);        /* memory of a recycled batch */
-void devq__batch_release_refs(struct batch *b, uint32_t from_op);
-/* Drop a batch that never ran (takes the device lock); err != 0 fails the
- * signals it would have signalled with that cause. */
-void devq__batch_discard(struct batch *b, int err, const char *cause);
-/* Fail the rest of b without running it; the end callback reports it.
- * First error wins; the cause keeps its root through any chain. */
-void devq__batch_force(struct batch *b, int err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Buffer uses of ops from `from` on were not issued and never will be (device lock). */
-void devq__batch_unissue(struct batch *b, uint32_t from);
-void devq__op_issued(struct batch *b, struct op *o);
 
 /* The buffers op o of b uses (o->nuses of them). */
 static inline const struct buffer_use *devq__op_uses(const struct batch *b, const struct op *o)
 {
-    return o->nuses ? &b->uses[o->first_use] : NULL;    /* an op of no buffer: uses may be NULL */
+    return o->nuses ? &b->rec.uses[o->first_use] : NULL;    /* an op of no buffer: uses may be NULL */
 }
 
 /* The group flags of OP_WORK op o (DEVQ_WORK_MORE/CONT) and its group's
@@ -202,11 +251,11 @@ static inline const struct buffer_use *devq__op_uses(const struct batch *b, cons
 static inline unsigned devq__work_group(const struct batch *b, const struct op *o, const struct op **head)
 {
     unsigned group = 0;
-    const struct op *next = (uint32_t)(o - b->ops) + 1 < b->nops ? o + 1 : NULL;
+    const struct op *next = (uint32_t)(o - b->rec.ops) + 1 < b->rec.nops ? o + 1 : NULL;
     if (next && next->kind == OP_WORK && next->u.work.run == o->u.work.run && next->u.work.key == o->u.work.key)
         group |= DEVQ_WORK_MORE;
     const struct op *h = o;
-    while (h > b->ops && h[-1].kind == OP_WORK && h[-1].u.work.run == o->u.work.run &&
+    while (h > b->rec.ops && h[-1].kind == OP_WORK && h[-1].u.work.run == o->u.work.run &&
            h[-1].u.work.key == o->u.work.key)
         h--;
     if (h != o)
@@ -214,16 +263,5 @@ static inline unsigned devq__work_group(const struct batch *b, const struct op *
     *head = h;
     return group;
 }
-
-/* batch_walk.c: the batch's verdict, op by op, in its callbacks (stream
- * order).  walk applies ops [walked, upto) to the buffers they use;
- * status is what the backend reported for them; final (the end
- * callback) also applies a forced error.  Returns the batch's failure. */
-int  devq__batch_walk(struct batch *b, uint32_t upto, int status, int final);
-/* Fail the walk from where it is: with the plugin's detail for status
- * (devq_errmsg() on this thread), or with a given cause. */
-void devq__batch_walk_fail(struct batch *b, int status);
-void devq__batch_walk_fail_cause(struct batch *b, int err, const char *cause);
-void devq__batch_walk_inline(struct batch *b, int err, const char *cause);
 
 #endif

@@ -19,22 +19,26 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_walk.h"
+#include "buffer.h"
+#include "buffer_fail.h"
 #include "error.h"
 #include "queue.h"
 #include "signal_int.h"
 
 static void walk_fail(struct batch *b, uint32_t at, int err, const char *cause)
 {
-    if (b->walk_err)
+    if (b->walk.err)
         return;
-    b->walk_err = err < 0 ? err : -EIO;
-    b->walk_at = at;
-    snprintf(b->walk_cause, sizeof b->walk_cause, "%s", cause);
+    b->walk.err = err < 0 ? err : -EIO;
+    b->walk.at = at;
+    snprintf(b->walk.cause, sizeof b->walk.cause, "%s", cause);
 }
 
 void devq__batch_walk_fail(struct batch *b, int status)
 {
-    if (b->walk_err)
+    if (b->walk.err)
         return;
     struct devq_queue *q = b->q;
     const char *detail = devq__errmsg_peek();
@@ -42,18 +46,18 @@ void devq__batch_walk_fail(struct batch *b, int status)
     snprintf(cause, sizeof cause, "%s batch %llu on %s:%d failed: %s", devq__queue_label(q).s,
              (unsigned long long)b->seq, q->dev->info.backend, q->dev->info.ordinal,
              detail && *detail ? detail : strerror(-status));
-    walk_fail(b, b->walked, status, cause);
+    walk_fail(b, b->walk.walked, status, cause);
 }
 
 void devq__batch_walk_fail_cause(struct batch *b, int err, const char *cause)
 {
-    walk_fail(b, b->walked, err, cause);
+    walk_fail(b, b->walk.walked, err, cause);
 }
 
 /* An op that reads a failed buffer fails, with a chained cause. */
 static void check_read(struct batch *b, uint32_t at, devq_buffer *buf, unsigned acc, uint32_t gen)
 {
-    if (!(acc & DEVQ_READ) || b->walk_err)
+    if (!(acc & DEVQ_READ) || b->walk.err)
         return;
     char cause[DEVQ_CAUSE_MAX];
     int err = devq__buffer_failed_at(buf, gen, cause, sizeof cause);
@@ -96,9 +100,9 @@ static void apply_write(struct batch *b, const struct op *o, devq_buffer *buf, u
 {
     if (!(acc & DEVQ_WRITE))
         return;
-    if (b->walk_err)
-        devq__buffer_fail(buf, b->walk_err, b->walk_cause, gen + 1);
-    else if (acc == DEVQ_WRITE && !atomic_load_explicit(&b->inline_done, memory_order_acquire) &&
+    if (b->walk.err)
+        devq__buffer_fail(buf, b->walk.err, b->walk.cause, gen + 1);
+    else if (acc == DEVQ_WRITE && !atomic_load_explicit(&b->walk.inline_done, memory_order_acquire) &&
              writes_whole(o, buf))
         devq__buffer_clear(buf, gen + 1);   /* new contents, declared by a writer that ran */
 }
@@ -106,15 +110,15 @@ static void apply_write(struct batch *b, const struct op *o, devq_buffer *buf, u
 int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
 {
     uint64_t head = atomic_load(&b->q->cancel_after);
-    if (!b->walk_err && b->seq > head) {
+    if (!b->walk.err && b->seq > head) {
         char cause[DEVQ_CAUSE_MAX];
         snprintf(cause, sizeof cause, "%s destroyed while batch %llu waited behind batch %llu's wait "
                  "on the device", devq__queue_label(b->q).s, (unsigned long long)b->seq, (unsigned long long)head);
-        walk_fail(b, b->walked, -ECANCELED, cause);
+        walk_fail(b, b->walk.walked, -ECANCELED, cause);
     }
     if (status) {
         struct devq_queue *q = b->q;
-        if (status == q->cb_err && !b->walk_err) {
+        if (status == q->cb_err && !b->walk.err) {
             /* The error an earlier callback of this stream returned: the
              * device skipped what came between (queue.h), so this batch
              * was skipped after that failure -- say which. */
@@ -123,7 +127,7 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
                      "before it: %s", devq__queue_label(q).s, (unsigned long long)b->seq, q->dev->info.backend,
                      q->dev->info.ordinal, q->cb_cause);
             devq__cause_compact(cause, sizeof cause, chained);
-            walk_fail(b, b->walked, status, cause);
+            walk_fail(b, b->walk.walked, status, cause);
         } else {
             devq__batch_walk_fail(b, status);
         }
@@ -132,31 +136,31 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
      * error is no longer the reason for a later status. */
     if (__builtin_expect(b->q->cb_err != 0, 0))
         b->q->cb_err = 0;
-    if (upto > b->nops)
-        upto = b->nops;
+    if (upto > b->rec.nops)
+        upto = b->rec.nops;
     /* The success path: no failure here and none anywhere to read. */
-    if (!b->walk_err && !(final && b->forced_error) && !devq__buffer_any_failed()) {
-        if (upto > b->walked)
-            b->walked = upto;
+    if (!b->walk.err && !(final && b->fail.error) && !devq__buffer_any_failed()) {
+        if (upto > b->walk.walked)
+            b->walk.walked = upto;
         return 0;
     }
-    for (uint32_t i = b->walked; i < upto; i++) {
-        const struct op *o = &b->ops[i];
+    for (uint32_t i = b->walk.walked; i < upto; i++) {
+        const struct op *o = &b->rec.ops[i];
         /* Forced errors are read only by the final walk: the issuing
          * thread may still be setting one while earlier callbacks run. */
-        if (final && !b->walk_err && b->forced_error && i >= b->fail_from)
-            walk_fail(b, i, b->forced_error, b->cause);
+        if (final && !b->walk.err && b->fail.error && i >= b->fail.from)
+            walk_fail(b, i, b->fail.error, b->fail.cause);
         const struct buffer_use *u = devq__op_uses(b, o);
         for (uint32_t k = 0; k < o->nuses; k++)
             check_read(b, i, u[k].buf, u[k].access, u[k].gen);
         for (uint32_t k = 0; k < o->nuses; k++)
             apply_write(b, o, u[k].buf, u[k].access, u[k].gen);
     }
-    if (upto > b->walked)
-        b->walked = upto;
-    if (final && !b->walk_err && b->forced_error)
-        walk_fail(b, b->nops, b->forced_error, b->cause);
-    return b->walk_err;
+    if (upto > b->walk.walked)
+        b->walk.walked = upto;
+    if (final && !b->walk.err && b->fail.error)
+        walk_fail(b, b->rec.nops, b->fail.error, b->fail.cause);
+    return b->walk.err;
 }
 
 /* A batch that completes inline (its end callback could not be queued)
@@ -164,8 +168,18 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
  * ever fails buffers, and stops the walk from clearing any. */
 void devq__batch_walk_inline(struct batch *b, int err, const char *cause)
 {
-    atomic_store_explicit(&b->inline_done, 1, memory_order_release);
-    for (uint32_t k = 0; k < b->nuses; k++)
-        if (b->uses[k].access & DEVQ_WRITE)
-            devq__buffer_fail(b->uses[k].buf, err, cause, b->uses[k].gen + 1);
+    atomic_store_explicit(&b->walk.inline_done, 1, memory_order_release);
+    for (uint32_t k = 0; k < b->rec.nuses; k++)
+        if (b->rec.uses[k].access & DEVQ_WRITE)
+            devq__buffer_fail(b->rec.uses[k].buf, err, cause, b->rec.uses[k].gen + 1);
+}
+
+/* A batch handed out by the pool starts with nothing walked (batch_life.c
+ * calls this; the walk's fields are written here only, batch.h). */
+void devq__batch_walk_reset(struct batch *b)
+{
+    b->walk.walked = b->walk.at = 0;
+    b->walk.err = 0;
+    b->walk.cause[0] = 0;
+    atomic_store_explicit(&b->walk.inline_done, 0, memory_order_relaxed);
 }

@@ -2,7 +2,11 @@
 /* See blocker.h. */
 #include "config.h"
 #include <stdio.h>
+#include "batch.h"
 #include "blocker.h"
+#include "buffer_fail.h"
+#include "hazard.h"
+#include "queue.h"
 #include "signal_int.h"
 #include "tracker.h"
 #include "value_wait.h"
@@ -10,12 +14,12 @@
 static int own(struct devq_queue *q, struct devq_blocker *out)
 {
     struct batch *h = q->deferred;
-    if (h && h->blocked_on) {
-        *out = (struct devq_blocker){ .s = h->blocked_on, .v = h->blocked_value, .seq = h->seq };
+    if (h && h->defer.blocked_on) {
+        *out = (struct devq_blocker){ .s = h->defer.blocked_on, .v = h->defer.blocked_value, .seq = h->seq };
         return 1;
     }
     struct devq_hazard hz;
-    if (h && h->hazard_wait && devq__hazard_blocker(h, &hz)) {
+    if (h && h->defer.hazard_wait && devq__hazard_blocker(h, &hz)) {
         *out = (struct devq_blocker){ .seq = h->seq, .behind = hz.owner->q, .hz = hz };
         return 1;
     }

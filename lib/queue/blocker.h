@@ -7,7 +7,6 @@
 
 #include <stddef.h>
 #include "hazard.h"
-#include "queue.h"
 
 /* A queue is blocked by its deferred head (a signal wait bridged
  * through the host, or a buffer hazard against another queue's parked

@@ -31,6 +31,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "buffer.h"
+#include "buffer_fail.h"
 #include "error.h"
 #include "event_pool.h"
 #include "futex.h"
@@ -356,7 +358,7 @@ static __attribute__((noinline)) int alloc_new(devq_device *dev, size_t bytes, d
     b->name.number = devq__name_number(DEVQ_NAME_BUFFER);   /* numbers only what the user got */
     devq__device_retain(dev);
     if (t0)
-        devq__trace_slice(q, "alloc", "bytes", bytes, t0, devq__trace_now());
+        devq__trace_slice(q->dev, q->name.number, "alloc", "bytes", bytes, t0, devq__trace_now());
     trace_outstanding(dev);
     *out = b;
     return 0;
@@ -404,7 +406,7 @@ static int free_on(struct devq_device *dev, devq_buffer *b, struct devq_queue *f
         return r;
     r = devq__mem_free(dev, b->dptr, b->size, &fq->stream, b->tag);
     if (t0 && r == 0)
-        devq__trace_slice(fq, "free", "bytes", b->size, t0, devq__trace_now());
+        devq__trace_slice(fq->dev, fq->name.number, "free", "bytes", b->size, t0, devq__trace_now());
     return r;
 }
 

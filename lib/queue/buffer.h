@@ -72,23 +72,5 @@ void devq__buffer_cache_drop(struct devq_device *dev, struct devq_queue *q);
  * not the failure of a later write that was marked early (a batch that
  * failed while being issued marks what it writes at once, while earlier
  * readers may still be running). */
-void devq__buffer_fail(devq_buffer *b, int err, const char *cause, uint32_t gen);
-void devq__buffer_clear(devq_buffer *b, uint32_t gen);   /* write gen declared all of it new */
-int  devq__buffer_failed(const devq_buffer *b, char *cause, size_t cap);   /* 0 or the error */
-/* 0 or the error, for a reader of generation gen. */
-int  devq__buffer_failed_at(const devq_buffer *b, uint32_t gen, char *cause, size_t cap);
-/* Numbers the use's read generation, and its write (device lock). */
-static inline uint32_t devq__buffer_bind_gen(devq_buffer *b, unsigned access)
-{
-    uint32_t g = b->wgen;
-    if (access & DEVQ_WRITE)
-        b->wgen = g + 1;
-    return g;
-}
-void devq__buffer_fail_fini(devq_buffer *b);
-int  devq__buffer_any_failed(void);        /* any buffer failed, process-wide */
-/* How every message names b: `buffer #7 (tag 5, 64 KiB)`, named
- * `buffer "w" (#7, tag 5, 64 KiB)` (name.h, devq(7) NAMES). */
-struct devq_label devq__buffer_label(const devq_buffer *b);
 
 #endif

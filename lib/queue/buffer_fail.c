@@ -17,8 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "buffer.h"
+#include "buffer_fail.h"
+#include "cause.h"
 #include "error.h"
-#include "queue.h"
 #include "signal_int.h"
 
 #define STRIPES 32

@@ -8,7 +8,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "batch_walk.h"
+#include "buffer_fail.h"
+#include "completion.h"
 #include "error.h"
+#include "issue.h"
+#include "kernel.h"
 #include "log.h"
 #include "mem.h"
 #include "queue.h"
@@ -38,7 +45,7 @@ static int gate_check(struct gate_rec *g, int status)
 {
     struct batch *b = g->b;
     if (devq__batch_walk(b, g->from, status, 0))
-        return b->walk_err;
+        return b->walk.err;
     /* Its device-side waits may have been released by a queue destroy. */
     for (uint32_t i = 0; i < g->nslot; i++) {
         int cancelled = devq__value_wait_slot_cancelled(g->slot[i]);
@@ -49,14 +56,14 @@ static int gate_check(struct gate_rec *g, int status)
                      devq__queue_label(b->q).s, (unsigned long long)b->seq);
             devq__batch_walk_fail_cause(b, cancelled, cause);
         }
-        if (b->walk_err)
-            return b->walk_err;
+        if (b->walk.err)
+            return b->walk.err;
     }
     /* Work this batch was aligned after may have failed: then the batch
      * must not run, and fails with the same root cause. */
     for (uint32_t i = 0; i < g->nsig; i++)
         if (wait_check(b, g->sig[i].s, g->sig[i].v))
-            return b->walk_err;
+            return b->walk.err;
     return 0;
 }
 
@@ -65,7 +72,7 @@ static int latch(struct batch *b, int r)
 {
     if (r < 0) {
         b->q->cb_err = r;
-        snprintf(b->q->cb_cause, sizeof b->q->cb_cause, "%s", b->walk_cause);
+        snprintf(b->q->cb_cause, sizeof b->q->cb_cause, "%s", b->walk.cause);
     }
     return r;
 }
@@ -89,7 +96,7 @@ int devq__portion_cb(void *arg, int status)
     struct batch *b = p->b;
     if (p->forced) {
         devq__batch_walk(b, p->fail_from < p->upto ? p->fail_from : p->upto, status, 0);
-        devq__batch_walk_fail_cause(b, p->forced, b->cause);   /* written before p was queued */
+        devq__batch_walk_fail_cause(b, p->forced, b->fail.cause);   /* written before p was queued */
     }
     devq__batch_walk(b, p->upto, status, 0);
     free(p);
@@ -101,9 +108,9 @@ int devq__signal_cb(void *arg, int status)
 {
     struct op *o = arg;
     struct batch *b = o->u.sig.owner;
-    int r = devq__batch_walk(b, (uint32_t)(o - b->ops), status, 0);
+    int r = devq__batch_walk(b, (uint32_t)(o - b->rec.ops), status, 0);
     if (r)
-        devq__signal_fail_cause(o->u.sig.s, r, b->walk_cause);   /* and keep the rest from running */
+        devq__signal_fail_cause(o->u.sig.s, r, b->walk.cause);   /* and keep the rest from running */
     else
         devq__signal_advance_held(o->u.sig.s, o->u.sig.v);   /* b holds it until the unref */
     latch(b, r);
@@ -115,7 +122,7 @@ int devq__user_fn_cb(void *arg, int status)
 {
     struct op *o = arg;
     struct batch *b = o->u.host.owner;
-    int r = devq__batch_walk(b, (uint32_t)(o - b->ops), status, 0);
+    int r = devq__batch_walk(b, (uint32_t)(o - b->rec.ops), status, 0);
     if (!r) {
         devq__set_in_host_fn(1);
         o->u.host.fn(o->u.host.arg);
@@ -130,7 +137,7 @@ int devq__work_cb(void *arg, int status)
 {
     struct op *o = arg;
     struct batch *b = o->u.work.owner;
-    uint32_t at = (uint32_t)(o - b->ops);
+    uint32_t at = (uint32_t)(o - b->rec.ops);
     const struct op *head;
     unsigned group = devq__work_group(b, o, &head);
     if (o->u.work.issue) {
@@ -140,11 +147,11 @@ int devq__work_cb(void *arg, int status)
          * stream failure may be an op before the group: the walk fails
          * from the first op not yet walked; a verdict of the group alone
          * fails from the group's first op. */
-        int rr = o->u.work.run(b->bytes + o->u.work.off, status, group, head);
+        int rr = o->u.work.run(b->rec.bytes + o->u.work.off, status, group, head);
         int r;
         if (status)
             r = devq__batch_walk(b, at + 1, rr < 0 ? rr : status, 0);
-        else if ((r = devq__batch_walk(b, (uint32_t)(head - b->ops), 0, 0)) == 0 && rr < 0)
+        else if ((r = devq__batch_walk(b, (uint32_t)(head - b->rec.ops), 0, 0)) == 0 && rr < 0)
             devq__batch_walk_fail(b, rr);
         if (!status)
             r = devq__batch_walk(b, at + 1, 0, 0);
@@ -161,8 +168,8 @@ int devq__work_cb(void *arg, int status)
         if ((u[k].access & DEVQ_READ) && devq__buffer_failed_at(u[k].buf, u[k].gen, NULL, 0))
             r = devq__batch_walk(b, at + 1, 0, 0);
     if (r)
-        devq__err_str(r, b->walk_cause);   /* what run may tell others (batch.h) */
-    int rr = o->u.work.run(b->bytes + o->u.work.off, r, group, head);
+        devq__err_str(r, b->walk.cause);   /* what run may tell others (batch.h) */
+    int rr = o->u.work.run(b->rec.bytes + o->u.work.off, r, group, head);
     if (rr < 0 && !r) {
         devq__batch_walk_fail(b, rr);      /* at this op: what it writes fails */
         r = rr;
@@ -182,47 +189,47 @@ int devq__trace_mark_cb(void *arg, int status)
  * next op's mark (or the batch end). */
 void devq__trace_batch(struct batch *b)
 {
-    b->marks[b->nops] = devq__trace_now();
-    for (uint32_t i = 0; i < b->nops; i++) {
-        if (!b->marks[i])
+    b->issue.marks[b->rec.nops] = devq__trace_now();
+    for (uint32_t i = 0; i < b->rec.nops; i++) {
+        if (!b->issue.marks[i])
             continue;
-        uint64_t end = b->marks[b->nops];
-        for (uint32_t j = i + 1; j < b->nops; j++)
-            if (b->marks[j]) {
-                end = b->marks[j];
+        uint64_t end = b->issue.marks[b->rec.nops];
+        for (uint32_t j = i + 1; j < b->rec.nops; j++)
+            if (b->issue.marks[j]) {
+                end = b->issue.marks[j];
                 break;
             }
-        const struct op *o = &b->ops[i];
+        const struct op *o = &b->rec.ops[i];
         switch (o->kind) {
         case OP_EXEC: {
             char name[DEVQ_NAME_MAX + 1];
             devq__kernel_slice_name(o->u.exec.k, name, sizeof name);
-            devq__trace_slice(b->q, name, "batch", b->seq, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, name, "batch", b->seq, b->issue.marks[i], end);
             break;
         }
         case OP_COPY:
-            devq__trace_slice(b->q, "copy", "bytes", o->u.copy.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "copy", "bytes", o->u.copy.n, b->issue.marks[i], end);
             break;
         case OP_FILL:
-            devq__trace_slice(b->q, "fill", "bytes", o->u.fill.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "fill", "bytes", o->u.fill.n, b->issue.marks[i], end);
             break;
         case OP_WRITE:
-            devq__trace_slice(b->q, "write (host to device)", "bytes", o->u.xfer.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "write (host to device)", "bytes", o->u.xfer.n, b->issue.marks[i], end);
             break;
         case OP_READ:
-            devq__trace_slice(b->q, "read (device to host)", "bytes", o->u.xfer.n, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "read (device to host)", "bytes", o->u.xfer.n, b->issue.marks[i], end);
             break;
         case OP_HOST_FN:
-            devq__trace_slice(b->q, "host fn", "batch", b->seq, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "host fn", "batch", b->seq, b->issue.marks[i], end);
             break;
         case OP_WORK:
-            devq__trace_slice(b->q, "channel op", "batch", b->seq, b->marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "channel op", "batch", b->seq, b->issue.marks[i], end);
             break;
         default:
             break;
         }
     }
-    b->traced = 0;
+    devq__issue_trace_done(b);
 }
 
 /* Deliver a batch's verdict: its signals, the queue's first failure. */
@@ -231,22 +238,22 @@ static void batch_done(struct batch *b, int err, const char *cause)
     struct devq_queue *q = b->q;
     struct devq_device *dev = q->dev;
     if (err) {
-        for (uint32_t i = 0; i < b->nops; i++)
-            if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)
-                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
+        for (uint32_t i = 0; i < b->rec.nops; i++)
+            if (b->rec.ops[i].kind == OP_SIGNAL && b->rec.ops[i].at_end)
+                devq__signal_fail_cause(b->rec.ops[i].u.sig.s, err, cause);
         /* Signals delivered mid-batch already failed through the latch;
          * those never reached because a sync error stopped issuing: */
-        for (uint32_t i = b->forced_error ? b->fail_from : b->nops; i < b->nops; i++)
-            if (b->ops[i].kind == OP_SIGNAL && !b->ops[i].at_end)
-                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
+        for (uint32_t i = b->fail.error ? b->fail.from : b->rec.nops; i < b->rec.nops; i++)
+            if (b->rec.ops[i].kind == OP_SIGNAL && !b->rec.ops[i].at_end)
+                devq__signal_fail_cause(b->rec.ops[i].u.sig.s, err, cause);
         atomic_fetch_add(&dev->stats.batches_failed, 1);
         devq__queue_record_failure(q, err, cause);
         if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
             devq__log(DEVQ_LOG_BASIC, "%s", cause);
     } else {
-        for (uint32_t i = 0; i < b->nops; i++)
-            if (b->ops[i].kind == OP_SIGNAL && b->ops[i].at_end)   /* b holds it until the unref */
-                devq__signal_advance_held(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
+        for (uint32_t i = 0; i < b->rec.nops; i++)
+            if (b->rec.ops[i].kind == OP_SIGNAL && b->rec.ops[i].at_end)   /* b holds it until the unref */
+                devq__signal_advance_held(b->rec.ops[i].u.sig.s, b->rec.ops[i].u.sig.v);
     }
     devq__mem_reap_soon(dev);   /* earlier stream-ordered frees may be done now */
     devq__batch_unref(b);
@@ -255,10 +262,10 @@ static void batch_done(struct batch *b, int err, const char *cause)
 int devq__end_cb(void *arg, int status)
 {
     struct batch *b = arg;
-    if (b->traced)
+    if (b->issue.traced)
         devq__trace_batch(b);
-    int err = devq__batch_walk(b, b->nops, status, 1);
-    batch_done(b, err, b->walk_cause);
+    int err = devq__batch_walk(b, b->rec.nops, status, 1);
+    batch_done(b, err, b->walk.cause);
     return 0;
 }
 
@@ -314,13 +321,7 @@ void devq__batch_unref(struct batch *b)
  * so this does not walk: it fails every buffer the batch writes. */
 void devq__complete_inline(struct batch *b, int err)
 {
-    if (!b->cause[0])
-        snprintf(b->cause, sizeof b->cause, "%s batch %llu: %s", devq__queue_label(b->q).s,
-                 (unsigned long long)b->seq, devq_errmsg());
-    if (!b->forced_error) {
-        b->forced_error = err;
-        b->fail_from = b->nops;
-    }
-    devq__batch_walk_inline(b, b->forced_error, b->cause);
-    batch_done(b, b->forced_error, b->cause);
+    devq__batch_force_end(b, err);
+    devq__batch_walk_inline(b, b->fail.error, b->fail.cause);
+    batch_done(b, b->fail.error, b->fail.cause);
 }

@@ -8,11 +8,14 @@
  * when a finish or synchronize times out. */
 #include "config.h"
 #include <stdio.h>
+#include "batch.h"
+#include "blocker.h"
+#include "buffer_fail.h"
+#include "cycle.h"
 #include "hazard.h"
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
-#include "blocker.h"
 #include "value_wait.h"
 
 #define MAX_DEPTH 16
@@ -31,8 +34,8 @@ struct step {
 static int produces(struct devq_queue *x, devq_signal *s, uint64_t v, uint64_t *seq)
 {
     for (struct batch *d = x->deferred; d; d = d->next)
-        for (uint32_t i = d->next_op; i < d->nops; i++)
-            if (d->ops[i].kind == OP_SIGNAL && d->ops[i].u.sig.s == s && d->ops[i].u.sig.v >= v) {
+        for (uint32_t i = d->issue.next_op; i < d->rec.nops; i++)
+            if (d->rec.ops[i].kind == OP_SIGNAL && d->rec.ops[i].u.sig.s == s && d->rec.ops[i].u.sig.v >= v) {
                 *seq = d->seq;
                 return 1;
             }

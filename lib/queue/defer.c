@@ -8,8 +8,15 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "buffer.h"
+#include "buffer_fail.h"
+#include "cycle.h"
+#include "defer.h"
 #include "error.h"
 #include "hazard.h"
+#include "issue.h"
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
@@ -21,10 +28,10 @@ static void resume_cb(void *arg, int status);
 
 static int defer(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t v)
 {
-    b->blocked_on = s;
-    b->blocked_value = v;
+    b->defer.blocked_on = s;
+    b->defer.blocked_value = v;
     atomic_fetch_add(&q->dev->stats.batches_deferred, 1);
-    int r = devq_signal_notify(s, v, resume_cb, b, &b->notify);
+    int r = devq_signal_notify(s, v, resume_cb, b, &b->defer.notify);
     if (r < 0)
         return r;
     if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
@@ -40,7 +47,7 @@ static int defer(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t
 static int defer_hazard(struct devq_queue *q, struct batch *b)
 {
     struct devq_hazard hz;
-    b->hazard_wait = 1;
+    b->defer.hazard_wait = 1;
     atomic_fetch_add(&q->dev->stats.batches_deferred, 1);
     if (DEVQ_LOG_ON(DEVQ_LOG_BASIC) && devq__hazard_blocker(b, &hz))
         devq__log(DEVQ_LOG_BASIC, "%s:%d: %s batch %llu deferred: %s %s after %s batch %llu "
@@ -55,7 +62,7 @@ static int defer_hazard(struct devq_queue *q, struct batch *b)
  * hazard noted).  0, or an error with b forced to fail. */
 static int park(struct devq_queue *q, struct batch *b)
 {
-    const struct op *w = &b->ops[b->park_at];
+    const struct op *w = &b->rec.ops[b->issue.park_at];
     int r = devq__hazard_park(b);
     if (r < 0) {
         devq__batch_force(b, r, "%s batch %llu: cannot defer: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
@@ -87,7 +94,7 @@ static int issue_or_park(struct devq_queue *q, struct batch *b)
      * the submitter the error rather than a batch nothing will run. */
     char why[DEVQ_CAUSE_MAX];
     snprintf(why, sizeof why, "%s", devq_errmsg());
-    b->no_park = 1;
+    b->defer.no_park = 1;
     unsigned long long seq = b->seq;
     devq__issue(q, b);      /* a backend error now is the batch's, after this cause */
     return devq__err(pr, "devq_queue_submit: %s batch %llu failed: cannot defer it: %s",
@@ -102,15 +109,15 @@ static int drain_one(struct devq_queue *q)
     int progress = 0;
     while ((b = q->deferred)) {
         struct devq_hazard hz;
-        if (b->hazard_wait && !q->destroying && devq__hazard_blocker(b, &hz))
+        if (b->defer.hazard_wait && !q->destroying && devq__hazard_blocker(b, &hz))
             break;            /* still behind an earlier parked batch */
-        b->hazard_wait = 0;
+        b->defer.hazard_wait = 0;
         q->deferred = b->next;
         if (!q->deferred)
             q->deferred_tail = NULL;
         b->next = NULL;
         /* A destroyed queue runs nothing that was still deferred. */
-        if (q->destroying && !b->forced_error && b->next_op == 0)
+        if (q->destroying && !b->fail.error && b->issue.next_op == 0)
             devq__batch_force(b, -ECANCELED, "%s destroyed while batch %llu was deferred", devq__queue_label(q).s,
                   (unsigned long long)b->seq);
         if (issue_or_park(q, b) == ISSUE_DEFERRED) {
@@ -133,7 +140,7 @@ static void retry_hazard_waits(struct devq_device *dev)
     while (dev->qs->parked_progress) {
         dev->qs->parked_progress = 0;
         for (struct devq_queue *x = dev->qs->queues; x; x = x->next)
-            if (x->deferred && x->deferred->hazard_wait)
+            if (x->deferred && x->deferred->defer.hazard_wait)
                 drain_one(x);
     }
 }
@@ -150,12 +157,12 @@ void devq__drain_deferred(struct devq_queue *q)
  * Checked first so that long FIFOs do not pay a cycle search per batch. */
 static int signals_awaited(struct devq_device *dev, const struct batch *b)
 {
-    for (uint32_t i = 0; i < b->nops; i++) {
-        if (b->ops[i].kind != OP_SIGNAL)
+    for (uint32_t i = 0; i < b->rec.nops; i++) {
+        if (b->rec.ops[i].kind != OP_SIGNAL)
             continue;
         for (struct devq_queue *x = dev->qs->queues; x; x = x->next)
-            if (x != b->q && x->deferred && x->deferred->blocked_on == b->ops[i].u.sig.s &&
-                b->ops[i].u.sig.v >= x->deferred->blocked_value)
+            if (x != b->q && x->deferred && x->deferred->defer.blocked_on == b->rec.ops[i].u.sig.s &&
+                b->rec.ops[i].u.sig.v >= x->deferred->defer.blocked_value)
                 return 1;
     }
     return 0;
@@ -163,7 +170,7 @@ static int signals_awaited(struct devq_device *dev, const struct batch *b)
 
 int devq__submit_locked(struct devq_queue *q, struct batch *b)
 {
-    b->serial = ++q->dev->qs->submit_serial;
+    b->defer.serial = ++q->dev->qs->submit_serial;
     if (q->deferred) {
         /* Order holds: wait behind the deferred head, uses known to
          * batches submitted after this one. */
@@ -207,26 +214,45 @@ static void resume_cb(void *arg, int status)
     struct devq_device *dev = q->dev;
     pthread_mutex_lock(&dev->lock);
     /* Give the handle back, unless queue destroy took it to cancel. */
-    if (b->notify)
-        devq_notify_release(b->notify);
-    b->notify = NULL;
+    if (b->defer.notify)
+        devq_notify_release(b->defer.notify);
+    b->defer.notify = NULL;
     if (status < 0) {
         /* The signal's own verdict first: a failure (whatever its errno,
          * -ECANCELED included) or a destroy of the signal; only a wait
          * cancelled with neither is the queue's own destroy. */
         char why[DEVQ_CAUSE_MAX];
-        int st = devq__signal_wait_verdict(b->blocked_on, b->blocked_value, why, sizeof why);
+        int st = devq__signal_wait_verdict(b->defer.blocked_on, b->defer.blocked_value, why, sizeof why);
         if (st)
             devq__batch_force(b, st, "%s batch %llu on %s:%d waits for %s >= %llu, which failed: %s",
                   devq__queue_label(q).s, (unsigned long long)b->seq, q->dev->info.backend,
-                  q->dev->info.ordinal, devq__signal_label(b->blocked_on).s,
-                  (unsigned long long)b->blocked_value, why);
+                  q->dev->info.ordinal, devq__signal_label(b->defer.blocked_on).s,
+                  (unsigned long long)b->defer.blocked_value, why);
         else
             devq__batch_force(b, status, "%s destroyed while batch %llu waited for %s >= %llu", devq__queue_label(q).s,
-                  (unsigned long long)b->seq, devq__signal_label(b->blocked_on).s,
-                  (unsigned long long)b->blocked_value);
+                  (unsigned long long)b->seq, devq__signal_label(b->defer.blocked_on).s,
+                  (unsigned long long)b->defer.blocked_value);
     }
-    b->blocked_on = NULL;
+    b->defer.blocked_on = NULL;
     devq__drain_deferred(q);
     pthread_mutex_unlock(&dev->lock);
+}
+
+/* A batch the pool hands out: not deferred (batch_life.c calls this; the
+ * deferral state is written here only). */
+void devq__defer_reset(struct batch *b)
+{
+    b->defer.no_park = 0;
+    b->defer.blocked_on = NULL;
+    b->defer.hazard_wait = 0;
+    b->defer.notify = NULL;
+}
+
+/* The resume notify of a parked batch, now the caller's to give back
+ * (queue_life.c's destroy cancels it). */
+devq_notify *devq__defer_take_notify(struct batch *b)
+{
+    devq_notify *h = b->defer.notify;
+    b->defer.notify = NULL;
+    return h;
 }

@@ -6,9 +6,12 @@
 #include "config.h"
 #include <errno.h>
 #include <stdlib.h>
+#include "batch.h"
+#include "buffer.h"
 #include "error.h"
 #include "grow.h"
 #include "hazard.h"
+#include "queue.h"
 
 static struct devq_parked_use *entry(devq_buffer *buf, const struct batch *b)
 {
@@ -59,13 +62,13 @@ int devq__hazard_park(struct batch *b)
     if (b->parked_uses)
         return 0;             /* its unissued uses are registered already */
     /* The unissued ops' uses are one slice of the flat list. */
-    uint32_t from = b->next_op < b->nops ? b->ops[b->next_op].first_use : b->nuses;
-    for (uint32_t k = from; k < b->nuses; k++) {
-        int r = add_use(b, b->uses[k].buf, b->uses[k].access);
+    uint32_t from = b->issue.next_op < b->rec.nops ? b->rec.ops[b->issue.next_op].first_use : b->rec.nuses;
+    for (uint32_t k = from; k < b->rec.nuses; k++) {
+        int r = add_use(b, b->rec.uses[k].buf, b->rec.uses[k].access);
         if (r < 0) {
             /* Leave nothing half registered: the caller fails the batch. */
             while (k-- > from)
-                drop_use(b, b->uses[k].buf, b->uses[k].access);
+                drop_use(b, b->rec.uses[k].buf, b->rec.uses[k].access);
             return r;
         }
     }
@@ -101,7 +104,7 @@ static int find_use(const struct batch *b, devq_buffer *buf, enum devq_access ac
         enum devq_access theirs;
         /* Same queue: FIFO order covers it.  Later batches: they order
          * after this one when they are issued. */
-        if (e->b->q == b->q || e->b->serial > b->serial || !conflicts(e, acc, &theirs))
+        if (e->b->q == b->q || e->b->defer.serial > b->defer.serial || !conflicts(e, acc, &theirs))
             continue;
         *out = (struct devq_hazard){ .owner = e->b, .buf = buf, .mine = acc, .theirs = theirs };
         return 1;
@@ -124,5 +127,12 @@ int devq__hazard_blocker(const struct batch *b, struct devq_hazard *out)
 {
     /* A hazard wait parks a batch at the conflicting op: only that op
      * holds it (later ones are checked as the batch gets there). */
-    return b->next_op < b->nops && devq__hazard_find(b, &b->ops[b->next_op], out);
+    return b->issue.next_op < b->rec.nops && devq__hazard_find(b, &b->rec.ops[b->issue.next_op], out);
+}
+
+/* A batch the pool hands out has no parked use (batch_life.c calls this;
+ * parked_uses is written here only). */
+void devq__hazard_batch_reset(struct batch *b)
+{
+    b->parked_uses = 0;
 }

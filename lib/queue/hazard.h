@@ -27,6 +27,9 @@ struct devq_parked_use {
 };
 
 /* What a hazard wait waits for. */
+struct batch;
+struct op;
+
 struct devq_hazard {
     struct batch *owner;           /* the earlier parked batch (on another queue) */
     devq_buffer *buf;
@@ -35,6 +38,7 @@ struct devq_hazard {
 
 /* Register b's unissued uses (ops from next_op on), once. */
 int  devq__hazard_park(struct batch *b);
+void devq__hazard_batch_reset(struct batch *b);   /* the pool hands b out */
 /* One of b's ops went out (or never will): drop its registered uses. */
 void devq__hazard_op_done(struct batch *b, const struct op *o);
 /* Does op o of b conflict with a use of an earlier batch parked on

@@ -27,6 +27,8 @@
  * value reached first (or, racing on another thread, parks and is
  * resumed by this set like by any host set). */
 #include "config.h"
+#include "batch.h"
+#include "inline.h"
 #include "log.h"
 #include "mem.h"
 #include "queue.h"
@@ -35,8 +37,8 @@
 
 static int eligible(const struct devq_queue *q, const struct batch *b, uint64_t seq)
 {
-    for (uint32_t i = 0; i < b->nops; i++)
-        if (b->ops[i].kind != OP_SIGNAL)
+    for (uint32_t i = 0; i < b->rec.nops; i++)
+        if (b->rec.ops[i].kind != OP_SIGNAL)
             return 0;
     const struct devq_device *dev = q->dev;
     if (!dev->ops->stream_idle)
@@ -61,12 +63,12 @@ int devq__submit_inline(struct devq_queue *q, struct batch *b)
     struct devq_device *dev = q->dev;
     b->seq = seq;
     atomic_store_explicit(&q->submitted, seq, memory_order_release);
-    for (uint32_t i = 0; i < b->nops; i++)      /* b holds each until the release below */
-        devq__signal_advance_held(b->ops[i].u.sig.s, b->ops[i].u.sig.v);
+    for (uint32_t i = 0; i < b->rec.nops; i++)      /* b holds each until the release below */
+        devq__signal_advance_held(b->rec.ops[i].u.sig.s, b->rec.ops[i].u.sig.v);
     devq__mem_reap_soon(dev);
     /* Signal ops hold their signal and nothing in b->held. */
-    for (uint32_t i = 0; i < b->nops; i++)
-        devq__signal_release(b->ops[i].u.sig.s);
+    for (uint32_t i = 0; i < b->rec.nops; i++)
+        devq__signal_release(b->rec.ops[i].u.sig.s);
     if (b->held.n)
         devq__ref_set_release(&b->held);
     /* Submitted and completed, in one count (devq_stats_get). */

@@ -10,12 +10,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "buffer.h"
+#include "buffer_fail.h"
+#include "completion.h"
 #include "error.h"
 #include "grow.h"
 #include "hazard.h"
+#include "issue.h"
+#include "kernel.h"
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
+#include "timestamp.h"
 #include "trace.h"
 #include "value_wait.h"
 
@@ -27,9 +35,9 @@ static const char *dev_name(const struct devq_device *dev, char *buf, size_t cap
 
 static int gate_push(struct batch *b, devq_signal *s, uint64_t v)
 {
-    if (b->ngate == b->capgate && DEVQ_GROW(b->gate, b->capgate, 4) < 0)
+    if (b->issue.ngate == b->issue.capgate && DEVQ_GROW(b->issue.gate, b->issue.capgate, 4) < 0)
         return devq__err(-ENOMEM, "out of memory");
-    b->gate[b->ngate++] = (struct gate_wait){ s, v };
+    b->issue.gate[b->issue.ngate++] = (struct gate_wait){ s, v };
     return 0;
 }
 
@@ -63,7 +71,7 @@ static int bind_op(struct batch *b, const struct op *o, const struct devq_use *h
 {
     struct devq_device *dev = b->q->dev;
     uint32_t sid = b->q->stream.id;
-    struct buffer_use *u = o->nuses ? &b->uses[o->first_use] : NULL;
+    struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
     for (uint32_t k = 0; k < o->nuses; k++)      /* numbered in the order they run (buffer.h) */
         u[k].gen = devq__buffer_bind_gen(u[k].buf, u[k].access);
     for (uint32_t k = 0; k < o->nuses; k++) {
@@ -86,7 +94,7 @@ static void work_skipped(struct batch *b, const struct op *o)
     if (o->kind == OP_WORK && o->u.work.issue) {
         const struct op *head;
         unsigned group = devq__work_group(b, o, &head) | DEVQ_WORK_SKIPPED;
-        o->u.work.run(b->bytes + o->u.work.off, b->forced_error, group, head);
+        o->u.work.run(b->rec.bytes + o->u.work.off, b->fail.error, group, head);
     }
 }
 
@@ -99,7 +107,7 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
         devq__tracker_begin(b->q->dev->tracker, b->q->stream.id);
         *began = 1;
     }
-    struct buffer_use *u = o->nuses ? &b->uses[o->first_use] : NULL;
+    struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
     for (uint32_t k = 0; k < o->nuses; k++)
         if (u[k].access & DEVQ_WRITE) {  /* best effort: the batch failed already */
             u[k].gen = devq__buffer_bind_gen(u[k].buf, DEVQ_WRITE);
@@ -113,7 +121,7 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
 static int launch(struct devq_device *dev, struct devq_stream *st, struct batch *b, const struct op *o)
 {
     uint32_t n = o->u.exec.nargs;
-    const struct devq_pl_arg *args = n ? &b->args[o->u.exec.first_arg] : NULL;
+    const struct devq_pl_arg *args = n ? &b->rec.args[o->u.exec.first_arg] : NULL;
     if (!o->u.exec.values)
         return dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, args, n);
     struct devq_pl_arg stack_args[16], *pa = stack_args;
@@ -122,7 +130,7 @@ static int launch(struct devq_device *dev, struct devq_stream *st, struct batch 
     for (uint32_t a = 0; a < n; a++) {
         pa[a] = args[a];
         if (!pa[a].is_buffer)
-            pa[a].value = b->bytes + (uintptr_t)pa[a].value;
+            pa[a].value = b->rec.bytes + (uintptr_t)pa[a].value;
     }
     int r = dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, pa, n);
     if (pa != stack_args)
@@ -147,14 +155,14 @@ static int issue_stream_work(struct devq_stream *st, struct batch *b, struct op 
 {
     const struct op *head;
     unsigned group = devq__work_group(b, o, &head);
-    int r = o->u.work.issue(b->bytes + o->u.work.off, st->pl, group, head);
+    int r = o->u.work.issue(b->rec.bytes + o->u.work.off, st->pl, group, head);
     if (r < 0 || (group & DEVQ_WORK_MORE))
         return r;
     if ((r = enqueue_cb(b->q->dev->ops, st, devq__work_cb, o, b)) < 0) {
         /* The group is out but its completion cannot be queued (the
          * device failed under it, say): the upper layer's verdict now,
          * with its message, is the cause the batch fails with. */
-        int rr = o->u.work.run(b->bytes + o->u.work.off, r, group, head);
+        int rr = o->u.work.run(b->rec.bytes + o->u.work.off, r, group, head);
         return rr < 0 ? rr : r;
     }
     return 0;
@@ -171,7 +179,7 @@ static void force_issue_failure(struct batch *b, const struct op *w, int r, cons
     if (w) {
         const struct op *head;
         unsigned group = devq__work_group(b, w, &head) | DEVQ_WORK_PROBE;
-        int pr = w->u.work.run(b->bytes + w->u.work.off, r, group, head);
+        int pr = w->u.work.run(b->rec.bytes + w->u.work.off, r, group, head);
         if (pr < 0) {
             devq__batch_force(b, pr, "%s batch %llu on %s: %s; then: %s", devq__queue_label(b->q).s,
                               (unsigned long long)b->seq, where, devq__errmsg_peek(), issue_msg);
@@ -225,31 +233,31 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
 static void mark_end_signals(struct batch *b)
 {
     int32_t last_work = -1;
-    for (uint32_t i = 0; i < b->nops; i++) {
-        uint8_t k = b->ops[i].kind;
+    for (uint32_t i = 0; i < b->rec.nops; i++) {
+        uint8_t k = b->rec.ops[i].kind;
         if (k != OP_WAIT && k != OP_SIGNAL && k != OP_BARRIER && k != OP_ALIGN && k != OP_TIMESTAMP)
             last_work = (int32_t)i;
     }
-    for (uint32_t i = 0; i < b->nops; i++)
-        if (b->ops[i].kind == OP_SIGNAL)
-            b->ops[i].at_end = (int32_t)i > last_work;
+    for (uint32_t i = 0; i < b->rec.nops; i++)
+        if (b->rec.ops[i].kind == OP_SIGNAL)
+            b->rec.ops[i].at_end = (int32_t)i > last_work;
 }
 
 static struct gate_rec *gate_snapshot(struct batch *b)
 {
-    struct gate_rec *g = malloc(sizeof *g + b->ngate * sizeof *g->sig + b->nslots * sizeof *g->slot);
+    struct gate_rec *g = malloc(sizeof *g + b->issue.ngate * sizeof *g->sig + b->vw.nslots * sizeof *g->slot);
     if (!g)
         return NULL;
     g->b = b;
-    g->from = b->next_op;
-    g->nsig = b->ngate;
-    g->nslot = b->nslots;
+    g->from = b->issue.next_op;
+    g->nsig = b->issue.ngate;
+    g->nslot = b->vw.nslots;
     g->sig = (struct gate_wait *)(g + 1);
     g->slot = (struct devq_value_slot **)(g->sig + g->nsig);
     if (g->nsig)
-        memcpy(g->sig, b->gate, g->nsig * sizeof *g->sig);
+        memcpy(g->sig, b->issue.gate, g->nsig * sizeof *g->sig);
     if (g->nslot)          /* b->slots is NULL until a device-side wait */
-        memcpy(g->slot, b->slots, g->nslot * sizeof *g->slot);
+        memcpy(g->slot, b->vw.slots, g->nslot * sizeof *g->slot);
     return g;
 }
 
@@ -260,15 +268,15 @@ static int is_work(uint8_t k)
 
 static int trace_prepare(struct batch *b)
 {
-    if (b->capmarks < b->nops + 1) {
-        uint64_t *m = realloc(b->marks, (b->nops + 1) * sizeof *m);
+    if (b->issue.capmarks < b->rec.nops + 1) {
+        uint64_t *m = realloc(b->issue.marks, (b->rec.nops + 1) * sizeof *m);
         if (!m)
             return -ENOMEM;
-        b->marks = m;
-        b->capmarks = b->nops + 1;
+        b->issue.marks = m;
+        b->issue.capmarks = b->rec.nops + 1;
     }
-    if (b->next_op == 0 || !b->traced)
-        memset(b->marks, 0, (b->nops + 1) * sizeof *b->marks);
+    if (b->issue.next_op == 0 || !b->issue.traced)
+        memset(b->issue.marks, 0, (b->rec.nops + 1) * sizeof *b->issue.marks);
     return 0;
 }
 
@@ -283,7 +291,7 @@ static void end_portion(struct devq_device *dev, struct devq_stream *st, struct 
     /* A forced error is handed over here, set before the callback is
      * queued: the callback must not read it from b (a later portion may
      * be forcing it on another thread). */
-    *p = (struct portion){ .b = b, .upto = upto, .forced = b->forced_error, .fail_from = b->fail_from };
+    *p = (struct portion){ .b = b, .upto = upto, .forced = b->fail.error, .fail_from = b->fail.from };
     if (enqueue_cb(dev->ops, st, devq__portion_cb, p, b) < 0)
         free(p);
 }
@@ -292,7 +300,7 @@ static void end_portion(struct devq_device *dev, struct devq_stream *st, struct 
 static int work_between(const struct batch *b, uint32_t from, uint32_t to)
 {
     for (uint32_t i = from; i < to; i++)
-        if (b->ops[i].kind != OP_WAIT && b->ops[i].kind != OP_ALIGN)
+        if (b->rec.ops[i].kind != OP_WAIT && b->rec.ops[i].kind != OP_ALIGN)
             return 1;
     return 0;
 }
@@ -343,8 +351,8 @@ static enum resolved resolve_align(struct devq_queue *q, struct batch *b, const 
 static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, uint32_t i, int *began)
 {
     struct devq_device *dev = q->dev;
-    devq_signal *s = b->ops[i].u.sig.s;
-    uint64_t v = b->ops[i].u.sig.v;
+    devq_signal *s = b->rec.ops[i].u.sig.s;
+    uint64_t v = b->rec.ops[i].u.sig.v;
     char why[DEVQ_CAUSE_MAX], dn[48];
     int st = devq__signal_wait_verdict(s, v, why, sizeof why);
     if (st) {
@@ -388,7 +396,7 @@ static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, 
         return STOP_PARK;
     /* A device-side wait sits where the wait was recorded: the host may
      * set the value only after seeing earlier ops. */
-    if (work_between(b, b->next_op, i))
+    if (work_between(b, b->issue.next_op, i))
         return STOP_SPLIT;
     begin_unit(q, began);          /* the wait belongs to this unit */
     int nr = devq__value_wait_issue(q, b, s, v);
@@ -414,16 +422,16 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                               uint32_t *split_at)
 {
     *park_at = *split_at = UINT32_MAX;
-    for (uint32_t i = b->next_op; i < b->nops; i++) {
-        const struct op *o = &b->ops[i];
+    for (uint32_t i = b->issue.next_op; i < b->rec.nops; i++) {
+        const struct op *o = &b->rec.ops[i];
         /* Hazards exist only while some batch is parked: one load. */
         int hazards = devq__hazard_any(q->dev);
-        if (b->forced_error) {
+        if (b->fail.error) {
             /* A skipped op still writes its destinations (they become
              * failed): like a write that ran, it waits for the uses of
              * batches submitted before it that are still parked, or it
              * would fail a buffer under a reader that comes first. */
-            if (hazards && !b->no_park && resolve_hazard(q, b, o) == STOP_PARK) {
+            if (hazards && !b->defer.no_park && resolve_hazard(q, b, o) == STOP_PARK) {
                 *park_at = i;
                 return i;
             }
@@ -444,7 +452,7 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
         }
         /* STOP_FORCED: the rest is skipped, hazards still checked. */
     }
-    return b->nops;
+    return b->rec.nops;
 }
 
 int devq__issue(struct devq_queue *q, struct batch *b)
@@ -453,21 +461,21 @@ int devq__issue(struct devq_queue *q, struct batch *b)
     struct devq_stream *st = &q->stream;
     const struct devq_backend_ops *ops = dev->ops;
     int began, r = 0, sync_err = 0;
-    if (b->next_op == 0)
+    if (b->issue.next_op == 0)
         mark_end_signals(b);
     uint32_t defer_at, split_at, stop, from;
     const struct op *work_out = NULL;      /* the batch's last stream work out */
 again:
     began = 0;
-    from = b->next_op;
-    b->ngate = 0;
+    from = b->issue.next_op;
+    b->issue.ngate = 0;
     stop = resolve_waits(q, b, &began, &defer_at, &split_at);
-    if (!b->forced_error && stop > b->next_op && !began) {
+    if (!b->fail.error && stop > b->issue.next_op && !began) {
         devq__tracker_begin(dev->tracker, st->id);
         began = 1;
     }
     struct gate_rec *g = NULL;
-    if (!b->forced_error && b->ngate && !(g = gate_snapshot(b))) {
+    if (!b->fail.error && b->issue.ngate && !(g = gate_snapshot(b))) {
         sync_err = -ENOMEM;
         devq__batch_force(b, -ENOMEM, "%s batch %llu: out of memory", devq__queue_label(q).s, (unsigned long long)b->seq);
     }
@@ -476,58 +484,58 @@ again:
         sync_err = r;
         devq__batch_force(b, r, "%s batch %llu: %s", devq__queue_label(q).s, (unsigned long long)b->seq, devq_errmsg());
     }
-    if (devq__trace_on() && !b->forced_error && stop > b->next_op && trace_prepare(b) == 0)
-        b->traced = 1;
+    if (devq__trace_on() && !b->fail.error && stop > b->issue.next_op && trace_prepare(b) == 0)
+        b->issue.traced = 1;
     /* The unit the ops below are bound in (begun above when any goes out). */
     struct devq_use here = began ? devq__tracker_here(dev->tracker, st->id) : (struct devq_use){ 0 };
     int level = devq__log_level();
-    for (uint32_t i = b->next_op; i < stop; i++) {
-        struct op *o = &b->ops[i];
-        b->next_op = i;
+    for (uint32_t i = b->issue.next_op; i < stop; i++) {
+        struct op *o = &b->rec.ops[i];
+        b->issue.next_op = i;
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
          * signal another queue waits for, say) do not wait too. */
-        if (!b->forced_error && (r = bind_op(b, o, &here, level)) < 0) {
+        if (!b->fail.error && (r = bind_op(b, o, &here, level)) < 0) {
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
                   (unsigned long long)b->seq, devq_errmsg());
             /* Its writes still go on record, as a skipped op's: a later
              * reader must be ordered after this point, where the batch's
              * failure is published, not read the old contents first. */
             bind_skipped(b, o, &began);
-        } else if (b->forced_error)
+        } else if (b->fail.error)
             bind_skipped(b, o, &began);
-        if (b->traced && !b->forced_error && is_work(o->kind))
-            ops->host_fn(st->pl, devq__trace_mark_cb, &b->marks[i]);
-        if (!b->forced_error && (r = issue_op(dev, st, b, o)) < 0) {
+        if (b->issue.traced && !b->fail.error && is_work(o->kind))
+            ops->host_fn(st->pl, devq__trace_mark_cb, &b->issue.marks[i]);
+        if (!b->fail.error && (r = issue_op(dev, st, b, o)) < 0) {
             if (r == -ENODEV)
                 devq__device_set_lost(dev, devq_errmsg());
             sync_err = r;
             char dn[48];
             force_issue_failure(b, o == work_out ? NULL : work_out, r, dev_name(dev, dn, sizeof dn));
-        } else if (!b->forced_error && o->kind == OP_WORK && o->u.work.issue) {
+        } else if (!b->fail.error && o->kind == OP_WORK && o->u.work.issue) {
             work_out = o;
         }
         devq__op_issued(b, o);      /* its buffer uses are settled either way */
     }
-    b->next_op = stop;
-    if (stop > from && stop < b->nops && (split_at != UINT32_MAX || defer_at != UINT32_MAX))
+    b->issue.next_op = stop;
+    if (stop > from && stop < b->rec.nops && (split_at != UINT32_MAX || defer_at != UINT32_MAX))
         end_portion(dev, st, b, stop);
-    if (split_at != UINT32_MAX && !b->forced_error)
+    if (split_at != UINT32_MAX && !b->fail.error)
         goto again;          /* the ops before the device wait are out: place it */
     if (defer_at != UINT32_MAX) {
-        b->park_at = defer_at;
+        b->issue.park_at = defer_at;
         return DEVQ_ISSUE_PARK;      /* defer.c parks it; the rest goes out when it resumes */
     }
-    for (; b->next_op < b->nops; b->next_op++) {    /* forced: the rest is skipped */
-        bind_skipped(b, &b->ops[b->next_op], &began);
-        devq__op_issued(b, &b->ops[b->next_op]);
+    for (; b->issue.next_op < b->rec.nops; b->issue.next_op++) {    /* forced: the rest is skipped */
+        bind_skipped(b, &b->rec.ops[b->issue.next_op], &began);
+        devq__op_issued(b, &b->rec.ops[b->issue.next_op]);
     }
     q->issued_seq = b->seq;
     /* After this call the batch belongs to the end callback. */
     if ((r = ops->host_fn(st->pl, devq__end_cb, b)) < 0) {
         if (!sync_err)
             sync_err = r;
-        if (work_out && !b->forced_error) {
+        if (work_out && !b->fail.error) {
             char dn[48];
             force_issue_failure(b, work_out, r, dev_name(dev, dn, sizeof dn));
         }
@@ -537,4 +545,19 @@ again:
     if (sync_err == -ENODEV)
         devq__device_set_lost(dev, devq__errmsg_peek());
     return sync_err;
+}
+
+/* A batch the pool hands out: nothing issued, no gate, not traced
+ * (batch_life.c calls this; the issue state is written here only). */
+void devq__issue_reset(struct batch *b)
+{
+    b->issue.ngate = 0;
+    b->issue.next_op = 0;
+    b->issue.traced = 0;
+}
+
+/* The end callback turned the marks into trace slices. */
+void devq__issue_trace_done(struct batch *b)
+{
+    b->issue.traced = 0;
 }

@@ -9,8 +9,9 @@
 #include <string.h>
 #include <devq/devq_cpu.h>
 #include "error.h"
+#include "kernel.h"
+#include "kernel_args.h"
 #include "notifier.h"
-#include "queue.h"
 
 int devq__kernel_check(const devq_kernel *k, const char *fn)
 {

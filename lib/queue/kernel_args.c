@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "buffer.h"
 #include "error.h"
-#include "queue.h"
+#include "kernel.h"
+#include "kernel_args.h"
 
 #define MAX_PARAMS 4096u             /* devq_queue_exec's own limit on nargs */
 #define MAX_VALUE  4096u             /* and on a value's size */

@@ -1,5 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Queues as lib keeps them, and the entry points of the queue layer.
+/* The queue object: struct devq_queue and the queue layer's state of a
+ * device, with the checks every entry point makes.  Each file of the
+ * layer declares its own entry points in its own header (record.h,
+ * issue.h, defer.h, ...); queue_life.c, the queue's life cycle, in
+ * queue_life.h.
  *
  * A queue records ops into an open batch; submit hands the batch to the
  * issuer (issue.c), which asks the tracker for cross-stream waits and
@@ -26,17 +30,16 @@
 #include "stream.h"
 #include "tracker.h"
 #include "name.h"
-/* The queue layer's objects, each in its owner's header. */
-#include "batch.h"
-#include "buffer.h"
-#include "completion.h"
-#include "kernel.h"
-#include "timestamp.h"
+#include "cause.h"
 
 #define DEVQ_MAGIC_QUEUE  0x51554555u  /* "QUEU" */
 
 /* The queue layer's state of one device (dev->qs), under the device lock
  * unless said otherwise. */
+struct batch;
+struct devq_buffer_cache;
+struct devq_value_slot;
+
 struct devq_queue_state {
     struct devq_queue *queues;            /* list of live queues */
     struct devq_buffer *pending_frees;    /* frees waiting for their last use to issue */
@@ -47,8 +50,6 @@ struct devq_queue_state {
     /* value_wait.c, under its own slot lock */
     struct devq_value_slot *value_slots_free, *value_slots_active;
 };
-int  devq__queue_state_create(struct devq_device *dev);
-void devq__queue_state_destroy(struct devq_device *dev);
 
 /* Laid out by who writes what: the recording thread and the stream's
  * callback thread each write their own cache lines per batch, so neither
@@ -123,54 +124,5 @@ static inline struct devq_label devq__queue_label(const struct devq_queue *q)
 {
     return devq__name_label(&q->name, DEVQ_NAME_QUEUE, NULL);
 }
-
-/* DEVQ_TRACE: (re)name q's track after its label. */
-void devq__queue_trace_track(const struct devq_queue *q);
-
-void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause);
-/* queue.c: wait until every submitted batch completed, or an absolute deadline. */
-int  devq__queue_finish_until(struct devq_queue *q, uint64_t deadline);
-
-/* record.c: one op recorded under the recorder role (else -EBUSY):
- * begin, append (a zeroed op, nheld references reserved), fill it in,
- * commit.  Commit returns r, made sticky when negative. */
-int  devq__record_begin(struct devq_queue *q, const char *fn);
-int  devq__record_append(struct devq_queue *q, uint32_t nheld, const char *fn, struct op **out);
-/* Append an OP_WORK op (caller holds the role): data (size bytes) is
- * copied into the batch, the uses are checked by the caller, hold (may
- * be NULL) is kept alive until the batch completes; writes_whole: its
- * one DEVQ_WRITE use covers that buffer (a success clears its failure);
- * issue (NULL: run in a host callback) enqueues it on the device stream
- * at issue time (batch.h).  The channel layer's
- * entry into recording (DESIGN §11). */
-struct buffer_use;
-struct devq_object;
-int  devq__record_work(struct devq_queue *q, devq_work_fn run, devq_work_issue_fn issue, const void *key,
-                       const void *data,
-                       size_t size, const struct buffer_use *uses, uint32_t nuses,
-                       struct devq_object *hold, int writes_whole, const char *fn);
-int  devq__record_signal(struct devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn);
-int  devq__record_commit(struct devq_queue *q, int r);
-
-/* issue.c: issue a submitted batch (device lock held): DEVQ_ISSUE_PARK (the batch must park at b->park_at), or the
- * error the backend gave (0: none; the batch is done either way). */
-#define DEVQ_ISSUE_PARK 1
-int  devq__issue(struct devq_queue *q, struct batch *b);
-/* inline.c: complete b (its recorder role held) at submit when it only
- * signals and every earlier batch of q completed: 1 done (the role given
- * back), 0 not eligible (nothing changed). */
-int  devq__submit_inline(struct devq_queue *q, struct batch *b);
-/* defer.c: submit (issue or park) a batch; issue what a queue's FIFO
- * lets go (device lock held). */
-int  devq__submit_locked(struct devq_queue *q, struct batch *b);
-void devq__drain_deferred(struct devq_queue *q);
-/* align.c: the tracker's align op (tracker.h). */
-int  devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced,
-                         const char *why);
-
-/* cycle.c: wait-cycle detection among deferred batches (device lock). */
-int  devq__cycle_check(struct devq_queue *q, char *msg, size_t cap);
-/* A head was just deferred: detect, count and log a cycle it closes. */
-void devq__note_cycle(struct devq_queue *q);
 
 #endif

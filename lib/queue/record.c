@@ -10,9 +10,30 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "buffer.h"
+#include "buffer_fail.h"
+#include "defer.h"
 #include "error.h"
+#include "inline.h"
+#include "kernel.h"
+#include "kernel_args.h"
 #include "queue.h"
+#include "record.h"
 #include "signal_int.h"
+
+/* A batch from the pool with nothing recorded: the record is written
+ * here only (batch.h), so this file empties it, not the pool. */
+static struct batch *fresh_batch(struct devq_queue *q)
+{
+    struct batch *b = devq__batch_get(q);
+    if (b) {
+        b->rec.nops = b->rec.nargs = b->rec.nuses = 0;
+        b->rec.nbytes = 0;
+    }
+    return b;
+}
 
 /* Enter/leave the recorder role. */
 static int enter(devq_queue *q, const char *fn)
@@ -33,7 +54,7 @@ static int enter(devq_queue *q, const char *fn)
         atomic_store_explicit(&q->recording, 0, memory_order_release);
         return r;
     }
-    if (!q->open && !(q->open = devq__batch_get(q))) {
+    if (!q->open && !(q->open = fresh_batch(q))) {
         atomic_store_explicit(&q->recording, 0, memory_order_release);
         return devq__err(-ENOMEM, "%s: out of memory for a batch", fn);
     }
@@ -90,35 +111,35 @@ static struct op *push_op_holding(struct batch *b, uint32_t nheld)
         return push_op(b);            /* signal ops, barriers, timestamps */
     if (devq__ref_set_reserve(&b->held, nheld) < 0)
         return NULL;
-    if (!b->nuses)                  /* the batch's first buffer use: forget the last batch's */
+    if (!b->rec.nuses)                  /* the batch's first buffer use: forget the last batch's */
         memset(b->use_memo, 0, sizeof b->use_memo);
     /* And room in the flat list of buffer uses (at most one per held). */
-    if (b->nuses + nheld > b->capuses) {
-        uint32_t cap = b->capuses ? b->capuses : 16;
-        while (cap < b->nuses + nheld)
+    if (b->rec.nuses + nheld > b->rec.capuses) {
+        uint32_t cap = b->rec.capuses ? b->rec.capuses : 16;
+        while (cap < b->rec.nuses + nheld)
             cap *= 2;
-        struct buffer_use *u = realloc(b->uses, cap * sizeof *u);
+        struct buffer_use *u = realloc(b->rec.uses, cap * sizeof *u);
         if (!u)
             return NULL;
-        b->uses = u;
-        b->capuses = cap;
+        b->rec.uses = u;
+        b->rec.capuses = cap;
     }
     return push_op(b);
 }
 
 static struct op *push_op(struct batch *b)
 {
-    if (b->nops == b->capops) {
-        uint32_t cap = b->capops ? b->capops * 2 : 8;
-        struct op *o = realloc(b->ops, cap * sizeof *o);
+    if (b->rec.nops == b->rec.capops) {
+        uint32_t cap = b->rec.capops ? b->rec.capops * 2 : 8;
+        struct op *o = realloc(b->rec.ops, cap * sizeof *o);
         if (!o)
             return NULL;
-        b->ops = o;
-        b->capops = cap;
+        b->rec.ops = o;
+        b->rec.capops = cap;
     }
-    struct op *o = &b->ops[b->nops++];
+    struct op *o = &b->rec.ops[b->rec.nops++];
     memset(o, 0, sizeof *o);
-    o->first_use = b->nuses;
+    o->first_use = b->rec.nuses;
     return o;
 }
 
@@ -176,14 +197,14 @@ static __attribute__((noinline)) void first_use(struct batch *batch, devq_buffer
 static inline __attribute__((always_inline)) void use_buffer(struct batch *batch, struct op *o, devq_buffer *b,
                                                              enum devq_access access)
 {
-    uint32_t at = batch->nuses++;        /* room was reserved */
+    uint32_t at = batch->rec.nuses++;        /* room was reserved */
     struct use_memo *m = &batch->use_memo[((uintptr_t)b >> 6) % DEVQ_USE_MEMO];
     if (m->buf == b)
-        batch->uses[m->use].counted = 0; /* the count moves to this use */
+        batch->rec.uses[m->use].counted = 0; /* the count moves to this use */
     else
         first_use(batch, b, m);
     m->use = at;
-    batch->uses[at] = (struct buffer_use){ .buf = b, .access = (uint8_t)access, .counted = 1 };
+    batch->rec.uses[at] = (struct buffer_use){ .buf = b, .access = (uint8_t)access, .counted = 1 };
     o->nuses++;
 }
 
@@ -197,7 +218,7 @@ static int keep_for_discard(devq_queue *q, devq_signal *s, uint64_t v, int err)
                                                  memory_order_relaxed))
         return err;
     struct op *o;
-    if (devq__signal_check(s, "devq_queue_signal") == 0 && (q->open || (q->open = devq__batch_get(q))) &&
+    if (devq__signal_check(s, "devq_queue_signal") == 0 && (q->open || (q->open = fresh_batch(q))) &&
         (o = push_op(q->open))) {
         o->kind = OP_SIGNAL;
         o->u.sig.s = s;
@@ -305,25 +326,25 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
     if ((r = devq__kernel_args_check(k, args, nargs, fn)) < 0)
         return leave(q, r);
     /* Reserve everything first so a failure leaves the batch unchanged. */
-    if (b->nargs + nargs > b->capargs) {
-        uint32_t cap = b->capargs ? b->capargs : 8;
-        while (cap < b->nargs + nargs)
+    if (b->rec.nargs + nargs > b->rec.capargs) {
+        uint32_t cap = b->rec.capargs ? b->rec.capargs : 8;
+        while (cap < b->rec.nargs + nargs)
             cap *= 2;
-        struct devq_pl_arg *na = realloc(b->args, cap * sizeof *na);
+        struct devq_pl_arg *na = realloc(b->rec.args, cap * sizeof *na);
         if (!na)
             return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
-        b->args = na;
-        b->capargs = cap;
+        b->rec.args = na;
+        b->rec.capargs = cap;
     }
-    if (b->nbytes + bytes > b->capbytes) {
-        size_t cap = b->capbytes ? b->capbytes : 256;
-        while (cap < b->nbytes + bytes)
+    if (b->rec.nbytes + bytes > b->rec.capbytes) {
+        size_t cap = b->rec.capbytes ? b->rec.capbytes : 256;
+        while (cap < b->rec.nbytes + bytes)
             cap *= 2;
-        unsigned char *nb = realloc(b->bytes, cap);
+        unsigned char *nb = realloc(b->rec.bytes, cap);
         if (!nb)
             return leave(q, devq__err(-ENOMEM, "%s: out of memory", fn));
-        b->bytes = nb;
-        b->capbytes = cap;
+        b->rec.bytes = nb;
+        b->rec.capbytes = cap;
     }
     struct op *o = push_op_holding(b, (uint32_t)nargs + 1);
     if (!o)
@@ -331,21 +352,21 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
     o->kind = OP_EXEC;
     o->u.exec.k = k;
     o->u.exec.l = normalize_launch(l);
-    o->u.exec.first_arg = b->nargs;
+    o->u.exec.first_arg = b->rec.nargs;
     o->u.exec.nargs = (uint32_t)nargs;
     devq__ref_set_add(&b->held, &k->obj);
     for (size_t i = 0; i < nargs; i++) {
-        struct devq_pl_arg *pa = &b->args[b->nargs++];
+        struct devq_pl_arg *pa = &b->rec.args[b->rec.nargs++];
         if (args[i].buf) {
             *pa = (struct devq_pl_arg){ .is_buffer = 1, .device_ptr = args[i].buf->dptr };
             use_buffer(b, o, args[i].buf, args[i].access);
         } else {
             /* Values are copied now: the caller's bytes may be gone by
              * submit.  Their address is known only then (bytes grows). */
-            *pa = (struct devq_pl_arg){ .value = (const void *)(uintptr_t)b->nbytes, .size = args[i].size };
+            *pa = (struct devq_pl_arg){ .value = (const void *)(uintptr_t)b->rec.nbytes, .size = args[i].size };
             o->u.exec.values++;
-            memcpy(b->bytes + b->nbytes, args[i].value, args[i].size);
-            b->nbytes += (args[i].size + 15) & ~(size_t)15;
+            memcpy(b->rec.bytes + b->rec.nbytes, args[i].value, args[i].size);
+            b->rec.nbytes += (args[i].size + 15) & ~(size_t)15;
         }
     }
     return leave(q, 0);
@@ -468,15 +489,15 @@ int devq__record_work(devq_queue *q, devq_work_fn run, devq_work_issue_fn issue,
 {
     struct batch *b = q->open;
     size_t need = (size + 15) & ~(size_t)15;
-    if (b->nbytes + need > b->capbytes) {
-        size_t cap = b->capbytes ? b->capbytes : 256;
-        while (cap < b->nbytes + need)
+    if (b->rec.nbytes + need > b->rec.capbytes) {
+        size_t cap = b->rec.capbytes ? b->rec.capbytes : 256;
+        while (cap < b->rec.nbytes + need)
             cap *= 2;
-        unsigned char *nb = realloc(b->bytes, cap);
+        unsigned char *nb = realloc(b->rec.bytes, cap);
         if (!nb)
             return devq__err(-ENOMEM, "%s: out of memory", fn);
-        b->bytes = nb;
-        b->capbytes = cap;
+        b->rec.bytes = nb;
+        b->rec.capbytes = cap;
     }
     struct op *o = push_op_holding(b, nuses + (hold != NULL));
     if (!o)
@@ -485,11 +506,11 @@ int devq__record_work(devq_queue *q, devq_work_fn run, devq_work_issue_fn issue,
     o->u.work.run = run;
     o->u.work.issue = issue;
     o->u.work.key = key;
-    o->u.work.off = b->nbytes;
+    o->u.work.off = b->rec.nbytes;
     o->u.work.owner = b;
     o->u.work.whole = writes_whole;
-    memcpy(b->bytes + b->nbytes, data, size);
-    b->nbytes += need;
+    memcpy(b->rec.bytes + b->rec.nbytes, data, size);
+    b->rec.nbytes += need;
     for (uint32_t i = 0; i < nuses; i++)
         use_buffer(b, o, uses[i].buf, uses[i].access);
     if (hold)
@@ -522,7 +543,7 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
     if (!b) {
         /* An empty submit still gets a batch: its completion orders
          * everything before it, which finish and barriers rely on. */
-        if (!(b = devq__batch_get(q))) {
+        if (!(b = fresh_batch(q))) {
             atomic_store(&q->recording, 0);
             return devq__err(-ENOMEM, "devq_queue_submit: out of memory");
         }

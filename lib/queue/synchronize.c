@@ -6,9 +6,12 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "batch.h"
+#include "batch_life.h"
 #include "error.h"
 #include "futex.h"
 #include "queue.h"
+#include "queue_life.h"
 
 DEVQ_API int devq_device_synchronize(devq_device *dev, uint64_t timeout_ns)
 {

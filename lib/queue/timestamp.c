@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* Device timestamps: a timing event recorded in stream order.  The event
  * comes from the device's pool and goes back when the last reference (the
- * user's, or the batch's) is dropped. */
+ * user's, or the batch's) is dropped.  Recording one on a queue:
+ * timestamp_record.c. */
 #include "config.h"
 #include <errno.h>
 #include <stdlib.h>
 #include "error.h"
 #include "event_pool.h"
 #include "notifier.h"
-#include "queue.h"
+#include "timestamp.h"
 
 /* The last reference: returning the event may destroy it in the backend,
  * so a batch's release hands this to the notifier (object.h). */
@@ -22,18 +23,11 @@ static void timestamp_destroy(struct devq_object *o)
     devq_device_close(dev);
 }
 
-DEVQ_API int devq_queue_timestamp(devq_queue *q, devq_timestamp **out)
+/* A new timestamp of dev with its event and two references: the user's
+ * and the batch's that will record it. */
+int devq__timestamp_new(struct devq_device *dev, const char *fn, struct devq_timestamp **out)
 {
-    const char *fn = "devq_queue_timestamp";
-    int r = devq__queue_check(q, fn);
-    if (r < 0)
-        return r;
-    if (!out)
-        return devq__err(-EINVAL, "%s: out is NULL", fn);
-    struct devq_device *dev = q->dev;
-    if (!(dev->info.caps & DEVQ_CAP_TIMING) || !dev->ops->event_elapsed)
-        return devq__err(-ENOTSUP, "%s: the %s backend has no device timing (no DEVQ_CAP_TIMING)", fn,
-                         dev->info.backend);
+    int r;
     struct devq_timestamp *ts = calloc(1, sizeof *ts);
     if (!ts)
         return devq__err(-ENOMEM, "%s: out of memory", fn);
@@ -45,23 +39,14 @@ DEVQ_API int devq_queue_timestamp(devq_queue *q, devq_timestamp **out)
     devq__object_retain(&ts->obj);      /* the user's and the batch's */
     ts->dev = dev;
     devq__device_retain(dev);
-    /* The op is filled in before the recorder role is given up: a submit
-     * in another thread may take the batch the moment it is. */
-    struct op *o;
-    if ((r = devq__record_begin(q, fn)) < 0)
-        goto fail;
-    if ((r = devq__record_append(q, 0, fn, &o)) < 0) {
-        devq__record_commit(q, r);
-        goto fail;
-    }
-    o->kind = OP_TIMESTAMP;
-    o->u.ts = ts;
     *out = ts;
-    return devq__record_commit(q, 0);
-fail:
+    return 0;
+}
+
+void devq__timestamp_discard(struct devq_timestamp *ts)
+{
     atomic_store(&ts->obj.refs, 1);
     devq__object_release_here(&ts->obj);
-    return r;
 }
 
 static int ts_check(const devq_timestamp *ts, const char *fn)

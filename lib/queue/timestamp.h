@@ -18,4 +18,9 @@ struct devq_timestamp {
     _Atomic int recorded;          /* the event was recorded on the stream */
 };
 
+/* timestamp.c: a new timestamp of dev with its event and two references
+ * (the user's and the recording batch's); discard one never recorded. */
+int  devq__timestamp_new(struct devq_device *dev, const char *fn, struct devq_timestamp **out);
+void devq__timestamp_discard(struct devq_timestamp *ts);
+
 #endif

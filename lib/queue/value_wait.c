@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include "batch.h"
 #include "device.h"
 #include "error.h"
 #include "grow.h"
@@ -100,9 +101,9 @@ static void slot_notify_cb(void *arg, int status)
 
 static int push_slot(struct batch *b, struct devq_value_slot *s)
 {
-    if (b->nslots == b->capslots && DEVQ_GROW(b->slots, b->capslots, 2) < 0)
+    if (b->vw.nslots == b->vw.capslots && DEVQ_GROW(b->vw.slots, b->vw.capslots, 2) < 0)
         return -ENOMEM;
-    b->slots[b->nslots++] = s;
+    b->vw.slots[b->vw.nslots++] = s;
     return 0;
 }
 
@@ -144,7 +145,7 @@ int devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s
     devq__checkpoint(dev, &q->stream);
     int r = dev->ops->stream_wait_value(q->stream.pl, s->pv, 1);
     if (r < 0) {
-        b->nslots--;
+        b->vw.nslots--;
         slot_put(s);
         slot_put(s);
         return r;
@@ -181,9 +182,9 @@ uint64_t devq__value_wait_slot_value(const struct devq_value_slot *s)
 
 void devq__value_wait_batch_done(struct batch *b)
 {
-    for (uint32_t i = 0; i < b->nslots; i++)
-        slot_put(b->slots[i]);
-    b->nslots = 0;
+    for (uint32_t i = 0; i < b->vw.nslots; i++)
+        slot_put(b->vw.slots[i]);
+    b->vw.nslots = 0;
 }
 
 void devq__value_wait_cancel_queue(struct devq_queue *q)
@@ -254,4 +255,11 @@ int devq__value_wait_any(struct devq_device *dev)
     int any = dev->qs->value_slots_active != NULL;
     pthread_mutex_unlock(&slot_lock);
     return any;
+}
+
+/* A batch the pool hands out holds no slot (batch_life.c calls this; a
+ * batch's slots are written here only). */
+void devq__value_wait_batch_reset(struct batch *b)
+{
+    b->vw.nslots = 0;
 }

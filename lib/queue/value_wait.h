@@ -21,6 +21,7 @@ struct devq_value_slot;
 int  devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t v);
 /* End of a batch (host callback context): drop its slots. */
 void devq__value_wait_batch_done(struct batch *b);
+void devq__value_wait_batch_reset(struct batch *b);   /* the pool hands b out */
 /* Queue destroy: release every device wait of q (its batches then fail
  * with -ECANCELED at their gate). */
 void devq__value_wait_cancel_queue(struct devq_queue *q);

@@ -6,14 +6,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "blocker.h"
+#include "buffer.h"
+#include "cycle.h"
+#include "defer.h"
 #include "error.h"
 #include "event_pool.h"
 #include "futex.h"
-#include "blocker.h"
 #include "hazard.h"
 #include "log.h"
 #include "mem.h"
 #include "queue.h"
+#include "queue_life.h"
 #include "signal_int.h"
 #include "trace.h"
 #include "value_wait.h"
@@ -217,12 +223,10 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
     pthread_mutex_lock(&dev->lock);
     q->destroying = 1;
     struct batch *head = q->deferred;
-    devq_notify *h = head ? head->notify : NULL;
-    if (head)
-        head->notify = NULL;          /* ours to give back, through cancel */
+    devq_notify *h = head ? devq__defer_take_notify(head) : NULL;   /* ours to give back, through cancel */
     /* A head waiting for another queue's parked batch may wait as long
      * as that one: cancel it (and what follows) the same way. */
-    if (head && head->hazard_wait)
+    if (head && head->defer.hazard_wait)
         devq__drain_deferred(q);
     pthread_mutex_unlock(&dev->lock);
     /* Deferred batches would wait forever for values nobody may set:

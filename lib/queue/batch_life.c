@@ -9,10 +9,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "batch.h"
+#include "batch_life.h"
+#include "batch_walk.h"
+#include "buffer.h"
+#include "defer.h"
 #include "error.h"
 #include "hazard.h"
+#include "issue.h"
 #include "queue.h"
 #include "signal_int.h"
+#include "timestamp.h"
+#include "value_wait.h"
 
 struct batch *devq__batch_get(struct devq_queue *q)
 {
@@ -40,21 +48,14 @@ struct batch *devq__batch_get(struct devq_queue *q)
         memset(b, 0, sizeof *b);
     }
     b->q = q;
-    b->nops = b->nargs = b->nuses = b->ngate = b->nslots = 0;
-    b->nbytes = 0;
-    b->next_op = 0;
-    b->forced_error = 0;
-    b->no_park = 0;
-    b->cause[0] = 0;
-    b->walked = b->walk_at = 0;
-    b->walk_err = 0;
-    b->walk_cause[0] = 0;
-    atomic_store_explicit(&b->inline_done, 0, memory_order_relaxed);
-    b->blocked_on = NULL;
-    b->hazard_wait = 0;
-    b->parked_uses = 0;
-    b->notify = NULL;
-    b->traced = 0;
+    b->fail.error = 0;
+    b->fail.cause[0] = 0;
+    /* Each part of the batch is reset by the file that writes it (batch.h). */
+    devq__issue_reset(b);
+    devq__value_wait_batch_reset(b);
+    devq__defer_reset(b);
+    devq__hazard_batch_reset(b);
+    devq__batch_walk_reset(b);
     atomic_store_explicit(&b->cb_refs, 1, memory_order_relaxed);
     b->next = NULL;
     return b;
@@ -71,14 +72,14 @@ void devq__batch_put(struct devq_queue *q, struct batch *b)
 
 void devq__batch_free(struct batch *b)
 {
-    free(b->ops);
-    free(b->args);
-    free(b->uses);
-    free(b->bytes);
-    free(b->gate);
-    free(b->slots);
+    free(b->rec.ops);
+    free(b->rec.args);
+    free(b->rec.uses);
+    free(b->rec.bytes);
+    free(b->issue.gate);
+    free(b->vw.slots);
     devq__ref_set_fini(&b->held);
-    free(b->marks);
+    free(b->issue.marks);
     free(b);
 }
 
@@ -86,8 +87,8 @@ void devq__batch_free(struct batch *b)
  * op, from `from_op` on) and its buffers and kernels (held once each). */
 void devq__batch_release_refs(struct batch *b, uint32_t from_op)
 {
-    for (uint32_t i = from_op; i < b->nops; i++) {
-        struct op *o = &b->ops[i];
+    for (uint32_t i = from_op; i < b->rec.nops; i++) {
+        struct op *o = &b->rec.ops[i];
         switch (o->kind) {
         case OP_WAIT:
         case OP_SIGNAL:
@@ -105,8 +106,8 @@ void devq__batch_release_refs(struct batch *b, uint32_t from_op)
 
 void devq__batch_unissue(struct batch *b, uint32_t from)
 {
-    for (uint32_t i = from; i < b->nops; i++)
-        devq__op_issued(b, &b->ops[i]);
+    for (uint32_t i = from; i < b->rec.nops; i++)
+        devq__op_issued(b, &b->rec.ops[i]);
 }
 
 void devq__op_issued(struct batch *b, struct op *o)
@@ -129,9 +130,9 @@ void devq__batch_discard(struct batch *b, int err, const char *cause)
     pthread_mutex_unlock(&q->dev->lock);
     /* Waiters of what the batch would have signalled must not wait forever. */
     if (err)
-        for (uint32_t i = 0; i < b->nops; i++)
-            if (b->ops[i].kind == OP_SIGNAL)
-                devq__signal_fail_cause(b->ops[i].u.sig.s, err, cause);
+        for (uint32_t i = 0; i < b->rec.nops; i++)
+            if (b->rec.ops[i].kind == OP_SIGNAL)
+                devq__signal_fail_cause(b->rec.ops[i].u.sig.s, err, cause);
     devq__batch_release_refs(b, 0);
     devq__batch_put(q, b);
 }
@@ -154,14 +155,28 @@ void devq__queue_record_failure(struct devq_queue *q, int err, const char *cause
 /* Fail the rest of b without running it; the end callback reports it. */
 void devq__batch_force(struct batch *b, int err, const char *fmt, ...)
 {
-    if (b->forced_error)
+    if (b->fail.error)
         return;
-    b->forced_error = err;
-    b->fail_from = b->next_op;
+    b->fail.error = err;
+    b->fail.from = b->issue.next_op;
     char chain[DEVQ_CAUSE_MAX + 256];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(chain, sizeof chain, fmt, ap);
     va_end(ap);
-    devq__cause_compact(b->cause, sizeof b->cause, chain);   /* the root cause survives */
+    devq__cause_compact(b->fail.cause, sizeof b->fail.cause, chain);   /* the root cause survives */
+}
+
+/* The batch ends inline (its end callback could not be queued): fail the
+ * ops not yet run with err unless a failure was forced already; the
+ * cause, when none was forced, is devq_errmsg() on this thread. */
+void devq__batch_force_end(struct batch *b, int err)
+{
+    if (!b->fail.cause[0])
+        snprintf(b->fail.cause, sizeof b->fail.cause, "%s batch %llu: %s", devq__queue_label(b->q).s,
+                 (unsigned long long)b->seq, devq_errmsg());
+    if (!b->fail.error) {
+        b->fail.error = err;
+        b->fail.from = b->rec.nops;
+    }
 }
