@@ -6,32 +6,6 @@
 #include <string.h>
 #include "cuda_plugin.h"
 
-/* A cause fits the 256 bytes the loss keeps. */
-#define DESC_MAX 256
-
-void cu_mark_lost(struct devq_pl_device *dev, const char *call, CUresult r)
-{
-    char d[DESC_MAX];
-    gpu_loss_mark(&dev->loss, dev->ordinal, call, cu_err_desc(r, d, sizeof d));
-}
-
-int cu_fail(struct devq_pl_device *dev, const char *call, CUresult r)
-{
-    char d[DESC_MAX];
-    return gpu_fail(&dev->loss, dev->ordinal, call, cu_err_desc(r, d, sizeof d), cu_sticky(r),
-                    cu_errno(r));
-}
-
-int cu_enter(struct devq_pl_device *dev)
-{
-    if (gpu_lost(&dev->loss))
-        return gpu_loss_error(&dev->loss, dev->ordinal, -ENODEV);
-    /* Cheap in the driver, and right even when the application switched
-     * this thread to another context behind our back. */
-    CUresult r = cu_drv.CtxSetCurrent(dev->ctx);
-    return r == CUDA_SUCCESS ? 0 : cu_fail(dev, "cuCtxSetCurrent", r);
-}
-
 int cu_device_count(uint32_t *count)
 {
     return gpu_device_count(count, cu_driver_load, cu_device_total);
@@ -41,7 +15,7 @@ static int attr(struct devq_pl_device *d, CUdevice_attribute a, int *out)
 {
     *out = 0;
     CUresult r = cu_drv.DeviceGetAttribute(out, a, d->dev);
-    return r == CUDA_SUCCESS ? 0 : cu_fail(d, "cuDeviceGetAttribute", r);
+    return r == CUDA_SUCCESS ? 0 : gpu_drv_fail(d, "cuDeviceGetAttribute", r);
 }
 
 /* Read what the device can do; the context is current. */
@@ -49,13 +23,13 @@ static int probe(struct devq_pl_device *d)
 {
     CUresult r = cu_drv.DeviceGetName(d->name, sizeof d->name, d->dev);
     if (r != CUDA_SUCCESS)
-        return cu_fail(d, "cuDeviceGetName", r);
+        return gpu_drv_fail(d, "cuDeviceGetName", r);
     size_t total = 0;
     if ((r = cu_drv.DeviceTotalMem(&total, d->dev)) != CUDA_SUCCESS)
-        return cu_fail(d, "cuDeviceTotalMem", r);
+        return gpu_drv_fail(d, "cuDeviceTotalMem", r);
     d->total_memory = total;
     if ((r = cu_drv.CtxGetStreamPriorityRange(&d->prio_least, &d->prio_greatest)) != CUDA_SUCCESS)
-        return cu_fail(d, "cuCtxGetStreamPriorityRange", r);
+        return gpu_drv_fail(d, "cuCtxGetStreamPriorityRange", r);
 
     int sms, engines, pools = 0, memops = 0, maphost = 0, err;
     if ((err = attr(d, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, &sms)) ||
@@ -97,11 +71,11 @@ int cu_device_open(uint32_t ordinal, devq_pl_device **out)
         CUcontext ctx = NULL;
         CUresult r = cu_drv.DevicePrimaryCtxRetain(&ctx, d->dev);
         if (r != CUDA_SUCCESS) {
-            err = cu_fail(d, "cuDevicePrimaryCtxRetain", r);
+            err = gpu_drv_fail(d, "cuDevicePrimaryCtxRetain", r);
         } else {
             d->ctx = ctx;
             r = cu_drv.CtxSetCurrent(ctx);
-            err = r != CUDA_SUCCESS ? cu_fail(d, "cuCtxSetCurrent", r) : probe(d);
+            err = r != CUDA_SUCCESS ? gpu_drv_fail(d, "cuCtxSetCurrent", r) : probe(d);
             if (err) {
                 cu_drv.DevicePrimaryCtxRelease(d->dev);
                 d->ctx = NULL;

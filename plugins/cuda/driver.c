@@ -279,7 +279,7 @@ static int load(void)
         struct devq_pl_device *d = &drv.devices[i];
         d->ordinal = (uint32_t)i;
         pthread_mutex_init(&d->mu, NULL);
-        gpu_evwait_init(&d->waits, &cu_evwait_driver, d);
+        gpu_evwait_init(&d->waits, &gpu_evwait_drv, d);
         gpu_loss_init(&d->loss);
         r = cu_drv.DeviceGet(&d->dev, i);
         if (r != CUDA_SUCCESS) {

@@ -88,7 +88,7 @@ int cu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const ch
 {
     if (!image || !size || !entry)
         return cu_host->error(-EINVAL, "cuda: kernel_load: need an image and an entry name");
-    int err = cu_enter(dev);
+    int err = gpu_enter(dev);
     if (err)
         return err;
     char *text = NULL;
@@ -108,14 +108,14 @@ int cu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const ch
     free(text);
     if (r != CUDA_SUCCESS) {
         free(k);
-        return cu_fail(dev, "cuModuleLoadData", r);
+        return gpu_drv_fail(dev, "cuModuleLoadData", r);
     }
     r = cu_drv.ModuleGetFunction(&k->function, k->module, entry);
     if (r != CUDA_SUCCESS) {
         cu_drv.ModuleUnload(k->module);
         free(k);
         if (cu_sticky(r))
-            return cu_fail(dev, "cuModuleGetFunction", r);
+            return gpu_drv_fail(dev, "cuModuleGetFunction", r);
         return cu_host->error(cu_errno(r), "cuda: cuModuleGetFunction '%s': %s (%s)", entry,
                               cu_err_name(r), cu_err_text(r));
     }
@@ -137,7 +137,7 @@ void cu_kernel_destroy(devq_pl_kernel *k)
 int cu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
               const struct devq_pl_arg *args, size_t nargs)
 {
-    int err = cu_enter(s->dev);
+    int err = gpu_enter(s->dev);
     if (err)
         return err;
     struct gpu_launch g;
@@ -147,5 +147,5 @@ int cu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
                                      g.block[1], g.block[2], l->shared_bytes, s->stream, g.params,
                                      NULL);
     gpu_launch_release(&g);
-    return r == CUDA_SUCCESS ? 0 : cu_fail(s->dev, "cuLaunchKernel", r);
+    return r == CUDA_SUCCESS ? 0 : gpu_drv_fail(s->dev, "cuLaunchKernel", r);
 }

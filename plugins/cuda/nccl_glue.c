@@ -14,6 +14,6 @@ const struct gpu_nccl_glue gpu_nccl_glue = {
     .soname = "libnccl.so.2",
     .env = "DEVQ_NCCL_LIBRARY",
     .install = "install NCCL 2 (libnccl2, from NVIDIA's repository)",
-    .enter = cu_enter,
+    .enter = gpu_enter,
     .stream_handle = stream_handle,
 };

@@ -13,8 +13,7 @@ static void cu_fini(void)
 }
 
 static const struct devq_backend_ops cuda_ops = {
-    GPU_OPS_COMMON(cu),
-    GPU_OPS_VALUES_AND_POOLS(cu),
+    GPU_DRIVER_OPS(cu),
     GPU_OPS_CHANNELS,
     .name = "cuda",
     .fini = cu_fini,

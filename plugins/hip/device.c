@@ -6,29 +6,6 @@
 #include <string.h>
 #include "hip_plugin.h"
 
-void hip_mark_lost(struct devq_pl_device *dev, const char *call, hipError_t r)
-{
-    char d[160];
-    gpu_loss_mark(&dev->loss, dev->ordinal, call, hip_err_desc(r, d, sizeof d));
-}
-
-int hip_fail(struct devq_pl_device *dev, const char *call, hipError_t r)
-{
-    char d[160];
-    return gpu_fail(&dev->loss, dev->ordinal, call, hip_err_desc(r, d, sizeof d), hip_sticky(r),
-                    hip_errno(r));
-}
-
-int hip_enter(struct devq_pl_device *dev)
-{
-    if (gpu_lost(&dev->loss))
-        return gpu_loss_error(&dev->loss, dev->ordinal, -ENODEV);
-    /* The current device is per thread and the application may switch
-     * it behind our back; hipSetDevice is a thread-local store. */
-    hipError_t r = hip_rt.SetDevice((int)dev->ordinal);
-    return r == hipSuccess ? 0 : hip_fail(dev, "hipSetDevice", r);
-}
-
 int hip_device_count(uint32_t *count)
 {
     return gpu_device_count(count, hip_runtime_load, hip_device_total);
@@ -42,7 +19,7 @@ static int attr(struct devq_pl_device *d, hipDeviceAttribute_t a, const char *wh
         return 0;
     char call[96];
     snprintf(call, sizeof call, "hipDeviceGetAttribute(%s)", what);
-    return hip_fail(d, call, r);
+    return gpu_drv_fail(d, call, r);
 }
 
 /* Read what the device can do; the device is current. */
@@ -50,13 +27,13 @@ static int probe(struct devq_pl_device *d)
 {
     hipError_t r = hip_rt.DeviceGetName(d->name, sizeof d->name, d->dev);
     if (r != hipSuccess)
-        return hip_fail(d, "hipDeviceGetName", r);
+        return gpu_drv_fail(d, "hipDeviceGetName", r);
     size_t total = 0;
     if ((r = hip_rt.DeviceTotalMem(&total, d->dev)) != hipSuccess)
-        return hip_fail(d, "hipDeviceTotalMem", r);
+        return gpu_drv_fail(d, "hipDeviceTotalMem", r);
     d->total_memory = total;
     if ((r = hip_rt.DeviceGetStreamPriorityRange(&d->prio_least, &d->prio_greatest)) != hipSuccess)
-        return hip_fail(d, "hipDeviceGetStreamPriorityRange", r);
+        return gpu_drv_fail(d, "hipDeviceGetStreamPriorityRange", r);
 
     int cus, engines = 0, pools = 0, waitvalue = 0, maphost = 0, err;
     if ((err = attr(d, hipDeviceAttributeMultiprocessorCount, "MultiprocessorCount", &cus)) ||
@@ -97,7 +74,7 @@ int hip_device_open(uint32_t ordinal, devq_pl_device **out)
     pthread_mutex_lock(&d->mu);
     if (d->refs == 0) {
         hipError_t r = hip_rt.SetDevice((int)ordinal);
-        err = r != hipSuccess ? hip_fail(d, "hipSetDevice", r) : probe(d);
+        err = r != hipSuccess ? gpu_drv_fail(d, "hipSetDevice", r) : probe(d);
     }
     if (!err)
         d->refs++;

@@ -29,7 +29,7 @@ int hip_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
 {
     if (!image || !size || !entry)
         return hip_host->error(-EINVAL, "hip: kernel_load: need an image and an entry name");
-    int err = hip_enter(dev);
+    int err = gpu_enter(dev);
     if (err)
         return err;
     char *text = NULL;
@@ -49,14 +49,14 @@ int hip_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
     free(text);
     if (r != hipSuccess) {
         free(k);
-        return hip_fail(dev, "hipModuleLoadData", r);
+        return gpu_drv_fail(dev, "hipModuleLoadData", r);
     }
     r = hip_rt.ModuleGetFunction(&k->function, k->module, entry);
     if (r != hipSuccess) {
         hip_rt.ModuleUnload(k->module);
         free(k);
         if (hip_sticky(r))
-            return hip_fail(dev, "hipModuleGetFunction", r);
+            return gpu_drv_fail(dev, "hipModuleGetFunction", r);
         char d[160];
         return hip_host->error(hip_errno(r), "hip: hipModuleGetFunction '%s': %s", entry,
                                hip_err_desc(r, d, sizeof d));
@@ -77,7 +77,7 @@ void hip_kernel_destroy(devq_pl_kernel *k)
 int hip_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
                const struct devq_pl_arg *args, size_t nargs)
 {
-    int err = hip_enter(s->dev);
+    int err = gpu_enter(s->dev);
     if (err)
         return err;
     struct gpu_launch g;
@@ -87,5 +87,5 @@ int hip_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
                                              g.block[1], g.block[2], l->shared_bytes, s->stream,
                                              g.params, NULL);
     gpu_launch_release(&g);
-    return r == hipSuccess ? 0 : hip_fail(s->dev, "hipModuleLaunchKernel", r);
+    return r == hipSuccess ? 0 : gpu_drv_fail(s->dev, "hipModuleLaunchKernel", r);
 }

@@ -14,6 +14,6 @@ const struct gpu_nccl_glue gpu_nccl_glue = {
     .soname = "librccl.so.1",
     .env = "DEVQ_RCCL_LIBRARY",
     .install = "install RCCL (ROCm's rccl package)",
-    .enter = hip_enter,
+    .enter = gpu_enter,
     .stream_handle = stream_handle,
 };

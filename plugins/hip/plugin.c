@@ -13,8 +13,7 @@ static void hip_fini(void)
 }
 
 static const struct devq_backend_ops hip_ops_table = {
-    GPU_OPS_COMMON(hip),
-    GPU_OPS_VALUES_AND_POOLS(hip),
+    GPU_DRIVER_OPS(hip),
     GPU_OPS_CHANNELS,
     .name = "hip",
     .fini = hip_fini,

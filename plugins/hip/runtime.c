@@ -213,7 +213,7 @@ static int load(void)
         struct devq_pl_device *d = &rt.devices[i];
         d->ordinal = (uint32_t)i;
         pthread_mutex_init(&d->mu, NULL);
-        gpu_evwait_init(&d->waits, &hip_evwait_driver, d);
+        gpu_evwait_init(&d->waits, &gpu_evwait_drv, d);
         gpu_loss_init(&d->loss);
         r = hip_rt.DeviceGet(&d->dev, i);
         if (r != hipSuccess) {
