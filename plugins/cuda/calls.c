@@ -125,6 +125,30 @@ static int write_value(void *stream, void *addr, uint64_t value)
     return cu_drv.StreamWriteValue64(stream, dptr(addr), value, CU_STREAM_WRITE_VALUE_DEFAULT);
 }
 
+static int module_load(void **module, const void *image)
+{
+    CUmodule m = NULL;
+    CUresult r = cu_drv.ModuleLoadData(&m, image);
+    *module = m;
+    return r;
+}
+
+static int module_get_function(void **function, void *module, const char *entry)
+{
+    CUfunction f = NULL;
+    CUresult r = cu_drv.ModuleGetFunction(&f, module, entry);
+    *function = f;
+    return r;
+}
+
+static int module_unload(void *module) { return cu_drv.ModuleUnload(module); }
+
+static int launch(void *function, const struct gpu_launch *g, unsigned shared_bytes, void *stream)
+{
+    return cu_drv.LaunchKernel(function, g->grid[0], g->grid[1], g->grid[2], g->block[0],
+                               g->block[1], g->block[2], shared_bytes, stream, g->params, NULL);
+}
+
 const struct gpu_driver gpu_drv = {
     .not_ready = CUDA_ERROR_NOT_READY,
     .already_registered = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
@@ -132,6 +156,7 @@ const struct gpu_driver gpu_drv = {
     .memops_attr = "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS",
     .missing_async = cu_drv.missing_async,
     .missing_memops = cu_drv.missing_memops,
+    .text_image = "PTX image",
     .call = {
         .make_current = "cuCtxSetCurrent", .stream_create = "cuStreamCreateWithPriority",
         .stream_add_callback = "cuStreamAddCallback", .stream_wait_event = "cuStreamWaitEvent",
@@ -143,7 +168,11 @@ const struct gpu_driver gpu_drv = {
         .fill = "cuMemsetD8Async", .host_register = "cuMemHostRegister",
         .host_device_pointer = "cuMemHostGetDevicePointer",
         .wait_value = "cuStreamWaitValue64", .write_value = "cuStreamWriteValue64",
+        .module_load = "cuModuleLoadData", .module_get_function = "cuModuleGetFunction",
+        .launch = "cuLaunchKernel",
     },
+    .nccl = { .name = "NCCL", .soname = "libnccl.so.2", .env = "DEVQ_NCCL_LIBRARY",
+              .install = "install NCCL 2 (libnccl2, from NVIDIA's repository)" },
     .desc = desc, .work_desc = work_desc, .to_errno = to_errno, .sticky = sticky,
     .priority = priority, .make_current = make_current,
     .stream_create = stream_create, .stream_destroy = stream_destroy,
@@ -155,4 +184,7 @@ const struct gpu_driver gpu_drv = {
     .copy_d2d = copy_d2d, .fill = fill, .host_register = host_register,
     .host_unregister = host_unregister, .host_device_pointer = host_device_pointer,
     .wait_value = wait_value, .write_value = write_value,
+    .is_binary = cu_kernel_is_binary, .read_params = cu_kernel_read_params,
+    .module_load = module_load, .module_get_function = module_get_function,
+    .module_unload = module_unload, .launch = launch,
 };

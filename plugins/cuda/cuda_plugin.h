@@ -93,10 +93,7 @@ int  cu_device_info(devq_pl_device *dev, devq_device_info *info);
 
 /* kernel.c */
 int  cu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
-int  cu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
-                    devq_pl_kernel **out);
-void cu_kernel_destroy(devq_pl_kernel *k);
-int  cu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
-               const struct devq_pl_arg *args, size_t nargs);
+void cu_kernel_read_params(struct devq_pl_kernel *k, const char *entry);
+bool cu_kernel_is_binary(const void *image, size_t size);
 
 #endif

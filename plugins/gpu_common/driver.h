@@ -18,7 +18,10 @@ struct gpu_call_names {
     const char *mem_alloc, *mem_free, *mem_alloc_async, *mem_free_async;
     const char *copy_h2d, *copy_d2h, *copy_d2d, *fill;
     const char *host_register, *host_device_pointer, *wait_value, *write_value;
+    const char *module_load, *module_get_function, *launch;
 };
+
+struct devq_pl_kernel;
 
 struct gpu_driver {
     int  not_ready;                  /* the status of work not finished yet */
@@ -30,7 +33,9 @@ struct gpu_driver {
     const char *memops_attr;         /* the same for value waits and writes */
     const char *missing_async;       /* why pools are off by a missing entry point, or "" */
     const char *missing_memops;      /* the same for value waits and writes */
+    const char *text_image;          /* what a text kernel image is, for messages ("PTX image") */
     struct gpu_call_names call;
+    struct gpu_nccl_glue nccl;       /* the collective library (nccl.c) */
 
     /* "NAME (text)" in buf. */
     const char *(*desc)(int r, char *buf, size_t n);
@@ -64,6 +69,15 @@ struct gpu_driver {
     int (*host_device_pointer)(void **dptr, void *p);
     int (*wait_value)(void *stream, void *dptr, uint64_t value);  /* until *dptr >= value */
     int (*write_value)(void *stream, void *dptr, uint64_t value);
+
+    /* A binary kernel image, passed as it is; text gets a terminating NUL. */
+    bool (*is_binary)(const void *image, size_t size);
+    /* Fill k's parameters when the driver can tell them (NULL: it cannot). */
+    void (*read_params)(struct devq_pl_kernel *k, const char *entry);
+    int (*module_load)(void **module, const void *image);
+    int (*module_get_function)(void **function, void *module, const char *entry);
+    int (*module_unload)(void *module);
+    int (*launch)(void *function, const struct gpu_launch *g, unsigned shared_bytes, void *stream);
 };
 
 extern const struct gpu_driver gpu_drv GPU_HIDDEN;
@@ -99,14 +113,13 @@ struct devq_pl_event {
     bool       timing;
 };
 
-/* The ops table of a plugin on a driver table: its own device and
- * kernel ops, named <prefix>_<op> (cu_device_open, hip_launch, ...), and
- * the shared ones below. */
+/* The ops table of a plugin on a driver table: its own device ops,
+ * named <prefix>_<op> (cu_device_open, ...), and the shared ones below. */
 #define GPU_DRIVER_OPS(p)                                                                   \
     .abi_version = DEVQ_PLUGIN_ABI_VERSION, .size = sizeof(struct devq_backend_ops),        \
     .device_count = p##_device_count, .device_open = p##_device_open,                       \
     .device_close = p##_device_close, .device_info = p##_device_info,                       \
-    .kernel_load = p##_kernel_load, .kernel_destroy = p##_kernel_destroy, .launch = p##_launch, \
+    .kernel_load = gpu_kernel_load, .kernel_destroy = gpu_kernel_destroy, .launch = gpu_kernel_launch, \
     .stream_create = gpu_stream_create, .stream_destroy = gpu_stream_destroy,               \
     .event_create = gpu_event_create, .event_destroy = gpu_event_destroy,                   \
     .event_record = gpu_event_record, .event_query = gpu_event_query,                       \
@@ -117,6 +130,15 @@ struct devq_pl_event {
     .stream_wait_value = gpu_stream_wait_value, .stream_write_value = gpu_stream_write_value, \
     .mem_alloc_async = gpu_mem_alloc_async, .mem_free_async = gpu_mem_free_async
 
+struct devq_pl_kernel {
+    struct devq_pl_device *dev;
+    void      *module;             /* CUmodule, hipModule_t */
+    void      *function;           /* CUfunction, hipFunction_t */
+    bool       known;              /* params read (read_params) */
+    uint32_t   nparams;
+    struct devq_pl_param *params;
+};
+
 /* ---- fail.c ---- */
 
 /* Report a failed driver call on dev: sticky errors mark the device lost
@@ -126,7 +148,7 @@ void gpu_drv_mark_lost(struct devq_pl_device *dev, const char *call, int r);
 /* At the top of each op: -ENODEV if lost, else make dev current. */
 int  gpu_enter(struct devq_pl_device *dev);
 
-/* ---- the shared ops (event.c, stream.c, mem.c, value.c) ---- */
+/* ---- the shared ops (event.c, stream.c, mem.c, value.c, kernel.c) ---- */
 
 /* The helper-stream pool's driver calls (gpu_evwait_init at driver load). */
 extern const struct gpu_evwait_driver gpu_evwait_drv GPU_HIDDEN;
@@ -154,5 +176,11 @@ int  gpu_value_attach(devq_pl_device *dev, uint64_t *host_word, devq_pl_value **
 void gpu_value_detach(devq_pl_value *v);
 int  gpu_stream_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
 int  gpu_stream_write_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
+
+int  gpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
+                     devq_pl_kernel **out);
+void gpu_kernel_destroy(devq_pl_kernel *k);
+int  gpu_kernel_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
+                       const struct devq_pl_arg *args, size_t nargs);
 
 #endif

@@ -220,18 +220,14 @@ void gpu_launch_release(struct gpu_launch *g);
 
 /* ---- nccl.c: channels over NCCL (cuda) / RCCL (hip) ---- */
 
-/* What differs between the two, defined by each plugin (nccl_glue.c). */
+/* What differs between the two: names, kept in each plugin's driver
+ * table (driver.h, gpu_drv.nccl). */
 struct gpu_nccl_glue {
     const char *name;            /* "NCCL", "RCCL" */
     const char *soname;          /* "libnccl.so.2", "librccl.so.1" */
     const char *env;             /* "DEVQ_NCCL_LIBRARY", "DEVQ_RCCL_LIBRARY" */
     const char *install;         /* how to get it, for messages */
-    /* Make dev current on this thread (0 or a reported errno). */
-    int  (*enter)(devq_pl_device *dev);
-    /* The driver's stream handle (cudaStream_t, hipStream_t). */
-    void *(*stream_handle)(devq_pl_stream *s);
 };
-extern const struct gpu_nccl_glue gpu_nccl_glue GPU_HIDDEN;
 
 /* Whether the library can be found, without running any of it. */
 bool gpu_nccl_available(void);

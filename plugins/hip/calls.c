@@ -104,6 +104,30 @@ static int write_value(void *stream, void *addr, uint64_t value)
     return hip_rt.StreamWriteValue64(stream, addr, value, 0);
 }
 
+static int module_load(void **module, const void *image)
+{
+    hipModule_t m = NULL;
+    hipError_t r = hip_rt.ModuleLoadData(&m, image);
+    *module = m;
+    return r;
+}
+
+static int module_get_function(void **function, void *module, const char *entry)
+{
+    hipFunction_t f = NULL;
+    hipError_t r = hip_rt.ModuleGetFunction(&f, module, entry);
+    *function = f;
+    return r;
+}
+
+static int module_unload(void *module) { return hip_rt.ModuleUnload(module); }
+
+static int launch(void *function, const struct gpu_launch *g, unsigned shared_bytes, void *stream)
+{
+    return hip_rt.ModuleLaunchKernel(function, g->grid[0], g->grid[1], g->grid[2], g->block[0],
+                                     g->block[1], g->block[2], shared_bytes, stream, g->params, NULL);
+}
+
 const struct gpu_driver gpu_drv = {
     .not_ready = hipErrorNotReady,
     .already_registered = hipErrorHostMemoryAlreadyRegistered,
@@ -113,6 +137,7 @@ const struct gpu_driver gpu_drv = {
     .memops_attr = "hipDeviceAttributeCanUseStreamWaitValue",
     .missing_async = hip_rt.missing_async,
     .missing_memops = hip_rt.missing_memops,
+    .text_image = "image",
     .call = {
         .make_current = "hipSetDevice", .stream_create = "hipStreamCreateWithPriority",
         .stream_add_callback = "hipStreamAddCallback", .stream_wait_event = "hipStreamWaitEvent",
@@ -124,7 +149,11 @@ const struct gpu_driver gpu_drv = {
         .fill = "hipMemsetD8Async", .host_register = "hipHostRegister",
         .host_device_pointer = "hipHostGetDevicePointer",
         .wait_value = "hipStreamWaitValue64", .write_value = "hipStreamWriteValue64",
+        .module_load = "hipModuleLoadData", .module_get_function = "hipModuleGetFunction",
+        .launch = "hipModuleLaunchKernel",
     },
+    .nccl = { .name = "RCCL", .soname = "librccl.so.1", .env = "DEVQ_RCCL_LIBRARY",
+              .install = "install RCCL (ROCm's rccl package)" },
     .desc = desc, .work_desc = desc, .to_errno = to_errno, .sticky = sticky,
     .priority = priority, .make_current = make_current,
     .stream_create = stream_create, .stream_destroy = stream_destroy,
@@ -136,4 +165,7 @@ const struct gpu_driver gpu_drv = {
     .copy_d2d = copy_d2d, .fill = fill, .host_register = host_register,
     .host_unregister = host_unregister, .host_device_pointer = host_device_pointer,
     .wait_value = wait_value, .write_value = write_value,
+    .is_binary = hip_kernel_is_binary,
+    .module_load = module_load, .module_get_function = module_get_function,
+    .module_unload = module_unload, .launch = launch,
 };

@@ -92,10 +92,6 @@ void hip_device_close(devq_pl_device *dev);
 int  hip_device_info(devq_pl_device *dev, devq_device_info *info);
 
 /* kernel.c */
-int  hip_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
-                     devq_pl_kernel **out);
-void hip_kernel_destroy(devq_pl_kernel *k);
-int  hip_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
-                const struct devq_pl_arg *args, size_t nargs);
+bool hip_kernel_is_binary(const void *image, size_t size);
 
 #endif
