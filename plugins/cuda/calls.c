@@ -22,6 +22,14 @@ static bool sticky(int r) { return cu_sticky((CUresult)r); }
  * prio_greatest. */
 static long priority(const struct devq_pl_device *dev, int p) { return (long)dev->prio_least - p; }
 
+static int device_name(char *buf, int n, int dev) { return cu_drv.DeviceGetName(buf, n, dev); }
+static int total_mem(size_t *bytes, int dev) { return cu_drv.DeviceTotalMem(bytes, dev); }
+
+static int priority_range(int *least, int *greatest)
+{
+    return cu_drv.CtxGetStreamPriorityRange(least, greatest);
+}
+
 static int make_current(struct devq_pl_device *dev) { return cu_drv.CtxSetCurrent(dev->ctx); }
 
 static int stream_create(void **stream, int prio)
@@ -156,6 +164,7 @@ const struct gpu_driver gpu_drv = {
     .memops_attr = "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS",
     .missing_async = cu_drv.missing_async,
     .missing_memops = cu_drv.missing_memops,
+    .driver_word = "driver", .units = "SMs", .value_ops_word = "memops",
     .text_image = "PTX image",
     .call = {
         .make_current = "cuCtxSetCurrent", .stream_create = "cuStreamCreateWithPriority",
@@ -169,22 +178,14 @@ const struct gpu_driver gpu_drv = {
         .host_device_pointer = "cuMemHostGetDevicePointer",
         .wait_value = "cuStreamWaitValue64", .write_value = "cuStreamWriteValue64",
         .module_load = "cuModuleLoadData", .module_get_function = "cuModuleGetFunction",
-        .launch = "cuLaunchKernel",
+        .launch = "cuLaunchKernel", .device_name = "cuDeviceGetName",
+        .total_mem = "cuDeviceTotalMem", .priority_range = "cuCtxGetStreamPriorityRange",
     },
     .nccl = { .name = "NCCL", .soname = "libnccl.so.2", .env = "DEVQ_NCCL_LIBRARY",
               .install = "install NCCL 2 (libnccl2, from NVIDIA's repository)" },
-    .desc = desc, .work_desc = work_desc, .to_errno = to_errno, .sticky = sticky,
-    .priority = priority, .make_current = make_current,
-    .stream_create = stream_create, .stream_destroy = stream_destroy,
-    .stream_add_callback = add_callback, .stream_wait_event = wait_event,
-    .event_create = event_create, .event_destroy = event_destroy, .event_record = event_record,
-    .event_query = event_query, .event_elapsed = event_elapsed,
-    .mem_alloc = mem_alloc, .mem_free = mem_free, .mem_alloc_async = mem_alloc_async,
-    .mem_free_async = mem_free_async, .copy_h2d = copy_h2d, .copy_d2h = copy_d2h,
-    .copy_d2d = copy_d2d, .fill = fill, .host_register = host_register,
-    .host_unregister = host_unregister, .host_device_pointer = host_device_pointer,
-    .wait_value = wait_value, .write_value = write_value,
-    .is_binary = cu_kernel_is_binary, .read_params = cu_kernel_read_params,
-    .module_load = module_load, .module_get_function = module_get_function,
-    .module_unload = module_unload, .launch = launch,
+    .work_desc = work_desc,
+    .load = cu_driver_load, .device_total = cu_device_total, .device_get = cu_device_get,
+    .first_open = cu_first_open, .undo_open = cu_undo_open, .last_close = cu_last_close,
+    .attrs = cu_attrs, .is_binary = cu_kernel_is_binary, .read_params = cu_kernel_read_params,
+    GPU_DRIVER_ADAPTERS,
 };

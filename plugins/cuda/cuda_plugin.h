@@ -85,11 +85,11 @@ const char *cu_err_desc(CUresult r, char *buf, size_t n);
 int  cu_errno(CUresult r);
 bool cu_sticky(CUresult r);
 
-/* device.c */
-int  cu_device_count(uint32_t *count);
-int  cu_device_open(uint32_t ordinal, devq_pl_device **out);
-void cu_device_close(devq_pl_device *dev);
-int  cu_device_info(devq_pl_device *dev, devq_device_info *info);
+/* device.c: the table's device hooks (gpu_common/open.c) */
+int  cu_attrs(struct devq_pl_device *d, struct gpu_attrs *a, int *sms);
+int  cu_first_open(struct devq_pl_device *d);
+void cu_undo_open(struct devq_pl_device *d);
+void cu_last_close(struct devq_pl_device *d);
 
 /* kernel.c */
 int  cu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out);

@@ -13,7 +13,7 @@ static void cu_fini(void)
 }
 
 static const struct devq_backend_ops cuda_ops = {
-    GPU_DRIVER_OPS(cu),
+    GPU_DRIVER_OPS,
     GPU_OPS_CHANNELS,
     .name = "cuda",
     .fini = cu_fini,

@@ -19,7 +19,10 @@ struct gpu_call_names {
     const char *copy_h2d, *copy_d2h, *copy_d2d, *fill;
     const char *host_register, *host_device_pointer, *wait_value, *write_value;
     const char *module_load, *module_get_function, *launch;
+    const char *device_name, *total_mem, *priority_range;
 };
+
+struct gpu_attrs;
 
 struct devq_pl_kernel;
 
@@ -33,6 +36,9 @@ struct gpu_driver {
     const char *memops_attr;         /* the same for value waits and writes */
     const char *missing_async;       /* why pools are off by a missing entry point, or "" */
     const char *missing_memops;      /* the same for value waits and writes */
+    const char *driver_word;         /* "driver", "runtime" */
+    const char *units;               /* compute units, for the log ("SMs") */
+    const char *value_ops_word;      /* value waits and writes, for the log */
     const char *text_image;          /* what a text kernel image is, for messages ("PTX image") */
     struct gpu_call_names call;
     struct gpu_nccl_glue nccl;       /* the collective library (nccl.c) */
@@ -45,6 +51,23 @@ struct gpu_driver {
     bool (*sticky)(int r);           /* the device is unusable until reset */
     /* The driver priority for devq's (higher runs first, 0 normal), before clamping. */
     long (*priority)(const struct devq_pl_device *dev, int devq_priority);
+
+    /* The driver, loaded once (0 or a reported errno), and its devices. */
+    int  (*load)(void);
+    uint32_t (*device_total)(void);
+    struct devq_pl_device *(*device_get)(uint32_t ordinal);
+    /* At the first open: make the device usable and current (0 or a
+     * reported errno); undo_open (may be NULL) when probing it failed. */
+    int  (*first_open)(struct devq_pl_device *dev);
+    void (*undo_open)(struct devq_pl_device *dev);
+    /* At the last close, under dev->mu. */
+    void (*last_close)(struct devq_pl_device *dev);
+    int  (*device_name)(char *buf, int n, int dev);
+    int  (*total_mem)(size_t *bytes, int dev);
+    int  (*priority_range)(int *least, int *greatest);
+    /* What gpu_caps reads besides the priorities, and the compute units
+     * (0 or a reported errno; the device is current). */
+    int  (*attrs)(struct devq_pl_device *dev, struct gpu_attrs *a, int *units);
 
     int (*make_current)(struct devq_pl_device *dev);
     int (*stream_create)(void **stream, int priority);        /* non-blocking */
@@ -82,6 +105,24 @@ struct gpu_driver {
 
 extern const struct gpu_driver gpu_drv GPU_HIDDEN;
 
+/* The entries every table fills from static adapters named after them
+ * (each plugin's calls.c defines desc, to_errno, ..., launch). */
+#define GPU_DRIVER_ADAPTERS                                                                 \
+    .desc = desc, .to_errno = to_errno, .sticky = sticky, .priority = priority,             \
+    .device_name = device_name, .total_mem = total_mem, .priority_range = priority_range,   \
+    .make_current = make_current, .stream_create = stream_create,                           \
+    .stream_destroy = stream_destroy, .stream_add_callback = add_callback,                  \
+    .stream_wait_event = wait_event, .event_create = event_create,                          \
+    .event_destroy = event_destroy, .event_record = event_record, .event_query = event_query, \
+    .event_elapsed = event_elapsed, .mem_alloc = mem_alloc, .mem_free = mem_free,           \
+    .mem_alloc_async = mem_alloc_async, .mem_free_async = mem_free_async,                   \
+    .copy_h2d = copy_h2d, .copy_d2h = copy_d2h, .copy_d2d = copy_d2d, .fill = fill,         \
+    .host_register = host_register, .host_unregister = host_unregister,                     \
+    .host_device_pointer = host_device_pointer, .wait_value = wait_value,                   \
+    .write_value = write_value, .module_load = module_load,                                 \
+    .module_get_function = module_get_function, .module_unload = module_unload,             \
+    .launch = launch
+
 /* ---- the plugin objects (the ops table's opaque types) ---- */
 
 struct devq_pl_device {
@@ -113,12 +154,11 @@ struct devq_pl_event {
     bool       timing;
 };
 
-/* The ops table of a plugin on a driver table: its own device ops,
- * named <prefix>_<op> (cu_device_open, ...), and the shared ones below. */
-#define GPU_DRIVER_OPS(p)                                                                   \
+/* The ops table of a plugin on a driver table: the shared ops below. */
+#define GPU_DRIVER_OPS                                                                      \
     .abi_version = DEVQ_PLUGIN_ABI_VERSION, .size = sizeof(struct devq_backend_ops),        \
-    .device_count = p##_device_count, .device_open = p##_device_open,                       \
-    .device_close = p##_device_close, .device_info = p##_device_info,                       \
+    .device_count = gpu_drv_device_count, .device_open = gpu_device_open,                   \
+    .device_close = gpu_device_close, .device_info = gpu_drv_device_info,                   \
     .kernel_load = gpu_kernel_load, .kernel_destroy = gpu_kernel_destroy, .launch = gpu_kernel_launch, \
     .stream_create = gpu_stream_create, .stream_destroy = gpu_stream_destroy,               \
     .event_create = gpu_event_create, .event_destroy = gpu_event_destroy,                   \
@@ -148,7 +188,12 @@ void gpu_drv_mark_lost(struct devq_pl_device *dev, const char *call, int r);
 /* At the top of each op: -ENODEV if lost, else make dev current. */
 int  gpu_enter(struct devq_pl_device *dev);
 
-/* ---- the shared ops (event.c, stream.c, mem.c, value.c, kernel.c) ---- */
+/* ---- the shared ops (open.c, event.c, stream.c, mem.c, value.c, kernel.c) ---- */
+
+int  gpu_drv_device_count(uint32_t *count);
+int  gpu_device_open(uint32_t ordinal, devq_pl_device **out);
+void gpu_device_close(devq_pl_device *dev);
+int  gpu_drv_device_info(devq_pl_device *dev, devq_device_info *info);
 
 /* The helper-stream pool's driver calls (gpu_evwait_init at driver load). */
 extern const struct gpu_evwait_driver gpu_evwait_drv GPU_HIDDEN;

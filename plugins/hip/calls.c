@@ -15,6 +15,14 @@ static long priority(const struct devq_pl_device *dev, int p)
     return -(long)p;
 }
 
+static int device_name(char *buf, int n, int dev) { return hip_rt.DeviceGetName(buf, n, dev); }
+static int total_mem(size_t *bytes, int dev) { return hip_rt.DeviceTotalMem(bytes, dev); }
+
+static int priority_range(int *least, int *greatest)
+{
+    return hip_rt.DeviceGetStreamPriorityRange(least, greatest);
+}
+
 /* The current device is per thread and the application may switch it
  * behind our back; hipSetDevice is a thread-local store. */
 static int make_current(struct devq_pl_device *dev) { return hip_rt.SetDevice((int)dev->ordinal); }
@@ -137,6 +145,7 @@ const struct gpu_driver gpu_drv = {
     .memops_attr = "hipDeviceAttributeCanUseStreamWaitValue",
     .missing_async = hip_rt.missing_async,
     .missing_memops = hip_rt.missing_memops,
+    .driver_word = "runtime", .units = "CUs", .value_ops_word = "stream wait value",
     .text_image = "image",
     .call = {
         .make_current = "hipSetDevice", .stream_create = "hipStreamCreateWithPriority",
@@ -150,22 +159,14 @@ const struct gpu_driver gpu_drv = {
         .host_device_pointer = "hipHostGetDevicePointer",
         .wait_value = "hipStreamWaitValue64", .write_value = "hipStreamWriteValue64",
         .module_load = "hipModuleLoadData", .module_get_function = "hipModuleGetFunction",
-        .launch = "hipModuleLaunchKernel",
+        .launch = "hipModuleLaunchKernel", .device_name = "hipDeviceGetName",
+        .total_mem = "hipDeviceTotalMem", .priority_range = "hipDeviceGetStreamPriorityRange",
     },
     .nccl = { .name = "RCCL", .soname = "librccl.so.1", .env = "DEVQ_RCCL_LIBRARY",
               .install = "install RCCL (ROCm's rccl package)" },
-    .desc = desc, .work_desc = desc, .to_errno = to_errno, .sticky = sticky,
-    .priority = priority, .make_current = make_current,
-    .stream_create = stream_create, .stream_destroy = stream_destroy,
-    .stream_add_callback = add_callback, .stream_wait_event = wait_event,
-    .event_create = event_create, .event_destroy = event_destroy, .event_record = event_record,
-    .event_query = event_query, .event_elapsed = event_elapsed,
-    .mem_alloc = mem_alloc, .mem_free = mem_free, .mem_alloc_async = mem_alloc_async,
-    .mem_free_async = mem_free_async, .copy_h2d = copy_h2d, .copy_d2h = copy_d2h,
-    .copy_d2d = copy_d2d, .fill = fill, .host_register = host_register,
-    .host_unregister = host_unregister, .host_device_pointer = host_device_pointer,
-    .wait_value = wait_value, .write_value = write_value,
+    .work_desc = desc,
+    .load = hip_runtime_load, .device_total = hip_device_total, .device_get = hip_device_get,
+    .first_open = hip_first_open, .last_close = hip_last_close, .attrs = hip_attrs,
     .is_binary = hip_kernel_is_binary,
-    .module_load = module_load, .module_get_function = module_get_function,
-    .module_unload = module_unload, .launch = launch,
+    GPU_DRIVER_ADAPTERS,
 };

@@ -85,11 +85,10 @@ int  hip_errno(hipError_t r);
 bool hip_sticky(hipError_t r);
 void hip_version_str(int v, char *buf, size_t n);
 
-/* device.c */
-int  hip_device_count(uint32_t *count);
-int  hip_device_open(uint32_t ordinal, devq_pl_device **out);
-void hip_device_close(devq_pl_device *dev);
-int  hip_device_info(devq_pl_device *dev, devq_device_info *info);
+/* device.c: the table's device hooks (gpu_common/open.c) */
+int  hip_attrs(struct devq_pl_device *d, struct gpu_attrs *a, int *cus);
+int  hip_first_open(struct devq_pl_device *d);
+void hip_last_close(struct devq_pl_device *d);
 
 /* kernel.c */
 bool hip_kernel_is_binary(const void *image, size_t size);

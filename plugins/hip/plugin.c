@@ -13,7 +13,7 @@ static void hip_fini(void)
 }
 
 static const struct devq_backend_ops hip_ops_table = {
-    GPU_DRIVER_OPS(hip),
+    GPU_DRIVER_OPS,
     GPU_OPS_CHANNELS,
     .name = "hip",
     .fini = hip_fini,
