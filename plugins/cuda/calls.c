@@ -184,7 +184,7 @@ const struct gpu_driver gpu_drv = {
     .nccl = { .name = "NCCL", .soname = "libnccl.so.2", .env = "DEVQ_NCCL_LIBRARY",
               .install = "install NCCL 2 (libnccl2, from NVIDIA's repository)" },
     .work_desc = work_desc,
-    .load = cu_driver_load, .device_total = cu_device_total, .device_get = cu_device_get,
+    .load = cu_driver_load, .device_handle = cu_device_handle,
     .first_open = cu_first_open, .undo_open = cu_undo_open, .last_close = cu_last_close,
     .attrs = cu_attrs, .is_binary = cu_kernel_is_binary, .read_params = cu_kernel_read_params,
     GPU_DRIVER_ADAPTERS,

@@ -74,9 +74,9 @@ extern struct cu_driver cu_drv CU_HIDDEN;
 extern const struct devq_host *cu_host CU_HIDDEN;
 
 /* driver.c */
-int  cu_driver_load(void);                     /* 0 or -ENODEV with the reason reported */
-uint32_t cu_device_total(void);
-struct devq_pl_device *cu_device_get(uint32_t ordinal);
+/* The table's load (gpu_common/load.c): dlopen, cuInit, the entry points. */
+int  cu_driver_load(void);
+int  cu_device_handle(int *dev, int ordinal, const char *ver);
 void cu_driver_fini(void);
 const char *cu_err_name(CUresult r);
 const char *cu_err_text(CUresult r);

@@ -52,10 +52,11 @@ struct gpu_driver {
     /* The driver priority for devq's (higher runs first, 0 normal), before clamping. */
     long (*priority)(const struct devq_pl_device *dev, int devq_priority);
 
-    /* The driver, loaded once (0 or a reported errno), and its devices. */
+    /* Load the driver (called once, load.c): 0 after gpu_load_devices, or
+     * the errno given to gpu_load_fail. */
     int  (*load)(void);
-    uint32_t (*device_total)(void);
-    struct devq_pl_device *(*device_get)(uint32_t ordinal);
+    /* Device ordinal's handle, or the errno given to gpu_load_fail. */
+    int  (*device_handle)(int *dev, int ordinal, const char *ver);
     /* At the first open: make the device usable and current (0 or a
      * reported errno); undo_open (may be NULL) when probing it failed. */
     int  (*first_open)(struct devq_pl_device *dev);
@@ -179,14 +180,31 @@ struct devq_pl_kernel {
     struct devq_pl_param *params;
 };
 
+/* ---- load.c ---- */
+
+/* In the plugin's load: why it failed (the message every later
+ * device_count/device_open gives); returns err. */
+int  gpu_load_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* At the end of the plugin's load: count devices, their handles from
+ * gpu_drv.device_handle; path and ver for the log. */
+int  gpu_load_devices(int count, const char *path, const char *ver);
+/* Load once; 0 or the load's error, reported. */
+int  gpu_drv_load(void);
+uint32_t gpu_drv_device_total(void);
+struct devq_pl_device *gpu_drv_device_get(uint32_t ordinal);
+
 /* ---- fail.c ---- */
 
 /* Report a failed driver call on dev: sticky errors mark the device lost
  * and give -EIO; others give their errno.  Returns the negative errno. */
 int  gpu_drv_fail(struct devq_pl_device *dev, const char *call, int r);
 void gpu_drv_mark_lost(struct devq_pl_device *dev, const char *call, int r);
+/* 0 when the driver call's status r is success, else gpu_drv_fail. */
+int  gpu_drv_check(struct devq_pl_device *dev, const char *call, int r);
 /* At the top of each op: -ENODEV if lost, else make dev current. */
 int  gpu_enter(struct devq_pl_device *dev);
+/* A zeroed object, or NULL with "backend: out of memory for <what>" reported. */
+void *gpu_zalloc(size_t size, const char *what);
 
 /* ---- the shared ops (open.c, event.c, stream.c, mem.c, value.c, kernel.c) ---- */
 

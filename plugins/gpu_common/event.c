@@ -9,20 +9,17 @@
 int gpu_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out)
 {
     int err = gpu_enter(dev);
-    if (err)
-        return err;
-    struct devq_pl_event *e = calloc(1, sizeof *e);
+    struct devq_pl_event *e = err ? NULL : gpu_zalloc(sizeof *e, "an event");
     if (!e)
-        return gpu_host->error(-ENOMEM, "%s: out of memory for an event", gpu_backend);
+        return err ? err : -ENOMEM;
     e->dev = dev;
     e->timing = flags & DEVQ_EVENT_TIMING;
     int r = gpu_drv.event_create(&e->event, e->timing);
-    if (r) {
+    if ((err = gpu_drv_check(dev, gpu_drv.call.event_create, r)))
         free(e);
-        return gpu_drv_fail(dev, gpu_drv.call.event_create, r);
-    }
-    *out = e;
-    return 0;
+    else
+        *out = e;
+    return err;
 }
 
 void gpu_event_destroy(devq_pl_event *e)
@@ -37,32 +34,24 @@ void gpu_event_destroy(devq_pl_event *e)
 int gpu_event_record(devq_pl_event *e, devq_pl_stream *s)
 {
     int err = gpu_enter(s->dev);
-    if (err)
-        return err;
-    int r = gpu_drv.event_record(e->event, s->stream);
-    return r == 0 ? 0 : gpu_drv_fail(s->dev, gpu_drv.call.event_record, r);
+    return err ? err : gpu_drv_check(s->dev, gpu_drv.call.event_record,
+                                     gpu_drv.event_record(e->event, s->stream));
 }
 
 int gpu_event_query(devq_pl_event *e)
 {
     int err = gpu_enter(e->dev);
-    if (err)
+    int r = err ? 0 : gpu_drv.event_query(e->event);
+    if (err || r == 0)
         return err;
-    int r = gpu_drv.event_query(e->event);
-    if (r == 0)
-        return 0;
-    if (r == gpu_drv.not_ready)
-        return -EAGAIN;
-    return gpu_drv_fail(e->dev, gpu_drv.call.event_query, r);
+    return r == gpu_drv.not_ready ? -EAGAIN : gpu_drv_fail(e->dev, gpu_drv.call.event_query, r);
 }
 
 int gpu_stream_wait_event(devq_pl_stream *s, devq_pl_event *e)
 {
     int err = gpu_enter(s->dev);
-    if (err)
-        return err;
-    int r = gpu_drv.stream_wait_event(s->stream, e->event);
-    return r == 0 ? 0 : gpu_drv_fail(s->dev, gpu_drv.call.stream_wait_event, r);
+    return err ? err : gpu_drv_check(s->dev, gpu_drv.call.stream_wait_event,
+                                     gpu_drv.stream_wait_event(s->stream, e->event));
 }
 
 int gpu_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns)
@@ -89,8 +78,8 @@ int gpu_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns)
 
 static int helper_create(struct devq_pl_device *dev, void **stream)
 {
-    int r = gpu_drv.stream_create(stream, dev->prio_greatest);
-    return r == 0 ? 0 : gpu_drv_fail(dev, gpu_drv.call.stream_create, r);
+    return gpu_drv_check(dev, gpu_drv.call.stream_create,
+                         gpu_drv.stream_create(stream, dev->prio_greatest));
 }
 
 static void helper_destroy(struct devq_pl_device *dev, void *stream)
@@ -101,11 +90,10 @@ static void helper_destroy(struct devq_pl_device *dev, void *stream)
 
 static int helper_arm(struct devq_pl_device *dev, void *stream, void *event, struct gpu_cb *cb)
 {
-    int r = gpu_drv.stream_wait_event(stream, event);
-    if (r)
-        return gpu_drv_fail(dev, gpu_drv.call.stream_wait_event, r);
-    r = gpu_drv.stream_add_callback(stream, cb);
-    return r == 0 ? 0 : gpu_drv_fail(dev, gpu_drv.call.stream_add_callback, r);
+    int err = gpu_drv_check(dev, gpu_drv.call.stream_wait_event,
+                            gpu_drv.stream_wait_event(stream, event));
+    return err ? err : gpu_drv_check(dev, gpu_drv.call.stream_add_callback,
+                                     gpu_drv.stream_add_callback(stream, cb));
 }
 
 const struct gpu_evwait_driver gpu_evwait_drv = {
@@ -128,7 +116,5 @@ int gpu_event_wait(devq_pl_event *e, uint64_t timeout_ns)
         return 0;
     /* The callback's success says nothing: one query, not a poll. */
     int r = gpu_drv.event_query(e->event);
-    if (r && r != gpu_drv.not_ready)
-        return gpu_drv_fail(e->dev, gpu_drv.call.event_query, r);
-    return 0;
+    return r == gpu_drv.not_ready ? 0 : gpu_drv_check(e->dev, gpu_drv.call.event_query, r);
 }

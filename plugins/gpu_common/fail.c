@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* A failed driver call, reported through the plugin's table: its
- * description, errno and whether it loses the device. */
+ * description, errno and whether it loses the device; and the checks at
+ * the top of every op. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
 #include "driver.h"
 
 /* A cause fits the 256 bytes the loss keeps. */
@@ -21,6 +23,19 @@ int gpu_drv_fail(struct devq_pl_device *dev, const char *call, int r)
                     gpu_drv.to_errno(r));
 }
 
+int gpu_drv_check(struct devq_pl_device *dev, const char *call, int r)
+{
+    return r == 0 ? 0 : gpu_drv_fail(dev, call, r);
+}
+
+void *gpu_zalloc(size_t size, const char *what)
+{
+    void *p = calloc(1, size);
+    if (!p)
+        gpu_host->error(-ENOMEM, "%s: out of memory for %s", gpu_backend, what);
+    return p;
+}
+
 int gpu_enter(struct devq_pl_device *dev)
 {
     if (gpu_lost(&dev->loss))
@@ -29,5 +44,5 @@ int gpu_enter(struct devq_pl_device *dev)
      * the application switched this thread's context or device behind
      * our back. */
     int r = gpu_drv.make_current(dev);
-    return r == 0 ? 0 : gpu_drv_fail(dev, gpu_drv.call.make_current, r);
+    return gpu_drv_check(dev, gpu_drv.call.make_current, r);
 }

@@ -24,17 +24,15 @@ int gpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
         memcpy(text, image, size);
         text[size] = '\0';
     }
-    struct devq_pl_kernel *k = calloc(1, sizeof *k);
-    if (!k) {
-        free(text);
-        return gpu_host->error(-ENOMEM, "%s: out of memory for a kernel", gpu_backend);
-    }
-    k->dev = dev;
-    int r = gpu_drv.module_load(&k->module, text ? text : image);
+    struct devq_pl_kernel *k = gpu_zalloc(sizeof *k, "a kernel");
+    int r = k ? gpu_drv.module_load(&k->module, text ? text : image) : 0;
     free(text);
-    if (r) {
+    if (!k)
+        return -ENOMEM;
+    k->dev = dev;
+    if ((err = gpu_drv_check(dev, gpu_drv.call.module_load, r))) {
         free(k);
-        return gpu_drv_fail(dev, gpu_drv.call.module_load, r);
+        return err;
     }
     r = gpu_drv.module_get_function(&k->function, k->module, entry);
     if (r) {
@@ -73,5 +71,5 @@ int gpu_kernel_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l
         return err;
     int r = gpu_drv.launch(k->function, &g, l->shared_bytes, s->stream);
     gpu_launch_release(&g);
-    return r == 0 ? 0 : gpu_drv_fail(s->dev, gpu_drv.call.launch, r);
+    return gpu_drv_check(s->dev, gpu_drv.call.launch, r);
 }

@@ -7,13 +7,10 @@
 
 int gpu_mem_alloc(devq_pl_device *dev, size_t bytes, void **device_ptr, void **host_ptr)
 {
-    int err = gpu_enter(dev);
-    if (err)
-        return err;
     void *d = NULL;
-    int r = gpu_drv.mem_alloc(&d, bytes);
-    if (r)
-        return gpu_drv_fail(dev, gpu_drv.call.mem_alloc, r);
+    int err = gpu_enter(dev);
+    if (err || (err = gpu_drv_check(dev, gpu_drv.call.mem_alloc, gpu_drv.mem_alloc(&d, bytes))))
+        return err;
     *device_ptr = d;
     if (host_ptr)
         *host_ptr = NULL;
@@ -46,13 +43,11 @@ int gpu_mem_alloc_async(devq_pl_stream *s, size_t bytes, void **device_ptr)
 {
     if (!(s->dev->caps & DEVQ_CAP_ASYNC_ALLOC))
         return no_async(s, gpu_drv.call.mem_alloc_async);
-    int err = gpu_enter(s->dev);
-    if (err)
-        return err;
     void *d = NULL;
-    int r = gpu_drv.mem_alloc_async(&d, bytes, s->stream);
-    if (r)
-        return gpu_drv_fail(s->dev, gpu_drv.call.mem_alloc_async, r);
+    int err = gpu_enter(s->dev);
+    if (err || (err = gpu_drv_check(s->dev, gpu_drv.call.mem_alloc_async,
+                                    gpu_drv.mem_alloc_async(&d, bytes, s->stream))))
+        return err;
     *device_ptr = d;
     return 0;
 }
@@ -62,19 +57,15 @@ int gpu_mem_free_async(devq_pl_stream *s, void *device_ptr)
     if (!(s->dev->caps & DEVQ_CAP_ASYNC_ALLOC))
         return no_async(s, gpu_drv.call.mem_free_async);
     int err = gpu_enter(s->dev);
-    if (err)
-        return err;
-    int r = gpu_drv.mem_free_async(device_ptr, s->stream);
-    return r == 0 ? 0 : gpu_drv_fail(s->dev, gpu_drv.call.mem_free_async, r);
+    return err ? err : gpu_drv_check(s->dev, gpu_drv.call.mem_free_async,
+                                     gpu_drv.mem_free_async(device_ptr, s->stream));
 }
 
 int gpu_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir)
 {
     int err = gpu_enter(s->dev);
-    if (err)
+    if (err || n == 0)
         return err;
-    if (n == 0)
-        return 0;
     int r;
     const char *call;
     /* The direction-specific calls: no kind to infer, no unified-address
@@ -95,16 +86,13 @@ int gpu_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_
     default:
         return gpu_host->error(-EINVAL, "%s: copy: unknown direction %d", gpu_backend, (int)dir);
     }
-    return r == 0 ? 0 : gpu_drv_fail(s->dev, call, r);
+    return gpu_drv_check(s->dev, call, r);
 }
 
 int gpu_fill(devq_pl_stream *s, void *dst, uint8_t byte, size_t n)
 {
     int err = gpu_enter(s->dev);
-    if (err)
+    if (err || n == 0)
         return err;
-    if (n == 0)
-        return 0;
-    int r = gpu_drv.fill(dst, byte, n, s->stream);
-    return r == 0 ? 0 : gpu_drv_fail(s->dev, gpu_drv.call.fill, r);
+    return gpu_drv_check(s->dev, gpu_drv.call.fill, gpu_drv.fill(dst, byte, n, s->stream));
 }

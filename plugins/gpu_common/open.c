@@ -9,7 +9,7 @@
 
 int gpu_drv_device_count(uint32_t *count)
 {
-    return gpu_device_count(count, gpu_drv.load, gpu_drv.device_total);
+    return gpu_device_count(count, gpu_drv_load, gpu_drv_device_total);
 }
 
 /* Read what the device can do; it is current. */
@@ -39,13 +39,13 @@ static int probe(struct devq_pl_device *d)
 
 int gpu_device_open(uint32_t ordinal, devq_pl_device **out)
 {
-    int err = gpu_drv.load();
+    int err = gpu_drv_load();
     if (err)
         return err;
-    struct devq_pl_device *d = gpu_drv.device_get(ordinal);
+    struct devq_pl_device *d = gpu_drv_device_get(ordinal);
     if (!d)
         return gpu_host->error(-ENODEV, "%s: no device %u (this %s has %u)", gpu_backend, ordinal,
-                               gpu_drv.driver_word, gpu_drv.device_total());
+                               gpu_drv.driver_word, gpu_drv_device_total());
     pthread_mutex_lock(&d->mu);
     if (d->refs == 0 && !(err = gpu_drv.first_open(d)) && (err = probe(d)) && gpu_drv.undo_open)
         gpu_drv.undo_open(d);

@@ -24,13 +24,11 @@
 int gpu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out)
 {
     int err = gpu_enter(dev);
-    if (err)
-        return err;
+    struct devq_pl_stream *s = err ? NULL : gpu_zalloc(sizeof *s, "a stream");
+    if (!s)
+        return err ? err : -ENOMEM;
     int p = desc ? desc->priority : 0;
     int prio = gpu_clamp_priority(gpu_drv.priority(dev, p), dev->prio_least, dev->prio_greatest);
-    struct devq_pl_stream *s = calloc(1, sizeof *s);
-    if (!s)
-        return gpu_host->error(-ENOMEM, "%s: out of memory for a stream", gpu_backend);
     s->dev = dev;
     gpu_callbacks_init(&s->cbs);
     /* Every queue, COPY ones included, gets a stream of its own: the
@@ -82,16 +80,12 @@ static void host_call_run(struct gpu_cb *cb, int status)
 int gpu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
 {
     int err = gpu_enter(s->dev);
-    if (err)
-        return err;
-    struct gpu_host_call *c = gpu_host_call_new(&s->cbs, s, fn, arg);
+    struct gpu_host_call *c = err ? NULL : gpu_host_call_new(&s->cbs, s, fn, arg);
     if (!c)
-        return -ENOMEM;
+        return err ? err : -ENOMEM;
     c->cb.run = host_call_run;
     int r = gpu_drv.stream_add_callback(s->stream, &c->cb);
-    if (r) {
+    if ((err = gpu_drv_check(s->dev, gpu_drv.call.stream_add_callback, r)))
         gpu_host_call_cancel(c);
-        return gpu_drv_fail(s->dev, gpu_drv.call.stream_add_callback, r);
-    }
-    return 0;
+    return err;
 }

@@ -35,9 +35,9 @@ int gpu_value_attach(devq_pl_device *dev, uint64_t *host_word, devq_pl_value **o
     if (!host_word || ((uintptr_t)host_word & 7))
         return gpu_host->error(-EINVAL, "%s: value_attach: word %p is not 8-byte aligned",
                                gpu_backend, (void *)host_word);
-    struct devq_pl_value *v = calloc(1, sizeof *v);
+    struct devq_pl_value *v = gpu_zalloc(sizeof *v, "a value");
     if (!v)
-        return gpu_host->error(-ENOMEM, "%s: out of memory for a value", gpu_backend);
+        return -ENOMEM;
     v->dev = dev;
     v->host_word = host_word;
     int r = gpu_drv.host_register(host_word, sizeof *host_word);
@@ -77,9 +77,7 @@ static int value_op(devq_pl_stream *s, devq_pl_value *v, uint64_t value, bool wr
         return err;
     int r = write ? gpu_drv.write_value(s->stream, v->dptr, value)
                   : gpu_drv.wait_value(s->stream, v->dptr, value);
-    if (r == 0)
-        return 0;
-    return gpu_drv_fail(s->dev, write ? gpu_drv.call.write_value : gpu_drv.call.wait_value, r);
+    return gpu_drv_check(s->dev, write ? gpu_drv.call.write_value : gpu_drv.call.wait_value, r);
 }
 
 int gpu_stream_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value)

@@ -165,7 +165,7 @@ const struct gpu_driver gpu_drv = {
     .nccl = { .name = "RCCL", .soname = "librccl.so.1", .env = "DEVQ_RCCL_LIBRARY",
               .install = "install RCCL (ROCm's rccl package)" },
     .work_desc = desc,
-    .load = hip_runtime_load, .device_total = hip_device_total, .device_get = hip_device_get,
+    .load = hip_runtime_load, .device_handle = hip_device_handle,
     .first_open = hip_first_open, .last_close = hip_last_close, .attrs = hip_attrs,
     .is_binary = hip_kernel_is_binary,
     GPU_DRIVER_ADAPTERS,

@@ -74,9 +74,9 @@ extern struct hip_runtime hip_rt HIP_HIDDEN;
 extern const struct devq_host *hip_host HIP_HIDDEN;
 
 /* runtime.c */
-int  hip_runtime_load(void);                    /* 0 or -ENODEV with the reason reported */
-uint32_t hip_device_total(void);
-struct devq_pl_device *hip_device_get(uint32_t ordinal);
+/* The table's load (gpu_common/load.c): dlopen, the entry points, hipInit. */
+int  hip_runtime_load(void);
+int  hip_device_handle(int *dev, int ordinal, const char *ver);
 const char *hip_err_name(hipError_t r);
 /* "hipErrorX (text)", or just the name when the runtime's text is the
  * name again (ROCm 5.2 answers hipGetErrorString with the name). */
