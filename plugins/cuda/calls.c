@@ -162,8 +162,6 @@ const struct gpu_driver gpu_drv = {
     .already_registered = CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
     .pools_attr = "CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED",
     .memops_attr = "CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS",
-    .missing_async = cu_drv.missing_async,
-    .missing_memops = cu_drv.missing_memops,
     .driver_word = "driver", .units = "SMs", .value_ops_word = "memops",
     .text_image = "PTX image",
     .call = {

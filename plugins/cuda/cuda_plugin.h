@@ -66,12 +66,9 @@ struct cu_driver {
 #define CU_FIELD(name, abi, group, newer) PFN_cu##name##_v##abi name;
     CU_ENTRY_POINTS(CU_FIELD)
 #undef CU_FIELD
-    char missing_async[256];                   /* why ASYNC_ALLOC is off, "" if not off by a missing entry */
-    char missing_memops[256];                  /* same for WAIT/WRITE_VALUE */
 };
 
 extern struct cu_driver cu_drv CU_HIDDEN;
-extern const struct devq_host *cu_host CU_HIDDEN;
 
 /* driver.c */
 /* The table's load (gpu_common/load.c): dlopen, cuInit, the entry points. */

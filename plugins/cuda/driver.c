@@ -187,7 +187,7 @@ static void clear_group(int group)
 
 int cu_driver_load(void)
 {
-    const char *path = cu_host->getenv("DEVQ_CUDA_LIBRARY");
+    const char *path = gpu_host->getenv("DEVQ_CUDA_LIBRARY");
     if (!path || !*path)
         path = "libcuda.so.1";
     /* Never unloaded: the driver keeps threads of its own. */
@@ -236,21 +236,21 @@ int cu_driver_load(void)
             snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", why);
         } else if (e->group == GPU_OPT_PARAMS) {
             /* No DEVQ_CAP_KERNEL_CHECK: launches go unchecked, as before 12.4. */
-            cu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: launches are not checked "
+            gpu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: launches are not checked "
                          "against their kernels", ver, why);
         } else {
-            char *dst = e->group == GPU_OPT_ASYNC ? cu_drv.missing_async : cu_drv.missing_memops;
+            char *dst = e->group == GPU_OPT_ASYNC ? gpu_missing.async : gpu_missing.memops;
             if (!*dst)
-                snprintf(dst, sizeof cu_drv.missing_async, "driver %s lacks %s", ver, why);
-            cu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: feature off", ver, why);
+                snprintf(dst, sizeof gpu_missing.async, "driver %s lacks %s", ver, why);
+            gpu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: feature off", ver, why);
         }
     }
     if (*missing)
         return gpu_load_fail(-ENODEV, "cuda: driver %s lacks required entry points: %s; update the NVIDIA driver",
                     ver, missing);
-    if (*cu_drv.missing_async)
+    if (*gpu_missing.async)
         clear_group(GPU_OPT_ASYNC);
-    if (*cu_drv.missing_memops)
+    if (*gpu_missing.memops)
         clear_group(GPU_OPT_MEMOPS);
 
     int count = 0;

@@ -33,7 +33,7 @@ void cu_kernel_read_params(struct devq_pl_kernel *k, const char *entry)
         if (r == CUDA_ERROR_INVALID_VALUE)
             break;                 /* past the last parameter */
         if (r != CUDA_SUCCESS || n == CU_MAX_PARAMS || size == 0 || size > 4096 || off > UINT32_MAX) {
-            cu_host->log(DEVQ_LOG_BASIC, "cuda: cuFuncGetParamInfo '%s' parameter %u: %s (size "
+            gpu_host->log(DEVQ_LOG_BASIC, "cuda: cuFuncGetParamInfo '%s' parameter %u: %s (size "
                          "%zu): its launches are not checked", entry, n,
                          r ? cu_err_name(r) : "out of range", size);
             free(p);

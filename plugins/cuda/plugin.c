@@ -5,8 +5,6 @@
 #include <stddef.h>
 #include "cuda_plugin.h"
 
-const struct devq_host *cu_host;
-
 static void cu_fini(void)
 {
     cu_driver_fini();
@@ -20,4 +18,4 @@ static const struct devq_backend_ops cuda_ops = {
     .kernel_iface = cu_kernel_iface,
 };
 
-GPU_PLUGIN_ENTRY("cuda", cuda_ops, cu_host)
+GPU_PLUGIN_ENTRY("cuda", cuda_ops, gpu_host)

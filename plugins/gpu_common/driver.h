@@ -34,8 +34,6 @@ struct gpu_driver {
     bool callback_status_unreliable;
     const char *pools_attr;          /* the attribute that turns pools on, for messages */
     const char *memops_attr;         /* the same for value waits and writes */
-    const char *missing_async;       /* why pools are off by a missing entry point, or "" */
-    const char *missing_memops;      /* the same for value waits and writes */
     const char *driver_word;         /* "driver", "runtime" */
     const char *units;               /* compute units, for the log ("SMs") */
     const char *value_ops_word;      /* value waits and writes, for the log */
@@ -181,6 +179,14 @@ struct devq_pl_kernel {
 };
 
 /* ---- load.c ---- */
+
+/* Why a feature is off because the driver lacks an entry point ("" when
+ * it is not): written by the plugin's load, quoted by the ops. */
+struct gpu_missing {
+    char async[256];             /* stream-ordered pools (DEVQ_CAP_ASYNC_ALLOC) */
+    char memops[256];            /* value waits and writes */
+};
+extern struct gpu_missing gpu_missing GPU_HIDDEN;
 
 /* In the plugin's load: why it failed (the message every later
  * device_count/device_open gives); returns err. */

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include "driver.h"
 
+struct gpu_missing gpu_missing;
+
 static struct {
     pthread_once_t once;
     int err;                        /* 0 or negative errno */

@@ -33,8 +33,8 @@ void gpu_mem_free(devq_pl_device *dev, void *device_ptr)
 
 static int no_async(devq_pl_stream *s, const char *call)
 {
-    if (*gpu_drv.missing_async)
-        return gpu_host->error(-ENOTSUP, "%s: %s: %s", gpu_backend, call, gpu_drv.missing_async);
+    if (*gpu_missing.async)
+        return gpu_host->error(-ENOTSUP, "%s: %s: %s", gpu_backend, call, gpu_missing.async);
     return gpu_host->error(-ENOTSUP, "%s: %s: device %u has no memory pools (%s is 0)", gpu_backend,
                            call, s->dev->ordinal, gpu_drv.pools_attr);
 }

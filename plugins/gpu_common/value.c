@@ -18,9 +18,9 @@ struct devq_pl_value {
 
 static int no_memops(devq_pl_device *dev)
 {
-    if (*gpu_drv.missing_memops)
+    if (*gpu_missing.memops)
         return gpu_host->error(-ENOTSUP, "%s: value wait/write: %s", gpu_backend,
-                               gpu_drv.missing_memops);
+                               gpu_missing.memops);
     return gpu_host->error(-ENOTSUP, "%s: device %u cannot wait on or write host memory (%s is 0)",
                            gpu_backend, dev->ordinal, gpu_drv.memops_attr);
 }

@@ -143,8 +143,6 @@ const struct gpu_driver gpu_drv = {
     .callback_status_unreliable = true,
     .pools_attr = "hipDeviceAttributeMemoryPoolsSupported",
     .memops_attr = "hipDeviceAttributeCanUseStreamWaitValue",
-    .missing_async = hip_rt.missing_async,
-    .missing_memops = hip_rt.missing_memops,
     .driver_word = "runtime", .units = "CUs", .value_ops_word = "stream wait value",
     .text_image = "image",
     .call = {

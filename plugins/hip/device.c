@@ -62,7 +62,7 @@ void hip_last_close(struct devq_pl_device *d)
         char desc[160];
         if (r != hipSuccess) {
             /* Still lost: every op keeps saying why. */
-            hip_host->log(DEVQ_LOG_BASIC, "hip:%u: hipDeviceReset after loss: %s", d->ordinal,
+            gpu_host->log(DEVQ_LOG_BASIC, "hip:%u: hipDeviceReset after loss: %s", d->ordinal,
                           hip_err_desc(r, desc, sizeof desc));
         } else {
             gpu_loss_clear(&d->loss);

@@ -66,12 +66,9 @@ struct hip_runtime {
 #define HIP_FIELD(name, group) __typeof__(&hip##name) name;
     HIP_ENTRY_POINTS(HIP_FIELD)
 #undef HIP_FIELD
-    char missing_async[256];                    /* why ASYNC_ALLOC is off, "" if not off by a missing entry */
-    char missing_memops[256];                   /* same for WAIT/WRITE_VALUE */
 };
 
 extern struct hip_runtime hip_rt HIP_HIDDEN;
-extern const struct devq_host *hip_host HIP_HIDDEN;
 
 /* runtime.c */
 /* The table's load (gpu_common/load.c): dlopen, the entry points, hipInit. */

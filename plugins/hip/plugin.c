@@ -5,8 +5,6 @@
 #include <stddef.h>
 #include "hip_plugin.h"
 
-const struct devq_host *hip_host;
-
 static void hip_fini(void)
 {
     /* The runtime stays loaded: it keeps threads of its own. */
@@ -19,4 +17,4 @@ static const struct devq_backend_ops hip_ops_table = {
     .fini = hip_fini,
 };
 
-GPU_PLUGIN_ENTRY("hip", hip_ops_table, hip_host)
+GPU_PLUGIN_ENTRY("hip", hip_ops_table, gpu_host)

@@ -128,7 +128,7 @@ static const char *no_device_hint(void)
 
 int hip_runtime_load(void)
 {
-    const char *path = hip_host->getenv("DEVQ_HIP_LIBRARY");
+    const char *path = gpu_host->getenv("DEVQ_HIP_LIBRARY");
     if (!path || !*path)
         path = "libamdhip64.so.5";
     /* Never unloaded: the runtime keeps threads of its own. */
@@ -148,10 +148,10 @@ int hip_runtime_load(void)
             size_t len = strlen(missing);
             snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", e->name);
         } else {
-            char *dst = e->group == GPU_OPT_ASYNC ? hip_rt.missing_async : hip_rt.missing_memops;
+            char *dst = e->group == GPU_OPT_ASYNC ? gpu_missing.async : gpu_missing.memops;
             if (!*dst)
-                snprintf(dst, sizeof hip_rt.missing_async, "%s lacks %s", path, e->name);
-            hip_host->log(DEVQ_LOG_BASIC, "hip: %s lacks %s: feature off", path, e->name);
+                snprintf(dst, sizeof gpu_missing.async, "%s lacks %s", path, e->name);
+            gpu_host->log(DEVQ_LOG_BASIC, "hip: %s lacks %s: feature off", path, e->name);
         }
     }
     if (!hip_rt.Init && !hip_rt.GetDeviceCount)
@@ -159,9 +159,9 @@ int hip_runtime_load(void)
     if (*missing)
         return gpu_load_fail(-ENODEV, "hip: %s lacks required entry points: %s; install ROCm 5.2 or newer",
                     path, missing);
-    if (*hip_rt.missing_async)
+    if (*gpu_missing.async)
         clear_group(GPU_OPT_ASYNC);
-    if (*hip_rt.missing_memops)
+    if (*gpu_missing.memops)
         clear_group(GPU_OPT_MEMOPS);
 
     if (hip_rt.RuntimeGetVersion(&hip_rt.version) != hipSuccess)
