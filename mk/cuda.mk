@@ -13,7 +13,10 @@ EXTRA_DIST += tests/gpu/run.sh tests/emu/tsan.supp tests/emu/README.md examples/
 GPU_COMMON_SOURCES = \
 	plugins/gpu_common/gpu_common.h plugins/gpu_common/plugin.c plugins/gpu_common/device.c \
 	plugins/gpu_common/hostfn.c plugins/gpu_common/launch.c plugins/gpu_common/evwait.c \
-	plugins/gpu_common/nccl.c plugins/gpu_common/nccl_abi.h
+	plugins/gpu_common/nccl.c plugins/gpu_common/nccl_abi.h \
+	plugins/gpu_common/driver.h plugins/gpu_common/fail.c plugins/gpu_common/stream.c \
+	plugins/gpu_common/event.c plugins/gpu_common/mem.c plugins/gpu_common/value.c \
+	plugins/gpu_common/kernel.c plugins/gpu_common/open.c plugins/gpu_common/load.c
 
 if BUILD_CUDA
 plugin_LTLIBRARIES += plugins/cuda/devq-cuda.la
@@ -26,9 +29,7 @@ plugins_cuda_devq_cuda_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 EXTRA_plugins_cuda_devq_cuda_la_DEPENDENCIES = config.h
 plugins_cuda_devq_cuda_la_SOURCES = \
 	plugins/cuda/cuda_plugin.h plugins/cuda/cuda_decls.h plugins/cuda/plugin.c plugins/cuda/driver.c \
-	plugins/cuda/device.c plugins/cuda/stream.c plugins/cuda/event.c \
-	plugins/cuda/mem.c plugins/cuda/value.c plugins/cuda/kernel.c \
-	plugins/cuda/nccl_glue.c $(GPU_COMMON_SOURCES)
+	plugins/cuda/device.c plugins/cuda/calls.c plugins/cuda/kernel.c $(GPU_COMMON_SOURCES)
 
 # The emulated driver: tests/emu/.libs/libcuda-emu.so.  The engine is
 # API-neutral (emu_engine.h); emu_cuda.c is its CUDA face, emu_module.c

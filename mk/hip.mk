@@ -15,9 +15,7 @@ plugins_hip_devq_hip_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 EXTRA_plugins_hip_devq_hip_la_DEPENDENCIES = config.h
 plugins_hip_devq_hip_la_SOURCES = \
 	plugins/hip/hip_plugin.h plugins/hip/plugin.c plugins/hip/runtime.c \
-	plugins/hip/device.c plugins/hip/stream.c plugins/hip/event.c \
-	plugins/hip/mem.c plugins/hip/value.c plugins/hip/kernel.c \
-	plugins/hip/nccl_glue.c $(GPU_COMMON_SOURCES)
+	plugins/hip/device.c plugins/hip/calls.c plugins/hip/kernel.c $(GPU_COMMON_SOURCES)
 
 # The emulated runtime: tests/emu/.libs/libamdhip64-emu.so, the same
 # API-neutral engine as libcuda-emu.so with emu_hip.c as its face.  Two

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
-/* devq-cuda.so internals: the driver table, devices and the helpers every
- * op uses.  See devq-cuda(7). */
+/* devq-cuda.so internals: the driver's entry points, and what only cuda
+ * has (primary contexts, kernel parameter info).  Streams, events, memory
+ * and values are gpu_common's, over the table in calls.c.  See devq-cuda(7). */
 #ifndef DEVQ_CUDA_PLUGIN_H
 #define DEVQ_CUDA_PLUGIN_H
 
@@ -9,7 +10,7 @@
 #include <stdbool.h>
 #include "cuda_decls.h"    /* our own CUDA declarations: no toolkit needed */
 #include <devq/devq_plugin.h>
-#include "../gpu_common/gpu_common.h"
+#include "../gpu_common/driver.h"
 
 #define CU_HIDDEN __attribute__((visibility("hidden")))
 
@@ -65,46 +66,14 @@ struct cu_driver {
 #define CU_FIELD(name, abi, group, newer) PFN_cu##name##_v##abi name;
     CU_ENTRY_POINTS(CU_FIELD)
 #undef CU_FIELD
-    char missing_async[256];                   /* why ASYNC_ALLOC is off, "" if not off by a missing entry */
-    char missing_memops[256];                  /* same for WAIT/WRITE_VALUE */
 };
 
 extern struct cu_driver cu_drv CU_HIDDEN;
-extern const struct devq_host *cu_host CU_HIDDEN;
-
-struct devq_pl_device {
-    uint32_t        ordinal;
-    CUdevice        dev;
-    pthread_mutex_t mu;            /* refs, ctx */
-    int             refs;
-    CUcontext       ctx;           /* primary context while refs > 0 */
-    char            name[128];
-    uint64_t        total_memory;
-    uint32_t        compute_units;
-    uint64_t        caps;
-    int             prio_least, prio_greatest;
-    /* event_wait's helper streams; each last close releases the primary
-     * context, which destroys them, so every release retires them. */
-    struct gpu_evwait_pool waits;
-    struct gpu_loss loss;
-};
-
-struct devq_pl_stream {
-    struct devq_pl_device *dev;
-    CUstream   stream;
-    struct gpu_callbacks cbs;
-};
-
-struct devq_pl_event {
-    struct devq_pl_device *dev;
-    CUevent event;
-    bool    timing;
-};
 
 /* driver.c */
-int  cu_driver_load(void);                     /* 0 or -ENODEV with the reason reported */
-uint32_t cu_device_total(void);
-struct devq_pl_device *cu_device_get(uint32_t ordinal);
+/* The table's load (gpu_common/load.c): dlopen, cuInit, the entry points. */
+int  cu_driver_load(void);
+int  cu_device_handle(int *dev, int ordinal, const char *ver);
 void cu_driver_fini(void);
 const char *cu_err_name(CUresult r);
 const char *cu_err_text(CUresult r);
@@ -113,54 +82,15 @@ const char *cu_err_desc(CUresult r, char *buf, size_t n);
 int  cu_errno(CUresult r);
 bool cu_sticky(CUresult r);
 
-/* device.c */
-/* Report a failed driver call on dev: sticky errors mark the device lost
- * and give -EIO; others give their errno.  Returns the negative errno. */
-int  cu_fail(struct devq_pl_device *dev, const char *call, CUresult r);
-void cu_mark_lost(struct devq_pl_device *dev, const char *call, CUresult r);
-/* At the top of each op: -ENODEV if lost, else make dev's context current. */
-int  cu_enter(struct devq_pl_device *dev);
-int  cu_device_count(uint32_t *count);
-int  cu_device_open(uint32_t ordinal, devq_pl_device **out);
-void cu_device_close(devq_pl_device *dev);
-int  cu_device_info(devq_pl_device *dev, devq_device_info *info);
-
-/* stream.c */
-int  cu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out);
-void cu_stream_destroy(devq_pl_stream *s);
-int  cu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
-
-/* event.c */
-/* The helper-stream pool's driver calls (gpu_evwait_init at driver load). */
-extern const struct gpu_evwait_driver cu_evwait_driver CU_HIDDEN;
-int  cu_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out);
-void cu_event_destroy(devq_pl_event *e);
-int  cu_event_record(devq_pl_event *e, devq_pl_stream *s);
-int  cu_event_query(devq_pl_event *e);
-int  cu_event_wait(devq_pl_event *e, uint64_t timeout_ns);
-int  cu_stream_wait_event(devq_pl_stream *s, devq_pl_event *e);
-int  cu_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns);
-
-/* mem.c */
-int  cu_mem_alloc(devq_pl_device *dev, size_t bytes, void **device_ptr, void **host_ptr);
-void cu_mem_free(devq_pl_device *dev, void *device_ptr);
-int  cu_mem_alloc_async(devq_pl_stream *s, size_t bytes, void **device_ptr);
-int  cu_mem_free_async(devq_pl_stream *s, void *device_ptr);
-int  cu_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir);
-int  cu_fill(devq_pl_stream *s, void *dst, uint8_t byte, size_t n);
-
-/* value.c */
-int  cu_value_attach(devq_pl_device *dev, uint64_t *host_word, devq_pl_value **out);
-void cu_value_detach(devq_pl_value *v);
-int  cu_stream_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
-int  cu_stream_write_value(devq_pl_stream *s, devq_pl_value *v, uint64_t value);
+/* device.c: the table's device hooks (gpu_common/open.c) */
+int  cu_attrs(struct devq_pl_device *d, struct gpu_attrs *a, int *sms);
+int  cu_first_open(struct devq_pl_device *d);
+void cu_undo_open(struct devq_pl_device *d);
+void cu_last_close(struct devq_pl_device *d);
 
 /* kernel.c */
 int  cu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
-int  cu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
-                    devq_pl_kernel **out);
-void cu_kernel_destroy(devq_pl_kernel *k);
-int  cu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
-               const struct devq_pl_arg *args, size_t nargs);
+void cu_kernel_read_params(struct devq_pl_kernel *k, const char *entry);
+bool cu_kernel_is_binary(const void *image, size_t size);
 
 #endif

@@ -13,13 +13,8 @@
 struct cu_driver cu_drv;
 
 static struct {
-    pthread_once_t once;
-    int err;                        /* 0 or negative errno */
-    char reason[512];
     void *lib;
-    uint32_t ndevices;
-    struct devq_pl_device *devices;
-} drv = { .once = PTHREAD_ONCE_INIT };
+} drv;
 
 /* ---- errors ---- */
 
@@ -190,23 +185,16 @@ static void clear_group(int group)
             *entries[i].slot = NULL;
 }
 
-static int fail(int err, const char *fmt, const char *a, const char *b)
+int cu_driver_load(void)
 {
-    snprintf(drv.reason, sizeof drv.reason, fmt, a, b);
-    drv.err = err;
-    return err;
-}
-
-static int load(void)
-{
-    const char *path = cu_host->getenv("DEVQ_CUDA_LIBRARY");
+    const char *path = gpu_host->getenv("DEVQ_CUDA_LIBRARY");
     if (!path || !*path)
         path = "libcuda.so.1";
     /* Never unloaded: the driver keeps threads of its own. */
     drv.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!drv.lib) {
         const char *e = dlerror();
-        return fail(-ENODEV, "cuda: %s not found (%s); install the NVIDIA driver or set DEVQ_CUDA_LIBRARY",
+        return gpu_load_fail(-ENODEV, "cuda: %s not found (%s); install the NVIDIA driver or set DEVQ_CUDA_LIBRARY",
                     path, e ? e : "dlopen failed");
     }
     PFN_cuInit_v2000 init = (PFN_cuInit_v2000)dlsym(drv.lib, "cuInit");
@@ -218,19 +206,19 @@ static int load(void)
     if (!get_proc_v2)
         get_proc_v1 = (get_proc_v1_fn)dlsym(drv.lib, "cuGetProcAddress");
     if (!init || !getver)
-        return fail(-ENODEV, "cuda: %s is not a CUDA driver (no cuInit/cuDriverGetVersion)%s", path, "");
+        return gpu_load_fail(-ENODEV, "cuda: %s is not a CUDA driver (no cuInit/cuDriverGetVersion)%s", path, "");
     if (getver(&cu_drv.version) != CUDA_SUCCESS)
         cu_drv.version = 0;
     char ver[32];
     version_str(cu_drv.version, ver, sizeof ver);
     if (!get_proc_v2 && !get_proc_v1)
-        return fail(-ENODEV, "cuda: driver %s has no cuGetProcAddress; devq needs a CUDA 11.3 or newer driver%s",
+        return gpu_load_fail(-ENODEV, "cuda: driver %s has no cuGetProcAddress; devq needs a CUDA 11.3 or newer driver%s",
                     ver, "");
     CUresult r = init(0);
     if (r != CUDA_SUCCESS) {
         char what[160];
         snprintf(what, sizeof what, "%s (%s)", cu_err_name(r), cu_err_text(r));
-        return fail(cu_errno(r) == -ENODEV ? -ENODEV : -EIO, "cuda: cuInit: %s; driver %s", what, ver);
+        return gpu_load_fail(cu_errno(r) == -ENODEV ? -ENODEV : -EIO, "cuda: cuInit: %s; driver %s", what, ver);
     }
     /* Stream memory operations became core ("_v2") in CUDA 11.7. */
     cu_drv.memops_v2 = cu_drv.version >= 11070;
@@ -248,21 +236,21 @@ static int load(void)
             snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", why);
         } else if (e->group == GPU_OPT_PARAMS) {
             /* No DEVQ_CAP_KERNEL_CHECK: launches go unchecked, as before 12.4. */
-            cu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: launches are not checked "
+            gpu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: launches are not checked "
                          "against their kernels", ver, why);
         } else {
-            char *dst = e->group == GPU_OPT_ASYNC ? cu_drv.missing_async : cu_drv.missing_memops;
+            char *dst = e->group == GPU_OPT_ASYNC ? gpu_missing.async : gpu_missing.memops;
             if (!*dst)
-                snprintf(dst, sizeof cu_drv.missing_async, "driver %s lacks %s", ver, why);
-            cu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: feature off", ver, why);
+                snprintf(dst, sizeof gpu_missing.async, "driver %s lacks %s", ver, why);
+            gpu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: feature off", ver, why);
         }
     }
     if (*missing)
-        return fail(-ENODEV, "cuda: driver %s lacks required entry points: %s; update the NVIDIA driver",
+        return gpu_load_fail(-ENODEV, "cuda: driver %s lacks required entry points: %s; update the NVIDIA driver",
                     ver, missing);
-    if (*cu_drv.missing_async)
+    if (*gpu_missing.async)
         clear_group(GPU_OPT_ASYNC);
-    if (*cu_drv.missing_memops)
+    if (*gpu_missing.memops)
         clear_group(GPU_OPT_MEMOPS);
 
     int count = 0;
@@ -270,49 +258,19 @@ static int load(void)
     if (r != CUDA_SUCCESS || count <= 0) {
         char what[160];
         snprintf(what, sizeof what, "%s (%s)", r ? cu_err_name(r) : "no devices", r ? cu_err_text(r) : "");
-        return fail(-ENODEV, "cuda: cuDeviceGetCount: %s; driver %s", what, ver);
+        return gpu_load_fail(-ENODEV, "cuda: cuDeviceGetCount: %s; driver %s", what, ver);
     }
-    drv.devices = calloc((size_t)count, sizeof *drv.devices);
-    if (!drv.devices)
-        return fail(-ENOMEM, "cuda: out of memory for %s devices%s", "the", "");
-    for (int i = 0; i < count; i++) {
-        struct devq_pl_device *d = &drv.devices[i];
-        d->ordinal = (uint32_t)i;
-        pthread_mutex_init(&d->mu, NULL);
-        gpu_evwait_init(&d->waits, &cu_evwait_driver, d);
-        gpu_loss_init(&d->loss);
-        r = cu_drv.DeviceGet(&d->dev, i);
-        if (r != CUDA_SUCCESS) {
-            char what[160];
-            snprintf(what, sizeof what, "%s (%s)", cu_err_name(r), cu_err_text(r));
-            free(drv.devices);
-            drv.devices = NULL;
-            return fail(cu_errno(r), "cuda: cuDeviceGet: %s; driver %s", what, ver);
-        }
-    }
-    drv.ndevices = (uint32_t)count;
-    cu_host->log(DEVQ_LOG_BASIC, "cuda: %s: driver %s, %d device(s)", path, ver, count);
-    return 0;
+    return gpu_load_devices(count, path, ver);
 }
 
-static void load_once(void)
+int cu_device_handle(int *dev, int ordinal, const char *ver)
 {
-    load();
-}
-
-int cu_driver_load(void)
-{
-    pthread_once(&drv.once, load_once);
-    if (drv.err)
-        return cu_host->error(drv.err, "%s", drv.reason);
-    return 0;
-}
-
-uint32_t cu_device_total(void) { return drv.ndevices; }
-
-struct devq_pl_device *cu_device_get(uint32_t ordinal)
-{
-    return ordinal < drv.ndevices ? &drv.devices[ordinal] : NULL;
+    CUresult r = cu_drv.DeviceGet(dev, ordinal);
+    if (r == CUDA_SUCCESS)
+        return 0;
+    char what[160];
+    snprintf(what, sizeof what, "%s (%s)", cu_err_name(r), cu_err_text(r));
+    return gpu_load_fail(cu_errno(r), "cuda: cuDeviceGet: %s; driver %s", what, ver);
 }
 
 void cu_driver_fini(void)

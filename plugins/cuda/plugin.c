@@ -5,20 +5,17 @@
 #include <stddef.h>
 #include "cuda_plugin.h"
 
-const struct devq_host *cu_host;
-
 static void cu_fini(void)
 {
     cu_driver_fini();
 }
 
 static const struct devq_backend_ops cuda_ops = {
-    GPU_OPS_COMMON(cu),
-    GPU_OPS_VALUES_AND_POOLS(cu),
+    GPU_DRIVER_OPS,
     GPU_OPS_CHANNELS,
     .name = "cuda",
     .fini = cu_fini,
     .kernel_iface = cu_kernel_iface,
 };
 
-GPU_PLUGIN_ENTRY("cuda", cuda_ops, cu_host)
+GPU_PLUGIN_ENTRY("cuda", cuda_ops, gpu_host)

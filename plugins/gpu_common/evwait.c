@@ -10,14 +10,15 @@
  * its own helper stream so a slow event never delays another wait.
  *
  * The driver calls (make and destroy a helper stream, queue the wait and
- * the callback) are the plugin's, through struct gpu_evwait_driver. */
+ * the callback) come through struct gpu_evwait_driver (event.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
-#include "gpu_common.h"
+#include "driver.h"
 
 /* What the waiting thread and the callback share. */
 struct gpu_evwaiter {
+    struct gpu_cb cb;                /* first: the driver's callback runs it */
     uint32_t word;                   /* 0 until the callback ran */
     atomic_int refs;                 /* the waiting thread and the callback */
     int status;                      /* the driver's status, as the callback saw it */
@@ -95,9 +96,10 @@ void gpu_evwait_release(struct gpu_evwait_pool *p, bool retire)
     }
 }
 
-void gpu_evwait_done(void *waiter, int status)
+/* In the driver's stream callback. */
+static void evwait_done(struct gpu_cb *cb, int status)
 {
-    struct gpu_evwaiter *w = waiter;
+    struct gpu_evwaiter *w = (struct gpu_evwaiter *)cb;
     w->status = status;
     helper_put(w->pool, w->helper);
     __atomic_store_n(&w->word, 1, __ATOMIC_RELEASE);
@@ -115,6 +117,7 @@ int gpu_evwait(struct gpu_evwait_pool *p, void *event, uint64_t timeout_ns, int 
     struct gpu_evwaiter *w = calloc(1, sizeof *w);
     if (!w)
         return gpu_host->error(-ENOMEM, "%s: out of memory for an event waiter", gpu_backend);
+    w->cb.run = evwait_done;
     w->pool = p;
     atomic_init(&w->refs, 2);
     int err = helper_get(p, &w->helper);
@@ -122,7 +125,7 @@ int gpu_evwait(struct gpu_evwait_pool *p, void *event, uint64_t timeout_ns, int 
         free(w);
         return err;
     }
-    if ((err = p->drv->arm(p->dev, w->helper->stream, event, w))) {
+    if ((err = p->drv->arm(p->dev, w->helper->stream, event, &w->cb))) {
         /* The helper may hold a wait that never ends: do not reuse it. */
         p->drv->stream_destroy(p->dev, w->helper->stream);
         free(w->helper);

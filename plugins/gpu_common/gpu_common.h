@@ -4,8 +4,8 @@
  * per plugin): the plugin init checks, device loss, capabilities from
  * probed attributes, host-callback records, the helper-stream pool that
  * gives event waits a timeout, and kernel-launch geometry
- * and arguments.  Each plugin keeps its driver calls, and the messages
- * that quote them, in its own files. */
+ * and arguments.  The streams, events, memory and values ops run on each
+ * plugin's table of driver calls (driver.h). */
 #ifndef DEVQ_GPU_COMMON_H
 #define DEVQ_GPU_COMMON_H
 
@@ -49,12 +49,6 @@ int gpu_plugin_init(const struct devq_host *host, uint32_t host_abi, const char 
     .event_elapsed = p##_event_elapsed, .host_fn = p##_host_fn,                             \
     .mem_alloc = p##_mem_alloc, .mem_free = p##_mem_free, .copy = p##_copy, .fill = p##_fill, \
     .kernel_load = p##_kernel_load, .kernel_destroy = p##_kernel_destroy, .launch = p##_launch
-/* Device-side value waits and writes, and stream-ordered pools (cuda, hip). */
-#define GPU_OPS_VALUES_AND_POOLS(p)                                                         \
-    .value_attach = p##_value_attach, .value_detach = p##_value_detach,                     \
-    .stream_wait_value = p##_stream_wait_value, .stream_write_value = p##_stream_write_value, \
-    .mem_alloc_async = p##_mem_alloc_async, .mem_free_async = p##_mem_free_async
-
 /* The plugin's one exported symbol: gpu_plugin_init over its table, and
  * the host table kept in host_var.  The driver library is loaded at the
  * first device_count/device_open, not here: a machine without one still
@@ -117,6 +111,12 @@ int  gpu_clamp_priority(long prio, int least, int greatest);
 
 /* ---- hostfn.c ---- */
 
+/* What a driver stream callback runs: the plugin's trampoline passes its
+ * userData (a struct gpu_cb, first member of the record) and the status. */
+struct gpu_cb {
+    void (*run)(struct gpu_cb *cb, int status);
+};
+
 /* What a stream shares with its queued host callbacks. */
 struct gpu_callbacks {
     atomic_int latch;            /* the previous callback's error (driver thread) */
@@ -131,6 +131,7 @@ bool gpu_callbacks_unref(struct gpu_callbacks *cbs);
 
 /* One host function queued on a stream, holding a reference on it. */
 struct gpu_host_call {
+    struct gpu_cb cb;            /* first: the driver's callback runs it (stream.c) */
     struct gpu_callbacks *cbs;
     void *stream;                /* the plugin's stream, for its trampoline */
     devq_pl_host_fn fn;
@@ -166,9 +167,9 @@ struct gpu_evwait_driver {
     int  (*stream_create)(struct devq_pl_device *dev, void **stream);
     /* Destroy it (makes the device current first: called at close too). */
     void (*stream_destroy)(struct devq_pl_device *dev, void *stream);
-    /* Queue on stream a wait for event, then a host callback that calls
-     * gpu_evwait_done(waiter, driver status). */
-    int  (*arm)(struct devq_pl_device *dev, void *stream, void *event, void *waiter);
+    /* Queue on stream a wait for event, then a stream callback that runs
+     * cb with the driver's status. */
+    int  (*arm)(struct devq_pl_device *dev, void *stream, void *event, struct gpu_cb *cb);
 };
 
 struct gpu_evwait_pool {
@@ -190,8 +191,6 @@ void gpu_evwait_init(struct gpu_evwait_pool *p, const struct gpu_evwait_driver *
  * not reached): 0 with the driver's status in *status, or -ETIMEDOUT,
  * -ENOMEM or the driver's error, reported. */
 int  gpu_evwait(struct gpu_evwait_pool *p, void *event, uint64_t timeout_ns, int *status);
-/* In the driver's stream callback. */
-void gpu_evwait_done(void *waiter, int status);
 /* At the last close: destroy the idle helpers.  retire when the busy
  * ones' streams die too (the context is released, the device reset):
  * they are dropped when their callbacks bring them back; without it they
@@ -221,18 +220,14 @@ void gpu_launch_release(struct gpu_launch *g);
 
 /* ---- nccl.c: channels over NCCL (cuda) / RCCL (hip) ---- */
 
-/* What differs between the two, defined by each plugin (nccl_glue.c). */
+/* What differs between the two: names, kept in each plugin's driver
+ * table (driver.h, gpu_drv.nccl). */
 struct gpu_nccl_glue {
     const char *name;            /* "NCCL", "RCCL" */
     const char *soname;          /* "libnccl.so.2", "librccl.so.1" */
     const char *env;             /* "DEVQ_NCCL_LIBRARY", "DEVQ_RCCL_LIBRARY" */
     const char *install;         /* how to get it, for messages */
-    /* Make dev current on this thread (0 or a reported errno). */
-    int  (*enter)(devq_pl_device *dev);
-    /* The driver's stream handle (cudaStream_t, hipStream_t). */
-    void *(*stream_handle)(devq_pl_stream *s);
 };
-extern const struct gpu_nccl_glue gpu_nccl_glue GPU_HIDDEN;
 
 /* Whether the library can be found, without running any of it. */
 bool gpu_nccl_available(void);

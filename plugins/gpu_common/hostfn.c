@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Host callbacks in stream order: the record each queued function
  * travels in, and what the drivers' stream callbacks do with it besides
- * reading the driver's status (that stays in each plugin's stream.c). */
+ * reading the driver's status (that is in stream.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdlib.h>
@@ -26,7 +26,7 @@ struct gpu_host_call *gpu_host_call_new(struct gpu_callbacks *cbs, void *stream,
         gpu_host->error(-ENOMEM, "%s: out of memory for a host callback", gpu_backend);
         return NULL;
     }
-    *c = (struct gpu_host_call){ cbs, stream, fn, arg };
+    *c = (struct gpu_host_call){ .cbs = cbs, .stream = stream, .fn = fn, .arg = arg };
     atomic_fetch_add(&cbs->refs, 1);
     return c;
 }

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "gpu_common.h"
+#include "driver.h"
 #include "nccl_abi.h"
 
 /* Every entry point: X(name, required). */
@@ -54,8 +54,8 @@ struct devq_pl_chan {
 /* The file the library is loaded from: the override, else the soname. */
 static const char *lib_name(void)
 {
-    const char *env = gpu_host->getenv(gpu_nccl_glue.env);
-    return env && *env ? env : gpu_nccl_glue.soname;
+    const char *env = gpu_host->getenv(gpu_drv.nccl.env);
+    return env && *env ? env : gpu_drv.nccl.soname;
 }
 
 static bool file_in(const char *dir, size_t len, const char *name)
@@ -139,8 +139,8 @@ static void load(void)
         const char *e = dlerror();
         load_err = -ENOTSUP;
         snprintf(load_msg, sizeof load_msg, "%s: channels need %s: cannot load %.200s (%.160s); %s, or set %s "
-                 "to the library's path", gpu_backend, gpu_nccl_glue.name, name, e ? e : "dlopen failed",
-                 gpu_nccl_glue.install, gpu_nccl_glue.env);
+                 "to the library's path", gpu_backend, gpu_drv.nccl.name, name, e ? e : "dlopen failed",
+                 gpu_drv.nccl.install, gpu_drv.nccl.env);
         return;
     }
     const char *missing = NULL;
@@ -156,14 +156,14 @@ static void load(void)
     if (missing) {
         load_err = -ENOTSUP;
         snprintf(load_msg, sizeof load_msg, "%s: %.200s has no %s: not a %s 2 library (set %s to one)", gpu_backend,
-                 name, missing, gpu_nccl_glue.name, gpu_nccl_glue.env);
+                 name, missing, gpu_drv.nccl.name, gpu_drv.nccl.env);
         dlclose(dl);
         return;
     }
     if (nc.GetVersion(&nc.version) != ncclSuccess)
         nc.version = 0;
     /* Kept loaded until exit: communicators may outlive any device. */
-    gpu_host->log(DEVQ_LOG_FULL, "%s: loaded %s %d from %s", gpu_backend, gpu_nccl_glue.name, nc.version, name);
+    gpu_host->log(DEVQ_LOG_FULL, "%s: loaded %s %d from %s", gpu_backend, gpu_drv.nccl.name, nc.version, name);
 }
 
 static int loaded(void)
@@ -201,7 +201,7 @@ static const char *res_text(ncclResult_t r)
 static int fail(struct devq_pl_chan *c, const char *call, ncclResult_t r)
 {
     const char *last = nc.GetLastError ? nc.GetLastError(c ? c->comm : NULL) : NULL;
-    return gpu_host->error(nccl_errno(r), "%s: %s %s failed: %s (%d)%s%.200s", gpu_backend, gpu_nccl_glue.name,
+    return gpu_host->error(nccl_errno(r), "%s: %s %s failed: %s (%d)%s%.200s", gpu_backend, gpu_drv.nccl.name,
                            call, res_text(r), (int)r, last && *last ? ": " : "", last ? last : "");
 }
 
@@ -213,7 +213,7 @@ int gpu_nccl_id(devq_pl_device *dev, void *id, size_t *size)
         return e;
     if (*size < sizeof(ncclUniqueId))
         return gpu_host->error(-EINVAL, "devq_channel_id: %s's id takes %zu bytes, capacity is %zu",
-                               gpu_nccl_glue.name, sizeof(ncclUniqueId), *size);
+                               gpu_drv.nccl.name, sizeof(ncclUniqueId), *size);
     ncclUniqueId u;
     ncclResult_t r = nc.GetUniqueId(&u);
     if (r != ncclSuccess)
@@ -252,11 +252,11 @@ int gpu_nccl_create(devq_pl_device *dev, int rank, int size, const void *id, siz
         return e;
     if (rank < 0 || !id)
         return gpu_host->error(-ENOTSUP, "%s: %s channels have no launcher's world: give desc with this rank, "
-                               "the size and rank 0's devq_channel_id bytes", gpu_backend, gpu_nccl_glue.name);
+                               "the size and rank 0's devq_channel_id bytes", gpu_backend, gpu_drv.nccl.name);
     if (id_size != sizeof(ncclUniqueId))
         return gpu_host->error(-EINVAL, "%s: desc id_size %zu: a %s id has %zu bytes (pass what devq_channel_id "
-                               "gave)", gpu_backend, id_size, gpu_nccl_glue.name, sizeof(ncclUniqueId));
-    if ((e = gpu_nccl_glue.enter(dev)))
+                               "gave)", gpu_backend, id_size, gpu_drv.nccl.name, sizeof(ncclUniqueId));
+    if ((e = gpu_enter(dev)))
         return e;
     ncclUniqueId u;
     memcpy(&u, id, sizeof u);
@@ -271,10 +271,10 @@ int gpu_nccl_split(devq_pl_chan *c, int color, int key, devq_pl_chan **out)
 {
     if (!nc.CommSplit)
         return gpu_host->error(-ENOTSUP, "%s: this %s (version %d) has no ncclCommSplit (NCCL >= 2.18); create "
-                               "a channel from a new id instead", gpu_backend, gpu_nccl_glue.name, nc.version);
+                               "a channel from a new id instead", gpu_backend, gpu_drv.nccl.name, nc.version);
     pthread_mutex_lock(&c->mu);
-    int e = c->aborted ? gpu_host->error(-EIO, "%s: %s communicator was aborted", gpu_backend, gpu_nccl_glue.name)
-                       : gpu_nccl_glue.enter(c->dev);
+    int e = c->aborted ? gpu_host->error(-EIO, "%s: %s communicator was aborted", gpu_backend, gpu_drv.nccl.name)
+                       : gpu_enter(c->dev);
     ncclComm_t comm = NULL;
     ncclResult_t r = ncclSuccess;
     if (!e && (r = nc.CommSplit(c->comm, color, key, &comm, NULL)) != ncclSuccess)
@@ -305,7 +305,7 @@ void gpu_nccl_destroy(devq_pl_chan *c)
     if (!c->aborted) {
         /* ncclCommDestroy waits for the ops issued; they finish or fail
          * on their own (lib aborts first when they hang). */
-        gpu_nccl_glue.enter(c->dev);
+        gpu_enter(c->dev);
         nc.CommDestroy(c->comm);
     }
     pthread_mutex_unlock(&c->mu);
@@ -318,7 +318,7 @@ static int dtype(enum devq_dtype t, ncclDataType_t *out)
     static const ncclDataType_t map[] = { ncclInt8, ncclUint8, ncclInt32, ncclUint32, ncclInt64, ncclUint64,
                                           ncclFloat16, ncclBfloat16, ncclFloat32, ncclFloat64 };
     if ((unsigned)t >= sizeof map / sizeof map[0])
-        return gpu_host->error(-EINVAL, "%s: dtype %d has no %s type", gpu_backend, (int)t, gpu_nccl_glue.name);
+        return gpu_host->error(-EINVAL, "%s: dtype %d has no %s type", gpu_backend, (int)t, gpu_drv.nccl.name);
     *out = map[t];
     return 0;
 }
@@ -327,11 +327,11 @@ static int redop(enum devq_reduce o, ncclRedOp_t *out)
 {
     static const ncclRedOp_t map[] = { ncclSum, ncclProd, ncclMin, ncclMax, ncclAvg };
     if ((unsigned)o >= sizeof map / sizeof map[0])
-        return gpu_host->error(-EINVAL, "%s: reduction %d has no %s op", gpu_backend, (int)o, gpu_nccl_glue.name);
+        return gpu_host->error(-EINVAL, "%s: reduction %d has no %s op", gpu_backend, (int)o, gpu_drv.nccl.name);
     /* ncclAvg came with NCCL 2.10 (version codes before 2.9 are < 10000). */
     if (o == DEVQ_AVG && nc.version < DEVQ_NCCL_VERSION(2, 10, 0))
         return gpu_host->error(-ENOTSUP, "%s: DEVQ_AVG needs %s >= 2.10 (this one is %d); reduce with DEVQ_SUM "
-                               "and divide", gpu_backend, gpu_nccl_glue.name, nc.version);
+                               "and divide", gpu_backend, gpu_drv.nccl.name, nc.version);
     *out = map[o];
     return 0;
 }
@@ -381,10 +381,10 @@ static int one(struct devq_pl_chan *c, const struct devq_eng_op *op, void *strea
 int gpu_nccl_enqueue(devq_pl_chan *c, devq_pl_stream *s, const struct devq_eng_op *ops, size_t n)
 {
     pthread_mutex_lock(&c->mu);
-    int e = c->aborted ? gpu_host->error(-EIO, "%s: %s communicator was aborted", gpu_backend, gpu_nccl_glue.name)
-                       : gpu_nccl_glue.enter(c->dev);
+    int e = c->aborted ? gpu_host->error(-EIO, "%s: %s communicator was aborted", gpu_backend, gpu_drv.nccl.name)
+                       : gpu_enter(c->dev);
     if (!e) {
-        void *stream = gpu_nccl_glue.stream_handle(s);
+        void *stream = s->stream;
         ncclResult_t r = nc.GroupStart();
         if (r != ncclSuccess) {
             e = fail(c, "ncclGroupStart", r);
@@ -406,7 +406,7 @@ int gpu_nccl_error(devq_pl_chan *c)
     pthread_mutex_lock(&c->mu);
     int e = 0;
     if (c->aborted) {
-        e = gpu_host->error(-EIO, "%s: %s communicator was aborted", gpu_backend, gpu_nccl_glue.name);
+        e = gpu_host->error(-EIO, "%s: %s communicator was aborted", gpu_backend, gpu_drv.nccl.name);
     } else {
         ncclResult_t a = ncclSuccess;
         ncclResult_t r = nc.CommGetAsyncError(c->comm, &a);
@@ -414,7 +414,7 @@ int gpu_nccl_error(devq_pl_chan *c)
             e = fail(c, "ncclCommGetAsyncError", r);
         else if (a != ncclSuccess && a != ncclInProgress) {
             const char *last = nc.GetLastError ? nc.GetLastError(c->comm) : NULL;
-            e = gpu_host->error(nccl_errno(a), "%s asynchronous error %s%s%.240s", gpu_nccl_glue.name,
+            e = gpu_host->error(nccl_errno(a), "%s asynchronous error %s%s%.240s", gpu_drv.nccl.name,
                                 res_name(a), last && *last ? ": " : "", last ? last : "");
         }
     }
@@ -430,7 +430,7 @@ void gpu_nccl_abort(devq_pl_chan *c)
         /* Frees the communicator: chan_destroy only frees c after this. */
         ncclResult_t r = nc.CommAbort(c->comm);
         gpu_host->log(DEVQ_LOG_BASIC, "%s: %s communicator (rank %d of %d) aborted%s", gpu_backend,
-                      gpu_nccl_glue.name, c->rank, c->size, r == ncclSuccess ? "" : " (ncclCommAbort failed)");
+                      gpu_drv.nccl.name, c->rank, c->size, r == ncclSuccess ? "" : " (ncclCommAbort failed)");
     }
     pthread_mutex_unlock(&c->mu);
 }

@@ -1,38 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Devices: selection with hipSetDevice, capabilities, and device loss. */
+/* Devices: selected with hipSetDevice, reset at the last close after a
+ * loss, and the attributes their capabilities come from.  Opening,
+ * probing and closing are gpu_common's (open.c). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include "hip_plugin.h"
-
-void hip_mark_lost(struct devq_pl_device *dev, const char *call, hipError_t r)
-{
-    char d[160];
-    gpu_loss_mark(&dev->loss, dev->ordinal, call, hip_err_desc(r, d, sizeof d));
-}
-
-int hip_fail(struct devq_pl_device *dev, const char *call, hipError_t r)
-{
-    char d[160];
-    return gpu_fail(&dev->loss, dev->ordinal, call, hip_err_desc(r, d, sizeof d), hip_sticky(r),
-                    hip_errno(r));
-}
-
-int hip_enter(struct devq_pl_device *dev)
-{
-    if (gpu_lost(&dev->loss))
-        return gpu_loss_error(&dev->loss, dev->ordinal, -ENODEV);
-    /* The current device is per thread and the application may switch
-     * it behind our back; hipSetDevice is a thread-local store. */
-    hipError_t r = hip_rt.SetDevice((int)dev->ordinal);
-    return r == hipSuccess ? 0 : hip_fail(dev, "hipSetDevice", r);
-}
-
-int hip_device_count(uint32_t *count)
-{
-    return gpu_device_count(count, hip_runtime_load, hip_device_total);
-}
 
 static int attr(struct devq_pl_device *d, hipDeviceAttribute_t a, const char *what, int *out)
 {
@@ -42,99 +16,56 @@ static int attr(struct devq_pl_device *d, hipDeviceAttribute_t a, const char *wh
         return 0;
     char call[96];
     snprintf(call, sizeof call, "hipDeviceGetAttribute(%s)", what);
-    return hip_fail(d, call, r);
+    return gpu_drv_fail(d, call, r);
 }
 
-/* Read what the device can do; the device is current. */
-static int probe(struct devq_pl_device *d)
+int hip_attrs(struct devq_pl_device *d, struct gpu_attrs *a, int *cus)
 {
-    hipError_t r = hip_rt.DeviceGetName(d->name, sizeof d->name, d->dev);
-    if (r != hipSuccess)
-        return hip_fail(d, "hipDeviceGetName", r);
-    size_t total = 0;
-    if ((r = hip_rt.DeviceTotalMem(&total, d->dev)) != hipSuccess)
-        return hip_fail(d, "hipDeviceTotalMem", r);
-    d->total_memory = total;
-    if ((r = hip_rt.DeviceGetStreamPriorityRange(&d->prio_least, &d->prio_greatest)) != hipSuccess)
-        return hip_fail(d, "hipDeviceGetStreamPriorityRange", r);
-
-    int cus, engines = 0, pools = 0, waitvalue = 0, maphost = 0, err;
-    if ((err = attr(d, hipDeviceAttributeMultiprocessorCount, "MultiprocessorCount", &cus)) ||
-        (err = attr(d, hipDeviceAttributeCanMapHostMemory, "CanMapHostMemory", &maphost)))
+    int err;
+    if ((err = attr(d, hipDeviceAttributeMultiprocessorCount, "MultiprocessorCount", cus)) ||
+        (err = attr(d, hipDeviceAttributeCanMapHostMemory, "CanMapHostMemory", &a->map_host)))
         return err;
     /* "Cuda only" in the 5.2 headers: ROCm answers 0 or an error, and a
      * missing answer only costs DEVQ_CAP_COPY_ENGINE. */
-    if (hip_rt.DeviceGetAttribute(&engines, hipDeviceAttributeAsyncEngineCount, (int)d->ordinal) != hipSuccess)
-        engines = 0;
+    if (hip_rt.DeviceGetAttribute(&a->copy_engines, hipDeviceAttributeAsyncEngineCount,
+                                  (int)d->ordinal) != hipSuccess)
+        a->copy_engines = 0;
     if (hip_rt.MallocAsync &&
-        (err = attr(d, hipDeviceAttributeMemoryPoolsSupported, "MemoryPoolsSupported", &pools)))
+        (err = attr(d, hipDeviceAttributeMemoryPoolsSupported, "MemoryPoolsSupported", &a->pools)))
         return err;
-    if (hip_rt.StreamWaitValue64 &&
-        (err = attr(d, hipDeviceAttributeCanUseStreamWaitValue, "CanUseStreamWaitValue", &waitvalue)))
-        return err;
-
-    d->compute_units = (uint32_t)cus;
     /* One attribute covers hipStreamWaitValue64 and
      * hipStreamWriteValue64; both need the word mapped for the device. */
-    d->caps = gpu_caps(&(struct gpu_attrs){ .prio_least = d->prio_least,
-                                            .prio_greatest = d->prio_greatest,
-                                            .copy_engines = engines, .pools = pools,
-                                            .value_ops = waitvalue, .map_host = maphost });
-    hip_host->log(DEVQ_LOG_FULL, "hip:%u: %s, %u CUs, %d copy engines, pools %d, stream wait value %d",
-                  d->ordinal, d->name, d->compute_units, engines, pools, waitvalue);
+    if (hip_rt.StreamWaitValue64 &&
+        (err = attr(d, hipDeviceAttributeCanUseStreamWaitValue, "CanUseStreamWaitValue",
+                    &a->value_ops)))
+        return err;
     return 0;
 }
 
-int hip_device_open(uint32_t ordinal, devq_pl_device **out)
+int hip_first_open(struct devq_pl_device *d)
 {
-    int err = hip_runtime_load();
-    if (err)
-        return err;
-    struct devq_pl_device *d = hip_device_get(ordinal);
-    if (!d)
-        return hip_host->error(-ENODEV, "hip: no device %u (this runtime has %u)", ordinal,
-                               hip_device_total());
-    pthread_mutex_lock(&d->mu);
-    if (d->refs == 0) {
-        hipError_t r = hip_rt.SetDevice((int)ordinal);
-        err = r != hipSuccess ? hip_fail(d, "hipSetDevice", r) : probe(d);
-    }
-    if (!err)
-        d->refs++;
-    pthread_mutex_unlock(&d->mu);
-    if (!err)
-        *out = d;
-    return err;
+    hipError_t r = hip_rt.SetDevice((int)d->ordinal);
+    return r == hipSuccess ? 0 : gpu_drv_fail(d, "hipSetDevice", r);
 }
 
-void hip_device_close(devq_pl_device *d)
+void hip_last_close(struct devq_pl_device *d)
 {
-    pthread_mutex_lock(&d->mu);
-    if (d->refs > 0 && --d->refs == 0) {
-        bool lost = gpu_lost(&d->loss);
-        gpu_evwait_release(&d->waits, lost);  /* the reset below destroys the busy ones */
-        /* A device lost to a sticky error stays broken for the whole
-         * process until it is reset.  lib has freed everything of ours,
-         * so reset it then, and the next open starts clean.  A healthy
-         * device is left alone: the application may share it. */
-        if (lost) {
-            hip_rt.SetDevice((int)d->ordinal);
-            hipError_t r = hip_rt.DeviceReset();
-            char desc[160];
-            if (r != hipSuccess) {
-                /* Still lost: every op keeps saying why. */
-                hip_host->log(DEVQ_LOG_BASIC, "hip:%u: hipDeviceReset after loss: %s", d->ordinal,
-                              hip_err_desc(r, desc, sizeof desc));
-            } else {
-                gpu_loss_clear(&d->loss);
-            }
+    bool lost = gpu_lost(&d->loss);
+    gpu_evwait_release(&d->waits, lost);  /* the reset below destroys the busy ones */
+    /* A device lost to a sticky error stays broken for the whole
+     * process until it is reset.  lib has freed everything of ours,
+     * so reset it then, and the next open starts clean.  A healthy
+     * device is left alone: the application may share it. */
+    if (lost) {
+        hip_rt.SetDevice((int)d->ordinal);
+        hipError_t r = hip_rt.DeviceReset();
+        char desc[160];
+        if (r != hipSuccess) {
+            /* Still lost: every op keeps saying why. */
+            gpu_host->log(DEVQ_LOG_BASIC, "hip:%u: hipDeviceReset after loss: %s", d->ordinal,
+                          hip_err_desc(r, desc, sizeof desc));
+        } else {
+            gpu_loss_clear(&d->loss);
         }
     }
-    pthread_mutex_unlock(&d->mu);
-}
-
-int hip_device_info(devq_pl_device *d, devq_device_info *info)
-{
-    gpu_device_info(info, d->name, d->total_memory, d->compute_units, d->caps);
-    return 0;
 }

@@ -5,19 +5,16 @@
 #include <stddef.h>
 #include "hip_plugin.h"
 
-const struct devq_host *hip_host;
-
 static void hip_fini(void)
 {
     /* The runtime stays loaded: it keeps threads of its own. */
 }
 
 static const struct devq_backend_ops hip_ops_table = {
-    GPU_OPS_COMMON(hip),
-    GPU_OPS_VALUES_AND_POOLS(hip),
+    GPU_DRIVER_OPS,
     GPU_OPS_CHANNELS,
     .name = "hip",
     .fini = hip_fini,
 };
 
-GPU_PLUGIN_ENTRY("hip", hip_ops_table, hip_host)
+GPU_PLUGIN_ENTRY("hip", hip_ops_table, gpu_host)

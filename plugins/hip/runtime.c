@@ -19,13 +19,8 @@
 struct hip_runtime hip_rt;
 
 static struct {
-    pthread_once_t once;
-    int err;                        /* 0 or negative errno */
-    char reason[768];
     void *lib;
-    uint32_t ndevices;
-    struct devq_pl_device *devices;
-} rt = { .once = PTHREAD_ONCE_INIT };
+} rt;
 
 /* ---- errors ---- */
 
@@ -120,17 +115,6 @@ static void clear_group(int group)
             *entries[i].slot = NULL;
 }
 
-static int fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static int fail(int err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(rt.reason, sizeof rt.reason, fmt, ap);
-    va_end(ap);
-    rt.err = err;
-    return err;
-}
-
 /* Why a runtime found no device: the HIP error, plus the kernel side
  * when that is the cause (ROCm needs the amdgpu driver's /dev/kfd). */
 static const char *no_device_hint(void)
@@ -142,16 +126,16 @@ static const char *no_device_hint(void)
     return "";
 }
 
-static int load(void)
+int hip_runtime_load(void)
 {
-    const char *path = hip_host->getenv("DEVQ_HIP_LIBRARY");
+    const char *path = gpu_host->getenv("DEVQ_HIP_LIBRARY");
     if (!path || !*path)
         path = "libamdhip64.so.5";
     /* Never unloaded: the runtime keeps threads of its own. */
     rt.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!rt.lib) {
         const char *e = dlerror();
-        return fail(-ENODEV, "hip: %s not found (%s); install the ROCm HIP runtime "
+        return gpu_load_fail(-ENODEV, "hip: %s not found (%s); install the ROCm HIP runtime "
                     "(libamdhip64) or set DEVQ_HIP_LIBRARY", path, e ? e : "dlopen failed");
     }
     char missing[512] = "";
@@ -164,20 +148,20 @@ static int load(void)
             size_t len = strlen(missing);
             snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", e->name);
         } else {
-            char *dst = e->group == GPU_OPT_ASYNC ? hip_rt.missing_async : hip_rt.missing_memops;
+            char *dst = e->group == GPU_OPT_ASYNC ? gpu_missing.async : gpu_missing.memops;
             if (!*dst)
-                snprintf(dst, sizeof hip_rt.missing_async, "%s lacks %s", path, e->name);
-            hip_host->log(DEVQ_LOG_BASIC, "hip: %s lacks %s: feature off", path, e->name);
+                snprintf(dst, sizeof gpu_missing.async, "%s lacks %s", path, e->name);
+            gpu_host->log(DEVQ_LOG_BASIC, "hip: %s lacks %s: feature off", path, e->name);
         }
     }
     if (!hip_rt.Init && !hip_rt.GetDeviceCount)
-        return fail(-ENODEV, "hip: %s is not a HIP runtime (no hipInit, hipGetDeviceCount, ...)", path);
+        return gpu_load_fail(-ENODEV, "hip: %s is not a HIP runtime (no hipInit, hipGetDeviceCount, ...)", path);
     if (*missing)
-        return fail(-ENODEV, "hip: %s lacks required entry points: %s; install ROCm 5.2 or newer",
+        return gpu_load_fail(-ENODEV, "hip: %s lacks required entry points: %s; install ROCm 5.2 or newer",
                     path, missing);
-    if (*hip_rt.missing_async)
+    if (*gpu_missing.async)
         clear_group(GPU_OPT_ASYNC);
-    if (*hip_rt.missing_memops)
+    if (*gpu_missing.memops)
         clear_group(GPU_OPT_MEMOPS);
 
     if (hip_rt.RuntimeGetVersion(&hip_rt.version) != hipSuccess)
@@ -200,50 +184,21 @@ static int load(void)
             hip_err_desc(rc, what, sizeof what);
         else
             snprintf(what, sizeof what, "no devices");
-        return fail(-ENODEV, "hip: hipGetDeviceCount: %s%s; runtime %s%s", what, init_what, ver,
+        return gpu_load_fail(-ENODEV, "hip: hipGetDeviceCount: %s%s; runtime %s%s", what, init_what, ver,
                     no_device_hint());
     }
     if (r != hipSuccess)
-        return fail(hip_errno(r) == -ENODEV ? -ENODEV : -EIO, "hip: hipInit: %s; runtime %s",
+        return gpu_load_fail(hip_errno(r) == -ENODEV ? -ENODEV : -EIO, "hip: hipInit: %s; runtime %s",
                     hip_err_desc(r, what, sizeof what), ver);
-    rt.devices = calloc((size_t)count, sizeof *rt.devices);
-    if (!rt.devices)
-        return fail(-ENOMEM, "hip: out of memory for %d devices", count);
-    for (int i = 0; i < count; i++) {
-        struct devq_pl_device *d = &rt.devices[i];
-        d->ordinal = (uint32_t)i;
-        pthread_mutex_init(&d->mu, NULL);
-        gpu_evwait_init(&d->waits, &hip_evwait_driver, d);
-        gpu_loss_init(&d->loss);
-        r = hip_rt.DeviceGet(&d->dev, i);
-        if (r != hipSuccess) {
-            free(rt.devices);
-            rt.devices = NULL;
-            return fail(hip_errno(r), "hip: hipDeviceGet(%d): %s; runtime %s", i,
-                        hip_err_desc(r, what, sizeof what), ver);
-        }
-    }
-    rt.ndevices = (uint32_t)count;
-    hip_host->log(DEVQ_LOG_BASIC, "hip: %s: runtime %s, %d device(s)", path, ver, count);
-    return 0;
+    return gpu_load_devices(count, path, ver);
 }
 
-static void load_once(void)
+int hip_device_handle(int *dev, int ordinal, const char *ver)
 {
-    load();
-}
-
-int hip_runtime_load(void)
-{
-    pthread_once(&rt.once, load_once);
-    if (rt.err)
-        return hip_host->error(rt.err, "%s", rt.reason);
-    return 0;
-}
-
-uint32_t hip_device_total(void) { return rt.ndevices; }
-
-struct devq_pl_device *hip_device_get(uint32_t ordinal)
-{
-    return ordinal < rt.ndevices ? &rt.devices[ordinal] : NULL;
+    hipError_t r = hip_rt.DeviceGet(dev, ordinal);
+    if (r == hipSuccess)
+        return 0;
+    char what[160];
+    return gpu_load_fail(hip_errno(r), "hip: hipDeviceGet(%d): %s; runtime %s", ordinal,
+                         hip_err_desc(r, what, sizeof what), ver);
 }

@@ -177,12 +177,24 @@ static CUresult inject_async(const char *func, struct emu_fail *later)
 
 /* The checks at the top of every context call; func NULL: the caller
  * does its own fault injection. */
-static CUresult ctx_check(const char *func)
+/* What every call but the init and the queries checks first: the
+ * library is initialised, and this is not a stream callback (which must
+ * not call it). */
+static CUresult call_check(void)
 {
     if (!emu_initialized())
         return CUDA_ERROR_NOT_INITIALIZED;
     if (in_callback)
         return CUDA_ERROR_NOT_PERMITTED;
+    return CUDA_SUCCESS;
+}
+#define CHECK_CALL() do { CUresult r_ = call_check(); if (r_) return r_; } while (0)
+
+static CUresult ctx_check(const char *func)
+{
+    CUresult r0 = call_check();
+    if (r0)
+        return r0;
     if (!current)
         return CUDA_ERROR_INVALID_CONTEXT;
     CUresult r = func ? inject(func) : CUDA_SUCCESS;
@@ -309,19 +321,13 @@ EXPORT CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 
 EXPORT CUresult cuDevicePrimaryCtxRelease(CUdevice dev)
 {
-    if (!emu_initialized())
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (in_callback)
-        return CUDA_ERROR_NOT_PERMITTED;
+    CHECK_CALL();
     return cu(emu_primary_release(dev));
 }
 
 EXPORT CUresult cuCtxSetCurrent(CUcontext ctx)
 {
-    if (!emu_initialized())
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (in_callback)
-        return CUDA_ERROR_NOT_PERMITTED;
+    CHECK_CALL();
     current = (emu_ctx *)ctx;
     return CUDA_SUCCESS;
 }
@@ -369,10 +375,7 @@ EXPORT CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int
 
 EXPORT CUresult cuStreamDestroy(CUstream h)
 {
-    if (!emu_initialized())
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (in_callback)
-        return CUDA_ERROR_NOT_PERMITTED;
+    CHECK_CALL();
     if (!emu_stream_valid(stream_of(h)))
         return CUDA_ERROR_INVALID_HANDLE;
     emu_ctx *c = emu_stream_ctx(stream_of(h));
@@ -476,10 +479,7 @@ EXPORT CUresult cuEventCreate(CUevent *ph, unsigned int flags)
 
 EXPORT CUresult cuEventDestroy(CUevent e)
 {
-    if (!emu_initialized())
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (in_callback)
-        return CUDA_ERROR_NOT_PERMITTED;
+    CHECK_CALL();
     return cu(emu_event_destroy((emu_event *)e));
 }
 
@@ -670,10 +670,7 @@ EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 
 EXPORT CUresult cuModuleUnload(CUmodule module)
 {
-    if (!emu_initialized())
-        return CUDA_ERROR_NOT_INITIALIZED;
-    if (in_callback)
-        return CUDA_ERROR_NOT_PERMITTED;
+    CHECK_CALL();
     return cu(emu_module_unload((emu_kmodule *)module));
 }
 

@@ -215,12 +215,24 @@ static hipError_t inject_async(const char *func, struct emu_fail *later)
 
 /* The checks at the top of every device call; func NULL: the caller
  * does its own fault injection. */
-static hipError_t dev_check(const char *func)
+/* What every call but the init and the queries checks first: the
+ * library is initialised, and this is not a stream callback (which must
+ * not call it). */
+static hipError_t call_check(void)
 {
     if (!ready())
         return hipErrorNotInitialized;
     if (in_callback)
         return hipErrorIllegalState;
+    return hipSuccess;
+}
+#define CHECK_CALL() do { hipError_t r_ = call_check(); if (r_) return r_; } while (0)
+
+static hipError_t dev_check(const char *func)
+{
+    hipError_t r0 = call_check();
+    if (r0)
+        return r0;
     if (emu_device_count() == 0)
         return hipErrorNoDevice;
     if (!current())
@@ -336,10 +348,7 @@ EXPORT hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int 
 
 EXPORT hipError_t hipSetDevice(int deviceId)
 {
-    if (!ready())
-        return hipErrorNotInitialized;
-    if (in_callback)
-        return hipErrorIllegalState;
+    CHECK_CALL();
     if (emu_device_count() == 0)
         return hipErrorNoDevice;
     if (!emu_device_attrs(deviceId))
@@ -362,10 +371,7 @@ EXPORT hipError_t hipGetDevice(int *deviceId)
  * events and memory go, and so does a sticky error. */
 EXPORT hipError_t hipDeviceReset(void)
 {
-    if (!ready())
-        return hipErrorNotInitialized;
-    if (in_callback)
-        return hipErrorIllegalState;
+    CHECK_CALL();
     if (!current())
         return hipErrorInvalidDevice;
     hipError_t r = inject("hipDeviceReset");
@@ -419,10 +425,7 @@ EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *ph, unsigned int flag
 
 EXPORT hipError_t hipStreamDestroy(hipStream_t h)
 {
-    if (!ready())
-        return hipErrorNotInitialized;
-    if (in_callback)
-        return hipErrorIllegalState;
+    CHECK_CALL();
     if (!emu_stream_valid(stream_of(h)))
         return hipErrorInvalidHandle;
     emu_ctx *c = emu_stream_ctx(stream_of(h));
@@ -506,10 +509,7 @@ EXPORT hipError_t hipEventCreateWithFlags(hipEvent_t *ph, unsigned flags)
 
 EXPORT hipError_t hipEventDestroy(hipEvent_t e)
 {
-    if (!ready())
-        return hipErrorNotInitialized;
-    if (in_callback)
-        return hipErrorIllegalState;
+    CHECK_CALL();
     return hip(emu_event_destroy((emu_event *)e));
 }
 
@@ -684,10 +684,7 @@ EXPORT hipError_t hipModuleLoadData(hipModule_t *module, const void *image)
 
 EXPORT hipError_t hipModuleUnload(hipModule_t module)
 {
-    if (!ready())
-        return hipErrorNotInitialized;
-    if (in_callback)
-        return hipErrorIllegalState;
+    CHECK_CALL();
     return hip(emu_module_unload((emu_kmodule *)module));
 }
 
