@@ -20,10 +20,10 @@ CODESPELL = codespell
 # the tracked ones in a git checkout, else what find sees (a tarball).
 LINT_C_DIRS = lib plugins tools tests include bench examples
 LINT_SH_DIRS = .ci tests tools bench bindings/rust debian
-lint_c_files = if test -e .git; then git ls-files -- $(LINT_C_DIRS:=/*.[ch]); \
+lint_c_files = if test -e .git; then git ls-files -- $(LINT_C_DIRS) | grep '\.[ch]$$'; \
 	else find $(LINT_C_DIRS) -name '*.[ch]' -type f; fi | sort
 lint_sh_files = { echo autogen.sh; if test -e .git; then git ls-files -- $(LINT_SH_DIRS); \
-	else find $(LINT_SH_DIRS) -type f ! -path '*/target/*'; fi; } | \
+	else find $(LINT_SH_DIRS) -type f ! -path '*/target/*' 2>/dev/null; fi; } | \
 	while read -r f; do case $$f in *.sh) echo "$$f"; continue;; esac; \
 	    head -n1 "$$f" 2>/dev/null | grep -qE '^\#!.*[/ ](ba)?sh( |$$)' && echo "$$f"; done | sort
 
