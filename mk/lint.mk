@@ -47,7 +47,7 @@ format:
 	cd $(top_srcdir) && $(lint_c_files) | xargs $(CLANG_FORMAT) -i
 
 # Findings that are not bugs are listed, each with why, in the file named
-# by --suppressions-list; one place only is marked inline (cppcheck-suppress).
+# by --suppressions-list (or, for one line, a cppcheck-suppress comment on it).
 lint-cppcheck:
 	@command -v $(CPPCHECK) >/dev/null 2>&1 || { echo "lint: $(CPPCHECK) not found: cppcheck check skipped (Debian: cppcheck)"; exit 0; }; \
 	cd $(top_srcdir) && $(CPPCHECK) -q -j$(LINT_JOBS) --error-exitcode=1 --std=c11 -D__linux__ \
