@@ -111,7 +111,7 @@ static void check_env(struct snapshot *s)
 static void open_default(struct snapshot *s)
 {
     devq_device *dev = NULL;
-    devq_device_info info;
+    devq_device_info info = { 0 };
     s->default_status = devq_device_open(NULL, &dev);
     if (s->default_status == 0)
         s->default_status = devq_device_info_get(dev, &info);
@@ -343,7 +343,7 @@ static void print_text(const struct snapshot *s, int show_env)
 {
     char folders[8192];
     plugin_folders(folders, sizeof folders);
-    printf("devq %s (plugin ABI %u)\n", devq_version(), DEVQ_PLUGIN_ABI_VERSION);
+    printf("devq %s (plugin ABI %d)\n", devq_version(), DEVQ_PLUGIN_ABI_VERSION);
     printf("plugin folders: %s\n", folders);
     printf("manifest folders: %s\n", devq__manifest_dirs(devq__env_get("DEVQ_PLUGIN_MANIFEST_PATH")));
     printf("\nplugins, in search order:\n");
@@ -435,7 +435,7 @@ static void print_json(const struct snapshot *s, int show_env)
 {
     printf("{\n  \"version\": ");
     json_str(devq_version());
-    printf(",\n  \"plugin_abi\": %u,\n  \"plugin_path\": ", DEVQ_PLUGIN_ABI_VERSION);
+    printf(",\n  \"plugin_abi\": %d,\n  \"plugin_path\": ", DEVQ_PLUGIN_ABI_VERSION);
     const char *path = devq__env_get("DEVQ_PLUGIN_PATH");
     json_str(path ? path : "");
     char dir[4096];

@@ -149,9 +149,10 @@ static int read_trace(FILE *in)
                 continue;
             if (nslices == capslices) {
                 capslices = capslices ? capslices * 2 : 256;
-                slices = realloc(slices, capslices * sizeof *slices);
-                if (!slices)
-                    return -ENOMEM;
+                void *grown = realloc(slices, capslices * sizeof *slices);
+                if (!grown)
+                    return -ENOMEM;   /* the old array stays owned, not leaked */
+                slices = grown;
             }
             slices[nslices] = (struct slice){ .lane = l, .ts = ts, .dur = dur };
             snprintf(slices[nslices++].name, sizeof slices[0].name, "%s", name);
@@ -163,9 +164,10 @@ static int read_trace(FILE *in)
                 continue;
             if (nflows == capflows) {
                 capflows = capflows ? capflows * 2 : 256;
-                flows = realloc(flows, capflows * sizeof *flows);
-                if (!flows)
-                    return -ENOMEM;
+                void *grown = realloc(flows, capflows * sizeof *flows);
+                if (!grown)
+                    return -ENOMEM;   /* the old array stays owned, not leaked */
+                flows = grown;
             }
             flows[nflows++] = (struct flowpt){ (unsigned long long)id, l, ts, ph[0] == 's' };
         } else if (ph[0] == 'C') {
@@ -177,9 +179,10 @@ static int read_trace(FILE *in)
             field_num(line, "ts", &ts);
             if (nsamples == capsamples) {
                 capsamples = capsamples ? capsamples * 2 : 256;
-                samples = realloc(samples, capsamples * sizeof *samples);
-                if (!samples)
-                    return -ENOMEM;
+                void *grown = realloc(samples, capsamples * sizeof *samples);
+                if (!grown)
+                    return -ENOMEM;   /* the old array stays owned, not leaked */
+                samples = grown;
             }
             samples[nsamples++] = (struct sample){ (unsigned)pid, ts, v };
         }

@@ -114,7 +114,7 @@ int devq__env_flag(const char *var, const char *v, int *on, char *msg, size_t le
 
 static int check_size_nonzero(const char *var, const char *v, char *msg, size_t len)
 {
-    uint64_t n;
+    uint64_t n = 0;   /* set when r == 0; zeroed for the analyzer (make analyze) */
     int r = devq__env_size(var, v, &n, msg, len);
     if (r == 0 && n == 0)
         return fail(msg, len, "%s='%.64s': a budget of 0 refuses every allocation; unset it "
@@ -170,7 +170,7 @@ static int check_cpu_devices(const char *var, const char *v, char *msg, size_t l
 
 static int check_cpu_threads(const char *var, const char *v, char *msg, size_t len)
 {
-    uint64_t n;
+    uint64_t n = 0;   /* set when the call succeeds; zeroed for the analyzer */
     if (devq__env_uint(var, v, DEVQ_ENV_CPU_THREADS_MAX, &n, msg, len) < 0 || n < 1)
         return fail(msg, len, "%s='%.64s': not a thread count (want 1..%d)", var, v,
                     DEVQ_ENV_CPU_THREADS_MAX);

@@ -72,7 +72,7 @@ static void load_mpi(void)
         !ops->abandon || !ops->comm_create || !ops->comm_destroy || !ops->comm_rank || !ops->comm_size) {
         mpi_err = -ENOTSUP;
         snprintf(mpi_msg, sizeof mpi_msg, "channels: engine %.300s has ABI %u (size %u); this libdevq needs ABI %u "
-                 "(size >= %zu) with every entry", path, ops->abi_version, ops->size, DEVQ_ENGINE_ABI_VERSION,
+                 "(size >= %zu) with every entry", path, ops->abi_version, ops->size, (unsigned)DEVQ_ENGINE_ABI_VERSION,
                  (size_t)DEVQ_ENGINE_OPS_MIN_SIZE);
         return;
     }

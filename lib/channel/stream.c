@@ -276,7 +276,7 @@ int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const
     size_t n = ch->npend;
     ch->npend = 0;
     struct devq_chan_flight *f = calloc(1, sizeof *f + n * sizeof f->in[0]);
-    if (!f || (r = start_watchdog(ch)) < 0) {
+    if (!f || start_watchdog(ch) < 0) {
         free(f);
         devq__channel_set_broken(ch, "channel: out of memory or threads for the watchdog of an op");
         return devq__err(-ENOMEM, "channel #%u: %s: cannot track the op (out of memory or threads)", ch->number,

@@ -112,7 +112,8 @@ static int reflect_buffers(struct reflect *rf, spvc_resources res)
     }
     for (n = 0; n < VK_MAX_BUFFERS && (seen >> n & 1); n++)
         ;
-    if (seen >> n)
+    /* n == 64 when all 64 bindings are used: shifting by 64 is undefined. */
+    if (n < VK_MAX_BUFFERS && seen >> n)
         return REFUSE(rf, -EINVAL, "the shader has storage buffers at bindings up to %d but none at binding %zu; "
                       "devq binds buffer arguments to bindings 0..n-1 of set 0, in argument order", ord,
                       63 - __builtin_clzll(seen), n);

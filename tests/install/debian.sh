@@ -78,7 +78,7 @@ grep -q '^ *cuda backend: *yes' "$work/build.log" || fail "the cuda plugin was n
 grep -q '^ *cuda toolkit: *none' "$work/build.log" || fail "configure looked at a CUDA toolkit: $(grep 'cuda toolkit' "$work/build.log")"
 grep -q 'usr/local/cuda' "$work/build.log" && fail "the build log names /usr/local/cuda"
 grep -q "couldn't open directory" "$work/build.log" && fail "autoreconf warns: $(grep "couldn't open directory" "$work/build.log")"
-debs=$(cd "$work" && ls ./*.deb | grep -v -- -dbgsym_)
+debs=$(cd "$work" && for d in ./*.deb; do case $d in *-dbgsym_*) ;; *) [ -e "$d" ] && echo "$d";; esac; done)
 echo "built:" $debs
 phase "package contents"
 if [ $mpi = yes ]; then
