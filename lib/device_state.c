@@ -14,6 +14,8 @@
 #include "event_pool.h"
 #include "log.h"
 #include "mem.h"
+#include "notifier.h"
+#include "object.h"
 #include "queue.h"
 #include "tracker.h"
 #include "trace.h"
@@ -93,5 +95,7 @@ static const struct devq_device_hooks hooks = {
 DEVQ_API int devq_device_open(const char *spec, devq_device **out)
 {
     devq__device_set_hooks(&hooks);
+    /* Objects' last releases on callback threads go to the notifier. */
+    devq__object_set_deferrer(devq__notifier_post);
     return devq__registry_open(spec, out);
 }

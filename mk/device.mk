@@ -5,5 +5,5 @@ libdevq_core_la_SOURCES += \
 	lib/device/device.c lib/device/device.h \
 	lib/device/stream.h lib/device/checkpoint.c lib/device/checkpoint.h \
 	lib/device/tracker.c lib/device/tracker.h lib/device/event_pool.c lib/device/event_pool.h \
-	lib/device/object.c lib/device/object.h lib/device/stats.c
+	lib/device/stats.c
 

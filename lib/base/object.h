@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* Objects: every refcounted handle of the layers above (buffer, kernel,
- * timestamp) starts with one header, so there is one way to check a
- * handle, to take and drop a reference, and one release path, as IREE's
- * objects destroy through their vtable.  And the reference set a batch
- * keeps of the objects its ops use (IREE's resource_set is the model). */
+/* Objects: every refcounted thing of lib/ starts with one header
+ * {magic, refs, destroy}, so there is one way to check a handle, to take
+ * and drop a reference, and one release path, as IREE's
+ * iree_hal_resource_t destroys through its vtable.  It lives in the base
+ * layer so that every layer above (signal, device, queue, channel) can
+ * put its objects on it.  And the reference set a batch keeps of the
+ * objects its ops use (IREE's resource_set is the model). */
 #ifndef DEVQ_LIB_OBJECT_H
 #define DEVQ_LIB_OBJECT_H
 
@@ -33,8 +35,16 @@ static inline void devq__object_retain(struct devq_object *o)
 
 /* Drop a reference from anywhere, a host callback included: the backend
  * may not be called there, so the last one hands the object to the
- * notifier thread, which destroys it (or destroys it here if it cannot). */
+ * deferrer (the notifier thread), which destroys it (or destroys it here
+ * if it cannot, or none was installed). */
 void devq__object_release(struct devq_object *o);
+/* The one place a last release is handed on: post(fn, arg) runs fn(arg)
+ * later on a thread where destroying is safe, 0 or negative when it
+ * cannot.  The base layer cannot call the notifier (lib/signal, above
+ * it), so the composition root (lib/device_state.c) installs
+ * devq__notifier_post here before it opens any device (DESIGN §10). */
+typedef int (*devq_object_deferrer)(void (*fn)(void *arg), void *arg);
+void devq__object_set_deferrer(devq_object_deferrer post);
 /* Drop a reference where the backend may be called (an API call). */
 void devq__object_release_here(struct devq_object *o);
 
