@@ -6,11 +6,12 @@
 # (lib/libdevq.map plus -fvisibility=hidden); the cpu backend is built in
 # (mk/cpu.mk).
 # lib/ is cut in layers, one folder each (DESIGN §10, HACKING.md):
-# base <- signal <- device (+ loader) <- mem <- queue <- channel <- device_state.c.
+# base <- signal <- device (+ loader) <- order <- mem <- queue <- channel <- device_state.c.
 # Headers are found by name from every folder; tests/layers.sh checks
 # from the built objects that no file calls upward.
 DEVQ_LIB_INCLUDES = -I$(top_srcdir)/lib -I$(top_srcdir)/lib/base -I$(top_srcdir)/lib/signal \
-	-I$(top_srcdir)/lib/loader -I$(top_srcdir)/lib/device -I$(top_srcdir)/lib/mem \
+	-I$(top_srcdir)/lib/loader -I$(top_srcdir)/lib/device -I$(top_srcdir)/lib/order \
+	-I$(top_srcdir)/lib/mem \
 	-I$(top_srcdir)/lib/queue -I$(top_srcdir)/lib/channel
 noinst_LTLIBRARIES += libdevq_core.la
 libdevq_core_la_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_LIB_INCLUDES)

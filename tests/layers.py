@@ -10,7 +10,7 @@ MAX_KNOT files fails too.  Usage: layers.py BUILD_DIR (the objects under
 BUILD_DIR/lib/*/.libs and BUILD_DIR/lib/.libs)."""
 import collections, glob, os, re, subprocess, sys
 
-ORDER = ['base', 'signal', 'loader', 'device', 'mem', 'queue', 'channel', 'root']
+ORDER = ['base', 'signal', 'loader', 'device', 'order', 'mem', 'queue', 'channel', 'root']
 MAX_KNOT = 5
 
 def objects(build):

@@ -59,7 +59,7 @@ struct devq_device {
     pthread_mutex_t lock;                 /* streams, tracker, queue state */
     struct devq_stream **streams;         /* by tracker stream id */
     uint32_t streams_cap;
-    struct devq_tracker *tracker;         /* device/tracker.h */
+    struct devq_tracker *tracker;         /* order/tracker.h */
     struct devq_event_pool *event_pool;   /* device/event_pool.h */
     struct devq_mem *mem;                 /* mem/mem.h */
     struct devq_queue_state *qs;          /* queue/queue.h */
@@ -83,6 +83,10 @@ struct devq_device_hooks {
     /* Give the buffers the queues keep for reuse back to the memory
      * stack and settle their counts (device lock held). */
     void (*buffer_caches_flush)(struct devq_device *dev);
+    /* The tracker's counts (lib/order, above this layer), for
+     * devq_stats_get (device lock held). */
+    void (*order_counts)(struct devq_device *dev, uint64_t *waits_inserted,
+                         uint64_t *waits_elided);
 };
 void devq__device_set_hooks(const struct devq_device_hooks *hooks);
 const struct devq_device_hooks *devq__device_hooks(void);
