@@ -10,6 +10,7 @@
 #define DEVQ_LIB_OBJECT_H
 
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define DEVQ_MAGIC_DEAD 0xdeadbeefu
@@ -19,6 +20,10 @@ struct devq_object {
     _Atomic int refs;                     /* the user's + one per holder */
     void (*destroy)(struct devq_object *o);   /* frees it; may call the backend */
 };
+
+/* The object that embeds header o as `member` (the header need not be
+ * first: a signal keeps its own on a cache line of its own). */
+#define DEVQ_OBJECT_OWNER(o, type, member) ((type *)((char *)(o) - offsetof(type, member)))
 
 static inline void devq__object_init(struct devq_object *o, uint32_t magic,
                                      void (*destroy)(struct devq_object *))
@@ -45,7 +50,10 @@ void devq__object_release(struct devq_object *o);
  * devq__notifier_post here before it opens any device (DESIGN §10). */
 typedef int (*devq_object_deferrer)(void (*fn)(void *arg), void *arg);
 void devq__object_set_deferrer(devq_object_deferrer post);
-/* Drop a reference where the backend may be called (an API call). */
+/* Drop a reference where the backend may be called (an API call), or
+ * from anywhere for a kind whose destroy never calls a backend nor
+ * takes a lock a callback thread may hold (signal, notify handle,
+ * value-wait slot): those never defer. */
 void devq__object_release_here(struct devq_object *o);
 
 /* The objects a batch holds, each once: add never fails once room was
