@@ -21,7 +21,7 @@ void devq__object_set_deferrer(devq_object_deferrer post)
 
 void devq__object_release(struct devq_object *o)
 {
-    if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) != 1)
+    if (!devq__object_unref(o))
         return;
     devq_object_deferrer post = atomic_load_explicit(&deferrer, memory_order_acquire);
     if (!post || post(destroy_cb, o) < 0)
@@ -30,7 +30,7 @@ void devq__object_release(struct devq_object *o)
 
 void devq__object_release_here(struct devq_object *o)
 {
-    if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1)
+    if (devq__object_unref(o))
         o->destroy(o);
 }
 

@@ -38,6 +38,28 @@ static inline void devq__object_retain(struct devq_object *o)
     atomic_fetch_add_explicit(&o->refs, 1, memory_order_relaxed);
 }
 
+/* Drop a reference without destroying: 1 when it was the last, and then
+ * the caller runs o->destroy itself.  For a kind whose last release
+ * must be ordered against a lookup that may take a new reference (the
+ * device registry: an open may find the device in its slot), under
+ * that lookup's lock. */
+static inline int devq__object_unref(struct devq_object *o)
+{
+    return atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1;
+}
+
+/* Drop a reference if it is not the last, without a lock: 1 if dropped,
+ * 0 when o holds only this one (then take the lock and unref). */
+static inline int devq__object_release_unless_last(struct devq_object *o)
+{
+    int refs = atomic_load_explicit(&o->refs, memory_order_relaxed);
+    while (refs > 1)
+        if (atomic_compare_exchange_weak_explicit(&o->refs, &refs, refs - 1, memory_order_release,
+                                                  memory_order_relaxed))
+            return 1;
+    return 0;
+}
+
 /* Drop a reference from anywhere, a host callback included: the backend
  * may not be called there, so the last one hands the object to the
  * deferrer (the notifier thread), which destroys it (or destroys it here

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <devq/devq_plugin.h>
+#include "object.h"
 
 #define DEVQ_MAGIC_DEVICE 0x44455631u  /* "DEV1" */
 
@@ -45,8 +46,10 @@ struct devq_device_stats {
 };
 
 struct devq_device {
-    uint32_t magic;
-    _Atomic int refs;
+    /* magic: 0 while the registry opens it, DEVQ_MAGIC_DEVICE once open,
+     * DEVQ_MAGIC_CLOSED after; refs: the user's + queues', buffers',
+     * kernels' (devq_device_close drops one; the last runs destroy). */
+    struct devq_object obj;
     struct devq_backend *backend;
     const struct devq_backend_ops *ops;   /* == backend->ops */
     devq_pl_device *pl;
