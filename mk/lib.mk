@@ -55,3 +55,15 @@ EXTRA_DIST += tests/layers.py
 # lib/libdevq.map, in its release's version node, and exported so.
 TESTS += tests/exports.sh
 dist_noinst_SCRIPTS += tests/exports.sh
+
+# The object header alone (lib/base/object.h, internal API): one
+# retain/release/destroy path, the deferrer of last releases, the
+# registry's unref, the reference set; a bounded stress of concurrent
+# retain/release.
+if HAVE_CHECK
+check_PROGRAMS += tests/test_object
+TESTS += tests/test_object
+tests_test_object_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_object_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_object_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+endif
