@@ -18,7 +18,7 @@ struct devq_pl_kernel {
     devq_pl_device *dev;
     devq_cpu_kernel_fn fn;
     void *dl;
-    _Atomic uint32_t refs;          /* 1 until destroyed + each stream that launched it last */
+    struct pl_ref refs;             /* 1 until destroyed + each stream that launched it last */
     char entry[64];                 /* for messages */
     bool declared;                  /* it has a DEVQ_CPU_KERNEL_SIGNATURE */
     uint32_t nparams;
@@ -262,7 +262,7 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
     /* POSIX guarantees that a function pointer round-trips through the
      * void * dlsym returns. */
     memcpy(&k->fn, &sym, sizeof k->fn);
-    atomic_init(&k->refs, 1);
+    pl_ref_init(&k->refs, 1);
     size_t len = strlen(entry);
     if (len >= sizeof k->entry)
         len = sizeof k->entry - 1;
@@ -274,7 +274,7 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
 
 static void cpu_kernel_unref(devq_pl_kernel *k)
 {
-    if (atomic_fetch_sub_explicit(&k->refs, 1, memory_order_acq_rel) != 1)
+    if (!pl_ref_put(&k->refs))
         return;
     dlclose(k->dl);
     free(k->params);
@@ -370,7 +370,7 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
      * reaches this launch (every earlier launch of it has run by then). */
     cl->drop = NULL;
     if (k != s->launch_k) {
-        atomic_fetch_add_explicit(&k->refs, 1, memory_order_relaxed);
+        pl_ref_get(&k->refs);
         cl->drop = s->launch_k;
         s->launch_k = k;
     }

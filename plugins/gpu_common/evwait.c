@@ -19,7 +19,7 @@
 /* What the waiting thread and the callback share. */
 struct gpu_evwaiter {
     uint32_t word;                   /* 0 until the callback ran */
-    atomic_int refs;                 /* the waiting thread and the callback */
+    struct pl_ref refs;              /* the waiting thread and the callback */
     int status;                      /* the driver's status, as the callback saw it */
     struct gpu_evwait_pool *pool;
     struct gpu_helper *helper;
@@ -37,7 +37,7 @@ void gpu_evwait_init(struct gpu_evwait_pool *p, const struct gpu_evwait_driver *
 
 static void waiter_unref(struct gpu_evwaiter *w)
 {
-    if (atomic_fetch_sub(&w->refs, 1) == 1)
+    if (pl_ref_put(&w->refs))
         free(w);
 }
 
@@ -116,7 +116,7 @@ int gpu_evwait(struct gpu_evwait_pool *p, void *event, uint64_t timeout_ns, int 
     if (!w)
         return gpu_host->error(-ENOMEM, "%s: out of memory for an event waiter", gpu_backend);
     w->pool = p;
-    atomic_init(&w->refs, 2);
+    pl_ref_init(&w->refs, 2);
     int err = helper_get(p, &w->helper);
     if (err) {
         free(w);
