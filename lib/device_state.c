@@ -16,6 +16,8 @@
 #include "mem.h"
 #include "align.h"
 #include "buffer.h"
+#include "notifier.h"
+#include "object.h"
 #include "queue.h"
 #include "queue_life.h"
 #include "tracker.h"
@@ -86,15 +88,26 @@ static void detach(struct devq_device *dev)
     devq__trace_flush();
 }
 
+static void order_counts(struct devq_device *dev, uint64_t *waits_inserted, uint64_t *waits_elided)
+{
+    struct devq_tracker_counts c;
+    devq__tracker_counts(dev->tracker, &c);
+    *waits_inserted = c.waits_inserted;
+    *waits_elided = c.waits_elided;
+}
+
 static const struct devq_device_hooks hooks = {
     .attach = attach,
     .detach = detach,
     .pending_frees = devq__process_pending_frees,
     .buffer_caches_flush = devq__buffer_caches_flush,
+    .order_counts = order_counts,
 };
 
 DEVQ_API int devq_device_open(const char *spec, devq_device **out)
 {
     devq__device_set_hooks(&hooks);
+    /* Objects' last releases on callback threads go to the notifier. */
+    devq__object_set_deferrer(devq__notifier_post);
     return devq__registry_open(spec, out);
 }

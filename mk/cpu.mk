@@ -8,7 +8,8 @@ libdevq_cpu_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libdevq_cpu_la_SOURCES = \
 	plugins/cpu/cpu.h plugins/cpu/plugin.c plugins/cpu/device.c \
 	plugins/cpu/stream.c plugins/cpu/event.c plugins/cpu/hostfn.c \
-	plugins/cpu/memory.c plugins/cpu/kernel.c plugins/cpu/pool.c
+	plugins/cpu/memory.c plugins/cpu/kernel.c plugins/cpu/pool.c \
+	plugins/plugin_ref.h
 libdevq_core_la_LIBADD += libdevq_cpu.la
 
 # Man page.

@@ -6,11 +6,12 @@
 # (lib/libdevq.map plus -fvisibility=hidden); the cpu backend is built in
 # (mk/cpu.mk).
 # lib/ is cut in layers, one folder each (DESIGN §10, HACKING.md):
-# base <- signal <- device (+ loader) <- mem <- queue <- channel <- device_state.c.
+# base <- signal <- device (+ loader) <- order <- mem <- queue <- channel <- device_state.c.
 # Headers are found by name from every folder; tests/layers.sh checks
 # from the built objects that no file calls upward.
 DEVQ_LIB_INCLUDES = -I$(top_srcdir)/lib -I$(top_srcdir)/lib/base -I$(top_srcdir)/lib/signal \
-	-I$(top_srcdir)/lib/loader -I$(top_srcdir)/lib/device -I$(top_srcdir)/lib/mem \
+	-I$(top_srcdir)/lib/loader -I$(top_srcdir)/lib/device -I$(top_srcdir)/lib/order \
+	-I$(top_srcdir)/lib/mem \
 	-I$(top_srcdir)/lib/queue -I$(top_srcdir)/lib/channel
 noinst_LTLIBRARIES += libdevq_core.la
 libdevq_core_la_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_LIB_INCLUDES)
@@ -25,6 +26,7 @@ libdevq_core_la_SOURCES = \
 	lib/base/host.c lib/base/host.h lib/base/grow.h \
 	lib/base/trace.c lib/base/trace.h \
 	lib/base/name.c lib/base/name.h \
+	lib/base/object.c lib/base/object.h \
 	lib/device_state.c
 
 lib_LTLIBRARIES += libdevq.la
@@ -53,3 +55,15 @@ EXTRA_DIST += tests/layers.py
 # lib/libdevq.map, in its release's version node, and exported so.
 TESTS += tests/exports.sh
 dist_noinst_SCRIPTS += tests/exports.sh
+
+# The object header alone (lib/base/object.h, internal API): one
+# retain/release/destroy path, the deferrer of last releases, the
+# registry's unref, the reference set; a bounded stress of concurrent
+# retain/release.
+if HAVE_CHECK
+check_PROGRAMS += tests/test_object
+TESTS += tests/test_object
+tests_test_object_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_test_object_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_test_object_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+endif

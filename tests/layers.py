@@ -20,7 +20,7 @@ BUILD_DIR/lib/*/.libs and BUILD_DIR/lib/.libs, the sources under
 SRC_DIR/lib)."""
 import collections, glob, os, re, subprocess, sys
 
-ORDER = ['base', 'signal', 'loader', 'device', 'mem', 'queue', 'channel', 'root']
+ORDER = ['base', 'signal', 'loader', 'device', 'order', 'mem', 'queue', 'channel', 'root']
 MAX_KNOT = 5
 
 def objects(build):

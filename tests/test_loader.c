@@ -877,7 +877,7 @@ START_TEST(device_check_and_retain)
     setenv("DEVQ_PLUGIN_PATH", dir, 1);
     ck_assert_int_eq(devq__device_check(NULL, "devq_thing"), -EINVAL);
     ck_assert_str_eq(devq_errmsg(), "devq_thing: device is NULL");
-    struct devq_device bogus = { .magic = 0x12345678 };
+    struct devq_device bogus = { .obj.magic = 0x12345678 };
     ck_assert_int_eq(devq__device_check(&bogus, "devq_thing"), -EINVAL);
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "is not an open device"));
 
@@ -885,7 +885,7 @@ START_TEST(device_check_and_retain)
     ck_assert_int_eq(devq_device_open("fake:0", &d), 0);
     struct devq_device *dev = (struct devq_device *)d;
     ck_assert_int_eq(devq__device_check(dev, "x"), 0);
-    ck_assert_int_eq(atomic_load(&dev->refs), 1);
+    ck_assert_int_eq(atomic_load(&dev->obj.refs), 1);
     devq__device_retain(dev);                 /* as a queue would */
     devq_device_close(d);                     /* the user's reference */
     ck_assert_int_eq(devq__device_check(dev, "x"), 0);    /* still open */

@@ -190,8 +190,8 @@ static struct devq_device *make(const struct fake_config *cfg)
     mem_limit = cfg->mem_limit;
     defer_host_fn = cfg->defer_host_fn;
     pthread_mutex_unlock(&lock);
-    dev->magic = DEVQ_MAGIC_DEVICE;
-    atomic_store(&dev->refs, 1);
+    dev->obj.magic = DEVQ_MAGIC_DEVICE;
+    atomic_store(&dev->obj.refs, 1);
     dev->ops = &fake_ops;
     dev->pl = &the_pl;
     strcpy(dev->info.backend, "fake");

@@ -70,6 +70,8 @@ static void busy_end(struct busy_slot *n)
     pthread_cond_broadcast(&registry_changed);
 }
 
+static void device_destroy(struct devq_object *o);
+
 /* ---- the calling thread ---- */
 
 static _Thread_local int in_host_fn;
@@ -89,14 +91,14 @@ void devq__set_in_host_fn(int on)
 void devq__device_retain(struct devq_device *dev)
 {
     /* The caller holds a reference, so refs cannot reach 0 meanwhile. */
-    atomic_fetch_add_explicit(&dev->refs, 1, memory_order_relaxed);
+    devq__object_retain(&dev->obj);
 }
 
 int devq__device_check(const struct devq_device *dev, const char *fn)
 {
     if (!dev)
         return devq__err(-EINVAL, "%s: device is NULL", fn);
-    if (dev->magic != DEVQ_MAGIC_DEVICE)
+    if (dev->obj.magic != DEVQ_MAGIC_DEVICE)
         return devq__err(-EINVAL, "%s: %p is not an open device (closed, or not a devq_device)",
                          fn, (const void *)dev);
     return 0;
@@ -268,12 +270,12 @@ static int first_open(struct devq_device *d, const char *context)
     d->info.ordinal = (int)d->ordinal;
     d->info.name[sizeof d->info.name - 1] = '\0';
     d->pl = pl;
-    d->magic = DEVQ_MAGIC_DEVICE;     /* attach may call public functions on it */
+    d->obj.magic = DEVQ_MAGIC_DEVICE;     /* attach may call public functions on it */
     r = devq__device_hooks()->attach(d);
     if (r < 0) {
         char detail[DEVQ_ERRMSG_MAX];
         snprintf(detail, sizeof detail, "%s", devq__errmsg_peek());
-        d->magic = 0;
+        d->obj.magic = 0;
         ops->device_close(pl);
         d->pl = NULL;
         return devq__err(r, "%s: setting up the device failed: %s", context,
@@ -299,7 +301,7 @@ static int open_slot(struct devq_backend *b, uint32_t ordinal, const char *conte
         struct devq_device *d = *slot;
         if (!d)
             break;
-        atomic_fetch_add(&d->refs, 1);
+        devq__object_retain(&d->obj);
         pthread_mutex_unlock(&registry_lock);
         *out = d;
         return 0;
@@ -311,7 +313,8 @@ static int open_slot(struct devq_backend *b, uint32_t ordinal, const char *conte
     int r = -ENOMEM;
     struct devq_device *d = calloc(1, sizeof *d);
     if (d) {
-        atomic_init(&d->refs, 1);
+        /* magic 0 until first_open has the plugin's device. */
+        devq__object_init(&d->obj, 0, device_destroy);
         d->backend = b;
         d->ops = b->ops;
         d->ordinal = ordinal;
@@ -472,22 +475,30 @@ DEVQ_API void devq_device_close(devq_device *dev)
     /* Dropping a reference that is not the last needs no lock: only the
      * 1 -> 0 step races with an opener, and that one takes the lock.
      * Buffers, kernels and queues each hold a reference, so this is hot. */
-    int refs = atomic_load_explicit(&dev->refs, memory_order_relaxed);
-    while (refs > 1)
-        if (atomic_compare_exchange_weak_explicit(&dev->refs, &refs, refs - 1, memory_order_release,
-                                                  memory_order_relaxed))
-            return;
+    if (devq__object_release_unless_last(&dev->obj))
+        return;
     pthread_mutex_lock(&registry_lock);
-    if (atomic_fetch_sub(&dev->refs, 1) != 1) {
+    if (!devq__object_unref(&dev->obj)) {
         pthread_mutex_unlock(&registry_lock);
         return;
     }
+    dev->obj.destroy(&dev->obj);       /* lets go of registry_lock */
+}
+
+/* The last reference, with registry_lock held since the 1 -> 0 step (so
+ * no opener revived it from its slot): mark the slot busy so openers
+ * wait for the teardown, let go of the lock for the plugin's close, and
+ * free.  Called only by devq_device_close (the object header's destroy,
+ * so the device has the one release path every object has). */
+static void device_destroy(struct devq_object *o)
+{
+    struct devq_device *dev = (struct devq_device *)o;
     struct busy_slot me;
     busy_begin(&me, dev->backend, dev->ordinal);   /* openers wait for the teardown */
     pthread_mutex_unlock(&registry_lock);
 
     devq__device_hooks()->detach(dev);
-    dev->magic = DEVQ_MAGIC_CLOSED;
+    dev->obj.magic = DEVQ_MAGIC_CLOSED;
     dev->ops->device_close(dev->pl);
     devq__log(DEVQ_LOG_FULL, "%s:%u: closed", dev->backend->name, dev->ordinal);
 

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <devq/devq_plugin.h>
+#include "object.h"
 
 #define DEVQ_MAGIC_DEVICE 0x44455631u  /* "DEV1" */
 
@@ -45,8 +46,10 @@ struct devq_device_stats {
 };
 
 struct devq_device {
-    uint32_t magic;
-    _Atomic int refs;
+    /* magic: 0 while the registry opens it, DEVQ_MAGIC_DEVICE once open,
+     * DEVQ_MAGIC_CLOSED after; refs: the user's + queues', buffers',
+     * kernels' (devq_device_close drops one; the last runs destroy). */
+    struct devq_object obj;
     struct devq_backend *backend;
     const struct devq_backend_ops *ops;   /* == backend->ops */
     devq_pl_device *pl;
@@ -59,7 +62,7 @@ struct devq_device {
     pthread_mutex_t lock;                 /* streams, tracker, queue state */
     struct devq_stream **streams;         /* by tracker stream id */
     uint32_t streams_cap;
-    struct devq_tracker *tracker;         /* device/tracker.h */
+    struct devq_tracker *tracker;         /* order/tracker.h */
     struct devq_event_pool *event_pool;   /* device/event_pool.h */
     struct devq_mem *mem;                 /* mem/mem.h */
     struct devq_queue_state *qs;          /* queue/queue.h */
@@ -83,6 +86,10 @@ struct devq_device_hooks {
     /* Give the buffers the queues keep for reuse back to the memory
      * stack and settle their counts (device lock held). */
     void (*buffer_caches_flush)(struct devq_device *dev);
+    /* The tracker's counts (lib/order, above this layer), for
+     * devq_stats_get (device lock held). */
+    void (*order_counts)(struct devq_device *dev, uint64_t *waits_inserted,
+                         uint64_t *waits_elided);
 };
 void devq__device_set_hooks(const struct devq_device_hooks *hooks);
 const struct devq_device_hooks *devq__device_hooks(void);

@@ -108,7 +108,7 @@ DEVQ_API uint32_t devq_stream_ref_id(const devq_stream_ref *s)
 int devq__mem_dev_check(const struct devq_device *dev, const char *fn)
 {
     /* magic 0: the registry is attaching the device (devq__mem_create). */
-    if (!dev || (dev->magic != DEVQ_MAGIC_DEVICE && dev->magic != 0))
+    if (!dev || (dev->obj.magic != DEVQ_MAGIC_DEVICE && dev->obj.magic != 0))
         return devq__err(-EINVAL, "%s: not a devq_device (NULL or closed)", fn);
     return 0;
 }

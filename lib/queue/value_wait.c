@@ -10,15 +10,18 @@
 #include "grow.h"
 #include "log.h"
 #include "notifier.h"
+#include "object.h"
 #include "queue.h"
 #include "signal_int.h"
 #include "tracker.h"
 #include "value_wait.h"
 
+#define DEVQ_MAGIC_VALUE_SLOT 0x56534c54u   /* "VSLT" */
+
 struct devq_value_slot {
     _Alignas(64) uint64_t word;        /* the device waits for word >= 1 */
     devq_pl_value *pv;
-    _Atomic int refs;                  /* the batch's and the notify callback's */
+    struct devq_object obj;            /* refs: the batch's and the notify callback's */
     _Atomic int cancelled;
     struct devq_device *dev;
     struct devq_queue *q;
@@ -44,10 +47,12 @@ static void unlink_active(struct devq_value_slot *s)
     s->next = s->prev = NULL;
 }
 
-static void slot_put(struct devq_value_slot *s)
+/* The last reference gives the slot back to its device's free list
+ * (or frees it once the device is gone): no backend call, so it runs on
+ * the releasing thread, a host callback or the notifier (object.h). */
+static void slot_recycle(struct devq_object *o)
 {
-    if (atomic_fetch_sub(&s->refs, 1) != 1)
-        return;
+    struct devq_value_slot *s = DEVQ_OBJECT_OWNER(o, struct devq_value_slot, obj);
     pthread_mutex_lock(&slot_lock);
     if (!s->dev) {
         /* Its device closed while a notify was pending; the backend's
@@ -67,6 +72,11 @@ static void slot_put(struct devq_value_slot *s)
     pthread_mutex_unlock(&slot_lock);
 }
 
+static void slot_put(struct devq_value_slot *s)
+{
+    devq__object_release_here(&s->obj);
+}
+
 static struct devq_value_slot *slot_get(struct devq_device *dev)
 {
     pthread_mutex_lock(&slot_lock);
@@ -78,6 +88,7 @@ static struct devq_value_slot *slot_get(struct devq_device *dev)
         if (posix_memalign((void **)&s, 64, sizeof *s))
             return NULL;
         *s = (struct devq_value_slot){ .dev = dev };
+        devq__object_init(&s->obj, DEVQ_MAGIC_VALUE_SLOT, slot_recycle);
         if (dev->ops->value_attach(dev->pl, &s->word, &s->pv) < 0) {
             free(s);
             return NULL;
@@ -134,7 +145,7 @@ int devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s
     s->seq = b->seq;
     s->cursor = devq__tracker_cursor(dev->tracker, q->stream.id);
     atomic_store(&s->cancelled, 0);
-    atomic_store(&s->refs, 2);
+    atomic_store(&s->obj.refs, 2);     /* the batch's and the notify callback's */
     pthread_mutex_lock(&slot_lock);
     s->prev = NULL;
     s->next = dev->qs->value_slots_active;

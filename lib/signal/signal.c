@@ -21,6 +21,19 @@
 
 static _Atomic uint64_t next_signal_id = 1;
 
+/* The last reference: nothing here calls a backend, so it runs on the
+ * releasing thread, whichever it is (object.h). */
+static void signal_destroy(struct devq_object *o)
+{
+    struct devq_signal *s = DEVQ_OBJECT_OWNER(o, struct devq_signal, obj);
+    if (s->shared)
+        devq__signal_shared_unmap(s);
+    pthread_mutex_destroy(&s->lock);
+    free(s->heap);
+    s->obj.magic = DEVQ_MAGIC_DEAD;
+    free(s);
+}
+
 int devq__signal_alloc(struct devq_signal **out)
 {
     struct devq_signal *s = aligned_alloc(64, sizeof *s);
@@ -28,8 +41,7 @@ int devq__signal_alloc(struct devq_signal **out)
         memset(s, 0, sizeof *s);
     if (!s)
         return devq__err(-ENOMEM, "devq_signal_create: out of memory");
-    s->magic = DEVQ_MAGIC_SIGNAL;
-    atomic_init(&s->refs, 1);
+    devq__object_init(&s->obj, DEVQ_MAGIC_SIGNAL, signal_destroy);
     s->id = atomic_fetch_add(&next_signal_id, 1);
     s->tl = &s->local;
     s->local.magic = DEVQ_TIMELINE_MAGIC;
@@ -46,7 +58,7 @@ int devq__signal_check_user(const devq_signal *s, const char *fn)
 {
     if (!s)
         return devq__err(-EINVAL, "%s: signal is NULL", fn);
-    if (s->magic != DEVQ_MAGIC_SIGNAL)
+    if (s->obj.magic != DEVQ_MAGIC_SIGNAL)
         return devq__err(-EINVAL, "%s: %p is not a live devq_signal (garbage or freed pointer)",
                          fn, (const void *)s);
     if (atomic_load_explicit(&s->user_dead, memory_order_relaxed))
@@ -61,19 +73,12 @@ int devq__signal_check(const devq_signal *s, const char *fn)
 
 void devq__signal_retain(devq_signal *s)
 {
-    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    devq__object_retain(&s->obj);
 }
 
 void devq__signal_release(devq_signal *s)
 {
-    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
-        return;
-    if (s->shared)
-        devq__signal_shared_unmap(s);
-    pthread_mutex_destroy(&s->lock);
-    free(s->heap);
-    s->magic = 0;
-    free(s);
+    devq__object_release_here(&s->obj);
 }
 
 uint64_t devq__signal_id(const devq_signal *s)
@@ -484,7 +489,7 @@ DEVQ_API void devq_signal_destroy(devq_signal *s)
 
 DEVQ_API uint64_t devq_signal_value(const devq_signal *s)
 {
-    if (!s || s->magic != DEVQ_MAGIC_SIGNAL)
+    if (!s || s->obj.magic != DEVQ_MAGIC_SIGNAL)
         return 0;
     return devq__tl_value(s);
 }

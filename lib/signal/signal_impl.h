@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <devq/devq.h>
+#include "object.h"
 #include "signal_int.h"
 
 #define DEVQ_TIMELINE_MAGIC   0x53515644u   /* "DVQS" in memory */
@@ -88,10 +89,10 @@ struct devq_notifier_node {
 
 /* Laid out by who writes what, so that a setter and a waiter on two
  * cores share only the timeline's line: read-mostly identity first, then
- * the refcount (setters hold a reference while they publish), then the
+ * the object header with the refcount (setters hold a reference while
+ * they publish; an API call's magic check reads it too), then the
  * waiters' spin state, the registration state, and the timeline. */
 struct devq_signal {
-    uint32_t magic;              /* DEVQ_MAGIC_SIGNAL while alive */
     _Atomic int user_dead;       /* devq_signal_destroy was called */
     uint64_t id;                 /* unique in the process, internal ones too */
     struct devq_timeline *tl;    /* &local, or the shared mapping */
@@ -101,7 +102,9 @@ struct devq_signal {
      * load `set` pays for registrations. */
     _Atomic uint64_t pending_min;
 
-    _Alignas(64) _Atomic int refs;   /* user's + queues' + notify handles' */
+    /* magic: DEVQ_MAGIC_SIGNAL while alive; refs: user's + queues' +
+     * notify handles'.  On its own line, as refs always was. */
+    _Alignas(64) struct devq_object obj;
 
     _Alignas(64) _Atomic int spin_budget;  /* ns to spin before sleeping (adaptive) */
     _Atomic int spin_fails;      /* spins in a row that ended in sleep */

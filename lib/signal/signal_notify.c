@@ -23,8 +23,7 @@
 #define DEVQ_MAGIC_NOTIFY 0x4e4f5446u  /* "NOTF" */
 
 struct devq_notify {
-    uint32_t magic;
-    _Atomic int refs;
+    struct devq_object obj;      /* DEVQ_MAGIC_NOTIFY; refs: delivery's + the handle's */
     struct devq_signal *sig;     /* holds a signal reference */
     devq_notify_fn fn;
     void *arg;
@@ -32,13 +31,19 @@ struct devq_notify {
     struct devq_notifier_node node;
 };
 
+/* The last reference: drops the signal's, calls no backend, so it runs
+ * on the releasing thread (the notifier, or the caller's). */
+static void notify_destroy(struct devq_object *o)
+{
+    struct devq_notify *n = (struct devq_notify *)o;
+    devq__signal_release(n->sig);
+    n->obj.magic = DEVQ_MAGIC_DEAD;
+    free(n);
+}
+
 static void notify_put(struct devq_notify *n)
 {
-    if (atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) != 1)
-        return;
-    devq__signal_release(n->sig);
-    n->magic = 0;
-    free(n);
+    devq__object_release_here(&n->obj);
 }
 
 static void run_notify(void *arg)
@@ -91,8 +96,9 @@ DEVQ_API int devq_signal_notify(devq_signal *s, uint64_t value, devq_notify_fn f
     struct devq_notify *n = calloc(1, sizeof *n);
     if (!n)
         return devq__err(-ENOMEM, "devq_signal_notify: out of memory");
-    n->magic = DEVQ_MAGIC_NOTIFY;
-    atomic_init(&n->refs, handle ? 2 : 1);
+    devq__object_init(&n->obj, DEVQ_MAGIC_NOTIFY, notify_destroy);
+    if (handle)
+        devq__object_retain(&n->obj);   /* the caller's, besides delivery's */
     n->sig = s;
     n->fn = fn;
     n->arg = arg;
@@ -117,7 +123,7 @@ static int notify_check(const devq_notify *h, const char *fn)
 {
     if (!h)
         return devq__err(-EINVAL, "%s: handle is NULL", fn);
-    if (h->magic != DEVQ_MAGIC_NOTIFY)
+    if (h->obj.magic != DEVQ_MAGIC_NOTIFY)
         return devq__err(-EINVAL, "%s: %p is not a live devq_notify handle (already "
                          "cancelled or released?)", fn, (const void *)h);
     return 0;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <devq/devq_plugin.h>
+#include "../plugin_ref.h"
 
 #define CPU_CACHELINE 64
 #define CPU_NO_DEADLINE UINT64_MAX
@@ -95,7 +96,7 @@ struct devq_pl_stream {
     struct devq_pl_device *dev;
     int priority;
     unsigned index;                 /* for thread names */
-    _Atomic uint32_t refs;          /* 1 while alive + events/waits naming it */
+    struct pl_ref refs;             /* 1 while alive + events/waits naming it */
     pthread_t thread;
 
     /* Producer side (lib's calling thread). */
@@ -189,7 +190,7 @@ struct devq_pl_event {
     struct cpu_link link;
     struct devq_pl_device *dev;
     uint32_t flags;
-    _Atomic uint32_t refs;          /* 1 until destroyed + pending timestamp ops */
+    struct pl_ref refs;             /* 1 until destroyed + pending timestamp ops */
     pthread_mutex_t lock;           /* stream, seq, stamp */
     struct devq_pl_stream *stream;  /* NULL: never recorded */
     uint64_t seq;

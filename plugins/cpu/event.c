@@ -20,7 +20,7 @@ int cpu_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out)
         return cpu_host->error(-ENOMEM, "cpu: out of memory creating an event");
     e->dev = dev;
     e->flags = flags;
-    atomic_init(&e->refs, 1);
+    pl_ref_init(&e->refs, 1);
     pthread_mutex_init(&e->lock, NULL);
     cpu_list_add(dev, &dev->events, &e->link);
     *out = e;
@@ -29,7 +29,7 @@ int cpu_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out)
 
 static void cpu_event_unref(devq_pl_event *e)
 {
-    if (atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1)
+    if (!pl_ref_put(&e->refs))
         return;
     if (e->stream)
         cpu_stream_unref(e->stream);
@@ -78,7 +78,7 @@ int cpu_event_record(devq_pl_event *e, devq_pl_stream *s)
     if (old)
         cpu_stream_unref(old);
     if (op) {
-        atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed);
+        pl_ref_get(&e->refs);
         op->kind = CPU_OP_TIMESTAMP;
         op->u.stamp.e = e;
         op->u.stamp.seq = seq;

@@ -19,7 +19,7 @@ struct devq_pl_kernel {
     devq_pl_device *dev;
     devq_cpu_kernel_fn fn;
     void *dl;                       /* the object that holds fn, kept open; NULL: none to hold */
-    _Atomic uint32_t refs;          /* 1 until destroyed + each stream that launched it last */
+    struct pl_ref refs;             /* 1 until destroyed + each stream that launched it last */
     char entry[64];                 /* for messages */
     bool declared;                  /* it has a DEVQ_CPU_KERNEL_SIGNATURE */
     uint32_t nparams;
@@ -274,20 +274,8 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
     }
     /* POSIX guarantees that a function pointer round-trips through the
      * void * dlsym returns. */
-    devq_cpu_kernel_fn fn;
-    memcpy(&fn, &sym, sizeof fn);
-    kernel_publish(dev, k, dl, fn, entry, out);
-    return 0;
-}
-
-/* The end of both loads: k (signature read) becomes the device's. */
-static void kernel_publish(devq_pl_device *dev, devq_pl_kernel *k, void *dl, devq_cpu_kernel_fn fn,
-                           const char *entry, devq_pl_kernel **out)
-{
-    k->dev = dev;
-    k->dl = dl;
-    k->fn = fn;
-    atomic_init(&k->refs, 1);
+    void *dl;                       /* the object that holds fn, kept open; NULL: none to hold */
+    struct pl_ref refs;             /* 1 until destroyed + each stream that launched it last */
     size_t len = strlen(entry);
     if (len >= sizeof k->entry)
         len = sizeof k->entry - 1;
@@ -330,7 +318,7 @@ int cpu_kernel_load_fn(devq_pl_device *dev, devq_cpu_kernel_fn fn, const struct 
 
 static void cpu_kernel_unref(devq_pl_kernel *k)
 {
-    if (atomic_fetch_sub_explicit(&k->refs, 1, memory_order_acq_rel) != 1)
+    if (!pl_ref_put(&k->refs))
         return;
     if (k->dl)
         dlclose(k->dl);
@@ -427,7 +415,7 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
      * reaches this launch (every earlier launch of it has run by then). */
     cl->drop = NULL;
     if (k != s->launch_k) {
-        atomic_fetch_add_explicit(&k->refs, 1, memory_order_relaxed);
+        pl_ref_get(&k->refs);
         cl->drop = s->launch_k;
         s->launch_k = k;
     }

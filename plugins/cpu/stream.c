@@ -93,12 +93,12 @@ static void cpu_chunk_put(devq_pl_stream *s, struct cpu_chunk *c)
 
 void cpu_stream_ref(devq_pl_stream *s)
 {
-    atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+    pl_ref_get(&s->refs);
 }
 
 void cpu_stream_unref(devq_pl_stream *s)
 {
-    if (atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) == 1)
+    if (pl_ref_put(&s->refs))
         free(s);
 }
 
@@ -281,7 +281,7 @@ int cpu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_
     s->dev = dev;
     s->priority = desc ? desc->priority : 0;
     s->index = atomic_fetch_add(&cpu_stream_counter, 1);
-    atomic_init(&s->refs, 1);
+    pl_ref_init(&s->refs, 1);
     atomic_init(&s->wake_at, UINT64_MAX);
     s->tail_chunk = s->head_chunk = cpu_aligned_alloc(CPU_CACHELINE, sizeof(struct cpu_chunk));
     if (!s->tail_chunk) {

@@ -20,7 +20,7 @@
 struct gpu_evwaiter {
     struct gpu_cb cb;                /* first: the driver's callback runs it */
     uint32_t word;                   /* 0 until the callback ran */
-    atomic_int refs;                 /* the waiting thread and the callback */
+    struct pl_ref refs;              /* the waiting thread and the callback */
     int status;                      /* the driver's status, as the callback saw it */
     struct gpu_evwait_pool *pool;
     struct gpu_helper *helper;
@@ -38,7 +38,7 @@ void gpu_evwait_init(struct gpu_evwait_pool *p, const struct gpu_evwait_driver *
 
 static void waiter_unref(struct gpu_evwaiter *w)
 {
-    if (atomic_fetch_sub(&w->refs, 1) == 1)
+    if (pl_ref_put(&w->refs))
         free(w);
 }
 
@@ -119,7 +119,7 @@ int gpu_evwait(struct gpu_evwait_pool *p, void *event, uint64_t timeout_ns, int 
         return gpu_host->error(-ENOMEM, "%s: out of memory for an event waiter", gpu_backend);
     w->cb.run = evwait_done;
     w->pool = p;
-    atomic_init(&w->refs, 2);
+    pl_ref_init(&w->refs, 2);
     int err = helper_get(p, &w->helper);
     if (err) {
         free(w);

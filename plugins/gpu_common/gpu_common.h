@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <devq/devq_plugin.h>
+#include "../plugin_ref.h"
 
 #define GPU_HIDDEN __attribute__((visibility("hidden")))
 
@@ -122,7 +123,7 @@ struct gpu_callbacks {
     atomic_int latch;            /* the previous callback's error (driver thread) */
     /* lib's handle plus each queued callback: a callback may still be
      * returning when lib, told of its completion, destroys the stream. */
-    atomic_int refs;
+    struct pl_ref refs;
 };
 
 void gpu_callbacks_init(struct gpu_callbacks *cbs);

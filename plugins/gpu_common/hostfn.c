@@ -10,12 +10,12 @@
 void gpu_callbacks_init(struct gpu_callbacks *cbs)
 {
     atomic_init(&cbs->latch, 0);
-    atomic_init(&cbs->refs, 1);
+    pl_ref_init(&cbs->refs, 1);
 }
 
 bool gpu_callbacks_unref(struct gpu_callbacks *cbs)
 {
-    return atomic_fetch_sub(&cbs->refs, 1) == 1;
+    return pl_ref_put(&cbs->refs);
 }
 
 struct gpu_host_call *gpu_host_call_new(struct gpu_callbacks *cbs, void *stream, devq_pl_host_fn fn,
@@ -27,14 +27,14 @@ struct gpu_host_call *gpu_host_call_new(struct gpu_callbacks *cbs, void *stream,
         return NULL;
     }
     *c = (struct gpu_host_call){ .cbs = cbs, .stream = stream, .fn = fn, .arg = arg };
-    atomic_fetch_add(&cbs->refs, 1);
+    pl_ref_get(&cbs->refs);
     return c;
 }
 
 void gpu_host_call_cancel(struct gpu_host_call *c)
 {
     /* never the last reference: lib's handle holds one */
-    atomic_fetch_sub(&c->cbs->refs, 1);
+    (void)pl_ref_put(&c->cbs->refs);
     free(c);
 }
 

@@ -54,7 +54,7 @@ int vk_event_record(struct devq_pl_event *e, struct devq_pl_stream *s)
     }
     uint64_t v = vk_stream_flush(s, &err);
     if (!err) {
-        s->refs++;
+        pl_ref_get(&s->refs);
         if (e->s)
             vk_stream_unref(e->s);
         e->s = s;

@@ -30,7 +30,7 @@ int vk_stream_create(struct devq_pl_device *d, const devq_queue_desc *desc, stru
     if (!s)
         return vk_host->error(-ENOMEM, "vulkan:%u: out of memory creating a stream", d->ordinal);
     s->dev = d;
-    s->refs = 1;
+    pl_ref_init(&s->refs, 1);
     pthread_cond_init(&s->cond, NULL);
     VkSemaphoreTypeCreateInfo ti = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
                                      .semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE };
@@ -74,7 +74,7 @@ static void release_waits(struct vk_wait *w, uint32_t n)
 
 void vk_stream_unref(struct devq_pl_stream *s)
 {
-    if (--s->refs > 0)
+    if (!pl_ref_put(&s->refs))
         return;
     struct devq_pl_device *d = s->dev;
     for (size_t i = 0; i < s->ninflight; i++)
@@ -341,7 +341,7 @@ int vk_stream_wait_event(struct devq_pl_stream *s, struct devq_pl_event *e)
         s->waits = n;
         s->cap_waits = cap;
     }
-    src->refs++;
+    pl_ref_get(&src->refs);
     s->waits[s->nwaits++] = (struct vk_wait){ src, v };
 out:
     pthread_mutex_unlock(&d->mu);

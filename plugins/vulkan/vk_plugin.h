@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <vulkan/vulkan.h>
 #include <devq/devq_plugin.h>
+#include "../plugin_ref.h"
 
 #define VK_HIDDEN __attribute__((visibility("hidden")))
 
@@ -215,7 +216,7 @@ struct vk_item {
 struct devq_pl_stream {
     struct devq_pl_device *dev;
     struct devq_pl_stream *next;  /* in dev->streams */
-    int refs;                     /* lib's handle + waits of other streams (under mu) */
+    struct pl_ref refs;           /* lib's handle + waits of other streams (changed under mu) */
     bool destroyed;
     VkQueue queue;
     VkSemaphore sem;

@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include "notifier.h"
 #include "object.h"
 
 static void destroy_cb(void *arg)
@@ -13,16 +12,25 @@ static void destroy_cb(void *arg)
     o->destroy(o);
 }
 
+static _Atomic(devq_object_deferrer) deferrer;
+
+void devq__object_set_deferrer(devq_object_deferrer post)
+{
+    atomic_store_explicit(&deferrer, post, memory_order_release);
+}
+
 void devq__object_release(struct devq_object *o)
 {
-    if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1 &&
-        devq__notifier_post(destroy_cb, o) < 0)
+    if (!devq__object_unref(o))
+        return;
+    devq_object_deferrer post = atomic_load_explicit(&deferrer, memory_order_acquire);
+    if (!post || post(destroy_cb, o) < 0)
         o->destroy(o);
 }
 
 void devq__object_release_here(struct devq_object *o)
 {
-    if (atomic_fetch_sub_explicit(&o->refs, 1, memory_order_acq_rel) == 1)
+    if (devq__object_unref(o))
         o->destroy(o);
 }
 

@@ -1,19 +1,54 @@
 /* SPDX-License-Identifier: MIT */
-/* The tracker: the one place cross-stream ordering is decided.
+/* lib/order: the one place cross-stream ordering is decided (DESIGN §3).
  *
- * Per device it keeps, for every stream, a `cursor` (units of work issued:
- * batches, stream-ordered allocs and frees) and `last_synced[other]` (the
- * cursor of `other` that this stream is already ordered after).  Every
- * buffer remembers the (stream, cursor) of its last write and of the reads
- * since.  Binding a buffer use on a stream checks the hazards
- * (read-after-write, write-after-read, write-after-write) against other
+ * What it decides.  A device runs work on several streams at once: every
+ * queue has its own, and stream-ordered allocs and frees run on the
+ * buffer's alloc stream.  Users never say which stream waits for which;
+ * they say which buffers an op reads and writes, and which signal values
+ * a batch waits for and produces.  The tracker turns that into the
+ * fewest stream-to-stream waits that keep every hazard ordered:
+ * read-after-write, write-after-read and write-after-write on a buffer
+ * used from two streams, and a queue wait on a signal value that another
+ * stream of the same device produces.
+ *
+ * How.  Per device it keeps, for every stream, a `cursor` (units of work
+ * issued: batches, stream-ordered allocs and frees) and
+ * `last_synced[other]` (the cursor of `other` that this stream is
+ * already ordered after).  Every buffer remembers the (stream, cursor) of
+ * its last write and of the reads since (struct devq_buffer_track).
+ * Binding a buffer use on a stream checks the hazards against other
  * streams; a hazard not already covered by last_synced is resolved by
- * `align` (record an event at the other stream's tail, make this stream
- * wait on it), and covered ones are counted as elided.  Alignment is
- * transitive: a stream ordered after B's tail inherits B's last_synced.
+ * `align` (record an event at the other stream's tail, or at a
+ * checkpoint, and make this stream wait on it), and covered ones are
+ * counted as elided (devq_stats_get: waits_inserted, waits_elided).
+ * Alignment is transitive: a stream ordered after B's tail inherits B's
+ * last_synced.  A signal value recorded as produced on (stream, cursor)
+ * (devq__tracker_producer_add) makes a later wait for it on the same
+ * device an alignment too: no host round trip.  A value nobody on this
+ * device is known to produce is not the tracker's business: the queue
+ * layer bridges it (a native device-side value wait, or a deferred
+ * batch the notifier submits).
  *
- * It is pure bookkeeping: `align` is the only way it touches streams, so
- * it can be unit-tested without a backend.  Callers hold the device lock. */
+ * Why here and nowhere else.  Every backend gets the same ordering and
+ * the same elision, written once; plugins only record and wait events.
+ * Keeping the decisions in one pure module is what makes them testable:
+ * the tracker touches streams only through `align` (struct
+ * devq_tracker_ops), so tests/test_tracker drives it without a backend
+ * and bench/bench_tracker measures it alone.  Callers hold the device
+ * lock; nothing here blocks or calls a plugin.
+ *
+ * Checkpoints (checkpoint.h) serve the same decision: an event recorded
+ * on a stream just before a wait that may hold it up (a device-side wait
+ * for a host value, or, while any such wait is on the device, a wait for
+ * another stream), so that a stream needing only the work before it
+ * aligns to the checkpoint rather than to a tail that may wait for the
+ * host: waiting for the tail would be a false dependency that deadlocks
+ * valid programs (tests/test_held_alignment.c).
+ *
+ * Layer: order sits above device (a checkpoint is a pooled event of a
+ * device stream) and below mem and queue, which call it (DESIGN §10,
+ * tests/layers.py).  The device layer reads the tracker's counts through
+ * its hooks, never by a call. */
 #ifndef DEVQ_LIB_TRACKER_H
 #define DEVQ_LIB_TRACKER_H
 
