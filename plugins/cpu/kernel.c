@@ -274,8 +274,20 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
     }
     /* POSIX guarantees that a function pointer round-trips through the
      * void * dlsym returns. */
-    void *dl;                       /* the object that holds fn, kept open; NULL: none to hold */
-    struct pl_ref refs;             /* 1 until destroyed + each stream that launched it last */
+    devq_cpu_kernel_fn fn;
+    memcpy(&fn, &sym, sizeof fn);
+    kernel_publish(dev, k, dl, fn, entry, out);
+    return 0;
+}
+
+/* The end of both loads: k (signature read) becomes the device's. */
+static void kernel_publish(devq_pl_device *dev, devq_pl_kernel *k, void *dl, devq_cpu_kernel_fn fn,
+                           const char *entry, devq_pl_kernel **out)
+{
+    k->dev = dev;
+    k->dl = dl;
+    k->fn = fn;
+    pl_ref_init(&k->refs, 1);
     size_t len = strlen(entry);
     if (len >= sizeof k->entry)
         len = sizeof k->entry - 1;
