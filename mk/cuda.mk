@@ -74,13 +74,9 @@ TESTS += tests/nccl-decls.sh
 dist_noinst_SCRIPTS += tests/nccl-decls.sh
 AM_TESTS_ENVIRONMENT += CUDA_TOOLKIT_DIR='$(CUDA_TOOLKIT_DIR)'; export CUDA_TOOLKIT_DIR;
 
-# The backend-agnostic suites against cuda on the emulated driver.
-if BUILD_CUDA
-if HAVE_CHECK
-TESTS += tests/conformance-cuda-emu
-endif
-endif
-dist_noinst_SCRIPTS += tests/conformance-cuda-emu tests/gpu-plugin-cuda-emu tests/gpu-faults-cuda-emu
+# The backend-agnostic suites against cuda on the emulated driver:
+# mk/tests-conformance.mk.
+dist_noinst_SCRIPTS += tests/gpu-plugin-cuda-emu tests/gpu-faults-cuda-emu
 
 # Device loss seen through lib (fault injected into the emulated driver).
 if BUILD_CUDA

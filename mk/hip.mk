@@ -58,8 +58,8 @@ tests_test_hip_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
 # The plugin-level tests, built once for cuda and hip (mk/tests.mk).
 GPU_EMU_TEST_BINS = tests/test_gpu_plugin tests/test_gpu_faults
 TESTS += tests/gpu-plugin-hip-emu tests/gpu-faults-hip-emu
-# The backend-agnostic suites against hip on the emulated runtime.
-TESTS += tests/conformance-hip-emu
+# The backend-agnostic suites against hip on the emulated runtime:
+# mk/tests-conformance.mk.
 endif
 
 # The real ROCm runtime, when installed: on a machine without an AMD GPU
@@ -70,4 +70,4 @@ TESTS += tests/test_hip_real
 tests_test_hip_real_SOURCES = tests/test_hip_real.c
 tests_test_hip_real_LDADD = libdevq.la $(PTHREAD_LIBS) $(LIBS)
 endif
-dist_noinst_SCRIPTS += tests/conformance-hip-emu tests/gpu-plugin-hip-emu tests/gpu-faults-hip-emu
+dist_noinst_SCRIPTS += tests/gpu-plugin-hip-emu tests/gpu-faults-hip-emu

@@ -10,27 +10,7 @@ libdevq_core_la_SOURCES += \
 	lib/queue/barrier.c lib/queue/timestamp.c lib/queue/value_wait.c lib/queue/value_wait.h \
 	lib/queue/synchronize.c lib/queue/inline.c
 
-# The backend-agnostic conformance suites: one binary, run once per backend
-# by the tests/conformance-<backend> wrappers (DEVQ_TEST_DEVICE picks it).
-if HAVE_CHECK
-check_PROGRAMS += tests/conformance/conformance
-tests_conformance_conformance_SOURCES = \
-	tests/conformance/conf.h tests/conformance/conf_util.c \
-	tests/conformance/conf_kernels.c tests/conformance/conf_main.c \
-	tests/conformance/conf_queue.c tests/conformance/conf_failure.c \
-	tests/conformance/conf_failmodel.c \
-	tests/conformance/conf_deferral.c tests/conformance/conf_memory.c \
-	tests/conformance/conf_tracker.c tests/conformance/conf_timing.c \
-	tests/conformance/conf_hazards.c tests/conformance/conf_race.c \
-	tests/conformance/conf_names.c tests/conformance/conf_inline.c \
-	tests/conformance/conf_kcheck.c
-tests_conformance_conformance_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-# -export-dynamic: kernels are looked up in the running program.
-tests_conformance_conformance_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_conformance_conformance_LDADD = libdevq.la $(CHECK_LIBS)
-TESTS += tests/conformance-cpu tests/conformance-cpu-2dev
-dist_noinst_SCRIPTS += tests/conformance-cpu tests/conformance-cpu-2dev
-endif
+# The backend-agnostic conformance suites: mk/tests-conformance.mk.
 
 # Names' numbers, exactly, in a fresh process per case (devq(7) NAMES).
 if HAVE_CHECK

@@ -70,13 +70,12 @@ endif
 
 if HAVE_CHECK
 # The conformance suite on the installed Vulkan driver, validation layer
-# on, failing on any validation message; skipped (77) without a driver.
-TESTS += tests/conformance-vulkan
+# on, failing on any validation message: mk/tests-conformance.mk.
 # A queue whose completion thread cannot start (issue 27, mk/tests.mk).
 TESTS += tests/exhaust-vulkan
 endif
 endif
-dist_noinst_SCRIPTS += tests/conformance-vulkan tests/exhaust-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan tests/vulkan-plugin \
+dist_noinst_SCRIPTS += tests/exhaust-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan tests/vulkan-plugin \
 	tests/vulkan-iface tests/vulkan-copies tests/vulkan-lost
 # Shaders of the plugin's own tests (SPIR-V committed, checked by
 # vulkan-spirv) and the corpus of corrupt SPIR-V (make-corpus.py).
