@@ -27,8 +27,8 @@ man7_MANS += man/man7/devq.7
 # one); every page under man/ is clean under groff -man -ww; every
 # example that includes a devq header compiles.  Skips (77)
 # without groff.
-TESTS += tests/man-pages.sh
-dist_noinst_SCRIPTS += tests/man-pages.sh
+TESTS += tests/scripts/man-pages.sh
+dist_noinst_SCRIPTS += tests/scripts/man-pages.sh
 # Examples marked '.\" run: TEXT' are built, run on cpu and must print TEXT.
-TESTS += tests/man-examples-run.sh
-dist_noinst_SCRIPTS += tests/man-examples-run.sh
+TESTS += tests/scripts/man-examples-run.sh
+dist_noinst_SCRIPTS += tests/scripts/man-examples-run.sh

@@ -14,33 +14,33 @@ libdevq_core_la_SOURCES += \
 
 # Names' numbers, exactly, in a fresh process per case (devq(7) NAMES).
 if HAVE_CHECK
-check_PROGRAMS += tests/test_names
-TESTS += tests/test_names
-tests_test_names_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_names_LDADD = libdevq.la $(CHECK_LIBS)
+check_PROGRAMS += tests/unit/test_names
+TESTS += tests/unit/test_names
+tests_unit_test_names_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_names_LDADD = libdevq.la $(CHECK_LIBS)
 endif
 
 # Tracker bookkeeping without a backend (internal API).
 if HAVE_CHECK
-check_PROGRAMS += tests/test_tracker
-TESTS += tests/test_tracker
-tests_test_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_tracker_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_tracker_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+check_PROGRAMS += tests/unit/test_tracker
+TESTS += tests/unit/test_tracker
+tests_unit_test_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_unit_test_tracker_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_tracker_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
 
 # A buffer's failure against the order of its writes (internal API).
-check_PROGRAMS += tests/test_buffer_gen
-TESTS += tests/test_buffer_gen
-tests_test_buffer_gen_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_buffer_gen_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_buffer_gen_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+check_PROGRAMS += tests/unit/test_buffer_gen
+TESTS += tests/unit/test_buffer_gen
+tests_unit_test_buffer_gen_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_unit_test_buffer_gen_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_buffer_gen_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
 
 # devq_queue_exec's check against a kernel's declared interface (internal API).
-check_PROGRAMS += tests/test_kernel_args
-TESTS += tests/test_kernel_args
-tests_test_kernel_args_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_kernel_args_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_kernel_args_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+check_PROGRAMS += tests/unit/test_kernel_args
+TESTS += tests/unit/test_kernel_args
+tests_unit_test_kernel_args_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_unit_test_kernel_args_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_kernel_args_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
 endif
 
 # Benchmarks (make bench).
@@ -53,10 +53,10 @@ bench_bench_tracker_LDADD = $(DEVQ_INTERNAL_LIBS)
 
 # No polling: an idle process with pending notifies and idle queues.
 if HAVE_CHECK
-check_PROGRAMS += tests/test_idle
-TESTS += tests/test_idle
-tests_test_idle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_idle_LDADD = libdevq.la $(CHECK_LIBS)
+check_PROGRAMS += tests/unit/test_idle
+TESTS += tests/unit/test_idle
+tests_unit_test_idle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_idle_LDADD = libdevq.la $(CHECK_LIBS)
 endif
 
 # devq-bench: the installed benchmark tool (public API, baselines in the same run).
@@ -67,23 +67,23 @@ tools_devq_bench_LDFLAGS = $(AM_LDFLAGS) -export-dynamic $(DEVQ_TOOL_RPATH) $(BE
 tools_devq_bench_LDADD = libdevq.la
 man1_MANS += man/man1/devq-bench.1
 # Its output: one ratio convention, aligned columns, --compare.
-TESTS += tests/test_devq_bench.sh
-dist_noinst_SCRIPTS += tests/test_devq_bench.sh
+TESTS += tests/scripts/test_devq_bench.sh
+dist_noinst_SCRIPTS += tests/scripts/test_devq_bench.sh
 
-TESTS += tests/test_logging.sh
-dist_noinst_SCRIPTS += tests/test_logging.sh
-TESTS += tests/test_trace.sh
-dist_noinst_SCRIPTS += tests/test_trace.sh
+TESTS += tests/scripts/test_logging.sh
+dist_noinst_SCRIPTS += tests/scripts/test_logging.sh
+TESTS += tests/scripts/test_trace.sh
+dist_noinst_SCRIPTS += tests/scripts/test_trace.sh
 # Memory in the trace (alloc/free slices, the counter drawn) and the budget
-# refusal at DEVQ_LOG=basic; tests/mem_events is the program it runs.
-check_PROGRAMS += tests/mem_events
-tests_mem_events_SOURCES = tests/mem_events.c
-tests_mem_events_LDADD = libdevq.la
-TESTS += tests/test_mem_trace.sh
-dist_noinst_SCRIPTS += tests/test_mem_trace.sh
+# refusal at DEVQ_LOG=basic; tests/helpers/mem_events is the program it runs.
+check_PROGRAMS += tests/helpers/mem_events
+tests_helpers_mem_events_SOURCES = tests/helpers/mem_events.c
+tests_helpers_mem_events_LDADD = libdevq.la
+TESTS += tests/scripts/test_mem_trace.sh
+dist_noinst_SCRIPTS += tests/scripts/test_mem_trace.sh
 
 # No heap growth with the number of batches completed (issue 19); not
 # timed; skips under sanitizers and valgrind.
-check_PROGRAMS += tests/test_rss_flat
-TESTS += tests/test_rss_flat
-tests_test_rss_flat_LDADD = libdevq.la
+check_PROGRAMS += tests/unit/test_rss_flat
+TESTS += tests/unit/test_rss_flat
+tests_unit_test_rss_flat_LDADD = libdevq.la

@@ -13,10 +13,10 @@ VALGRIND = valgrind
 VALGRIND_FLAGS = -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
 	--show-leak-kinds=definite --num-callers=30 \
 	--suppressions=$(abs_top_srcdir)/tests/valgrind.supp
-VALGRIND_TESTS = tests/test_signal tests/test_signal_many tests/test_signal_notify tests/test_tracker \
-	tests/test_misuse tests/test_names tests/test_env tests/test_device \
-	tests/test_completion_order tests/test_held_alignment tests/test_strict_notes \
-	tests/test_loader tests/test_rss_flat
+VALGRIND_TESTS = tests/unit/test_signal tests/unit/test_signal_many tests/unit/test_signal_notify tests/unit/test_tracker \
+	tests/unit/test_misuse tests/unit/test_names tests/unit/test_env tests/unit/test_device \
+	tests/unit/test_completion_order tests/unit/test_held_alignment tests/unit/test_strict_notes \
+	tests/unit/test_loader tests/unit/test_rss_flat
 check-valgrind:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(VALGRIND_TESTS)' LOG_COMPILER='$(LIBTOOL)' \
 	  AM_LOG_FLAGS='--mode=execute $(VALGRIND) $(VALGRIND_FLAGS)' DEVQ_TEST_UNDER_VALGRIND=1
