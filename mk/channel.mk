@@ -24,8 +24,6 @@ check_PROGRAMS += tests/channel/chan_suite
 tests_channel_chan_suite_SOURCES = tests/channel/chan_suite.c tests/channel/chan_ref.h plugins/mpi/half.h
 tests_channel_chan_suite_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_channel_chan_suite_LDADD = libdevq.la
-TESTS += tests/scripts/channels-mpi
-dist_noinst_SCRIPTS += tests/scripts/channels-mpi tests/scripts/mpi-run
 AM_TESTS_ENVIRONMENT += MPIRUN='$(MPIRUN)'; export MPIRUN; \
 	DEVQ_TEST_MPI_ENGINE='$(abs_top_builddir)/plugins/mpi/.libs/devq-mpi.so'; export DEVQ_TEST_MPI_ENGINE; \
 	DEVQ_TEST_SANITIZERS='$(SAN_CFLAGS)'; export DEVQ_TEST_SANITIZERS;
@@ -37,7 +35,6 @@ AM_TESTS_ENVIRONMENT += MPIRUN='$(MPIRUN)'; export MPIRUN; \
 check_PROGRAMS += tests/channel/chan_kill
 tests_channel_chan_kill_SOURCES = tests/channel/chan_kill.c
 tests_channel_chan_kill_LDADD = libdevq.la
-dist_noinst_SCRIPTS += tests/scripts/channels-mpi-netns
 EXTRA_DIST += tests/netns/hosts.sh
 check-netns: tests/channel/chan_suite tests/channel/chan_kill examples/data-parallel
 	MPIRUN='$(MPIRUN)' DEVQ_TEST_MPI_ENGINE='$(abs_top_builddir)/plugins/mpi/.libs/devq-mpi.so' \
@@ -49,13 +46,11 @@ check-netns: tests/channel/chan_suite tests/channel/chan_kill examples/data-para
 # a program includes it) and its test: a program that initialises MPI
 # itself makes channels over split sub-communicators (needs MPI to build).
 devqinclude_HEADERS += include/devq/devq_mpi.h
-dist_noinst_SCRIPTS += tests/scripts/channels-mpi-comm
 if BUILD_MPI
 check_PROGRAMS += tests/channel/mpi_comm
 tests_channel_mpi_comm_SOURCES = tests/channel/mpi_comm.c tests/channel/chan_ref.h plugins/mpi/half.h
 tests_channel_mpi_comm_CPPFLAGS = $(AM_CPPFLAGS) $(MPI_CFLAGS)
 tests_channel_mpi_comm_LDADD = libdevq.la $(MPI_LIBS)
-TESTS += tests/scripts/channels-mpi-comm
 endif
 AM_TESTS_ENVIRONMENT += DEVQ_TEST_MPI_CFLAGS='$(MPI_CFLAGS)'; export DEVQ_TEST_MPI_CFLAGS; \
 	DEVQ_TEST_MPI_LIBS='$(MPI_LIBS)'; export DEVQ_TEST_MPI_LIBS;
@@ -65,8 +60,6 @@ noinst_PROGRAMS += examples/data-parallel
 examples_data_parallel_SOURCES = examples/data-parallel.c
 examples_data_parallel_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 examples_data_parallel_LDADD = libdevq.la -lm
-TESTS += tests/scripts/data-parallel-mpi
-dist_noinst_SCRIPTS += tests/scripts/data-parallel-mpi
 
 man7_MANS += man/man7/devq-channels.7
 man3_MANS += man/man3/devq_channel_create.3 man/man3/devq_channel_create_mpi.3 \

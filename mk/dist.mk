@@ -8,6 +8,5 @@
 # (tests/install/debian.sh builds it that way).
 EXTRA_DIST += LICENSE
 dist_noinst_SCRIPTS += tools/spdx-add tests/scripts/licence.sh tests/scripts/man-footers.sh
-TESTS += tests/scripts/licence.sh tests/scripts/man-footers.sh
 AM_TESTS_ENVIRONMENT += DEVQ_VERSION='$(PACKAGE_VERSION)'; export DEVQ_VERSION;
 EXTRA_DIST += mk/dist.mk

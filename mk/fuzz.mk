@@ -13,7 +13,6 @@
 #    corpus; non-zero on a crash, a skip when clang has no fuzzer runtime.
 EXTRA_DIST += tests/fuzz/fuzz.h tests/fuzz/run-fuzzers.sh tests/fuzz/corpus tests/fuzz/crashes \
 	tests/fuzz/README.md
-dist_noinst_SCRIPTS += tests/scripts/fuzz-corpora
 
 FUZZ_NAMES = env_number device_spec backend_pref plugin_validate log_level emu_fail cpu_devices \
 	signal_page manifest
@@ -24,7 +23,6 @@ check_PROGRAMS += tests/fuzz/replay_env_number tests/fuzz/replay_device_spec \
 	tests/fuzz/replay_backend_pref tests/fuzz/replay_plugin_validate \
 	tests/fuzz/replay_log_level tests/fuzz/replay_emu_fail tests/fuzz/replay_cpu_devices \
 	tests/fuzz/replay_signal_page tests/fuzz/replay_manifest
-TESTS += tests/scripts/fuzz-corpora
 
 tests_fuzz_replay_env_number_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_env_number.c
 tests_fuzz_replay_env_number_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
@@ -176,12 +174,3 @@ fuzz-short:
 	$(SHELL) $(top_srcdir)/tests/fuzz/run-fuzzers.sh '$(FUZZ_SECONDS)' '$(top_srcdir)/tests/fuzz' \
 	  tests/fuzz $(FUZZ_NAMES)
 
-# ---- API misuse table (public API, bad arguments) ----
-if HAVE_CHECK
-check_PROGRAMS += tests/unit/test_misuse
-TESTS += tests/unit/test_misuse
-tests_unit_test_misuse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-# -export-dynamic: the cpu kernel the table launches is found by name.
-tests_unit_test_misuse_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_unit_test_misuse_LDADD = libdevq.la $(CHECK_LIBS)
-endif

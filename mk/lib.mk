@@ -41,15 +41,6 @@ EXTRA_DIST += lib/libdevq.map
 DEVQ_INTERNAL_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_LIB_INCLUDES)
 DEVQ_INTERNAL_LIBS = libdevq_core.la $(PTHREAD_LIBS) $(LIBS)
 
-# The layer rule, from the built objects: fails on an upward call or a
-# circle of calls larger than 5 files.
-TESTS += tests/scripts/layers.sh
 # The checker reads exactly the objects of these sources.
 AM_TESTS_ENVIRONMENT += DEVQ_CORE_SOURCES='$(libdevq_core_la_SOURCES)'; export DEVQ_CORE_SOURCES;
-dist_noinst_SCRIPTS += tests/scripts/layers.sh
-EXTRA_DIST += tests/scripts/layers.py
 
-# The exports: every DEVQ_API function of include/devq/ named in
-# lib/libdevq.map, in its release's version node, and exported so.
-TESTS += tests/scripts/exports.sh
-dist_noinst_SCRIPTS += tests/scripts/exports.sh

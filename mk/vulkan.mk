@@ -33,31 +33,6 @@ plugins_vulkan_devq_vulkan_la_SOURCES = \
 noinst_PROGRAMS += examples/saxpy-vulkan
 examples_saxpy_vulkan_SOURCES = examples/saxpy-vulkan.c
 examples_saxpy_vulkan_LDADD = libdevq.la -lm
-TESTS += tests/scripts/saxpy-vulkan
-# The plugin's own behaviour (kernel_load refusals, unaligned fills and
-# copies, launches past maxComputeWorkGroupCount).
-check_PROGRAMS += tests/unit/test_vulkan
-tests_unit_test_vulkan_SOURCES = tests/unit/test_vulkan.c
-tests_unit_test_vulkan_LDADD = libdevq.la
-TESTS += tests/scripts/vulkan-plugin
-# The plugin alone through its ops table: kernel_iface of several
-# shaders, its own launch checks, a hidden feature (-ENOTSUP).
-check_PROGRAMS += tests/unit/test_vulkan_iface
-tests_unit_test_vulkan_iface_SOURCES = tests/unit/test_vulkan_iface.c tests/helpers/host_fns.h
-tests_unit_test_vulkan_iface_LDADD = -ldl
-EXTRA_tests_unit_test_vulkan_iface_DEPENDENCIES = plugins/vulkan/devq-vulkan.la
-TESTS += tests/scripts/vulkan-iface
-# Host copies by import, mapping and staging: the same bytes.
-check_PROGRAMS += tests/unit/test_vulkan_copies
-tests_unit_test_vulkan_copies_SOURCES = tests/unit/test_vulkan_copies.c
-tests_unit_test_vulkan_copies_LDADD = libdevq.la
-TESTS += tests/scripts/vulkan-copies
-# Device loss (injected: DEVQ_VULKAN_INJECT_DEVICE_LOST) fails every
-# pending signal and buffer.
-check_PROGRAMS += tests/unit/test_vulkan_lost
-tests_unit_test_vulkan_lost_SOURCES = tests/unit/test_vulkan_lost.c
-tests_unit_test_vulkan_lost_LDADD = libdevq.la
-TESTS += tests/scripts/vulkan-lost
 
 # devq against raw Vulkan in the same run (make bench; bench/RESULTS.md).
 if HAVE_LIBVULKAN
@@ -68,15 +43,7 @@ bench_bench_vulkan_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_SAXPY_SPV='"$(abs_top_srcdi
 bench_bench_vulkan_LDADD = libdevq.la -lvulkan
 endif
 
-if HAVE_CHECK
-# The conformance suite on the installed Vulkan driver, validation layer
-# on, failing on any validation message: mk/tests-conformance.mk.
-# A queue whose completion thread cannot start (issue 27, mk/tests.mk).
-TESTS += tests/scripts/exhaust-vulkan
 endif
-endif
-dist_noinst_SCRIPTS += tests/scripts/exhaust-vulkan tests/scripts/vulkan-spirv tests/scripts/vulkan-run tests/scripts/saxpy-vulkan tests/scripts/vulkan-plugin \
-	tests/scripts/vulkan-iface tests/scripts/vulkan-copies tests/scripts/vulkan-lost
 # Shaders of the plugin's own tests (SPIR-V committed, checked by
 # vulkan-spirv) and the corpus of corrupt SPIR-V (make-corpus.py).
 VK_TEST_SHADERS = f64_i64 iface_mixed pad_implicit fixed_local no_args uniform_buffer binding_gap
@@ -84,9 +51,6 @@ VK_BAD_SPIRV = truncated bad-id-bound bad-magic wrong-version missing-entry unkn
 EXTRA_DIST += $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%.comp) $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%.spv) \
 	$(VK_BAD_SPIRV:%=tests/vulkan-spirv-bad/%.spv) tests/vulkan-spirv-bad/make-corpus.py
 
-# The committed SPIR-V is what glslc makes of the .comp files today:
-# regenerated and compared where glslc is (else skipped).
-TESTS += tests/scripts/vulkan-spirv
 .PHONY: vulkan-spirv
 vulkan-spirv:
 	@for k in $(CONF_SHADERS:%=tests/conformance/%) $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%) examples/saxpy; do \
