@@ -12,3 +12,7 @@ EXTRA_DIST += tests/check_main.h tests/host_fns.h
 endif
 endif
 
+
+# ThreadSanitizer's suppressions for `make check` in a TSan build
+# (HACKING.md, .ci/run); in the tarball so a TSan build of it can use them.
+EXTRA_DIST += tests/tsan.supp
