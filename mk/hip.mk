@@ -48,5 +48,4 @@ tests_emu_libamdhip64_emu_broken_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 tests_emu_libamdhip64_emu_broken_la_SOURCES = $(HIP_EMU_SOURCES)
 
 # Its tests: mk/tests-unit.mk, mk/tests-scripts.mk, mk/tests-conformance.mk.
-
 endif
