@@ -49,6 +49,7 @@ $(CONFORMANCE_WRAPPERS): $(top_srcdir)/tests/conformance/backends \
 	  top_srcdir='$(top_srcdir)' $(SHELL) $(top_srcdir)/tests/conformance/run-backend --list | \
 	    grep -qx "$$name" || { echo "$@: no line '$$name' in tests/conformance/backends"; exit 1; }; \
 	  { echo '#!/bin/sh'; \
+	    echo '# SPDX-License-Identifier: MIT'; \
 	    echo "# Made by make (mk/tests-conformance.mk): the conformance suites on $$name."; \
 	    echo "exec \"\$${top_srcdir:-$(abs_top_srcdir)}/tests/conformance/run-backend\" $$name \"\$$@\""; \
 	  } >$@.tmp && chmod +x $@.tmp && mv $@.tmp $@
