@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "../tests/cpu_test_host.h"
+#include "../tests/helpers/cpu_test_host.h"
 
 static const struct devq_backend_ops *ops;
 static devq_pl_device *dev;

@@ -15,27 +15,11 @@ libdevq_core_la_LIBADD += libdevq_cpu.la
 # Man page.
 man7_MANS += man/man7/devq-cpu.7
 
-if HAVE_CHECK
-# The backend alone, driven through its ops table with a test host table.
-check_PROGRAMS += tests/test_cpu_plugin
-TESTS += tests/test_cpu_plugin
-tests_test_cpu_plugin_SOURCES = tests/test_cpu_plugin.c \
-	tests/cpu_test_host.c tests/cpu_test_host.h
-tests_test_cpu_plugin_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-# -export-dynamic: kernels defined in the test are found with dlopen(NULL).
-tests_test_cpu_plugin_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_test_cpu_plugin_LDADD = libdevq_cpu.la $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
-# A kernel module built by the test suite for kernel_load from a file.
-check_LTLIBRARIES += tests/cpu_kernels.la
-tests_cpu_kernels_la_SOURCES = tests/cpu_kernels.c
-tests_cpu_kernels_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared -rpath /nowhere
-endif
-
 # Raw op throughput, launch bandwidth vs a hand-written pthread loop.
 noinst_PROGRAMS += bench/bench_cpu_ops
 DEVQ_BENCHES += bench/bench_cpu_ops
 bench_bench_cpu_ops_SOURCES = bench/bench_cpu_ops.c \
-	tests/cpu_test_host.c tests/cpu_test_host.h
+	tests/helpers/cpu_test_host.c tests/helpers/cpu_test_host.h
 bench_bench_cpu_ops_CFLAGS = $(AM_CFLAGS) -O2
 bench_bench_cpu_ops_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 bench_bench_cpu_ops_LDADD = libdevq_cpu.la $(PTHREAD_LIBS) $(LIBS)

@@ -4,7 +4,7 @@
 # tests, the PTX example and devq-cuda(7).  Built on Linux by default
 # (BUILD_CUDA); nothing here needs a GPU, libcuda or the CUDA toolkit: the
 # driver API is declared in plugins/cuda/cuda_decls.h, which
-# tests/cuda-decls.sh checks against a toolkit's cuda.h when there is one.
+# tests/scripts/cuda-decls.sh checks against a toolkit's cuda.h when there is one.
 man7_MANS += man/man7/devq-cuda.7
 EXTRA_DIST += tests/gpu/run.sh tests/emu/tsan.supp tests/emu/README.md examples/cuda-saxpy.c
 
@@ -43,20 +43,6 @@ tests_emu_libcuda_emu_la_SOURCES = \
 	tests/emu/emu_engine.h tests/emu/emu_engine.c tests/emu/emu_stream.c \
 	tests/emu/emu_mem.c tests/emu/emu_module.c tests/emu/emu_cuda.c
 
-# The emulator alone, called like a real driver.
-if HAVE_CHECK
-check_PROGRAMS += tests/test_cuda_emu
-TESTS += tests/test_cuda_emu
-tests_test_cuda_emu_SOURCES = tests/test_cuda_emu.c
-tests_test_cuda_emu_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS) -I$(top_srcdir)/plugins/cuda
-tests_test_cuda_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_cuda_emu_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_test_cuda_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
-# The plugin-level tests, built once for cuda and hip (mk/tests.mk).
-GPU_EMU_TEST_BINS = tests/test_gpu_plugin tests/test_gpu_faults
-TESTS += tests/gpu-plugin-cuda-emu tests/gpu-faults-cuda-emu
-endif
-
 # The PTX SAXPY example needs a real GPU: built on request only
 # (`make examples/cuda-saxpy`, as tests/gpu/run.sh does).
 EXTRA_PROGRAMS = examples/cuda-saxpy
@@ -65,42 +51,5 @@ examples_cuda_saxpy_LDADD = libdevq.la $(PTHREAD_LIBS) -lm
 CLEANFILES += examples/cuda-saxpy
 endif
 
-# plugins/cuda/cuda_decls.h against the toolkit's cuda.h and cudaTypedefs.h
-# (every type, value and signature); skipped (77) without a toolkit.
-TESTS += tests/cuda-decls.sh
-dist_noinst_SCRIPTS += tests/cuda-decls.sh
-# plugins/gpu_common/nccl_abi.h (ours too) against a real nccl.h (the
-# toolkit's include folder, or NCCL_INCLUDE_DIR); skipped without one.
-TESTS += tests/nccl-decls.sh
-dist_noinst_SCRIPTS += tests/nccl-decls.sh
 AM_TESTS_ENVIRONMENT += CUDA_TOOLKIT_DIR='$(CUDA_TOOLKIT_DIR)'; export CUDA_TOOLKIT_DIR;
 
-# The backend-agnostic suites against cuda on the emulated driver.
-if BUILD_CUDA
-if HAVE_CHECK
-TESTS += tests/conformance-cuda-emu
-endif
-endif
-dist_noinst_SCRIPTS += tests/conformance-cuda-emu tests/gpu-plugin-cuda-emu tests/gpu-faults-cuda-emu
-
-# Device loss seen through lib (fault injected into the emulated driver).
-if BUILD_CUDA
-if HAVE_CHECK
-check_PROGRAMS += tests/test_device_loss
-TESTS += tests/test_device_loss
-tests_test_device_loss_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_device_loss_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_test_device_loss_LDADD = libdevq.la $(CHECK_LIBS)
-endif
-endif
-
-# No false dependency behind a stream held by a device-side wait, and
-# in-order completion on a lost device (tests/soak SOAK_XDEV_RELEASE).
-if BUILD_CUDA
-if HAVE_CHECK
-check_PROGRAMS += tests/test_held_alignment
-TESTS += tests/test_held_alignment
-tests_test_held_alignment_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_held_alignment_LDADD = libdevq.la $(CHECK_LIBS)
-endif
-endif

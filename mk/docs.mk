@@ -23,12 +23,3 @@ man3_MANS += \
 	man/man3/devq_buffer_set_name.3 man/man3/devq_kernel_set_name.3
 man7_MANS += man/man7/devq.7
 
-# Every function of include/devq/devq.h has a page (or is documented on
-# one); every page under man/ is clean under groff -man -ww; every
-# example that includes a devq header compiles.  Skips (77)
-# without groff.
-TESTS += tests/man-pages.sh
-dist_noinst_SCRIPTS += tests/man-pages.sh
-# Examples marked '.\" run: TEXT' are built, run on cpu and must print TEXT.
-TESTS += tests/man-examples-run.sh
-dist_noinst_SCRIPTS += tests/man-examples-run.sh

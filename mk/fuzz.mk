@@ -4,7 +4,7 @@
 #
 #  - make check replays every committed corpus file through every target,
 #    built with the normal compiler and tests/fuzz/standalone.c
-#    (tests/fuzz-corpora), so a corpus entry that once crashed keeps
+#    (tests/scripts/fuzz-corpora), so a corpus entry that once crashed keeps
 #    being checked without clang.
 #  - make fuzz builds the libFuzzer binaries with clang into
 #    tests/fuzz/fuzz-<target> of the build tree (their own compile of the
@@ -13,7 +13,6 @@
 #    corpus; non-zero on a crash, a skip when clang has no fuzzer runtime.
 EXTRA_DIST += tests/fuzz/fuzz.h tests/fuzz/run-fuzzers.sh tests/fuzz/corpus tests/fuzz/crashes \
 	tests/fuzz/README.md
-dist_noinst_SCRIPTS += tests/fuzz-corpora
 
 FUZZ_NAMES = env_number device_spec backend_pref plugin_validate log_level emu_fail cpu_devices \
 	signal_page manifest
@@ -24,7 +23,6 @@ check_PROGRAMS += tests/fuzz/replay_env_number tests/fuzz/replay_device_spec \
 	tests/fuzz/replay_backend_pref tests/fuzz/replay_plugin_validate \
 	tests/fuzz/replay_log_level tests/fuzz/replay_emu_fail tests/fuzz/replay_cpu_devices \
 	tests/fuzz/replay_signal_page tests/fuzz/replay_manifest
-TESTS += tests/fuzz-corpora
 
 tests_fuzz_replay_env_number_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_env_number.c
 tests_fuzz_replay_env_number_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS)
@@ -67,8 +65,8 @@ EXTRA_tests_fuzz_replay_emu_fail_DEPENDENCIES = $(top_srcdir)/tests/emu/emu_engi
 
 # The cpu backend alone with the stand-alone test host table.
 tests_fuzz_replay_cpu_devices_SOURCES = tests/fuzz/standalone.c tests/fuzz/fuzz_cpu_devices.c \
-	tests/cpu_test_host.c tests/cpu_test_host.h
-tests_fuzz_replay_cpu_devices_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS) -I$(top_srcdir)/tests
+	tests/helpers/cpu_test_host.c tests/helpers/cpu_test_host.h
+tests_fuzz_replay_cpu_devices_CPPFLAGS = $(FUZZ_REPLAY_CPPFLAGS) -I$(top_srcdir)/tests/helpers
 tests_fuzz_replay_cpu_devices_LDADD = libdevq_cpu.la $(PTHREAD_LIBS) $(LIBS)
 
 # The vulkan plugin's SPIR-V check (validator + reflection), where the
@@ -106,7 +104,7 @@ FUZZ_SRC_log_level = $(top_srcdir)/tests/fuzz/fuzz_log_level.c $(top_srcdir)/lib
 	$(top_srcdir)/lib/base/env_table.c $(top_srcdir)/lib/base/device_spec.c $(top_srcdir)/lib/base/error.c
 FUZZ_SRC_emu_fail = $(top_srcdir)/tests/fuzz/fuzz_emu_fail.c $(top_srcdir)/tests/emu/emu_stream.c \
 	$(top_srcdir)/tests/emu/emu_mem.c
-FUZZ_SRC_cpu_devices = $(top_srcdir)/tests/fuzz/fuzz_cpu_devices.c $(top_srcdir)/tests/cpu_test_host.c \
+FUZZ_SRC_cpu_devices = $(top_srcdir)/tests/fuzz/fuzz_cpu_devices.c $(top_srcdir)/tests/helpers/cpu_test_host.c \
 	$(top_srcdir)/plugins/cpu/plugin.c $(top_srcdir)/plugins/cpu/device.c \
 	$(top_srcdir)/plugins/cpu/stream.c $(top_srcdir)/plugins/cpu/event.c \
 	$(top_srcdir)/plugins/cpu/hostfn.c $(top_srcdir)/plugins/cpu/memory.c \
@@ -143,7 +141,7 @@ tests/fuzz/fuzz-emu_fail: $(FUZZ_SRC_emu_fail) $(top_srcdir)/tests/emu/emu_engin
 
 tests/fuzz/fuzz-cpu_devices: $(FUZZ_SRC_cpu_devices) $(top_srcdir)/plugins/cpu/cpu.h $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
-	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) -I$(top_srcdir)/tests $(FUZZ_SRC_cpu_devices) -o $@ $(LIBS)
+	$(AM_V_CC)$(FUZZ_CC) $(FUZZ_BUILD_FLAGS) -I$(top_srcdir)/tests/helpers $(FUZZ_SRC_cpu_devices) -o $@ $(LIBS)
 
 tests/fuzz/fuzz-signal_page: $(FUZZ_SRC_signal_page) $(top_srcdir)/lib/signal/signal_impl.h $(FUZZ_DEPS)
 	@$(MKDIR_P) tests/fuzz
@@ -176,12 +174,3 @@ fuzz-short:
 	$(SHELL) $(top_srcdir)/tests/fuzz/run-fuzzers.sh '$(FUZZ_SECONDS)' '$(top_srcdir)/tests/fuzz' \
 	  tests/fuzz $(FUZZ_NAMES)
 
-# ---- API misuse table (public API, bad arguments) ----
-if HAVE_CHECK
-check_PROGRAMS += tests/test_misuse
-TESTS += tests/test_misuse
-tests_test_misuse_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-# -export-dynamic: the cpu kernel the table launches is found by name.
-tests_test_misuse_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_test_misuse_LDADD = libdevq.la $(CHECK_LIBS)
-endif

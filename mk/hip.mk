@@ -45,27 +45,5 @@ tests_emu_libamdhip64_emu_broken_la_LDFLAGS = $(HIP_EMU_LDFLAGS)
 tests_emu_libamdhip64_emu_broken_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 tests_emu_libamdhip64_emu_broken_la_SOURCES = $(HIP_EMU_SOURCES)
 
-# The emulator alone, called like the real runtime.
-if HAVE_CHECK
-check_PROGRAMS += tests/test_hip_emu
-TESTS += tests/test_hip_emu
-tests_test_hip_emu_SOURCES = tests/test_hip_emu.c
-tests_test_hip_emu_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS) $(HIP_CPPFLAGS)
-tests_test_hip_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_hip_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
-# The plugin-level tests, built once for cuda and hip (mk/tests.mk).
-GPU_EMU_TEST_BINS = tests/test_gpu_plugin tests/test_gpu_faults
-TESTS += tests/gpu-plugin-hip-emu tests/gpu-faults-hip-emu
-# The backend-agnostic suites against hip on the emulated runtime.
-TESTS += tests/conformance-hip-emu
+# Its tests: mk/tests-unit.mk, mk/tests-scripts.mk, mk/tests-conformance.mk.
 endif
-
-# The real ROCm runtime, when installed: on a machine without an AMD GPU
-# (CI) devq_device_open("hip") must fail with the runtime's reason; it
-# skips (77) when libamdhip64.so.5 is absent.
-check_PROGRAMS += tests/test_hip_real
-TESTS += tests/test_hip_real
-tests_test_hip_real_SOURCES = tests/test_hip_real.c
-tests_test_hip_real_LDADD = libdevq.la $(PTHREAD_LIBS) $(LIBS)
-endif
-dist_noinst_SCRIPTS += tests/conformance-hip-emu tests/gpu-plugin-hip-emu tests/gpu-faults-hip-emu

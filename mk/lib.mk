@@ -7,7 +7,7 @@
 # (mk/cpu.mk).
 # lib/ is cut in layers, one folder each (DESIGN §10, HACKING.md):
 # base <- signal <- device (+ loader) <- order <- mem <- queue <- channel <- device_state.c.
-# Headers are found by name from every folder; tests/layers.sh checks
+# Headers are found by name from every folder; tests/scripts/layers.sh checks
 # from the built objects that no file calls upward.
 DEVQ_LIB_INCLUDES = -I$(top_srcdir)/lib -I$(top_srcdir)/lib/base -I$(top_srcdir)/lib/signal \
 	-I$(top_srcdir)/lib/loader -I$(top_srcdir)/lib/device -I$(top_srcdir)/lib/order \
@@ -43,27 +43,6 @@ EXTRA_DIST += lib/libdevq.map
 DEVQ_INTERNAL_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_LIB_INCLUDES)
 DEVQ_INTERNAL_LIBS = libdevq_core.la $(PTHREAD_LIBS) $(LIBS)
 
-# The layer rule, from the built objects: fails on an upward call or a
-# circle of calls larger than 5 files.
-TESTS += tests/layers.sh
 # The checker reads exactly the objects of these sources.
 AM_TESTS_ENVIRONMENT += DEVQ_CORE_SOURCES='$(libdevq_core_la_SOURCES)'; export DEVQ_CORE_SOURCES;
-dist_noinst_SCRIPTS += tests/layers.sh
-EXTRA_DIST += tests/layers.py
 
-# The exports: every DEVQ_API function of include/devq/ named in
-# lib/libdevq.map, in its release's version node, and exported so.
-TESTS += tests/exports.sh
-dist_noinst_SCRIPTS += tests/exports.sh
-
-# The object header alone (lib/base/object.h, internal API): one
-# retain/release/destroy path, the deferrer of last releases, the
-# registry's unref, the reference set; a bounded stress of concurrent
-# retain/release.
-if HAVE_CHECK
-check_PROGRAMS += tests/test_object
-TESTS += tests/test_object
-tests_test_object_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_object_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_object_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
-endif

@@ -55,41 +55,6 @@ DEVQ_LOADER_TEST_PLUGINS = tests/plugins/devq-fake.la tests/plugins/devq-noentry
 DEVQ_TEST_PLUGIN_CPPFLAGS = -DTEST_PLUGIN_BUILD_DIR='"$(abs_top_builddir)/tests/plugins/.libs"'
 EXTRA_DIST += tests/plugins/testdir.h
 
-# Programs run from the build tree find the plugins built beside it with
-# DEVQ_PLUGIN_PATH unset (saxpy-vulkan runs, devq-info lists them); a copy
-# of libdevq.so outside the build tree does not (skips without vulkan).
-TESTS += tests/build-tree-plugins.sh
-EXTRA_DIST += tests/build-tree-plugins.sh
-
-if HAVE_CHECK
-# Loader internals: table validation, spec parsing, the report, logging.
-check_PROGRAMS += tests/test_loader
-TESTS += tests/test_loader
-tests_test_loader_SOURCES = tests/test_loader.c
-tests_test_loader_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS) $(DEVQ_TEST_PLUGIN_CPPFLAGS)
-tests_test_loader_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_loader_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
-tests_test_loader_DEPENDENCIES = libdevq_core.la $(DEVQ_LOADER_TEST_PLUGINS)
-
-# The registry through the public API: sharing, races, specs, DEVQ_BACKEND.
-check_PROGRAMS += tests/test_device
-TESTS += tests/test_device
-tests_test_device_SOURCES = tests/test_device.c
-tests_test_device_CPPFLAGS = $(AM_CPPFLAGS) $(DEVQ_TEST_PLUGIN_CPPFLAGS)
-tests_test_device_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_device_LDADD = libdevq.la $(CHECK_LIBS) $(PTHREAD_LIBS)
-tests_test_device_DEPENDENCIES = libdevq.la $(DEVQ_LOADER_TEST_PLUGINS)
-
-# The environment as users meet it: malformed values are -EINVAL naming the
-# variable from every open, and the messages of issue 20 item 3.
-check_PROGRAMS += tests/test_env
-TESTS += tests/test_env
-tests_test_env_SOURCES = tests/test_env.c
-tests_test_env_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_env_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_test_env_LDADD = libdevq.la $(CHECK_LIBS) $(PTHREAD_LIBS)
-endif
-
 # ---- the out-of-tree plugin proof: build examples/plugin-null against the
 # installed header alone (no -I into this tree) and check that the
 # installed devq-info finds it.  Run by 'make installcheck' and distcheck.

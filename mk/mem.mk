@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # mem area: the memory resource stack (lib/mem_*.c), devq_resource.h, its
-# unit tests (against a fake device: tests/test_mem_fake.h), man pages and the
+# unit tests (against a fake device: tests/helpers/test_mem_fake.h), man pages and the
 # allocator benchmark.
 devqinclude_HEADERS += include/devq/devq_resource.h
 
@@ -10,32 +10,13 @@ libdevq_core_la_SOURCES += \
 	lib/mem/mem_budget.c lib/mem/mem_stats.c lib/mem/mem_logging.c lib/mem/mem_guard.c \
 	lib/mem/mem_stack.c lib/mem/mem_lock.c lib/mem/mem_lock.h
 
-# Unit tests drive the resources through a fake backend whose events are
-# completed by hand, so they link the static core.
-MEM_TESTS = tests/test_mem_pool tests/test_mem_decorators tests/test_mem_stack
-if HAVE_CHECK
-check_PROGRAMS += $(MEM_TESTS)
-TESTS += $(MEM_TESTS)
-endif
-MEM_TEST_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS) -I$(top_srcdir)/tests
+MEM_TEST_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS) -I$(top_srcdir)/tests/helpers
 MEM_TEST_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
-tests_test_mem_pool_SOURCES = tests/test_mem_pool.c tests/test_mem_fake.c tests/test_mem_fake.h
-tests_test_mem_pool_CPPFLAGS = $(MEM_TEST_CPPFLAGS)
-tests_test_mem_pool_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_mem_pool_LDADD = $(MEM_TEST_LDADD)
-tests_test_mem_decorators_SOURCES = tests/test_mem_decorators.c tests/test_mem_fake.c tests/test_mem_fake.h
-tests_test_mem_decorators_CPPFLAGS = $(MEM_TEST_CPPFLAGS)
-tests_test_mem_decorators_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_mem_decorators_LDADD = $(MEM_TEST_LDADD)
-tests_test_mem_stack_SOURCES = tests/test_mem_stack.c tests/test_mem_fake.c tests/test_mem_fake.h
-tests_test_mem_stack_CPPFLAGS = $(MEM_TEST_CPPFLAGS)
-tests_test_mem_stack_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_mem_stack_LDADD = $(MEM_TEST_LDADD)
 
 noinst_PROGRAMS += bench/bench_mem
 DEVQ_BENCHES += bench/bench_mem
-bench_bench_mem_SOURCES = bench/bench_mem.c tests/test_mem_fake.c tests/test_mem_fake.h
-bench_bench_mem_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS) -I$(top_srcdir)/tests
+bench_bench_mem_SOURCES = bench/bench_mem.c tests/helpers/test_mem_fake.c tests/helpers/test_mem_fake.h
+bench_bench_mem_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS) -I$(top_srcdir)/tests/helpers
 bench_bench_mem_LDADD = $(DEVQ_INTERNAL_LIBS)
 
 MEM_MAN_ALIASES = \

@@ -37,35 +37,12 @@ tests_emu_librccl_emu_la_LIBADD = $(NCCL_EMU_LIBS)
 tests_emu_librccl_emu_la_SOURCES = $(NCCL_EMU_SOURCES)
 endif
 
-# The emulated libraries alone, called like the real ones: every op, type
-# and reduction against a host reference, ranks as threads and as
-# processes, stream order, groups, each injected fault.  Tests the RCCL
-# face too when hip is built.
-if BUILD_CUDA
-if HAVE_CHECK
-check_PROGRAMS += tests/test_nccl_emu
-TESTS += tests/test_nccl_emu
-tests_test_nccl_emu_SOURCES = tests/test_nccl_emu.c tests/emu/emu_nccl_reduce.c tests/emu/emu_nccl.h
-tests_test_nccl_emu_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS) -I$(top_srcdir)/plugins/gpu_common
-if BUILD_HIP
-tests_test_nccl_emu_CPPFLAGS += -DTEST_RCCL=1
-endif
-tests_test_nccl_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_nccl_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
-EXTRA_tests_test_nccl_emu_DEPENDENCIES = tests/emu/libcuda-emu.la tests/emu/libnccl-emu.la
-if BUILD_HIP
-EXTRA_tests_test_nccl_emu_DEPENDENCIES += tests/emu/libamdhip64-emu.la tests/emu/librccl-emu.la
-endif
-endif
-endif
-
 # Channels on the GPU backends over the emulated libraries: the GPU
 # channel suite (tests/channel/chan_gpu.c), two ranks as processes, on
 # cuda over NCCL and on hip over RCCL (tests/channels-{cuda,hip}-emu).
 CHAN_GPU_DEPS =
 if BUILD_CUDA
 check_PROGRAMS += tests/channel/chan_gpu
-TESTS += tests/channels-cuda-emu
 CHAN_GPU_DEPS += tests/emu/libcuda-emu.la tests/emu/libnccl-emu.la
 else
 if BUILD_HIP
@@ -73,29 +50,19 @@ check_PROGRAMS += tests/channel/chan_gpu
 endif
 endif
 if BUILD_HIP
-TESTS += tests/channels-hip-emu
 CHAN_GPU_DEPS += tests/emu/libamdhip64-emu.la tests/emu/librccl-emu.la
 endif
 EXTRA_tests_channel_chan_gpu_DEPENDENCIES = $(CHAN_GPU_DEPS)
 tests_channel_chan_gpu_SOURCES = tests/channel/chan_gpu.c tests/channel/chan_ref.h plugins/mpi/half.h
 tests_channel_chan_gpu_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_channel_chan_gpu_LDADD = libdevq.la
-dist_noinst_SCRIPTS += tests/channels-cuda-emu tests/channels-hip-emu
 
-# The launcher's world and devq_channel_create_mpi on cuda/hip: the MPI
-# engine carries rank 0's NCCL/RCCL id (lib/channel/bootstrap.c); the
-# program is tests/channel/mpi_comm.c under mpirun (needs MPI too).
-dist_noinst_SCRIPTS += tests/channels-mpi-cuda-emu tests/channels-mpi-hip-emu
 if BUILD_MPI
 if BUILD_CUDA
-TESTS += tests/channels-mpi-cuda-emu
 EXTRA_tests_channel_mpi_comm_DEPENDENCIES = $(CHAN_GPU_DEPS)
 else
 if BUILD_HIP
 EXTRA_tests_channel_mpi_comm_DEPENDENCIES = $(CHAN_GPU_DEPS)
 endif
-endif
-if BUILD_HIP
-TESTS += tests/channels-mpi-hip-emu
 endif
 endif

@@ -11,58 +11,7 @@ libdevq_core_la_SOURCES += \
 	lib/queue/barrier.c lib/queue/timestamp.c lib/queue/timestamp_record.c lib/queue/value_wait.c lib/queue/value_wait.h \
 	lib/queue/synchronize.c lib/queue/inline.c lib/queue/inline.h
 
-# The backend-agnostic conformance suites: one binary, run once per backend
-# by the tests/conformance-<backend> wrappers (DEVQ_TEST_DEVICE picks it).
-if HAVE_CHECK
-check_PROGRAMS += tests/conformance/conformance
-tests_conformance_conformance_SOURCES = \
-	tests/conformance/conf.h tests/conformance/conf_util.c \
-	tests/conformance/conf_kernels.c tests/conformance/conf_main.c \
-	tests/conformance/conf_queue.c tests/conformance/conf_failure.c \
-	tests/conformance/conf_failmodel.c \
-	tests/conformance/conf_deferral.c tests/conformance/conf_memory.c \
-	tests/conformance/conf_tracker.c tests/conformance/conf_timing.c \
-	tests/conformance/conf_hazards.c tests/conformance/conf_race.c \
-	tests/conformance/conf_names.c tests/conformance/conf_inline.c \
-	tests/conformance/conf_kcheck.c
-tests_conformance_conformance_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-# -export-dynamic: kernels are looked up in the running program.
-tests_conformance_conformance_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
-tests_conformance_conformance_LDADD = libdevq.la $(CHECK_LIBS)
-TESTS += tests/conformance-cpu tests/conformance-cpu-2dev
-dist_noinst_SCRIPTS += tests/conformance-cpu tests/conformance-cpu-2dev
-endif
-
-# Names' numbers, exactly, in a fresh process per case (devq(7) NAMES).
-if HAVE_CHECK
-check_PROGRAMS += tests/test_names
-TESTS += tests/test_names
-tests_test_names_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_names_LDADD = libdevq.la $(CHECK_LIBS)
-endif
-
-# Tracker bookkeeping without a backend (internal API).
-if HAVE_CHECK
-check_PROGRAMS += tests/test_tracker
-TESTS += tests/test_tracker
-tests_test_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_tracker_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_tracker_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
-
-# A buffer's failure against the order of its writes (internal API).
-check_PROGRAMS += tests/test_buffer_gen
-TESTS += tests/test_buffer_gen
-tests_test_buffer_gen_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_buffer_gen_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_buffer_gen_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
-
-# devq_queue_exec's check against a kernel's declared interface (internal API).
-check_PROGRAMS += tests/test_kernel_args
-TESTS += tests/test_kernel_args
-tests_test_kernel_args_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_kernel_args_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_kernel_args_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
-endif
+# The backend-agnostic conformance suites: mk/tests-conformance.mk.
 
 # Benchmarks (make bench).
 noinst_PROGRAMS += bench/bench_tracker
@@ -72,14 +21,6 @@ bench_bench_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 bench_bench_tracker_CFLAGS = $(AM_CFLAGS) -O2
 bench_bench_tracker_LDADD = $(DEVQ_INTERNAL_LIBS)
 
-# No polling: an idle process with pending notifies and idle queues.
-if HAVE_CHECK
-check_PROGRAMS += tests/test_idle
-TESTS += tests/test_idle
-tests_test_idle_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_idle_LDADD = libdevq.la $(CHECK_LIBS)
-endif
-
 # devq-bench: the installed benchmark tool (public API, baselines in the same run).
 bin_PROGRAMS += tools/devq-bench
 tools_devq_bench_SOURCES = tools/devq-bench.c
@@ -87,38 +28,4 @@ tools_devq_bench_CFLAGS = $(AM_CFLAGS) $(BENCH_OPENMP_CFLAGS)
 tools_devq_bench_LDFLAGS = $(AM_LDFLAGS) -export-dynamic $(DEVQ_TOOL_RPATH) $(BENCH_OPENMP_CFLAGS)
 tools_devq_bench_LDADD = libdevq.la
 man1_MANS += man/man1/devq-bench.1
-# Its output: one ratio convention, aligned columns, --compare.
-TESTS += tests/test_devq_bench.sh
-dist_noinst_SCRIPTS += tests/test_devq_bench.sh
 
-TESTS += tests/test_logging.sh
-dist_noinst_SCRIPTS += tests/test_logging.sh
-TESTS += tests/test_trace.sh
-dist_noinst_SCRIPTS += tests/test_trace.sh
-# Memory in the trace (alloc/free slices, the counter drawn) and the budget
-# refusal at DEVQ_LOG=basic; tests/mem_events is the program it runs.
-check_PROGRAMS += tests/mem_events
-tests_mem_events_SOURCES = tests/mem_events.c
-tests_mem_events_LDADD = libdevq.la
-TESTS += tests/test_mem_trace.sh
-dist_noinst_SCRIPTS += tests/test_mem_trace.sh
-
-# No heap growth with the number of batches completed (issue 19); not
-# timed; skips under sanitizers and valgrind.
-check_PROGRAMS += tests/test_rss_flat
-TESTS += tests/test_rss_flat
-tests_test_rss_flat_LDADD = libdevq.la
-
-# devq_kernel_load_fn: cpu kernels by function pointer, in a program
-# linked without -export-dynamic (nothing found by name); its -ENOTSUP
-# case on the emulated CUDA driver skips in a build without cuda.
-if HAVE_CHECK
-check_PROGRAMS += tests/test_kernel_fn
-TESTS += tests/test_kernel_fn
-tests_test_kernel_fn_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_kernel_fn_LDADD = libdevq.la $(CHECK_LIBS)
-EXTRA_tests_test_kernel_fn_DEPENDENCIES = tests/cpu_kernels.la
-if BUILD_CUDA
-EXTRA_tests_test_kernel_fn_DEPENDENCIES += tests/emu/libcuda-emu.la
-endif
-endif

@@ -3,14 +3,14 @@
 # published, checks a library crate's kernels): `make rust-check` runs
 # cargo test and cargo doc, offline, against this build's libdevq, found by
 # pkg-config through devq-uninstalled.pc, and the channel example on 2
-# ranks through tests/mpi-run (skipped without MPI).  Not part of `make check` (cargo
+# ranks through tests/scripts/mpi-run (skipped without MPI).  Not part of `make check` (cargo
 # may be absent); .ci/run runs it.  CARGO=/path/to/cargo picks a toolchain.
 CARGO = cargo
 rust-check: $(lib_LTLIBRARIES)
 	PKG_CONFIG_PATH='$(abs_top_builddir)' \
 	CARGO_TARGET_DIR='$(abs_top_builddir)/bindings/rust/target' \
 	CARGO='$(CARGO)' \
-	DEVQ_MPI_RUN='$(abs_top_srcdir)/tests/mpi-run' MPIRUN='$(MPIRUN)' \
+	DEVQ_MPI_RUN='$(abs_top_srcdir)/tests/scripts/mpi-run' MPIRUN='$(MPIRUN)' \
 	DEVQ_TEST_MPI_ENGINE='$(abs_top_builddir)/plugins/mpi/.libs/devq-mpi.so' \
 	LD_LIBRARY_PATH='$(abs_top_builddir)/.libs'"$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH}" \
 	  $(SHELL) $(top_srcdir)/bindings/rust/check.sh

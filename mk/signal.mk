@@ -6,52 +6,6 @@ libdevq_core_la_SOURCES += \
 	lib/signal/signal_name.c \
 	lib/signal/notifier.c lib/signal/notifier.h
 
-# Tests.  test_signal, test_signal_notify and test_signal_many reach
-# internals (the early-wake counter, devq__notifier_is_current, the
-# futex_waitv fallback switch), so they link the static core;
-# test_signal_shared uses the public library and execs tests/signal_helper
-# in another process.
-if HAVE_CHECK
-check_PROGRAMS += tests/test_signal tests/test_signal_notify tests/test_signal_many \
-	tests/test_signal_shared tests/signal_helper tests/test_signal_corrupt
-TESTS += tests/test_signal tests/test_signal_notify tests/test_signal_many \
-	tests/test_signal_shared tests/test_signal_corrupt
-tests_test_signal_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_signal_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_signal_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
-tests_test_signal_notify_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_signal_notify_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_signal_notify_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
-tests_test_signal_many_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_signal_many_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_signal_many_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
-tests_test_signal_shared_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_signal_shared_LDADD = libdevq.la $(CHECK_LIBS)
-tests_signal_helper_LDADD = libdevq.la
-# test_signal_corrupt writes the page as another process would: it needs
-# the page's layout (lib/signal_impl.h), nothing else of the internals.
-tests_test_signal_corrupt_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_signal_corrupt_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_signal_corrupt_LDADD = libdevq.la $(CHECK_LIBS)
-endif
-
-# A dead peer never bricks a shared signal (issue 27): real processes
-# killed mid-fail (the test hook devq__shared_fail_hook, so it links the
-# static core), 16 peers half killed, the peer-lost rule through every
-# kind of waiter; tests/signal-peer-cuda-emu runs its queue-batch case on
-# the emulated CUDA driver.
-if HAVE_CHECK
-check_PROGRAMS += tests/test_signal_peer
-TESTS += tests/test_signal_peer
-tests_test_signal_peer_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
-tests_test_signal_peer_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
-tests_test_signal_peer_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
-if BUILD_CUDA
-TESTS += tests/signal-peer-cuda-emu
-endif
-endif
-dist_noinst_SCRIPTS += tests/signal-peer-cuda-emu
-
 # Benchmark: signal ping-pong vs condvar and raw futex, notify, wait_many.
 noinst_PROGRAMS += bench/bench_signal
 DEVQ_BENCHES += bench/bench_signal

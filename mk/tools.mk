@@ -11,26 +11,12 @@ tools_devq_info_LDADD = libdevq.la $(LIBS)
 tools_devq_info_LDFLAGS = $(AM_LDFLAGS) $(DEVQ_TOOL_RPATH)
 man1_MANS += man/man1/devq-info.1
 
-# devq-info with broken plugins on the path: every one named with its
-# reason, valid JSON, the no-accelerator line, -e.  Needs the test plugins
-# of mk/loader.mk, which 'make check' builds first.
-TESTS += tests/test_devq_info.sh
-EXTRA_DIST += tests/test_devq_info.sh
-
 # devq-trace-svg: render a DEVQ_TRACE file as an SVG timeline.
 bin_PROGRAMS += tools/devq-trace-svg
 tools_devq_trace_svg_SOURCES = tools/devq-trace-svg.c
 tools_devq_trace_svg_LDADD = -lm
 man1_MANS += man/man1/devq-trace-svg.1
-# Its SVG of a known trace parsed as XML: lanes, ops, arrows, the break
-# for an idle tail, 1-2-5 ticks, the legend; the options.
-TESTS += tests/test_trace_svg.sh
-EXTRA_DIST += tests/test_trace_svg.sh tests/trace-svg/known.json
-
-# devq(7), devq-info(1) and the README list exactly the variables of the
-# environment table (lib/base/env_table.c), as devq-info -e prints it.
-TESTS += tests/test_env_docs.sh
-EXTRA_DIST += tests/test_env_docs.sh
+EXTRA_DIST += tests/scripts/test_trace_svg.sh tests/trace-svg/known.json
 
 # Relocatable install: configure, build and install to two prefixes in a row
 # from one build folder (no 'make clean'), then run each copy's devq-info

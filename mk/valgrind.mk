@@ -13,10 +13,10 @@ VALGRIND = valgrind
 VALGRIND_FLAGS = -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=definite \
 	--show-leak-kinds=definite --num-callers=30 \
 	--suppressions=$(abs_top_srcdir)/tests/valgrind.supp
-VALGRIND_TESTS = tests/test_signal tests/test_signal_many tests/test_signal_notify tests/test_tracker \
-	tests/test_misuse tests/test_names tests/test_env tests/test_device \
-	tests/test_completion_order tests/test_held_alignment tests/test_strict_notes \
-	tests/test_loader tests/test_rss_flat tests/test_kernel_fn
+VALGRIND_TESTS = tests/unit/test_signal tests/unit/test_signal_many tests/unit/test_signal_notify tests/unit/test_tracker \
+	tests/unit/test_misuse tests/unit/test_names tests/unit/test_env tests/unit/test_device \
+	tests/unit/test_completion_order tests/unit/test_held_alignment tests/unit/test_strict_notes \
+	tests/unit/test_loader tests/unit/test_rss_flat tests/unit/test_kernel_fn
 # Memcheck runs threads one at a time, some 20-50x slower: Check's
 # per-test timeouts are stretched (still bounded), or a busy machine turns
 # test_device's 100-round open race into a timeout (seen in a rehearsal).

@@ -33,31 +33,6 @@ plugins_vulkan_devq_vulkan_la_SOURCES = \
 noinst_PROGRAMS += examples/saxpy-vulkan
 examples_saxpy_vulkan_SOURCES = examples/saxpy-vulkan.c
 examples_saxpy_vulkan_LDADD = libdevq.la -lm
-TESTS += tests/saxpy-vulkan
-# The plugin's own behaviour (kernel_load refusals, unaligned fills and
-# copies, launches past maxComputeWorkGroupCount).
-check_PROGRAMS += tests/test_vulkan
-tests_test_vulkan_SOURCES = tests/test_vulkan.c
-tests_test_vulkan_LDADD = libdevq.la
-TESTS += tests/vulkan-plugin
-# The plugin alone through its ops table: kernel_iface of several
-# shaders, its own launch checks, a hidden feature (-ENOTSUP).
-check_PROGRAMS += tests/test_vulkan_iface
-tests_test_vulkan_iface_SOURCES = tests/test_vulkan_iface.c tests/host_fns.h
-tests_test_vulkan_iface_LDADD = -ldl
-EXTRA_tests_test_vulkan_iface_DEPENDENCIES = plugins/vulkan/devq-vulkan.la
-TESTS += tests/vulkan-iface
-# Host copies by import, mapping and staging: the same bytes.
-check_PROGRAMS += tests/test_vulkan_copies
-tests_test_vulkan_copies_SOURCES = tests/test_vulkan_copies.c
-tests_test_vulkan_copies_LDADD = libdevq.la
-TESTS += tests/vulkan-copies
-# Device loss (injected: DEVQ_VULKAN_INJECT_DEVICE_LOST) fails every
-# pending signal and buffer.
-check_PROGRAMS += tests/test_vulkan_lost
-tests_test_vulkan_lost_SOURCES = tests/test_vulkan_lost.c
-tests_test_vulkan_lost_LDADD = libdevq.la
-TESTS += tests/vulkan-lost
 
 # devq against raw Vulkan in the same run (make bench; bench/RESULTS.md).
 if HAVE_LIBVULKAN
@@ -68,16 +43,7 @@ bench_bench_vulkan_CPPFLAGS = $(AM_CPPFLAGS) -DBENCH_SAXPY_SPV='"$(abs_top_srcdi
 bench_bench_vulkan_LDADD = libdevq.la -lvulkan
 endif
 
-if HAVE_CHECK
-# The conformance suite on the installed Vulkan driver, validation layer
-# on, failing on any validation message; skipped (77) without a driver.
-TESTS += tests/conformance-vulkan
-# A queue whose completion thread cannot start (issue 27, mk/tests.mk).
-TESTS += tests/exhaust-vulkan
 endif
-endif
-dist_noinst_SCRIPTS += tests/conformance-vulkan tests/exhaust-vulkan tests/vulkan-spirv tests/vulkan-run tests/saxpy-vulkan tests/vulkan-plugin \
-	tests/vulkan-iface tests/vulkan-copies tests/vulkan-lost
 # Shaders of the plugin's own tests (SPIR-V committed, checked by
 # vulkan-spirv) and the corpus of corrupt SPIR-V (make-corpus.py).
 VK_TEST_SHADERS = f64_i64 iface_mixed pad_implicit fixed_local no_args uniform_buffer binding_gap
@@ -85,9 +51,6 @@ VK_BAD_SPIRV = truncated bad-id-bound bad-magic wrong-version missing-entry unkn
 EXTRA_DIST += $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%.comp) $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%.spv) \
 	$(VK_BAD_SPIRV:%=tests/vulkan-spirv-bad/%.spv) tests/vulkan-spirv-bad/make-corpus.py
 
-# The committed SPIR-V is what glslc makes of the .comp files today:
-# regenerated and compared where glslc is (else skipped).
-TESTS += tests/vulkan-spirv
 .PHONY: vulkan-spirv
 vulkan-spirv:
 	@for k in $(CONF_SHADERS:%=tests/conformance/%) $(VK_TEST_SHADERS:%=tests/vulkan-shaders/%) examples/saxpy; do \

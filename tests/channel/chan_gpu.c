@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The channel suite on a GPU backend (cuda over NCCL, hip over RCCL),
  * run on the emulated drivers and libraries of tests/emu by
- * tests/channels-cuda-emu and tests/channels-hip-emu: two ranks as two
+ * tests/scripts/channels-cuda-emu and tests/scripts/channels-hip-emu: two ranks as two
  * processes started here (fork, before any devq call), rank 0's
  * devq_channel_id passed to rank 1 through a pipe.
  *
@@ -608,7 +608,7 @@ int main(void)
 {
     backend = getenv("DEVQ_TEST_DEVICE");
     if (!backend || !getenv("DEVQ_TEST_CCL_ENV")) {
-        fprintf(stderr, "chan_gpu: set DEVQ_TEST_DEVICE and DEVQ_TEST_CCL_ENV (see tests/channels-cuda-emu)\n");
+        fprintf(stderr, "chan_gpu: set DEVQ_TEST_DEVICE and DEVQ_TEST_CCL_ENV (see tests/scripts/channels-cuda-emu)\n");
         return 77;
     }
     static const char *const cases[] = { "ops", "kernel", "fail", "hang", "die", "skip", "input", "missing",

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* A rank killed mid-collective (tests/channels-mpi-netns, across the
+/* A rank killed mid-collective (tests/scripts/channels-mpi-netns, across the
  * simulated hosts): every rank starts a 16 MiB all_reduce on a channel
  * with a 5 s timeout; the last rank kills itself (SIGKILL, no notice
  * sent) once its op is submitted.  Every survivor's finish must fail --
@@ -46,7 +46,7 @@ int main(void)
     OK(devq_channel_create(dev, NULL, &ch));
     int rank = devq_channel_rank(ch), size = devq_channel_size(ch), victim = size - 1;
     if (size < 2) {
-        fprintf(stderr, "chan_kill: skipped: run on 2 or more ranks (tests/channels-mpi-netns), not alone\n");
+        fprintf(stderr, "chan_kill: skipped: run on 2 or more ranks (tests/scripts/channels-mpi-netns), not alone\n");
         return 77;
     }
     OK(devq_channel_set_timeout(ch, TIMEOUT_S * 1000000000ull));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The channel suite (DESIGN §11), run on the cpu backend under
- * `mpirun -np 2` by tests/channels-mpi: every op x dtype x reduction
+ * `mpirun -np 2` by tests/scripts/channels-mpi: every op x dtype x reduction
  * against a host reference, interleaved with kernels on two queues per
  * rank (the tracker orders them through the buffers), groups, misuse
  * that needs a live channel, and failure injection: a rank whose kernel

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* devq_channel_create_mpi (devq_mpi.h) under `mpirun -np 2`, run by
- * tests/channels-mpi-comm (cpu over the MPI engine) and
+ * tests/scripts/channels-mpi-comm (cpu over the MPI engine) and
  * tests/channels-mpi-{cuda,hip}-emu (NCCL/RCCL, emulated, whose rank 0 id
  * the MPI engine carries): the program initialises MPI itself, joins the
  * launcher's world (desc NULL), splits its world, and makes devq

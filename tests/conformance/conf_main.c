@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The conformance runner: every suite, against DEVQ_TEST_DEVICE. */
 #include "conf.h"
-#include "../check_main.h"
+#include "../helpers/check_main.h"
 
 int main(void)
 {

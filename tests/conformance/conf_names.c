@@ -10,7 +10,7 @@
  * (CONF_NAMES_CHILD=1, see conf_main.c) with both set, and the case reads
  * what it wrote. */
 #include "conf.h"
-#include "../check_main.h"
+#include "../helpers/check_main.h"
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>

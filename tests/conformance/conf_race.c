@@ -10,7 +10,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include "conf.h"
-#include "../check_main.h"
+#include "../helpers/check_main.h"
 
 #define RACE_ROUNDS  4
 #define RACE_MS      300            /* each thread stops after this long (CONF_RACE_MS)... */

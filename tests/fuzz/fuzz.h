@@ -2,7 +2,7 @@
 /* Shared by devq's fuzz targets (tests/fuzz).  Each target is one file
  * defining LLVMFuzzerTestOneInput; built with clang -fsanitize=fuzzer it
  * is a libFuzzer binary (make fuzz), linked with standalone.c it replays
- * corpus files under gcc (make check: tests/fuzz-corpora).
+ * corpus files under gcc (make check: tests/scripts/fuzz-corpora).
  *
  * FUZZ_CHECK is the targets' assert: a broken property is a crash the
  * fuzzer keeps as a reproducer, in every build mode (NDEBUG-proof). */

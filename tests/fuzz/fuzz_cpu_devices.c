@@ -2,7 +2,7 @@
 /* DEVQ_CPU_DEVICES, parsed by the cpu backend itself (plugins/cpu,
  * strtoul) when asked for its device count.  The backend is driven
  * through its ops table with the stand-alone test host table
- * (tests/cpu_test_host.c), as tests/test_cpu_plugin.c does.
+ * (tests/helpers/cpu_test_host.c), as tests/unit/test_cpu_plugin.c does.
  * DEVQ_CPU_THREADS is parsed once per process (its pool is configured
  * once), so it is not reachable per input.
  *

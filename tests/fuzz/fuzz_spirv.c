@@ -9,7 +9,7 @@
  * (tests/fuzz/corpus/spirv). */
 #include "fuzz.h"
 #include "vk_plugin.h"
-#include "../host_fns.h"
+#include "../helpers/host_fns.h"
 
 static int host_log_level(void) { return DEVQ_LOG_OFF; }
 static const struct devq_host fuzz_host = HOST_FNS_TABLE;

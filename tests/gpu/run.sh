@@ -53,7 +53,7 @@ else
 fi
 
 step "cuda plugin over the emulated driver"
-if make check TESTS="tests/test_cuda_emu tests/gpu-plugin-cuda-emu tests/gpu-faults-cuda-emu"; then
+if make check TESTS="tests/unit/test_cuda_emu tests/scripts/gpu-plugin-cuda-emu tests/scripts/gpu-faults-cuda-emu"; then
     ok "plugin tests (emulated driver)"
 else
     bad "plugin tests (emulated driver)"

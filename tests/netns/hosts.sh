@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=sh disable=SC2034
-# Simulated hosts for MPI over TCP (sourced by tests/channels-mpi-netns):
+# Simulated hosts for MPI over TCP (sourced by tests/scripts/channels-mpi-netns):
 # N Linux network namespaces ("hosts" h0 .. hN-1), each with one veth
 # (eth0) whose other end is enslaved to a bridge that lives in a namespace
 # of its own.  Nothing touches the machine's own namespace: every veth is

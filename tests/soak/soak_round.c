@@ -46,7 +46,7 @@ static const char *const known_names[KNOWN_COUNT] = {
     "lost-device-memory", "alloc-message", "cause-truncated", "free-lost-on-error",
 };
 
-/* The four notes were lib bugs, fixed since (tests/test_strict_notes.c
+/* The four notes were lib bugs, fixed since (tests/unit/test_strict_notes.c
  * keeps each one fixed): they fail a round unless SOAK_STRICT=0 turns
  * them back into notes. */
 void soak_known(struct soak_round *r, enum soak_known k, const char *fmt, ...)
@@ -60,7 +60,7 @@ void soak_known(struct soak_round *r, enum soak_known k, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (strict) {
-        soak_fail(r, "[lib bug %s, fixed before: see tests/test_strict_notes.c] %s", known_names[k], msg);
+        soak_fail(r, "[lib bug %s, fixed before: see tests/unit/test_strict_notes.c] %s", known_names[k], msg);
         return;
     }
     r->notes++;
@@ -139,7 +139,7 @@ static bool deferred_hazards(void)
  * later ordered behind (a device-side wait for an unset host value, or
  * another stream held by one): a false dependency, and a hang for a
  * valid program (the host waits for the batch before setting the value). */
-/* Fixed in lib (tests/test_held_alignment.c): on unless =0. */
+/* Fixed in lib (tests/unit/test_held_alignment.c): on unless =0. */
 static bool xdev_release(void)
 {
     static int on = -1;

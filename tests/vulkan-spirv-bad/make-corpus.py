@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Regenerates the corpus of corrupt SPIR-V that tests/test_vulkan.c loads
+# Regenerates the corpus of corrupt SPIR-V that tests/unit/test_vulkan.c loads
 # (each must be -EINVAL at devq_kernel_load, refused by the validator
 # before any driver call).  Each file is tests/conformance/add_u32.spv
 # with one defect; missing-entry.spv is add_u32 without its OpEntryPoint

@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/* Timeline signal rules and the futex wait path (see devq_signal(3)).
+ * Links the internal core to read the early-wake counter. */
+#include "config.h"
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <devq/devq.h>
+#include "signal_impl.h"
+#include "../helpers/check_main.h"
+
+#define MS 1000000ull
+
+START_TEST(values_only_rise)
+{
+    devq_signal *s;
+    ck_assert_int_eq(devq_signal_create(5, &s), 0);
+    ck_assert_uint_eq(devq_signal_value(s), 5);
+    ck_assert_int_eq(devq_signal_set(s, 5), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "not above the current value 5"));
+    ck_assert_int_eq(devq_signal_set(s, 3), -EINVAL);
+    ck_assert_uint_eq(devq_signal_value(s), 5);
+    ck_assert_int_eq(devq_signal_set(s, 9), 0);
+    ck_assert_uint_eq(devq_signal_value(s), 9);
+    ck_assert_int_eq(devq_signal_status(s), 0);
+    ck_assert_int_eq(devq_signal_wait(s, 9, 0), 0);
+    ck_assert_int_eq(devq_signal_wait(s, 1, 0), 0);
+    /* Internal advance ignores lower values instead of failing. */
+    ck_assert_int_eq(devq__signal_advance(s, 4), 0);
+    ck_assert_uint_eq(devq_signal_value(s), 9);
+    ck_assert_int_eq(devq__signal_advance(s, 12), 0);
+    ck_assert_uint_eq(devq_signal_value(s), 12);
+    devq_signal_destroy(s);
+}
+END_TEST
+
+START_TEST(bad_handles)
+{
+    ck_assert_int_eq(devq_signal_create(0, NULL), -EINVAL);
+    ck_assert_int_eq(devq_signal_set(NULL, 1), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "devq_signal_set: signal is NULL"));
+    ck_assert_uint_eq(devq_signal_value(NULL), 0);
+    ck_assert_int_eq(devq_signal_status(NULL), -EINVAL);
+    ck_assert_int_eq(devq_signal_wait(NULL, 1, 0), -EINVAL);
+    ck_assert_int_eq(devq_signal_fail(NULL, -EIO), -EINVAL);
+    devq_signal_destroy(NULL);   /* no crash */
+    _Alignas(64) uint64_t garbage[64] = { 0 };
+    devq_signal *g = (devq_signal *)garbage;
+    ck_assert_int_eq(devq_signal_set(g, 1), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "not a live devq_signal"));
+    ck_assert_uint_eq(devq_signal_value(g), 0);
+    ck_assert_int_eq(devq_signal_wait_fd(g, 1, &(int){ 0 }), -EINVAL);
+    ck_assert_int_eq(devq_signal_export_fd(g, &(int){ 0 }), -EINVAL);
+    ck_assert_int_eq(devq_notify_cancel(NULL), -EINVAL);
+    ck_assert_int_eq(devq_notify_cancel((devq_notify *)garbage), -EINVAL);
+
+    devq_signal *s;
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    ck_assert_int_eq(devq_signal_fail(s, 5), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "negative errno"));
+    ck_assert_int_eq(devq_signal_fail(s, 0), -EINVAL);
+    ck_assert_int_eq(devq_signal_status(s), 0);
+    /* A queue still holding a reference keeps the memory: the user's
+     * handle is then detectably dead. */
+    devq__signal_retain(s);
+    devq_signal_destroy(s);
+    ck_assert_int_eq(devq_signal_set(s, 1), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "was destroyed"));
+    ck_assert_int_eq(devq__signal_advance(s, 3), 0);   /* queues may still */
+    devq__signal_release(s);
+}
+END_TEST
+
+START_TEST(fail_rules)
+{
+    devq_signal *s;
+    ck_assert_int_eq(devq_signal_create(7, &s), 0);
+    char want[DEVQ_LABEL_MAX + 64];   /* a label and the fixed text */
+    snprintf(want, sizeof want, "devq_signal_fail(-EIO) called on %s", devq__signal_label(s).s);
+    ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);
+    ck_assert_int_eq(devq_signal_status(s), -EIO);
+    ck_assert_str_eq(devq__signal_cause(s), want);
+    /* First failure wins. */
+    ck_assert_int_eq(devq_signal_fail(s, -ENODEV), 0);
+    devq__signal_fail_cause(s, -EPIPE, "other cause");
+    ck_assert_int_eq(devq_signal_status(s), -EIO);
+    ck_assert_str_eq(devq__signal_cause(s), want);
+    /* set on a failed signal returns the failure; value unchanged. */
+    ck_assert_int_eq(devq_signal_set(s, 100), -EIO);
+    ck_assert_str_eq(devq_errmsg(), want);
+    ck_assert_uint_eq(devq_signal_value(s), 7);
+    ck_assert_int_eq(devq__signal_advance(s, 100), -EIO);
+    /* Every future waiter gets it, even for a value already reached. */
+    ck_assert_int_eq(devq_signal_wait(s, 3, 0), -EIO);
+    ck_assert_str_eq(devq_errmsg(), want);
+    ck_assert_int_eq(devq_signal_wait(s, 30, DEVQ_TIMEOUT_INFINITE), -EIO);
+    ck_assert_str_eq(devq_errmsg(), want);
+    devq_signal_destroy(s);
+
+    /* The internal cause is kept verbatim. */
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    devq__signal_fail_cause(s, -EFAULT, "kernel 'saxpy' on queue q2 failed: -EFAULT");
+    ck_assert_int_eq(devq_signal_wait(s, 1, 0), -EFAULT);
+    ck_assert_str_eq(devq_errmsg(), "kernel 'saxpy' on queue q2 failed: -EFAULT");
+    devq_signal_destroy(s);
+}
+END_TEST
+
+START_TEST(timeouts)
+{
+    devq_signal *s;
+    ck_assert_int_eq(devq_signal_create(7, &s), 0);
+    char want[DEVQ_LABEL_MAX + 64];   /* a label and the fixed text */
+    snprintf(want, sizeof want, "%s: timed out waiting for 10, value is 7", devq__signal_label(s).s);
+    /* 0 polls. */
+    uint64_t t0 = check_now_ns();
+    ck_assert_int_eq(devq_signal_wait(s, 10, 0), -ETIMEDOUT);
+    ck_assert_str_eq(devq_errmsg(), want);
+    /* A short timeout expires roughly on time. */
+    t0 = check_now_ns();
+    ck_assert_int_eq(devq_signal_wait(s, 10, 20 * MS), -ETIMEDOUT);
+    uint64_t took = check_now_ns() - t0;
+    ck_assert_uint_ge(took, 20 * MS);
+    ck_assert_uint_lt(took, 2000 * MS);
+    ck_assert_str_eq(devq_errmsg(), want);
+    /* An already-expired (1 ns) deadline returns at once. */
+    t0 = check_now_ns();
+    ck_assert_int_eq(devq_signal_wait(s, 10, 1), -ETIMEDOUT);
+    ck_assert_uint_lt(check_now_ns() - t0, 50 * MS);
+    /* A reached value never times out, even with 0. */
+    ck_assert_int_eq(devq_signal_set(s, 10), 0);
+    ck_assert_int_eq(devq_signal_wait(s, 10, 0), 0);
+    devq_signal_destroy(s);
+}
+END_TEST
+
+START_TEST(near_uint64_max)
+{
+    devq_signal *s;
+    ck_assert_int_eq(devq_signal_create(UINT64_MAX - 3, &s), 0);
+    ck_assert_int_eq(devq_signal_wait(s, UINT64_MAX, 0), -ETIMEDOUT);
+    ck_assert_int_eq(devq_signal_set(s, UINT64_MAX - 1), 0);
+    ck_assert_int_eq(devq_signal_wait(s, UINT64_MAX - 1, 0), 0);
+    ck_assert_int_eq(devq_signal_set(s, UINT64_MAX), 0);
+    ck_assert_uint_eq(devq_signal_value(s), UINT64_MAX);
+    ck_assert_int_eq(devq_signal_wait(s, UINT64_MAX, DEVQ_TIMEOUT_INFINITE), 0);
+    ck_assert_int_eq(devq_signal_set(s, UINT64_MAX), -EINVAL);
+    devq_signal_destroy(s);
+    /* A huge timeout saturates instead of wrapping into the past. */
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    ck_assert_int_eq(devq_signal_wait(s, 0, UINT64_MAX - 1), 0);
+    devq_signal_destroy(s);
+}
+END_TEST
+
+/* ---- threads ---- */
+
+struct waiter_arg {
+    devq_signal *s;
+    _Atomic pid_t tid;    /* for /proc/self/task/TID/stat */
+    uint64_t want;
+    uint64_t seen;        /* value right after the wait returned */
+    int rc;
+    char msg[256];
+};
+
+static void *waiter(void *p)
+{
+    struct waiter_arg *a = p;
+    atomic_store(&a->tid, gettid());
+    a->rc = devq_signal_wait(a->s, a->want, DEVQ_TIMEOUT_INFINITE);
+    a->seen = devq_signal_value(a->s);
+    snprintf(a->msg, sizeof a->msg, "%s", devq_errmsg());
+    return NULL;
+}
+
+static char task_state(pid_t tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return '?';
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' ? p[2] : '?';
+}
+
+/* Wait until every waiter counted itself and is asleep in the kernel
+ * (after counting, the futex is the only place a waiter can sleep), so
+ * that a later wake-up is the futex's doing, not a race with the sleep. */
+static void wait_sleepers(devq_signal *s, struct waiter_arg *a, int n)
+{
+    for (int tries = 0; tries < 10000; tries++) {
+        int asleep = atomic_load(&s->tl->waiters) >= (uint32_t)n;
+        for (int i = 0; asleep && i < n; i++)
+            asleep = atomic_load(&a[i].tid) && task_state(atomic_load(&a[i].tid)) == 'S';
+        if (asleep)
+            return;
+        check_nap_ms(1);
+    }
+    ck_abort_msg("waiters did not all go to sleep within 10 s");
+}
+
+START_TEST(distinct_values_no_early_wake)
+{
+    enum { N = 24 };
+    devq_signal *s;
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    struct waiter_arg a[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        a[i] = (struct waiter_arg){ .s = s, .want = (uint64_t)i + 1 };
+        pthread_create(&t[i], NULL, waiter, &a[i]);
+    }
+    wait_sleepers(s, a, N);
+    uint64_t early0 = atomic_load(&devq__signal_early_wakes);
+    for (int v = 1; v <= N; v++) {
+        ck_assert_int_eq(devq_signal_set(s, (uint64_t)v), 0);
+        pthread_join(t[v - 1], NULL);
+        ck_assert_int_eq(a[v - 1].rc, 0);
+        ck_assert_uint_ge(a[v - 1].seen, (uint64_t)v);
+        /* The ones still waiting were not woken by this set. */
+        ck_assert_uint_eq(atomic_load(&s->tl->waiters), (uint32_t)(N - v));
+    }
+    ck_assert_uint_eq(atomic_load(&devq__signal_early_wakes) - early0, 0);
+    devq_signal_destroy(s);
+}
+END_TEST
+
+START_TEST(fail_wakes_sleepers)
+{
+    enum { N = 8 };
+    devq_signal *s;
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    struct waiter_arg a[N];
+    pthread_t t[N];
+    for (int i = 0; i < N; i++) {
+        a[i] = (struct waiter_arg){ .s = s, .want = 100 + (uint64_t)i * 7 };
+        pthread_create(&t[i], NULL, waiter, &a[i]);
+    }
+    wait_sleepers(s, a, N);
+    devq__signal_fail_cause(s, -ENODEV, "device lost: cpu:0 fell off the bus");
+    for (int i = 0; i < N; i++) {
+        pthread_join(t[i], NULL);
+        ck_assert_int_eq(a[i].rc, -ENODEV);
+        ck_assert_str_eq(a[i].msg, "device lost: cpu:0 fell off the bus");
+    }
+    devq_signal_destroy(s);
+}
+END_TEST
+
+struct pingpong {
+    devq_signal *ping, *pong;
+    long rounds;
+    int errors;
+};
+
+static void *pong_thread(void *p)
+{
+    struct pingpong *pp = p;
+    for (long i = 1; i <= pp->rounds; i++) {
+        if (devq_signal_wait(pp->ping, (uint64_t)i, 10000 * MS))
+            pp->errors++;
+        if (devq_signal_set(pp->pong, (uint64_t)i))
+            pp->errors++;
+    }
+    return NULL;
+}
+
+START_TEST(ping_pong)
+{
+    struct pingpong pp = { .rounds = 100000 / SCALE };
+    ck_assert_int_eq(devq_signal_create(0, &pp.ping), 0);
+    ck_assert_int_eq(devq_signal_create(0, &pp.pong), 0);
+    pthread_t t;
+    pthread_create(&t, NULL, pong_thread, &pp);
+    int errors = 0;
+    for (long i = 1; i <= pp.rounds; i++) {
+        errors += devq_signal_set(pp.ping, (uint64_t)i) != 0;
+        errors += devq_signal_wait(pp.pong, (uint64_t)i, 10000 * MS) != 0;
+    }
+    pthread_join(t, NULL);
+    ck_assert_int_eq(errors, 0);
+    ck_assert_int_eq(pp.errors, 0);
+    ck_assert_uint_eq(devq_signal_value(pp.pong), (uint64_t)pp.rounds);
+    devq_signal_destroy(pp.ping);
+    devq_signal_destroy(pp.pong);
+}
+END_TEST
+
+/* 4 producers raise one signal with set (losing races is -EINVAL, never
+ * a lost value); 4 consumers wait for ever higher values. */
+struct mpmc {
+    devq_signal *s;
+    _Atomic uint64_t next;
+    uint64_t last;
+    _Atomic int bad;
+};
+
+static void *producer(void *p)
+{
+    struct mpmc *m = p;
+    for (;;) {
+        uint64_t v = atomic_fetch_add(&m->next, 1);
+        if (v > m->last)
+            return NULL;
+        int r = devq_signal_set(m->s, v);
+        if (r && r != -EINVAL)
+            atomic_store(&m->bad, 1);
+        if (r == 0 && devq_signal_value(m->s) < v)
+            atomic_store(&m->bad, 2);
+    }
+}
+
+static void *consumer(void *p)
+{
+    struct mpmc *m = p;
+    unsigned seed = (unsigned)(uintptr_t)&seed;
+    uint64_t want = 0;
+    while (want < m->last) {
+        want += 1 + (uint64_t)(rand_r(&seed) % 50);
+        if (want > m->last)
+            want = m->last;
+        if (devq_signal_wait(m->s, want, 10000 * MS))
+            atomic_store(&m->bad, 3);
+        if (devq_signal_value(m->s) < want)
+            atomic_store(&m->bad, 4);
+    }
+    return NULL;
+}
+
+START_TEST(producers_consumers)
+{
+    struct mpmc m = { .next = 1, .last = 200000 / SCALE };
+    ck_assert_int_eq(devq_signal_create(0, &m.s), 0);
+    pthread_t t[8];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&t[i], NULL, consumer, &m);
+    for (int i = 4; i < 8; i++)
+        pthread_create(&t[i], NULL, producer, &m);
+    for (int i = 0; i < 8; i++)
+        pthread_join(t[i], NULL);
+    ck_assert_int_eq(atomic_load(&m.bad), 0);
+    /* The highest value always lands: a producer only loses to a higher one. */
+    ck_assert_uint_eq(devq_signal_value(m.s), m.last);
+    devq_signal_destroy(m.s);
+}
+END_TEST
+
+/* A signal whose waits always take long stops spinning: waiting on it
+ * then costs no CPU before the futex. */
+struct slow_setter { devq_signal *s; int n; };
+
+static void *slow_set(void *p)
+{
+    struct slow_setter *a = p;
+    for (int i = 1; i <= a->n; i++) {
+        check_nap_ms(5);
+        devq_signal_set(a->s, (uint64_t)i);
+    }
+    return NULL;
+}
+
+START_TEST(slow_signal_stops_spinning)
+{
+    devq_signal *s;
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    ck_assert_int_gt(atomic_load(&s->spin_budget), 0);
+    struct slow_setter a = { s, 8 };
+    pthread_t t;
+    pthread_create(&t, NULL, slow_set, &a);
+    for (int i = 1; i <= a.n; i++)
+        ck_assert_int_eq(devq_signal_wait(s, (uint64_t)i, 10000 * MS), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(atomic_load(&s->spin_budget), 0);
+    devq_signal_destroy(s);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("signal");
+    TCase *tc = tcase_create("rules");
+    tcase_add_test(tc, values_only_rise);
+    tcase_add_test(tc, bad_handles);
+    tcase_add_test(tc, fail_rules);
+    tcase_add_test(tc, timeouts);
+    tcase_add_test(tc, near_uint64_max);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("threads");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, distinct_values_no_early_wake);
+    tcase_add_test(tc, fail_wakes_sleepers);
+    tcase_add_test(tc, ping_pong);
+    tcase_add_test(tc, producers_consumers);
+    tcase_add_test(tc, slow_signal_stops_spinning);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return check_run(suite());
+}
