@@ -114,7 +114,9 @@ FUZZ_SRC_signal_page = $(top_srcdir)/tests/fuzz/fuzz_signal_page.c $(top_srcdir)
 	$(top_srcdir)/lib/signal/signal_wait.c $(top_srcdir)/lib/signal/signal_many.c \
 	$(top_srcdir)/lib/signal/signal_notify.c $(top_srcdir)/lib/signal/signal_shared.c \
 	$(top_srcdir)/lib/signal/signal_page.c $(top_srcdir)/lib/signal/notifier.c \
-	$(top_srcdir)/lib/signal/signal_name.c $(top_srcdir)/lib/base/name.c \
+	$(top_srcdir)/lib/signal/signal_name.c $(top_srcdir)/lib/signal/signal_peer.c \
+	$(top_srcdir)/lib/signal/signal_producer.c $(top_srcdir)/lib/base/object.c \
+	$(top_srcdir)/lib/base/name.c \
 	$(top_srcdir)/lib/base/futex.c $(top_srcdir)/lib/base/error.c $(top_srcdir)/lib/base/log.c \
 	$(top_srcdir)/lib/base/env.c $(top_srcdir)/lib/base/env_table.c $(top_srcdir)/lib/base/device_spec.c
 FUZZ_SRC_manifest = $(top_srcdir)/tests/fuzz/fuzz_manifest.c $(top_srcdir)/lib/loader/manifest.c
