@@ -25,12 +25,12 @@
 #include <devq/devq.h>
 #include "bench_util.h"
 
-#define CHECK(x)                                                                        \
-    do {                                                                                \
-        if ((x) < 0) {                                                                  \
-            fprintf(stderr, "bench_channel: %s: %s\n", #x, devq_errmsg());             \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                               \
-        }                                                                               \
+#define CHECK(x)                                                           \
+    do {                                                                   \
+        if ((x) < 0) {                                                     \
+            fprintf(stderr, "bench_channel: %s: %s\n", #x, devq_errmsg()); \
+            MPI_Abort(MPI_COMM_WORLD, 1);                                  \
+        }                                                                  \
     } while (0)
 
 static devq_queue *q;
@@ -153,7 +153,7 @@ int main(int argc, char **argv)
     double *dl = calloc((size_t)lat_iters, sizeof *dl), *ml = calloc((size_t)lat_iters, sizeof *ml);
     double *el = calloc((size_t)lat_iters, sizeof *el);
     int per = lat_iters / blocks;
-    for (int i = 0; i < 100; i++) {       /* warm up both paths */
+    for (int i = 0; i < 100; i++) { /* warm up both paths */
         devq_allreduce_ns(small, 2);
         mpi_allreduce_ns(sp, 2);
     }
@@ -174,7 +174,8 @@ int main(int argc, char **argv)
         bl[i] = devq_allreduce_batched_ns(small, 2, 100);
     }
     double blat = bench_median(bl, 50) / 1000;
-    double dlat = bench_median(dl, (size_t)(per * blocks)) / 1000, mlat = bench_median(ml, (size_t)(per * blocks)) / 1000;
+    double dlat = bench_median(dl, (size_t)(per * blocks)) / 1000,
+           mlat = bench_median(ml, (size_t)(per * blocks)) / 1000;
 
     /* bandwidth, 64 MiB */
     const size_t bytes = 64u << 20, count = bytes / 4;
@@ -221,22 +222,25 @@ int main(int argc, char **argv)
         mr[i] = mpi_rs_ns(mgs, mgd, part);
     }
     double gbytes = (double)(part * 4 * (size_t)size);
-    double dgbw = gbytes / bench_median(dg, (size_t)bw_iters), mgbw = gbytes / bench_median(mg, (size_t)bw_iters);
-    double drbw = gbytes / bench_median(dr, (size_t)bw_iters), mrbw = gbytes / bench_median(mr, (size_t)bw_iters);
+    double dgbw = gbytes / bench_median(dg, (size_t)bw_iters),
+           mgbw = gbytes / bench_median(mg, (size_t)bw_iters);
+    double drbw = gbytes / bench_median(dr, (size_t)bw_iters),
+           mrbw = gbytes / bench_median(mr, (size_t)bw_iters);
     /* bytes per ns = GB/s */
-    double dbw = (double)bytes / bench_median(db, (size_t)bw_iters), mbw = (double)bytes / bench_median(mb, (size_t)bw_iters);
+    double dbw = (double)bytes / bench_median(db, (size_t)bw_iters),
+           mbw = (double)bytes / bench_median(mb, (size_t)bw_iters);
 
     if (rank == 0) {
         bench_header("channels: devq all_reduce (cpu, devq-mpi) vs MPI_Allreduce, 2 ranks, medians");
         bench_row("all_reduce 8 B latency, us (lower is better)", dlat, mlat, "us", "<= 3x");
         bench_row("all_reduce 8 B, 100 per batch, per op, us", blat, mlat, "us", "<= 1.5x");
         bench_row("all_reduce 8 B minus an empty batch, us", dlat - elat, mlat, "us", "(channel's own cost)");
-        printf("%-44s %12.3f %12.3f %-8s %6.2fx  %s\n", "all_reduce 64 MiB bandwidth, GB/s (higher)", dbw, mbw,
-               "GB/s", mbw ? dbw / mbw : 0.0, ">= 0.95x");
-        printf("%-44s %12.3f %12.3f %-8s %6.2fx  %s\n", "  the same vs MPI_Iallreduce + MPI_Test loop", dbw, ibw,
-               "GB/s", ibw ? dbw / ibw : 0.0, "(libnbc's path)");
-        printf("%-44s %12.3f %12.3f %-8s %6.2fx  %s\n", "all_gather 64 MiB vs MPI_Allgather, GB/s", dgbw, mgbw,
-               "GB/s", mgbw ? dgbw / mgbw : 0.0, ">= 0.95x");
+        printf("%-44s %12.3f %12.3f %-8s %6.2fx  %s\n", "all_reduce 64 MiB bandwidth, GB/s (higher)", dbw,
+               mbw, "GB/s", mbw ? dbw / mbw : 0.0, ">= 0.95x");
+        printf("%-44s %12.3f %12.3f %-8s %6.2fx  %s\n", "  the same vs MPI_Iallreduce + MPI_Test loop", dbw,
+               ibw, "GB/s", ibw ? dbw / ibw : 0.0, "(libnbc's path)");
+        printf("%-44s %12.3f %12.3f %-8s %6.2fx  %s\n", "all_gather 64 MiB vs MPI_Allgather, GB/s", dgbw,
+               mgbw, "GB/s", mgbw ? dgbw / mgbw : 0.0, ">= 0.95x");
         printf("%-44s %12.3f %12.3f %-8s %6.2fx  %s\n", "reduce_scatter 64 MiB vs MPI_Reduce_scatter_block",
                drbw, mrbw, "GB/s", mrbw ? drbw / mrbw : 0.0, ">= 0.95x");
         fflush(stdout);

@@ -14,7 +14,10 @@
 static const struct devq_backend_ops *ops;
 static devq_pl_device *dev;
 
-static uint64_t now(void) { return cpu_test_host.now_ns(); }
+static uint64_t now(void)
+{
+    return cpu_test_host.now_ns();
+}
 
 static int cb_count(void *arg, int status)
 {
@@ -35,8 +38,8 @@ static void bench_host_fn_rate(devq_pl_stream *s)
     ops->event_record(e, s);
     ops->event_wait(e, UINT64_MAX);
     double dt = (double)(now() - t0) / 1e9;
-    printf("host_fn throughput:   %8.2f M ops/s (%d callbacks, count %s)\n",
-           N / dt / 1e6, N, count == N ? "ok" : "WRONG");
+    printf("host_fn throughput:   %8.2f M ops/s (%d callbacks, count %s)\n", N / dt / 1e6, N,
+           count == N ? "ok" : "WRONG");
     /* An "empty batch" as lib makes it: a host callback and an event record. */
     t0 = now();
     for (int i = 0; i < N / 2; i++) {
@@ -45,8 +48,7 @@ static void bench_host_fn_rate(devq_pl_stream *s)
     }
     ops->event_wait(e, UINT64_MAX);
     dt = (double)(now() - t0) / 1e9;
-    printf("empty batches:        %8.2f M batches/s (host_fn + event_record)\n",
-           N / 2 / dt / 1e6);
+    printf("empty batches:        %8.2f M batches/s (host_fn + event_record)\n", N / 2 / dt / 1e6);
     ops->event_destroy(e);
 }
 
@@ -67,7 +69,7 @@ static void *ref_worker(void *arg)
             pthread_cond_wait(&q->work, &q->m);
         if (q->stop)
             break;
-        q->completed++;           /* the "op" */
+        q->completed++; /* the "op" */
         pthread_cond_broadcast(&q->done);
     }
     pthread_mutex_unlock(&q->m);
@@ -84,8 +86,9 @@ static void idle_gap(void)
 
 static double ref_round_trip_ns(int rounds, int cold)
 {
-    struct ref_queue q = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-                           PTHREAD_COND_INITIALIZER, 0, 0, 0 };
+    struct ref_queue q = {
+        PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0
+    };
     pthread_t t;
     pthread_create(&t, NULL, ref_worker, &q);
     uint64_t total = 0;
@@ -146,7 +149,12 @@ int bench_saxpy(void *const *args, const devq_cpu_group *g)
     return 0;
 }
 
-struct half { const float *x; float *y; float a; size_t begin, end; };
+struct half {
+    const float *x;
+    float *y;
+    float a;
+    size_t begin, end;
+};
 static void *saxpy_half(void *arg)
 {
     struct half *h = arg;
@@ -157,7 +165,7 @@ static void *saxpy_half(void *arg)
 
 static void bench_saxpy_launch(devq_pl_stream *s)
 {
-    const size_t n = (256u << 20) / 2 / sizeof(float);   /* x and y: 256 MiB together */
+    const size_t n = (256u << 20) / 2 / sizeof(float); /* x and y: 256 MiB together */
     float *x, *y;
     void *h;
     if (ops->mem_alloc(dev, n * sizeof(float), (void **)&x, &h) ||
@@ -202,7 +210,7 @@ static void bench_saxpy_launch(devq_pl_stream *s)
         if (dt < best_ref)
             best_ref = dt;
     }
-    double bytes = 3.0 * (double)n * sizeof(float);   /* read x, read y, write y */
+    double bytes = 3.0 * (double)n * sizeof(float); /* read x, read y, write y */
     printf("saxpy 256 MiB launch: %8.2f ms (%.2f GB/s)\n", best_launch / 1e6, bytes / best_launch);
     printf("saxpy 2-thread loop:  %8.2f ms (%.2f GB/s)\n", best_ref / 1e6, bytes / best_ref);
     printf("saxpy ratio (loop time / launch time): %.2f\n", best_ref / best_launch);
@@ -229,7 +237,7 @@ int main(void)
     /* Best of 5 interleaved runs: the machine may be shared, and the
      * best run is the one least disturbed by others. */
     enum { ROUNDS = 20000, COLD_ROUNDS = 1000, REPS = 5 };
-    cpu_round_trip_ns(s, 1000, 0);   /* warm up */
+    cpu_round_trip_ns(s, 1000, 0); /* warm up */
     for (int cold = 0; cold < 2; cold++) {
         double ref = 1e30, cpu = 1e30;
         for (int r = 0; r < REPS; r++) {
@@ -239,7 +247,8 @@ int main(void)
             cpu = b < cpu ? b : cpu;
         }
         printf("round trip, %s:     %8.0f ns cpu stream, %.0f ns mutex+condvar queue "
-               "(ratio %.2f, target <= 1.5)\n", cold ? "idle" : "busy", cpu, ref, cpu / ref);
+               "(ratio %.2f, target <= 1.5)\n",
+               cold ? "idle" : "busy", cpu, ref, cpu / ref);
     }
     bench_saxpy_launch(s);
     ops->stream_destroy(s);

@@ -19,8 +19,14 @@
 #include <unistd.h>
 #include <devq/devq.h>
 
-#define CHECK(x) do { int r_ = (x); if (r_ < 0) { fprintf(stderr, "bench_footprint: %s: %d %s\n", #x, r_, \
-                                                      devq_errmsg()); exit(1); } } while (0)
+#define CHECK(x)                                                                    \
+    do {                                                                            \
+        int r_ = (x);                                                               \
+        if (r_ < 0) {                                                               \
+            fprintf(stderr, "bench_footprint: %s: %d %s\n", #x, r_, devq_errmsg()); \
+            exit(1);                                                                \
+        }                                                                           \
+    } while (0)
 #define TIMEOUT_NS (60ull * 1000000000ull)
 
 static long heap(void)
@@ -77,7 +83,7 @@ int main(int argc, char **argv)
     CHECK(devq_buffer_alloc(dev, 4096, NULL, 0, &buf));
 
     enum { N = 20000 };
-    per_batch(dev, buf, 1, N);                        /* warm the caches once */
+    per_batch(dev, buf, 1, N); /* warm the caches once */
     double b0 = per_batch(dev, buf, 0, N);
     double b1 = per_batch(dev, buf, 1, N);
     double b8 = per_batch(dev, buf, 8, N);
@@ -117,8 +123,8 @@ int main(int argc, char **argv)
     printf("  batch in flight, a fill and a signal   %8.0f heap bytes\n", b1);
     printf("  op (fill), recorded in a batch          %8.0f heap bytes (from 8 fills: %.0f)\n", b1 - b0,
            (b8 - b0) / 8);
-    printf("  buffer handle (256 B buffer)           %8.0f heap bytes, %.0f RSS bytes with its 256 B\n", hheap,
-           hrss);
+    printf("  buffer handle (256 B buffer)           %8.0f heap bytes, %.0f RSS bytes with its 256 B\n",
+           hheap, hrss);
     printf("  signal                                 %8.0f heap bytes\n", sheap);
     printf("  queue (with its cpu stream)            %8.0f heap bytes\n", qheap);
 

@@ -38,14 +38,14 @@ static const char *kind_name[NKIND] = { "pool", "direct", "pool-sync", "stats+po
 
 struct pattern {
     const char *name;
-    size_t fixed;          /* 0: random live set */
+    size_t fixed; /* 0: random live set */
     size_t pairs;
 };
 
 static devq_resource *res[K_MALLOC];
 static struct devq_stream *stream;
-static size_t *sizes;      /* random pattern: size per step */
-static int *slots;         /* random pattern: slot per step */
+static size_t *sizes; /* random pattern: size per step */
+static int *slots;    /* random pattern: slot per step */
 
 static double now_s(void)
 {
@@ -144,8 +144,7 @@ int main(int argc, char **argv)
     devq_pl_stream *pl = NULL;
     struct devq_stream real_stream = { 0 };
     const char *where = "cpu device";
-    if (devq_device_open("cpu", &dev) == 0 &&
-        dev->ops->stream_create(dev->pl, NULL, &pl) == 0) {
+    if (devq_device_open("cpu", &dev) == 0 && dev->ops->stream_create(dev->pl, NULL, &pl) == 0) {
         real_stream = (struct devq_stream){ .dev = dev, .pl = pl, .id = 60 };
         stream = &real_stream;
     } else {
@@ -164,32 +163,31 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    printf("bench_mem: alloc/free pairs per second on one stream (%s), median of %d runs\n",
-           where, RUNS);
-    printf("%-15s %11s %11s %11s %11s %11s %12s %12s\n", "pattern", "pool", "direct",
-           "pool-sync", "stats+pool", "malloc", "pool/malloc", "pool/direct");
+    printf("bench_mem: alloc/free pairs per second on one stream (%s), median of %d runs\n", where, RUNS);
+    printf("%-15s %11s %11s %11s %11s %11s %12s %12s\n", "pattern", "pool", "direct", "pool-sync",
+           "stats+pool", "malloc", "pool/malloc", "pool/direct");
     int ok = 1;
-    const char *only_pattern = getenv("BENCH_MEM_PATTERN");   /* "0".."3", for profiling */
+    const char *only_pattern = getenv("BENCH_MEM_PATTERN"); /* "0".."3", for profiling */
     for (size_t p = 0; p < 4; p++) {
         double med[NKIND];
         if (only_pattern && (size_t)atoi(only_pattern) != p)
             continue;
         for (int k = 0; k < NKIND; k++) {
             double v[RUNS];
-            const char *only = getenv("BENCH_MEM_ONLY");   /* for profiling one allocator */
+            const char *only = getenv("BENCH_MEM_ONLY"); /* for profiling one allocator */
             if (only && strcmp(only, kind_name[k])) {
                 med[k] = 1;
                 continue;
             }
-            run((enum kind)k, &patterns[p]);          /* warm up: caches, chunks, mmap threshold */
+            run((enum kind)k, &patterns[p]); /* warm up: caches, chunks, mmap threshold */
             for (int r = 0; r < RUNS; r++)
                 v[r] = run((enum kind)k, &patterns[p]);
             qsort(v, RUNS, sizeof *v, cmp);
             med[k] = v[RUNS / 2];
         }
         double rm = med[K_POOL] / med[K_MALLOC], rd = med[K_POOL] / med[K_DIRECT];
-        printf("%-15s %11.0f %11.0f %11.0f %11.0f %11.0f %11.2fx %11.2fx\n", patterns[p].name,
-               med[K_POOL], med[K_DIRECT], med[K_POOL_SYNC], med[K_STACK], med[K_MALLOC], rm, rd);
+        printf("%-15s %11.0f %11.0f %11.0f %11.0f %11.0f %11.2fx %11.2fx\n", patterns[p].name, med[K_POOL],
+               med[K_DIRECT], med[K_POOL_SYNC], med[K_STACK], med[K_MALLOC], rm, rd);
         if (rm < 1.0 || rd < 5.0)
             ok = 0;
     }

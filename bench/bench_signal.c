@@ -51,8 +51,14 @@ static double median(uint64_t *v, long n)
 static double mid3(double *v)
 {
     double a = v[0], b = v[1], c = v[2];
-    if (a > b) { double x = a; a = b; b = x; }
-    if (b > c) { b = c; }
+    if (a > b) {
+        double x = a;
+        a = b;
+        b = x;
+    }
+    if (b > c) {
+        b = c;
+    }
     return a > b ? a : b;
 }
 
@@ -64,7 +70,9 @@ static void die(const char *what)
 
 /* ---- devq ping-pong ---- */
 
-struct devq_pp { devq_signal *ping, *pong; };
+struct devq_pp {
+    devq_signal *ping, *pong;
+};
 
 static void *devq_ponger(void *p)
 {
@@ -153,7 +161,9 @@ static void cv_wait(struct cv_signal *s, uint64_t v)
     pthread_mutex_unlock(&s->m);
 }
 
-struct cv_pp { struct cv_signal ping, pong; };
+struct cv_pp {
+    struct cv_signal ping, pong;
+};
 
 static void *cv_ponger(void *p)
 {
@@ -328,13 +338,12 @@ int main(void)
      * share one core, spinning cannot pay off, and devq falls back to the
      * futex path (about raw-futex speed); print the load so the numbers
      * can be read. */
-    printf("machine: %ld cpus online, 1-minute load average %.2f\n",
-           sysconf(_SC_NPROCESSORS_ONLN), load[0]);
+    printf("machine: %ld cpus online, 1-minute load average %.2f\n", sysconf(_SC_NPROCESSORS_ONLN), load[0]);
     printf("signal ping-pong round trip (2 hand-offs), %ld rounds x 3, median ns\n", rounds);
     printf("  %-44s %10s %10s\n", "contender", "median ns", "devq/x");
     printf("  %-44s %10.0f %10s\n", "devq_signal set/wait", dm, "1.00");
-    printf("  %-44s %10.0f %10.2f   (target <= 0.50)\n",
-           "(a) atomic u64 + mutex/condvar broadcast", am, dm / am);
+    printf("  %-44s %10.0f %10.2f   (target <= 0.50)\n", "(a) atomic u64 + mutex/condvar broadcast", am,
+           dm / am);
     printf("  %-44s %10.0f %10.2f   (target <= 1.30)\n", "(b) raw futex ping-pong", bm, dm / bm);
     printf("  %-44s %10.0f %10.2f\n", "devq process-shared signals (create_shared)", shm, dm / shm);
 

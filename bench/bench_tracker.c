@@ -6,10 +6,14 @@
 #include "bench_util.h"
 #include "tracker.h"
 
-static int noop_align(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced,
-                      const char *why)
+static int noop_align(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced, const char *why)
 {
-    (void)ctx; (void)dst; (void)src; (void)need; (void)synced; (void)why;
+    (void)ctx;
+    (void)dst;
+    (void)src;
+    (void)need;
+    (void)synced;
+    (void)why;
     return 0;
 }
 

@@ -29,17 +29,15 @@ static inline double bench_median(double *v, size_t n)
 }
 
 /* name, devq value, baseline value, unit, ratio meaning */
-static inline void bench_row(const char *name, double devq, double base, const char *unit,
-                             const char *target)
+static inline void bench_row(const char *name, double devq, double base, const char *unit, const char *target)
 {
-    printf("%-44s %12.1f %12.1f %-8s %6.2fx  %s\n", name, devq, base, unit, base ? devq / base : 0.0,
-           target);
+    printf("%-44s %12.1f %12.1f %-8s %6.2fx  %s\n", name, devq, base, unit, base ? devq / base : 0.0, target);
 }
 
 static inline void bench_header(const char *title)
 {
-    printf("\n%s\n%-44s %12s %12s %-8s %7s  %s\n", title, "benchmark", "devq", "baseline", "unit",
-           "ratio", "target");
+    printf("\n%s\n%-44s %12s %12s %-8s %7s  %s\n", title, "benchmark", "devq", "baseline", "unit", "ratio",
+           "target");
 }
 
 #endif

@@ -17,10 +17,22 @@
 #include <devq/devq.h>
 #include "bench_util.h"
 
-#define CHECK(x) do { int r_ = (x); if (r_ < 0) { \
-    fprintf(stderr, "bench_vulkan: %s: %d %s\n", #x, r_, devq_errmsg()); exit(1); } } while (0)
-#define VK(x) do { VkResult r_ = (x); if (r_ != VK_SUCCESS) { \
-    fprintf(stderr, "bench_vulkan: %s: %d\n", #x, (int)r_); exit(1); } } while (0)
+#define CHECK(x)                                                                 \
+    do {                                                                         \
+        int r_ = (x);                                                            \
+        if (r_ < 0) {                                                            \
+            fprintf(stderr, "bench_vulkan: %s: %d %s\n", #x, r_, devq_errmsg()); \
+            exit(1);                                                             \
+        }                                                                        \
+    } while (0)
+#define VK(x)                                                       \
+    do {                                                            \
+        VkResult r_ = (x);                                          \
+        if (r_ != VK_SUCCESS) {                                     \
+            fprintf(stderr, "bench_vulkan: %s: %d\n", #x, (int)r_); \
+            exit(1);                                                \
+        }                                                           \
+    } while (0)
 
 enum { REPS = 7, LAT_N = 500, RATE_N = 1000 };
 #define SAXPY_BYTES (64u << 20)
@@ -64,8 +76,10 @@ struct raw {
 
 static void raw_buffer(struct raw *r, int i, VkDeviceSize size)
 {
-    VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = size,
-                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT };
+    VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .size = size,
+                              .usage =
+                                  VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT };
     VK(vkCreateBuffer(r->dev, &bi, NULL, &r->buf[i]));
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(r->dev, r->buf[i], &req);
@@ -75,7 +89,8 @@ static void raw_buffer(struct raw *r, int i, VkDeviceSize size)
     while (!(req.memoryTypeBits & (1u << t)) ||
            !(mp.memoryTypes[t].propertyFlags & VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT))
         t++;
-    VkMemoryAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .allocationSize = req.size,
+    VkMemoryAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .allocationSize = req.size,
                                 .memoryTypeIndex = t };
     VK(vkAllocateMemory(r->dev, &ai, NULL, &r->mem[i]));
     VK(vkBindBufferMemory(r->dev, r->buf[i], r->mem[i], 0));
@@ -84,7 +99,8 @@ static void raw_buffer(struct raw *r, int i, VkDeviceSize size)
 static VkCommandBuffer raw_record(struct raw *r, uint32_t n, uint32_t groups)
 {
     VkCommandBufferAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                       .commandPool = r->pool, .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandPool = r->pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                        .commandBufferCount = 1 };
     VkCommandBuffer cb;
     VK(vkAllocateCommandBuffers(r->dev, &ai, &cb));
@@ -94,15 +110,20 @@ static VkCommandBuffer raw_record(struct raw *r, uint32_t n, uint32_t groups)
     VkDescriptorBufferInfo bufs[2] = { { r->buf[0], 0, VK_WHOLE_SIZE }, { r->buf[1], 0, VK_WHOLE_SIZE } };
     VkWriteDescriptorSet w[2];
     for (int i = 0; i < 2; i++)
-        w[i] = (VkWriteDescriptorSet){ .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET, .dstBinding = (uint32_t)i,
-                                       .descriptorCount = 1, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        w[i] = (VkWriteDescriptorSet){ .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                       .dstBinding = (uint32_t)i,
+                                       .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                        .pBufferInfo = &bufs[i] };
     PFN_vkCmdPushDescriptorSetKHR push =
         (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(r->dev, "vkCmdPushDescriptorSetKHR");
     push(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->layout, 0, 2, w);
-    struct { float a; uint32_t n; } pc = { 2.0f, n };
+    struct {
+        float a;
+        uint32_t n;
+    } pc = { 2.0f, n };
     vkCmdPushConstants(cb, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-    for (uint32_t base = 0; base < groups; base += 32768)   /* maxComputeWorkGroupCount >= 65535 */
+    for (uint32_t base = 0; base < groups; base += 32768) /* maxComputeWorkGroupCount >= 65535 */
         vkCmdDispatchBase(cb, base, 0, 0, groups - base < 32768 ? groups - base : 32768, 1, 1);
     VK(vkEndCommandBuffer(cb));
     return cb;
@@ -126,15 +147,22 @@ static int raw_init(struct raw *r)
         r->family++;
     float prio = 1;
     VkDeviceQueueCreateInfo qi = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                   .queueFamilyIndex = r->family, .queueCount = 1, .pQueuePriorities = &prio };
+                                   .queueFamilyIndex = r->family,
+                                   .queueCount = 1,
+                                   .pQueuePriorities = &prio };
     VkPhysicalDeviceVulkan13Features f13 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES,
-                                             .synchronization2 = VK_TRUE, .maintenance4 = VK_TRUE };
+                                             .synchronization2 = VK_TRUE,
+                                             .maintenance4 = VK_TRUE };
     VkPhysicalDeviceVulkan12Features f12 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
-                                             .pNext = &f13, .timelineSemaphore = VK_TRUE };
+                                             .pNext = &f13,
+                                             .timelineSemaphore = VK_TRUE };
     const char *ext = VK_KHR_PUSH_DESCRIPTOR_EXTENSION_NAME;
-    VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &f12,
-                               .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi,
-                               .enabledExtensionCount = 1, .ppEnabledExtensionNames = &ext };
+    VkDeviceCreateInfo dci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                               .pNext = &f12,
+                               .queueCreateInfoCount = 1,
+                               .pQueueCreateInfos = &qi,
+                               .enabledExtensionCount = 1,
+                               .ppEnabledExtensionNames = &ext };
     VK(vkCreateDevice(r->phys, &dci, NULL, &r->dev));
     vkGetDeviceQueue(r->dev, r->family, 0, &r->queue);
     VkSemaphoreTypeCreateInfo ti = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO,
@@ -148,17 +176,22 @@ static int raw_init(struct raw *r)
     raw_buffer(r, 1, SAXPY_BYTES);
     VkDescriptorSetLayoutBinding b[2] = {
         { 0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL },
-        { 1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL } };
+        { 1, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, NULL }
+    };
     VkDescriptorSetLayoutCreateInfo di = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                            .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
-                                           .bindingCount = 2, .pBindings = b };
+                                           .bindingCount = 2,
+                                           .pBindings = b };
     VK(vkCreateDescriptorSetLayout(r->dev, &di, NULL, &r->dsl));
     VkPushConstantRange pr = { VK_SHADER_STAGE_COMPUTE_BIT, 0, 8 };
-    VkPipelineLayoutCreateInfo li = { .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO, .setLayoutCount = 1,
-                                      .pSetLayouts = &r->dsl, .pushConstantRangeCount = 1,
+    VkPipelineLayoutCreateInfo li = { .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
+                                      .setLayoutCount = 1,
+                                      .pSetLayouts = &r->dsl,
+                                      .pushConstantRangeCount = 1,
                                       .pPushConstantRanges = &pr };
     VK(vkCreatePipelineLayout(r->dev, &li, NULL, &r->layout));
-    VkShaderModuleCreateInfo mi = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = spv_size,
+    VkShaderModuleCreateInfo mi = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                    .codeSize = spv_size,
                                     .pCode = spv };
     VkShaderModule mod;
     VK(vkCreateShaderModule(r->dev, &mi, NULL, &mod));
@@ -166,10 +199,14 @@ static int raw_init(struct raw *r)
     VkSpecializationMapEntry me[3] = { { 0, 0, 4 }, { 1, 4, 4 }, { 2, 8, 4 } };
     VkSpecializationInfo spec = { 3, me, sizeof local, local };
     VkComputePipelineCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
-                                       .stage = { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                                                  .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = mod,
-                                                  .pName = "main", .pSpecializationInfo = &spec },
-                                       .layout = r->layout, .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT };
+                                       .stage = { .sType =
+                                                      VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                                                  .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                                                  .module = mod,
+                                                  .pName = "main",
+                                                  .pSpecializationInfo = &spec },
+                                       .layout = r->layout,
+                                       .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT };
     VK(vkCreateComputePipelines(r->dev, VK_NULL_HANDLE, 1, &ci, NULL, &r->pipe));
     vkDestroyShaderModule(r->dev, mod, NULL);
     r->tiny = raw_record(r, 64, 1);
@@ -180,16 +217,23 @@ static int raw_init(struct raw *r)
 /* Submit cb (or nothing) signalling the next value; wait when asked. */
 static void raw_submit(struct raw *r, VkCommandBuffer cb, int wait)
 {
-    VkSemaphoreSubmitInfo sig = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = r->sem,
-                                  .value = ++r->value, .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
-    VkCommandBufferSubmitInfo cbi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO, .commandBuffer = cb };
-    VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .commandBufferInfoCount = cb ? 1 : 0,
-                         .pCommandBufferInfos = &cbi, .signalSemaphoreInfoCount = 1,
+    VkSemaphoreSubmitInfo sig = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                  .semaphore = r->sem,
+                                  .value = ++r->value,
+                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
+    VkCommandBufferSubmitInfo cbi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
+                                      .commandBuffer = cb };
+    VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                         .commandBufferInfoCount = cb ? 1 : 0,
+                         .pCommandBufferInfos = &cbi,
+                         .signalSemaphoreInfoCount = 1,
                          .pSignalSemaphoreInfos = &sig };
     VK(vkQueueSubmit2(r->queue, 1, &si, VK_NULL_HANDLE));
     if (wait) {
-        VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
-                                   .pSemaphores = &r->sem, .pValues = &r->value };
+        VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                                   .semaphoreCount = 1,
+                                   .pSemaphores = &r->sem,
+                                   .pValues = &r->value };
         VK(vkWaitSemaphores(r->dev, &wi, UINT64_MAX));
     }
 }
@@ -263,7 +307,7 @@ static double dq_rate(struct dq *d)
 
 static double gbps(uint64_t ns)
 {
-    return 3.0 * SAXPY_BYTES / (double)ns;   /* read x, read y, write y */
+    return 3.0 * SAXPY_BYTES / (double)ns; /* read x, read y, write y */
 }
 
 int main(void)

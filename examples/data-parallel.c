@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <devq/devq.h>
 
-#define N 256          /* samples per rank */
-#define D 8            /* features */
+#define N 256 /* samples per rank */
+#define D 8   /* features */
 #define STEPS 300
 
 /* A layer's backward: grad[j] = 2/N * sum_i (x_i . w - y_i) * x_i(first+j)
@@ -101,12 +101,12 @@ static void reference(int size, const float *x, const float *w_true, float lr, f
     }
 }
 
-#define TRY(x)                                                                  \
-    do {                                                                        \
-        if ((x) < 0) {                                                          \
-            fprintf(stderr, "data-parallel: %s: %s\n", #x, devq_errmsg());     \
-            return 1;                                                           \
-        }                                                                       \
+#define TRY(x)                                                             \
+    do {                                                                   \
+        if ((x) < 0) {                                                     \
+            fprintf(stderr, "data-parallel: %s: %s\n", #x, devq_errmsg()); \
+            return 1;                                                      \
+        }                                                                  \
     } while (0)
 
 int main(void)
@@ -140,7 +140,8 @@ int main(void)
      * weights shifted per rank (w_true + (rank - (size-1)/2) * 0.1), so
      * that each rank alone would fit its own shift and only the averaged
      * gradient reaches w_true: the check below fails without the all_reduce. */
-    float w_true[D], *xp = devq_buffer_host_ptr(x), *yp = devq_buffer_host_ptr(y), *wp = devq_buffer_host_ptr(w);
+    float w_true[D], *xp = devq_buffer_host_ptr(x), *yp = devq_buffer_host_ptr(y),
+                     *wp = devq_buffer_host_ptr(w);
     float shift = (float)(rank - (size - 1) / 2.0) * 0.1f;
     for (int k = 0; k < D; k++)
         w_true[k] = (float)(k + 1) / D - 0.5f;
@@ -163,8 +164,8 @@ int main(void)
                            DEVQ_ARG_BUF(g2, DEVQ_WRITE), DEVQ_ARG_VAL(&first2) };
         devq_arg b1[5] = { DEVQ_ARG_BUF(x, DEVQ_READ), DEVQ_ARG_BUF(y, DEVQ_READ), DEVQ_ARG_BUF(w, DEVQ_READ),
                            DEVQ_ARG_BUF(g1, DEVQ_WRITE), DEVQ_ARG_VAL(&first1) };
-        devq_arg ua[4] = { DEVQ_ARG_BUF(w, DEVQ_READ_WRITE), DEVQ_ARG_BUF(g1, DEVQ_READ), DEVQ_ARG_BUF(g2, DEVQ_READ),
-                           DEVQ_ARG_VAL(&lr) };
+        devq_arg ua[4] = { DEVQ_ARG_BUF(w, DEVQ_READ_WRITE), DEVQ_ARG_BUF(g1, DEVQ_READ),
+                           DEVQ_ARG_BUF(g2, DEVQ_READ), DEVQ_ARG_VAL(&lr) };
         /* Layer 2's backward, then its all_reduce on the comm queue while
          * layer 1's backward runs on the compute queue. */
         TRY(devq_queue_exec(compute, bwd, b2, 5, &lh));
@@ -205,8 +206,8 @@ int main(void)
         dref = fmaxf(dref, fabsf(wp[k] - ref[k]));
     ok &= dref < 1e-5f;
     printf("rank %d of %d: %d steps, max |w - w_true| = %.2g, max |w - single-process w| = %.2g, "
-           "weights %s on every rank: %s\n", rank, size, STEPS, err, dref, ok ? "equal" : "NOT equal",
-           ok ? "ok" : "FAILED");
+           "weights %s on every rank: %s\n",
+           rank, size, STEPS, err, dref, ok ? "equal" : "NOT equal", ok ? "ok" : "FAILED");
 
     devq_buffer_free(all, NULL);
     devq_buffer_free(x, NULL);

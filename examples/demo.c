@@ -105,8 +105,8 @@ int main(void)
     CHECK(devq_device_open("cpu", &dev));
     devq_device_info info;
     CHECK(devq_device_info_get(dev, &info));
-    printf("devq %s: device %s:%d \"%s\", %u compute units\n", devq_version(), info.backend,
-           info.ordinal, info.name, info.compute_units);
+    printf("devq %s: device %s:%d \"%s\", %u compute units\n", devq_version(), info.backend, info.ordinal,
+           info.name, info.compute_units);
     printf("pipeline: %u chunks x %zu MiB (%zu MiB total), blur + histogram, 2 queues\n", CHUNKS,
            CHUNK_BYTES >> 20, (CHUNK_BYTES * CHUNKS) >> 20);
 

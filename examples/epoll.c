@@ -22,10 +22,10 @@ int main(void)
     devq_signal *s[3];
     int fds[3];
     for (uintptr_t i = 0; i < 3; i++) {
-        int fd;   /* ours to close */
+        int fd; /* ours to close */
         if (devq_queue_create(dev, NULL, &q[i]) < 0 || devq_signal_create(0, &s[i]) < 0)
             return fprintf(stderr, "epoll: %s\n", devq_errmsg()), 1;
-        devq_queue_host_fn(q[i], nap, (void *)(30 * (3 - i)));   /* 90, 60, 30 ms */
+        devq_queue_host_fn(q[i], nap, (void *)(30 * (3 - i))); /* 90, 60, 30 ms */
         devq_queue_signal(q[i], s[i], 1);
         devq_queue_submit(q[i]);
         if (devq_signal_wait_fd(s[i], 1, &fd) < 0)

@@ -42,7 +42,7 @@ int main(void)
     if (devq_queue_submit(compute) < 0)
         return fprintf(stderr, "hello: %s\n", devq_errmsg()), 1;
 
-    devq_queue_wait(copy, done, 1);                 /* ordered on the device */
+    devq_queue_wait(copy, done, 1); /* ordered on the device */
     devq_queue_read(copy, data, buf, 0, sizeof data);
     devq_queue_submit(copy);
     if (devq_queue_finish(copy, 5000000000ull) < 0)

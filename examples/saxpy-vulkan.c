@@ -17,8 +17,14 @@
 #include <string.h>
 #include <devq/devq.h>
 
-#define CHECK(x) do { int r_ = (x); if (r_ < 0) { \
-    fprintf(stderr, "saxpy-vulkan: %s: %d %s\n", #x, r_, devq_errmsg()); exit(1); } } while (0)
+#define CHECK(x)                                                                 \
+    do {                                                                         \
+        int r_ = (x);                                                            \
+        if (r_ < 0) {                                                            \
+            fprintf(stderr, "saxpy-vulkan: %s: %d %s\n", #x, r_, devq_errmsg()); \
+            exit(1);                                                             \
+        }                                                                        \
+    } while (0)
 
 static void *read_file(const char *path, size_t *size)
 {

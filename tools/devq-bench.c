@@ -46,7 +46,14 @@ static int nresults;
 static int quick;
 static const char *backend = "cpu";
 
-#define CHECK(x) do { int r_ = (x); if (r_ < 0) { fprintf(stderr, "devq-bench: %s: %d %s\n", #x, r_, devq_errmsg()); exit(1); } } while (0)
+#define CHECK(x)                                                               \
+    do {                                                                       \
+        int r_ = (x);                                                          \
+        if (r_ < 0) {                                                          \
+            fprintf(stderr, "devq-bench: %s: %d %s\n", #x, r_, devq_errmsg()); \
+            exit(1);                                                           \
+        }                                                                      \
+    } while (0)
 
 static uint64_t now_ns(void)
 {
@@ -154,7 +161,7 @@ enum pp_kind { PP_DEVQ, PP_CV, PP_FUTEX, PP_SPINFUTEX };
 struct pp {
     enum pp_kind kind;
     int rounds;
-    int pin;                  /* >= 0: both threads on this CPU */
+    int pin; /* >= 0: both threads on this CPU */
     devq_signal *ds[2];
     struct cv_signal cs[2];
 };
@@ -239,7 +246,7 @@ static double pingpong_ns(enum pp_kind kind, int rounds, int pin)
     return ns;
 }
 
-static double spin_futex_rt_ns;   /* the spinning futex round trip, for the queue latency row */
+static double spin_futex_rt_ns; /* the spinning futex round trip, for the queue latency row */
 
 static void bench_signals(void)
 {
@@ -253,7 +260,8 @@ static void bench_signals(void)
     }
     double dm = median(d, REPS);
     spin_futex_rt_ns = median(sf, REPS);
-    add("signal ping-pong round trip", dm, median(c, REPS), "ns", 0, "atomic u64 + mutex/condvar signal", 2.0);
+    add("signal ping-pong round trip", dm, median(c, REPS), "ns", 0, "atomic u64 + mutex/condvar signal",
+        2.0);
     add("signal ping-pong round trip", dm, median(f, REPS), "ns", 0, "raw futex ping-pong", 0.77);
     /* Both threads on one CPU: the setter cannot run while the waiter
      * spins, so spinning must stop when it cannot help. */
@@ -298,7 +306,8 @@ static void *wq_worker(void *arg)
 
 static double wq_latency_ns(int rounds)
 {
-    struct wq w = { .m = PTHREAD_MUTEX_INITIALIZER, .job = PTHREAD_COND_INITIALIZER,
+    struct wq w = { .m = PTHREAD_MUTEX_INITIALIZER,
+                    .job = PTHREAD_COND_INITIALIZER,
                     .done = PTHREAD_COND_INITIALIZER };
     pthread_t t;
     pthread_create(&t, NULL, wq_worker, &w);
@@ -361,8 +370,8 @@ static void bench_queues(devq_device *dev)
         b[r] = wq_latency_ns(rounds);
     }
     double lat = median(d, REPS);
-    add("batch submit -> completion latency", lat, median(b, REPS), "ns", 0,
-        "mutex+condvar work queue", 0.67);
+    add("batch submit -> completion latency", lat, median(b, REPS), "ns", 0, "mutex+condvar work queue",
+        0.67);
     add("batch submit -> completion latency", lat, spin_futex_rt_ns, "ns", 0,
         "spinning futex ping-pong round trip", 0.33);
     int n = quick ? 100000 : 1000000;
@@ -387,7 +396,9 @@ int devq_bench_tiny(void *const *args, const devq_cpu_group *g)
     return 0;
 }
 
-struct call { void *const *args; };  /* args NULL: an empty item */
+struct call {
+    void *const *args;
+}; /* args NULL: an empty item */
 
 struct callq {
     pthread_mutex_t m;
@@ -425,8 +436,10 @@ static double callq_per_s(int n, int call)
 {
     uint32_t a = 1, b = 2, c = 0;
     void *args[3] = { &a, &b, &c };
-    struct callq w = { .m = PTHREAD_MUTEX_INITIALIZER, .job = PTHREAD_COND_INITIALIZER,
-                       .done = PTHREAD_COND_INITIALIZER, .cap = 1024 };
+    struct callq w = { .m = PTHREAD_MUTEX_INITIALIZER,
+                       .job = PTHREAD_COND_INITIALIZER,
+                       .done = PTHREAD_COND_INITIALIZER,
+                       .cap = 1024 };
     w.ring = calloc(w.cap, sizeof *w.ring);
     pthread_t t;
     pthread_create(&t, NULL, callq_worker, &w);
@@ -567,7 +580,8 @@ static void bench_saxpy(devq_device *dev)
         struct slice s[16];
         t0 = now_ns();
         for (int i = 0; i < threads; i++) {
-            s[i] = (struct slice){ px, py, n * (size_t)i / (size_t)threads, n * (size_t)(i + 1) / (size_t)threads };
+            s[i] = (struct slice){ px, py, n * (size_t)i / (size_t)threads,
+                                   n * (size_t)(i + 1) / (size_t)threads };
             pthread_create(&t[i], NULL, saxpy_slice, &s[i]);
         }
         for (int i = 0; i < threads; i++)
@@ -660,7 +674,8 @@ static void bench_compute(devq_device *dev)
 static void bench_buffers(devq_device *dev)
 {
     static const size_t sizes[] = { 256, 64 << 10, 4 << 20 };
-    static const char *names[] = { "alloc/free pairs, 256 B", "alloc/free pairs, 64 KiB", "alloc/free pairs, 4 MiB" };
+    static const char *names[] = { "alloc/free pairs, 256 B", "alloc/free pairs, 64 KiB",
+                                   "alloc/free pairs, 4 MiB" };
     devq_queue *q;
     CHECK(devq_queue_create(dev, NULL, &q));
     int pairs = quick ? 20000 : 200000;
@@ -791,7 +806,8 @@ static void print_json(const devq_device_info *info)
         const struct result *r = &results[i];
         printf("%s\n{\"name\":", i ? "," : "");
         json_str(r->name);
-        printf(",\"unit\":\"%s\",\"devq\":%.3f,\"baseline\":%.3f,\"baseline_is\":", r->unit, r->devq, r->base);
+        printf(",\"unit\":\"%s\",\"devq\":%.3f,\"baseline\":%.3f,\"baseline_is\":", r->unit, r->devq,
+               r->base);
         json_str(r->baseline);
         printf(",\"higher_is_better\":%s,\"better\":%.4f,\"target\":%.2f}",
                r->higher_is_better ? "true" : "false", better_ratio(r), r->target);
@@ -801,7 +817,11 @@ static void print_json(const devq_device_info *info)
 
 /* ---- --compare a.json b.json: two runs' "better" side by side ---- */
 
-struct cmp_row { char name[160]; double better; int found; };
+struct cmp_row {
+    char name[160];
+    double better;
+    int found;
+};
 
 /* Our own --json output: one result per line, keys in a fixed order. */
 static int read_run(const char *path, struct cmp_row *rows, int cap, char *label, size_t label_len)
@@ -828,8 +848,8 @@ static int read_run(const char *path, struct cmp_row *rows, int cap, char *label
         const char *end = strchr(nm, '"'), *blend = strchr(bl, '"');
         if (!end || !blend)
             continue;
-        snprintf(rows[n].name, sizeof rows[n].name, "%.*s, vs %.*s", (int)(end - nm), nm,
-                 (int)(blend - bl), bl);
+        snprintf(rows[n].name, sizeof rows[n].name, "%.*s, vs %.*s", (int)(end - nm), nm, (int)(blend - bl),
+                 bl);
         rows[n].better = strtod(bt + 9, NULL);
         rows[n].found = 0;
         n++;
@@ -891,10 +911,17 @@ static void xml_text(FILE *f, const char *s)
 {
     for (; *s; s++)
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        default: fputc(*s, f);
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
 }
 
@@ -917,10 +944,14 @@ static int write_plot(const char *path, const char *label)
     maxr = maxr > PLOT_CLIP ? PLOT_CLIP : maxr * 1.1;
     const double left = 300, width = 900, bar = 26, top = 60;
     double h = top + nresults * (bar + 10) + 70;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
-               "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
-            width, h);
-    fprintf(f, "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">devq-bench: x better than the baseline (right of 1.0: devq wins)</text>\n");
+    fprintf(
+        f,
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+        "height=\"%.0f\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n",
+        width, h);
+    fprintf(
+        f,
+        "<text x=\"10\" y=\"22\" font-size=\"15\" font-weight=\"bold\">devq-bench: x better than the baseline (right of 1.0: devq wins)</text>\n");
     fprintf(f, "<text x=\"10\" y=\"42\" fill=\"#555\">");
     xml_text(f, label);
     fprintf(f, "</text>\n");
@@ -933,49 +964,68 @@ static int write_plot(const char *path, const char *label)
         enum verdict v = verdict_of(r);
         fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", left - 8, y + 11);
         xml_text(f, r->name);
-        fprintf(f, "</text>\n<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\" fill=\"#666\">vs ",
+        fprintf(f,
+                "</text>\n<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\" font-size=\"10\" fill=\"#666\">vs ",
                 left - 8, y + 24);
         xml_text(f, r->baseline);
         fprintf(f, "</text>\n");
-        fprintf(f, "<rect class=\"bar %s\" x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\"><title>%.2fx, %s</title></rect>\n",
-                v == MET ? "met" : v == MISSED ? "missed" : "none", left, y, w, bar,
-                verdict_colour[v], ratio, verdict_label[v]);
+        fprintf(
+            f,
+            "<rect class=\"bar %s\" x=\"%.0f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\"><title>%.2fx, %s</title></rect>\n",
+            v == MET      ? "met"
+            : v == MISSED ? "missed"
+                          : "none",
+            left, y, w, bar, verdict_colour[v], ratio, verdict_label[v]);
         if (clipped) {
             /* A white zigzag cut near the end, then an arrow past it. */
             double x = left + w - 14;
-            fprintf(f, "<polyline class=\"clip\" fill=\"none\" stroke=\"white\" stroke-width=\"2.5\" points=\""
-                       "%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
+            fprintf(f,
+                    "<polyline class=\"clip\" fill=\"none\" stroke=\"white\" stroke-width=\"2.5\" points=\""
+                    "%.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>\n",
                     x, y, x + 5, y + bar * 0.25, x, y + bar * 0.5, x + 5, y + bar * 0.75, x, y + bar);
             fprintf(f, "<path d=\"M%.1f,%.1f L%.1f,%.1f L%.1f,%.1f z\" fill=\"%s\"/>\n", left + w, y,
                     left + w + 10, y + bar / 2, left + w, y + bar, verdict_colour[v]);
-            fprintf(f, "<text class=\"value clipped\" x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">%.2fx (clipped)</text>\n",
-                    left + w + 14, y + bar * 0.7, ratio);
+            fprintf(
+                f,
+                "<text class=\"value clipped\" x=\"%.1f\" y=\"%.1f\" font-weight=\"bold\">%.2fx (clipped)</text>\n",
+                left + w + 14, y + bar * 0.7, ratio);
         } else {
-            fprintf(f, "<text class=\"value\" x=\"%.1f\" y=\"%.1f\">%.2fx</text>\n", left + w + 5, y + bar * 0.7, ratio);
+            fprintf(f, "<text class=\"value\" x=\"%.1f\" y=\"%.1f\">%.2fx</text>\n", left + w + 5,
+                    y + bar * 0.7, ratio);
         }
         if (r->target > 0 && r->target <= maxr) {
             double tx = left + r->target * scale;
-            fprintf(f, "<line class=\"target\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" stroke-width=\"2\"><title>target %.2fx</title></line>\n",
-                    tx, y - 2, tx, y + bar + 2, r->target);
+            fprintf(
+                f,
+                "<line class=\"target\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" stroke-width=\"2\"><title>target %.2fx</title></line>\n",
+                tx, y - 2, tx, y + bar + 2, r->target);
         }
     }
     double x1 = left + scale, ly = h - 40;
-    fprintf(f, "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"4,3\"/>\n"
-               "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#333\">1.0 (baseline)</text>\n",
-            x1, top - 8, x1, ly - 10, x1, ly + 4);
+    fprintf(
+        f,
+        "<line x1=\"%.1f\" y1=\"%.0f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-dasharray=\"4,3\"/>\n"
+        "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" fill=\"#333\">1.0 (baseline)</text>\n",
+        x1, top - 8, x1, ly - 10, x1, ly + 4);
     double lx = 10;
     ly += 24;
     for (int v = 0; v < 3; v++) {
-        fprintf(f, "<g class=\"legend\"><rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\">%s</text></g>\n", lx, ly - 9, verdict_colour[v], lx + 18, ly,
-                verdict_label[v]);
+        fprintf(f,
+                "<g class=\"legend\"><rect x=\"%.1f\" y=\"%.1f\" width=\"14\" height=\"10\" fill=\"%s\"/>"
+                "<text x=\"%.1f\" y=\"%.1f\">%s</text></g>\n",
+                lx, ly - 9, verdict_colour[v], lx + 18, ly, verdict_label[v]);
         lx += 130;
     }
-    fprintf(f, "<g class=\"legend\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" stroke-width=\"2\"/>"
-               "<text x=\"%.1f\" y=\"%.1f\">target</text></g>\n", lx + 6, ly - 11, lx + 6, ly + 1, lx + 14, ly);
+    fprintf(
+        f,
+        "<g class=\"legend\"><line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#222\" stroke-width=\"2\"/>"
+        "<text x=\"%.1f\" y=\"%.1f\">target</text></g>\n",
+        lx + 6, ly - 11, lx + 6, ly + 1, lx + 14, ly);
     lx += 90;
-    fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" fill=\"#555\">bars past %.0fx are cut, end in an arrow and print their value</text>\n",
-            lx, ly, PLOT_CLIP);
+    fprintf(
+        f,
+        "<text x=\"%.1f\" y=\"%.1f\" fill=\"#555\">bars past %.0fx are cut, end in an arrow and print their value</text>\n",
+        lx, ly, PLOT_CLIP);
     fprintf(f, "</svg>\n");
     return fclose(f) ? -1 : 0;
 }
@@ -1004,8 +1054,8 @@ static int plot_saved_run(const char *from, const char *out)
                 sscanf(b + 11, "%31[^\"]", be);
             if (d)
                 sscanf(d + 10, "%159[^\"]", dev);
-            snprintf(label, sizeof label, "devq %s, %s %s, medians of %d runs (from %s)", devq, be, dev,
-                     REPS, from);
+            snprintf(label, sizeof label, "devq %s, %s %s, medians of %d runs (from %s)", devq, be, dev, REPS,
+                     from);
         }
         const char *nm = strstr(line, "{\"name\":\""), *un = strstr(line, "\"unit\":\""),
                    *dq = strstr(line, "\"devq\":"), *bl = strstr(line, "\"baseline\":"),
@@ -1017,8 +1067,8 @@ static int plot_saved_run(const char *from, const char *out)
         if (sscanf(nm + 9, "%159[^\"]", names[i]) != 1 || sscanf(un + 8, "%31[^\"]", units[i]) != 1 ||
             sscanf(bi + 15, "%159[^\"]", bases[i]) != 1)
             continue;
-        add(names[i], strtod(dq + 7, NULL), strtod(bl + 11, NULL), units[i],
-            !strncmp(hb + 19, "true", 4), bases[i], strtod(tg + 9, NULL));
+        add(names[i], strtod(dq + 7, NULL), strtod(bl + 11, NULL), units[i], !strncmp(hb + 19, "true", 4),
+            bases[i], strtod(tg + 9, NULL));
     }
     fclose(f);
     if (!ok || !nresults) {
@@ -1030,12 +1080,16 @@ static int plot_saved_run(const char *from, const char *out)
 
 /* ---- the cases: one entry per benchmark function ---- */
 
-static void run_signals(devq_device *dev) { (void)dev; bench_signals(); }
+static void run_signals(devq_device *dev)
+{
+    (void)dev;
+    bench_signals();
+}
 
 static const struct bench_case {
-    const char *name;      /* for --list and --filter */
-    const char *what;      /* one line for --list */
-    int cpu_only;          /* its kernels are C functions */
+    const char *name; /* for --list and --filter */
+    const char *what; /* one line for --list */
+    int cpu_only;     /* its kernels are C functions */
     void (*run)(devq_device *dev);
 } cases[] = {
     { "signals", "signal ping-pong, free and with both threads on one CPU", 0, run_signals },
@@ -1084,14 +1138,16 @@ static void progress_draw(int final)
 {
     double all = (double)(now_ns() - progress.t0) / 1e9;
     if (final) {
-        fprintf(stderr, progress.tty ? "\r\033[Kdevq-bench: %zu case%s done in %.1f s\n"
-                                     : "devq-bench: %zu case%s done in %.1f s\n",
+        fprintf(stderr,
+                progress.tty ? "\r\033[Kdevq-bench: %zu case%s done in %.1f s\n"
+                             : "devq-bench: %zu case%s done in %.1f s\n",
                 progress.total, progress.total == 1 ? "" : "s", all);
         return;
     }
     double in_case = (double)(now_ns() - progress.case_t0) / 1e9;
-    fprintf(stderr, progress.tty ? "\r\033[Kdevq-bench: [%zu/%zu] %s: %.1f s (%.1f s elapsed)"
-                                 : "devq-bench: [%zu/%zu] %s (%.1f s elapsed when it started)\n",
+    fprintf(stderr,
+            progress.tty ? "\r\033[Kdevq-bench: [%zu/%zu] %s: %.1f s (%.1f s elapsed)"
+                         : "devq-bench: [%zu/%zu] %s (%.1f s elapsed when it started)\n",
             progress.n, progress.total, progress.name, progress.tty ? in_case : all, all);
     fflush(stderr);
 }
@@ -1125,7 +1181,7 @@ static void progress_begin(size_t total)
     progress.t0 = now_ns();
     progress.started = 1;
     if (progress.tty && pthread_create(&progress.thread, NULL, progress_ticker, NULL) != 0)
-        progress.tty = 0;    /* no ticker: one line per case */
+        progress.tty = 0; /* no ticker: one line per case */
 }
 
 static void progress_case(const char *name, size_t n)
@@ -1166,30 +1222,62 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = { { "backend", required_argument, 0, 'b' }, { "quick", no_argument, 0, 'Q' },
-                                          { "json", no_argument, 0, 'j' },       { "plot", required_argument, 0, 'p' },
-                                          { "help", no_argument, 0, 'h' },       { "compare", no_argument, 0, 'c' },
-                                          { "version", no_argument, 0, 'V' },    { "list", no_argument, 0, 'l' },
-                                          { "filter", required_argument, 0, 'f' }, { "quiet", no_argument, 0, 'q' },
-                                          { "progress", no_argument, 0, 'P' },   { "from", required_argument, 0, 'F' },
+    static const struct option opts[] = { { "backend", required_argument, 0, 'b' },
+                                          { "quick", no_argument, 0, 'Q' },
+                                          { "json", no_argument, 0, 'j' },
+                                          { "plot", required_argument, 0, 'p' },
+                                          { "help", no_argument, 0, 'h' },
+                                          { "compare", no_argument, 0, 'c' },
+                                          { "version", no_argument, 0, 'V' },
+                                          { "list", no_argument, 0, 'l' },
+                                          { "filter", required_argument, 0, 'f' },
+                                          { "quiet", no_argument, 0, 'q' },
+                                          { "progress", no_argument, 0, 'P' },
+                                          { "from", required_argument, 0, 'F' },
                                           { 0, 0, 0, 0 } };
     int json = 0, cmp_runs = 0, c;
     const char *plot = NULL, *filter = NULL, *from = NULL;
     while ((c = getopt_long(argc, argv, "b:qjp:hVlf:", opts, NULL)) != -1) {
         switch (c) {
-        case 'b': backend = optarg; break;
-        case 'Q': quick = 1; break;
-        case 'q': progress.mode = PROGRESS_OFF; break;
-        case 'P': progress.mode = PROGRESS_ON; break;
-        case 'j': json = 1; break;
-        case 'p': plot = optarg; break;
-        case 'f': filter = optarg; break;
-        case 'F': from = optarg; break;
-        case 'h': usage(stdout); return 0;
-        case 'V': printf("devq-bench %s (libdevq %s)\n", PACKAGE_VERSION, devq_version()); return 0;
-        case 'l': list_cases(); return 0;
-        case 'c': cmp_runs = 1; break;
-        default: usage(stderr); return 2;
+        case 'b':
+            backend = optarg;
+            break;
+        case 'Q':
+            quick = 1;
+            break;
+        case 'q':
+            progress.mode = PROGRESS_OFF;
+            break;
+        case 'P':
+            progress.mode = PROGRESS_ON;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'p':
+            plot = optarg;
+            break;
+        case 'f':
+            filter = optarg;
+            break;
+        case 'F':
+            from = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            printf("devq-bench %s (libdevq %s)\n", PACKAGE_VERSION, devq_version());
+            return 0;
+        case 'l':
+            list_cases();
+            return 0;
+        case 'c':
+            cmp_runs = 1;
+            break;
+        default:
+            usage(stderr);
+            return 2;
         }
     }
     if (cmp_runs) {
@@ -1242,8 +1330,8 @@ int main(int argc, char **argv)
     int r = 0;
     if (plot) {
         char label[300];
-        snprintf(label, sizeof label, "devq %s, %s:%d %s, medians of %d runs", devq_version(),
-                 info.backend, info.ordinal, info.name, REPS);
+        snprintf(label, sizeof label, "devq %s, %s:%d %s, medians of %d runs", devq_version(), info.backend,
+                 info.ordinal, info.name, REPS);
         r = write_plot(plot, label);
     }
     devq_device_close(dev);

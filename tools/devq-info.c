@@ -22,25 +22,34 @@
 #include "manifest.h"
 #include "plugin_dir.h"
 
-#define DEVQ_ERRMSG_MAX_INFO 32   /* rows of the environment table, at most */
+#define DEVQ_ERRMSG_MAX_INFO 32 /* rows of the environment table, at most */
 
 /* Exit statuses, documented in devq-info(1). */
 enum {
-    EXIT_NO_DEVICE = 1,     /* devq_device_open(NULL) finds no device */
+    EXIT_NO_DEVICE = 1, /* devq_device_open(NULL) finds no device */
     EXIT_USAGE = 2,
-    EXIT_BAD_ENV = 3,       /* a variable is malformed, or DEVQ_BACKEND names no backend */
+    EXIT_BAD_ENV = 3, /* a variable is malformed, or DEVQ_BACKEND names no backend */
 };
 
 
 /* Every bit devq.h names, by the name of its macro; a bit set that is not
  * here (a newer plugin than this devq-info) shows as bitN. */
-static const struct { uint64_t bit; const char *name; } cap_names[] = {
-    { DEVQ_CAP_KERNELS, "kernels" },         { DEVQ_CAP_TIMING, "timing" },
-    { DEVQ_CAP_ASYNC_ALLOC, "async_alloc" }, { DEVQ_CAP_WAIT_VALUE, "wait_value" },
-    { DEVQ_CAP_WRITE_VALUE, "write_value" }, { DEVQ_CAP_HOST_VISIBLE, "host_visible" },
-    { DEVQ_CAP_COPY_ENGINE, "copy_engine" }, { DEVQ_CAP_PRIORITIES, "priorities" },
-    { DEVQ_CAP_SKIP_ON_ERROR, "skip_on_error" }, { DEVQ_CAP_SOFTWARE, "software" },
-    { DEVQ_CAP_CHANNELS, "channels" },       { DEVQ_CAP_KERNEL_CHECK, "kernel_check" },
+static const struct {
+    uint64_t bit;
+    const char *name;
+} cap_names[] = {
+    { DEVQ_CAP_KERNELS, "kernels" },
+    { DEVQ_CAP_TIMING, "timing" },
+    { DEVQ_CAP_ASYNC_ALLOC, "async_alloc" },
+    { DEVQ_CAP_WAIT_VALUE, "wait_value" },
+    { DEVQ_CAP_WRITE_VALUE, "write_value" },
+    { DEVQ_CAP_HOST_VISIBLE, "host_visible" },
+    { DEVQ_CAP_COPY_ENGINE, "copy_engine" },
+    { DEVQ_CAP_PRIORITIES, "priorities" },
+    { DEVQ_CAP_SKIP_ON_ERROR, "skip_on_error" },
+    { DEVQ_CAP_SOFTWARE, "software" },
+    { DEVQ_CAP_CHANNELS, "channels" },
+    { DEVQ_CAP_KERNEL_CHECK, "kernel_check" },
 };
 #define NCAPS (sizeof cap_names / sizeof cap_names[0])
 
@@ -63,34 +72,45 @@ struct device_entry {
 };
 
 struct snapshot {
-    char default_spec[32];     /* what devq_device_open(NULL) opens */
+    char default_spec[32]; /* what devq_device_open(NULL) opens */
     int default_status;
     char default_error[512];
-    char env_error[DEVQ_ERRMSG_MAX_INFO][512];   /* per variable of the table, "" when valid */
+    char env_error[DEVQ_ERRMSG_MAX_INFO][512]; /* per variable of the table, "" when valid */
     int env_invalid;
     devq_backend_report *reports;
     size_t nreports;
     struct device_entry *devices;
     size_t ndevices;
-    int accelerators;       /* devices opened on a backend other than cpu, not software */
-    int software;           /* devices emulated on the host (DEVQ_CAP_SOFTWARE): lavapipe */
+    int accelerators; /* devices opened on a backend other than cpu, not software */
+    int software;     /* devices emulated on the host (DEVQ_CAP_SOFTWARE): lavapipe */
     char software_list[128];
 };
 
 static const char *errno_name(int err)
 {
     switch (-err) {
-    case 0: return "0";
-    case EINVAL: return "EINVAL";
-    case ENOEXEC: return "ENOEXEC";
-    case ENOTSUP: return "ENOTSUP";
-    case EEXIST: return "EEXIST";
-    case EIO: return "EIO";
-    case ENODEV: return "ENODEV";
-    case ENOMEM: return "ENOMEM";
-    case ENOENT: return "ENOENT";
-    case EACCES: return "EACCES";
-    default: return "error";
+    case 0:
+        return "0";
+    case EINVAL:
+        return "EINVAL";
+    case ENOEXEC:
+        return "ENOEXEC";
+    case ENOTSUP:
+        return "ENOTSUP";
+    case EEXIST:
+        return "EEXIST";
+    case EIO:
+        return "EIO";
+    case ENODEV:
+        return "ENODEV";
+    case ENOMEM:
+        return "ENOMEM";
+    case ENOENT:
+        return "ENOENT";
+    case EACCES:
+        return "EACCES";
+    default:
+        return "error";
     }
 }
 
@@ -98,8 +118,7 @@ static void check_env(struct snapshot *s)
 {
     for (size_t i = 0; i < devq__env_nvars && i < DEVQ_ERRMSG_MAX_INFO; i++) {
         const struct devq_env_var *v = &devq__env_vars[i];
-        if (devq__env_check_var(v, devq__env_get(v->name), s->env_error[i],
-                                sizeof s->env_error[i]) < 0)
+        if (devq__env_check_var(v, devq__env_get(v->name), s->env_error[i], sizeof s->env_error[i]) < 0)
             s->env_invalid++;
         else
             s->env_error[i][0] = '\0';
@@ -166,7 +185,7 @@ static int take_snapshot(struct snapshot *s)
             } else if (strcmp(rep->name, "cpu") != 0) {
                 s->accelerators++;
             }
-            devq_device_close(dev);    /* NULL when the open failed */
+            devq_device_close(dev); /* NULL when the open failed */
         }
     }
     open_default(s);
@@ -351,12 +370,11 @@ static void print_text(const struct snapshot *s, int show_env)
         const devq_backend_report *r = &s->reports[i];
         printf("  %s\n", r->path);
         if (r->status == 0) {
-            printf("      backend %s, ABI %u, %u device%s%s%s\n", r->name, r->abi_version,
-                   r->devices, r->devices == 1 ? "" : "s", r->reason[0] ? ": " : "", r->reason);
+            printf("      backend %s, ABI %u, %u device%s%s%s\n", r->name, r->abi_version, r->devices,
+                   r->devices == 1 ? "" : "s", r->reason[0] ? ": " : "", r->reason);
         } else {
             if (r->abi_version)
-                printf("      skipped (%s, ABI %u): %s\n", errno_name(r->status), r->abi_version,
-                       r->reason);
+                printf("      skipped (%s, ABI %u): %s\n", errno_name(r->status), r->abi_version, r->reason);
             else
                 printf("      skipped (%s): %s\n", errno_name(r->status), r->reason);
         }
@@ -400,13 +418,12 @@ static void print_text(const struct snapshot *s, int show_env)
     /* Software devices are not accelerators: devq_device_open(NULL) takes
      * one only after the cpu backend (devq_device_open(3)). */
     if (s->software)
-        printf("%d software device%s (%s), tried after cpu\n", s->software,
-               s->software == 1 ? "" : "s", s->software_list);
+        printf("%d software device%s (%s), tried after cpu\n", s->software, s->software == 1 ? "" : "s",
+               s->software_list);
     if (s->default_status == 0)
         printf("devq_device_open(NULL) opens %s\n", s->default_spec);
     else
-        printf("devq_device_open(NULL) fails (%s): %s\n", errno_name(s->default_status),
-               s->default_error);
+        printf("devq_device_open(NULL) fails (%s): %s\n", errno_name(s->default_status), s->default_error);
     if (show_env) {
         printf("\n");
         print_env_text(s);
@@ -482,7 +499,8 @@ static void print_json(const struct snapshot *s, int show_env)
         printf(", \"ordinal\": %d, \"name\": ", e->info.ordinal);
         json_str(e->info.name);
         printf(", \"total_memory\": %" PRIu64 ", \"compute_units\": %u, \"caps_mask\": %" PRIu64
-               ", \"caps\": [", e->info.total_memory, e->info.compute_units, e->info.caps);
+               ", \"caps\": [",
+               e->info.total_memory, e->info.compute_units, e->info.caps);
         int first = 1;
         for (unsigned bit = 0; bit < 64; bit++) {
             char tmp[8];
@@ -494,8 +512,7 @@ static void print_json(const struct snapshot *s, int show_env)
         }
         printf("]}");
     }
-    printf("\n  ],\n  \"accelerators\": %d,\n  \"software_devices\": %d", s->accelerators,
-           s->software);
+    printf("\n  ],\n  \"accelerators\": %d,\n  \"software_devices\": %d", s->accelerators, s->software);
     printf(",\n  \"default_device\": {\"status\": %d, \"spec\": ", s->default_status);
     json_str(s->default_spec);
     printf(", \"error\": ");
@@ -552,18 +569,30 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "env", no_argument, NULL, 'e' },     { "json", no_argument, NULL, 'j' },
-        { "version", no_argument, NULL, 'V' }, { "help", no_argument, NULL, 'h' },
+        { "env", no_argument, NULL, 'e' },
+        { "json", no_argument, NULL, 'j' },
+        { "version", no_argument, NULL, 'V' },
+        { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     int show_env = 0, json = 0, c;
     while ((c = getopt_long(argc, argv, "ejVh", longopts, NULL)) != -1) {
         switch (c) {
-        case 'e': show_env = 1; break;
-        case 'j': json = 1; break;
-        case 'V': printf("devq-info %s\n", devq_version()); return 0;
-        case 'h': usage(stdout); return 0;
-        default: usage(stderr); return EXIT_USAGE;
+        case 'e':
+            show_env = 1;
+            break;
+        case 'j':
+            json = 1;
+            break;
+        case 'V':
+            printf("devq-info %s\n", devq_version());
+            return 0;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return EXIT_USAGE;
         }
     }
     if (optind < argc) {
@@ -585,7 +614,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < devq__env_nvars && i < DEVQ_ERRMSG_MAX_INFO; i++)
         if (s.env_error[i][0])
             fprintf(stderr, "devq-info: %s\n", s.env_error[i]);
-    if (s.default_status < 0 && !s.env_invalid)   /* else it repeats the first of them */
+    if (s.default_status < 0 && !s.env_invalid) /* else it repeats the first of them */
         fprintf(stderr, "devq-info: %s\n", s.default_error);
     int status = 0;
     if (s.env_invalid || s.default_status == -EINVAL)

@@ -28,10 +28,25 @@
 #define LANE_H 34.0
 #define TOP 64.0
 
-struct lane { unsigned pid, tid; char name[160]; };
-struct slice { int lane; double ts, dur; char name[160]; };
-struct flowpt { unsigned long long id; int lane; double ts; int start; };
-struct sample { unsigned pid; double ts, v; };
+struct lane {
+    unsigned pid, tid;
+    char name[160];
+};
+struct slice {
+    int lane;
+    double ts, dur;
+    char name[160];
+};
+struct flowpt {
+    unsigned long long id;
+    int lane;
+    double ts;
+    int start;
+};
+struct sample {
+    unsigned pid;
+    double ts, v;
+};
 
 static struct lane lanes[MAX_LANES];
 static int nlanes;
@@ -42,7 +57,7 @@ static struct slice *slices;
 static size_t nslices, capslices;
 static struct flowpt *flows;
 static size_t nflows, capflows;
-static struct sample *samples;       /* "bytes outstanding" counters, in file order */
+static struct sample *samples; /* "bytes outstanding" counters, in file order */
 static size_t nsamples, capsamples;
 
 static int field_str(const char *line, const char *key, char *out, size_t cap)
@@ -91,10 +106,17 @@ static void xml_text(FILE *f, const char *s)
 {
     for (; *s; s++)
         switch (*s) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        default: fputc(*s, f);
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '&':
+            fputs("&amp;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
 }
 
@@ -151,7 +173,7 @@ static int read_trace(FILE *in)
                 capslices = capslices ? capslices * 2 : 256;
                 void *grown = realloc(slices, capslices * sizeof *slices);
                 if (!grown)
-                    return -ENOMEM;   /* the old array stays owned, not leaked */
+                    return -ENOMEM; /* the old array stays owned, not leaked */
                 slices = grown;
             }
             slices[nslices] = (struct slice){ .lane = l, .ts = ts, .dur = dur };
@@ -166,22 +188,22 @@ static int read_trace(FILE *in)
                 capflows = capflows ? capflows * 2 : 256;
                 void *grown = realloc(flows, capflows * sizeof *flows);
                 if (!grown)
-                    return -ENOMEM;   /* the old array stays owned, not leaked */
+                    return -ENOMEM; /* the old array stays owned, not leaked */
                 flows = grown;
             }
             flows[nflows++] = (struct flowpt){ (unsigned long long)id, l, ts, ph[0] == 's' };
         } else if (ph[0] == 'C') {
             double v = 0;
             const char *a = strstr(line, "\"args\":{");
-            if (!field_str(line, "name", name, sizeof name) || strcmp(name, "bytes outstanding") ||
-                !a || !field_num(a, "bytes", &v))
+            if (!field_str(line, "name", name, sizeof name) || strcmp(name, "bytes outstanding") || !a ||
+                !field_num(a, "bytes", &v))
                 continue;
             field_num(line, "ts", &ts);
             if (nsamples == capsamples) {
                 capsamples = capsamples ? capsamples * 2 : 256;
                 void *grown = realloc(samples, capsamples * sizeof *samples);
                 if (!grown)
-                    return -ENOMEM;   /* the old array stays owned, not leaked */
+                    return -ENOMEM; /* the old array stays owned, not leaked */
                 samples = grown;
             }
             samples[nsamples++] = (struct sample){ (unsigned)pid, ts, v };
@@ -222,7 +244,7 @@ static void add_counter_lanes(void)
             have |= lanes[l].pid == pid && lanes[l].tid == COUNTER_TID;
         if (have || nlanes == MAX_LANES)
             continue;
-        int at = nlanes;   /* after the device's last lane, else at the end */
+        int at = nlanes; /* after the device's last lane, else at the end */
         for (int l = 0; l < nlanes; l++)
             if (lanes[l].pid == pid)
                 at = l + 1;
@@ -247,10 +269,12 @@ static void add_counter_lanes(void)
 #define BREAK_W 28.0
 #define PLOT_W (WIDTH - LEFT - 20)
 
-struct gap { double from, to; };
+struct gap {
+    double from, to;
+};
 static struct gap breaks[MAX_BREAKS];
 static int nbreaks;
-static double t_min, t_max, busy_span;   /* busy_span: the span less the breaks */
+static double t_min, t_max, busy_span; /* busy_span: the span less the breaks */
 
 static int by_start(const void *a, const void *b)
 {
@@ -373,8 +397,7 @@ static void draw_counter(FILE *f, int l)
         last = y;
         first = 0;
     }
-    fprintf(f, "%.1f,%.1f\"><title>bytes outstanding, peak %s</title></polyline>\n",
-            WIDTH - 20, last, p);
+    fprintf(f, "%.1f,%.1f\"><title>bytes outstanding, peak %s</title></polyline>\n", WIDTH - 20, last, p);
 }
 
 /* Distinct op names in first-seen order, for the legend. */
@@ -400,8 +423,9 @@ static int legend_layout(const char **names, size_t n, int draw, FILE *f, double
     double x = 10;
     int rows = 1;
     for (size_t i = 0; i <= n + 1; i++) {
-        const char *label = i < n ? names[i] : i == n ? "wait the tracker inserted"
-                                                      : "device memory outstanding";
+        const char *label = i < n    ? names[i]
+                            : i == n ? "wait the tracker inserted"
+                                     : "device memory outstanding";
         double w = 22 + 6.2 * (double)strlen(label) + 16;
         if (x + w > WIDTH - 10 && x > 10) {
             x = 10;
@@ -411,15 +435,20 @@ static int legend_layout(const char **names, size_t n, int draw, FILE *f, double
         if (draw) {
             fprintf(f, "<g class=\"legend\">");
             if (i < n)
-                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"10\" fill=\"%s\" "
-                           "stroke=\"#222\" stroke-width=\"0.3\"/>", x, y - 9, color(label));
+                fprintf(f,
+                        "<rect x=\"%.1f\" y=\"%.1f\" width=\"16\" height=\"10\" fill=\"%s\" "
+                        "stroke=\"#222\" stroke-width=\"0.3\"/>",
+                        x, y - 9, color(label));
             else if (i == n)
-                fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" "
-                           "marker-end=\"url(#arrow)\"/>", x, y - 4, x + 16, y - 4);
+                fprintf(f,
+                        "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" "
+                        "marker-end=\"url(#arrow)\"/>",
+                        x, y - 4, x + 16, y - 4);
             else
-                fprintf(f, "<polyline fill=\"none\" stroke=\"#e15759\" stroke-width=\"1.2\" "
-                           "points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>", x, y - 1, x + 8, y - 1,
-                        x + 8, y - 9);
+                fprintf(f,
+                        "<polyline fill=\"none\" stroke=\"#e15759\" stroke-width=\"1.2\" "
+                        "points=\"%.1f,%.1f %.1f,%.1f %.1f,%.1f\"/>",
+                        x, y - 1, x + 8, y - 1, x + 8, y - 9);
             fprintf(f, "<text x=\"%.1f\" y=\"%.1f\">", x + 22, y);
             xml_text(f, label);
             fputs("</text></g>\n", f);
@@ -439,12 +468,18 @@ static void write_svg(FILE *f, const char *title)
     double legend_y = axis_y + 40;
     int legend_rows = legend_layout(names, nnames, 0, NULL, legend_y);
     double height = legend_y + legend_rows * LEGEND_ROW + 6;
-    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-               "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-               "font-family=\"sans-serif\" font-size=\"11\">\n", WIDTH, height);
-    fprintf(f, "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" "
-               "markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n");
-    fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
+    fprintf(f,
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "font-family=\"sans-serif\" font-size=\"11\">\n",
+            WIDTH, height);
+    fprintf(
+        f,
+        "<defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"9\" refY=\"5\" markerWidth=\"7\" "
+        "markerHeight=\"7\" orient=\"auto\"><path d=\"M0,0 L10,5 L0,10 z\" fill=\"#333\"/></marker></defs>\n");
+    fprintf(
+        f,
+        "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n<text x=\"10\" y=\"20\" font-size=\"14\" font-weight=\"bold\">");
     xml_text(f, title);
     char busy[32], idle[32];
     duration_text(busy_span, busy, sizeof busy);
@@ -456,8 +491,8 @@ static void write_svg(FILE *f, const char *title)
                "the red line is device memory outstanding</text>\n");
     for (int l = 0; l < nlanes; l++) {
         double y = TOP + l * LANE_H;
-        fprintf(f, "<rect x=\"0\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"%s\"/>\n", y, WIDTH, LANE_H,
-                l % 2 ? "#f4f4f4" : "#fbfbfb");
+        fprintf(f, "<rect x=\"0\" y=\"%.1f\" width=\"%.0f\" height=\"%.1f\" fill=\"%s\"/>\n", y, WIDTH,
+                LANE_H, l % 2 ? "#f4f4f4" : "#fbfbfb");
         if (l == 0 || lanes[l].pid != lanes[l - 1].pid) {
             fprintf(f, "<text x=\"8\" y=\"%.1f\" font-size=\"9\" fill=\"#555\">", y + 10);
             xml_text(f, proc_name(lanes[l].pid));
@@ -475,31 +510,37 @@ static void write_svg(FILE *f, const char *title)
         if (t > t_max + step * 1e-9)
             break;
         int b = break_at(t);
-        if (b >= 0) {   /* skip to the first tick after the break */
+        if (b >= 0) { /* skip to the first tick after the break */
             k = (long)ceil((breaks[b].to - t_min) / step) - 1;
             continue;
         }
         double x = x_of(t);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
-                   "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" fill=\"#777\" text-anchor=\"middle\">%.*f ms</text>\n",
-                x, TOP - 4, x, axis_y, x, axis_y + 16, dec, (t - t_min) / 1000.0);
+        fprintf(
+            f,
+            "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#ddd\"/>"
+            "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" fill=\"#777\" text-anchor=\"middle\">%.*f ms</text>\n",
+            x, TOP - 4, x, axis_y, x, axis_y + 16, dec, (t - t_min) / 1000.0);
     }
     for (int i = 0; i < nbreaks; i++) {
         double x = x_of(breaks[i].from);
         char len[32];
         duration_text(breaks[i].to - breaks[i].from, len, sizeof len);
-        fprintf(f, "<g class=\"break\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
-                   "fill=\"white\" stroke=\"#999\" stroke-dasharray=\"3,3\"/>"
-                   "<text x=\"%.1f\" y=\"%.1f\" fill=\"#777\" font-size=\"9\" text-anchor=\"middle\">%s idle</text></g>\n",
-                x + 2, TOP - 2, BREAK_W - 4, axis_y - TOP + 4, x + BREAK_W / 2, axis_y + 28, len);
+        fprintf(
+            f,
+            "<g class=\"break\"><rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" "
+            "fill=\"white\" stroke=\"#999\" stroke-dasharray=\"3,3\"/>"
+            "<text x=\"%.1f\" y=\"%.1f\" fill=\"#777\" font-size=\"9\" text-anchor=\"middle\">%s idle</text></g>\n",
+            x + 2, TOP - 2, BREAK_W - 4, axis_y - TOP + 4, x + BREAK_W / 2, axis_y + 28, len);
     }
     for (size_t i = 0; i < nslices; i++) {
         const struct slice *s = &slices[i];
         double x = x_of(s->ts), w = x_of(s->ts + s->dur) - x, y = TOP + s->lane * LANE_H + 5;
         if (w < 1)
             w = 1;
-        fprintf(f, "<rect class=\"op\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" stroke=\"#222\" stroke-width=\"0.3\"><title>",
-                x, y, w, LANE_H - 10, color(s->name));
+        fprintf(
+            f,
+            "<rect class=\"op\" x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%.1f\" fill=\"%s\" stroke=\"#222\" stroke-width=\"0.3\"><title>",
+            x, y, w, LANE_H - 10, color(s->name));
         xml_text(f, s->name);
         fprintf(f, " (%.3f ms)</title></rect>\n", s->dur / 1000.0);
         if (w > 7.0 * (double)strlen(s->name)) {
@@ -516,9 +557,11 @@ static void write_svg(FILE *f, const char *title)
             continue;
         for (size_t j = 0; j < nflows; j++)
             if (!flows[j].start && flows[j].id == flows[i].id) {
-                fprintf(f, "<line class=\"wait\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1\" marker-end=\"url(#arrow)\"/>\n",
-                        x_of(flows[i].ts), TOP + flows[i].lane * LANE_H + LANE_H / 2, x_of(flows[j].ts),
-                        TOP + flows[j].lane * LANE_H + LANE_H / 2);
+                fprintf(
+                    f,
+                    "<line class=\"wait\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#333\" stroke-width=\"1\" marker-end=\"url(#arrow)\"/>\n",
+                    x_of(flows[i].ts), TOP + flows[i].lane * LANE_H + LANE_H / 2, x_of(flows[j].ts),
+                    TOP + flows[j].lane * LANE_H + LANE_H / 2);
                 break;
             }
     }
@@ -542,18 +585,28 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     static const struct option longopts[] = {
-        { "output", required_argument, NULL, 'o' }, { "title", required_argument, NULL, 't' },
-        { "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
+        { "output", required_argument, NULL, 'o' },
+        { "title", required_argument, NULL, 't' },
+        { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     const char *out_path = NULL, *title = NULL;
     opterr = 0;
     for (int c; (c = getopt_long(argc, argv, ":o:t:hV", longopts, NULL)) != -1;) {
         switch (c) {
-        case 'o': out_path = optarg; break;
-        case 't': title = optarg; break;
-        case 'h': usage(stdout); return 0;
-        case 'V': printf("devq-trace-svg %s\n", PACKAGE_VERSION); return 0;
+        case 'o':
+            out_path = optarg;
+            break;
+        case 't':
+            title = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'V':
+            printf("devq-trace-svg %s\n", PACKAGE_VERSION);
+            return 0;
         case ':':
             fprintf(stderr, "devq-trace-svg: option '%s' needs a value\n", argv[optind - 1]);
             usage(stderr);
@@ -569,8 +622,9 @@ int main(int argc, char **argv)
     }
     int nargs = argc - optind;
     if (nargs < 1 || nargs > 3 || (nargs >= 2 && out_path) || (nargs == 3 && title)) {
-        fprintf(stderr, "devq-trace-svg: %s\n", nargs < 1 ? "no trace file given"
-                : "too many arguments (OUT and TITLE are given once, by option or in place)");
+        fprintf(stderr, "devq-trace-svg: %s\n",
+                nargs < 1 ? "no trace file given"
+                          : "too many arguments (OUT and TITLE are given once, by option or in place)");
         usage(stderr);
         return 2;
     }

@@ -19,18 +19,20 @@
 #include <string.h>
 #include <devq/devq_plugin.h>
 
-static const struct devq_host *host;   /* libdevq's services: error, log, getenv */
+static const struct devq_host *host; /* libdevq's services: error, log, getenv */
 
 /* The plugin's own types behind the opaque handles of the ABI. */
-struct devq_pl_device { uint32_t ordinal; };
+struct devq_pl_device {
+    uint32_t ordinal;
+};
 struct devq_pl_stream {
     struct devq_pl_device *dev;
-    uint64_t ops_done;     /* ops completed on this stream */
-    int error;             /* latched error, cleared by the next host callback */
+    uint64_t ops_done; /* ops completed on this stream */
+    int error;         /* latched error, cleared by the next host callback */
 };
 struct devq_pl_event {
-    struct devq_pl_stream *stream;   /* NULL until recorded */
-    uint64_t position;               /* stream's ops_done when recorded */
+    struct devq_pl_stream *stream; /* NULL until recorded */
+    uint64_t position;             /* stream's ops_done when recorded */
 };
 
 /* ---- device ---- */
@@ -62,7 +64,7 @@ static int null_device_info(devq_pl_device *d, devq_device_info *info)
     (void)d;
     /* libdevq fills backend and ordinal. */
     strcpy(info->name, "null device (host memory, synchronous)");
-    info->total_memory = 0;                     /* unknown / unlimited */
+    info->total_memory = 0; /* unknown / unlimited */
     info->caps = DEVQ_CAP_HOST_VISIBLE | DEVQ_CAP_SKIP_ON_ERROR;
     info->compute_units = 1;
     return 0;
@@ -72,7 +74,7 @@ static int null_device_info(devq_pl_device *d, devq_device_info *info)
 
 static int null_stream_create(devq_pl_device *d, const devq_queue_desc *desc, devq_pl_stream **out)
 {
-    (void)desc;                                 /* no priorities, no copy engine */
+    (void)desc; /* no priorities, no copy engine */
     struct devq_pl_stream *s = calloc(1, sizeof *s);
     if (!s)
         return host->error(-ENOMEM, "null: out of memory creating a stream");
@@ -91,7 +93,7 @@ static void null_stream_destroy(devq_pl_stream *s)
 static int null_event_create(devq_pl_device *d, uint32_t flags, devq_pl_event **out)
 {
     (void)d;
-    (void)flags;                                /* no timing: event_elapsed is NULL */
+    (void)flags; /* no timing: event_elapsed is NULL */
     struct devq_pl_event *e = calloc(1, sizeof *e);
     if (!e)
         return host->error(-ENOMEM, "null: out of memory creating an event");
@@ -120,8 +122,7 @@ static int null_event_query(devq_pl_event *e)
 static int null_event_wait(devq_pl_event *e, uint64_t timeout_ns)
 {
     (void)timeout_ns;
-    return null_event_query(e) == 0 ? 0
-        : host->error(-ETIMEDOUT, "null: event not reached (cannot happen)");
+    return null_event_query(e) == 0 ? 0 : host->error(-ETIMEDOUT, "null: event not reached (cannot happen)");
 }
 
 static int null_stream_wait_event(devq_pl_stream *s, devq_pl_event *e)
@@ -136,9 +137,9 @@ static int null_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
 {
     int status = s->error;
     s->error = 0;
-    int r = fn(arg, status);        /* everything earlier has completed */
+    int r = fn(arg, status); /* everything earlier has completed */
     if (r < 0)
-        s->error = r;               /* latched: later ops are skipped */
+        s->error = r; /* latched: later ops are skipped */
     s->ops_done++;
     return 0;
 }
@@ -149,7 +150,7 @@ static int null_mem_alloc(devq_pl_device *d, size_t bytes, void **device_ptr, vo
 {
     (void)d;
     /* devq-plugin(7): every allocation 256-byte aligned, as on a GPU. */
-    size_t n = bytes ? (bytes + 255) & ~(size_t)255 : 256;     /* C11: a multiple of 256 */
+    size_t n = bytes ? (bytes + 255) & ~(size_t)255 : 256; /* C11: a multiple of 256 */
     void *p = n >= bytes ? aligned_alloc(256, n) : NULL;
     if (!p)
         return host->error(-ENOMEM, "null: cannot allocate %zu bytes", bytes);
@@ -166,7 +167,7 @@ static void null_mem_free(devq_pl_device *d, void *device_ptr)
 
 static int null_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir)
 {
-    (void)dir;                      /* one address space: every direction is memmove */
+    (void)dir; /* one address space: every direction is memmove */
     if (!s->error)
         memmove(dst, src, n);
     s->ops_done++;
@@ -208,8 +209,7 @@ static const struct devq_backend_ops null_ops = {
      * mem_*_async, kernel_*) stay NULL: the caps above do not claim them. */
 };
 
-int devq_plugin_init(const struct devq_host *h, uint32_t host_abi,
-                     const struct devq_backend_ops **ops)
+int devq_plugin_init(const struct devq_host *h, uint32_t host_abi, const struct devq_backend_ops **ops)
 {
     /* Host tables only grow: a newer libdevq is fine, an older one lacks
      * services we call. */

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* devq: one small interface to drive accelerators.
  *
  * Timeline signals, command queues, stream-ordered device memory and

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* devq - cpu kernels that declare their parameters (devq-cpu(7) CHECKED
  * LAUNCHES).  Optional: a kernel without a declaration is launched
  * unchecked, as before. */

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* devq channel engines: the ABI between libdevq and a module that moves
  * bytes between processes from the host (devq-mpi).  NCCL and RCCL run on
  * the device's streams instead: they are the cuda and hip plugins'

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* devq_mpi.h: a devq channel over the program's own MPI communicator
  * (devq_channel_create_mpi(3), devq-channels(7)).
  *

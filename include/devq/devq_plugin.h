@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* devq backend plugin ABI.  See devq-plugin(7).
  *
  * A backend is a shared object exporting one symbol, devq_plugin_init.

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* devq memory resources.  See devq_resource(3).
  *
  * A resource is a small vtable plus state that hands out device memory.

@@ -9,8 +9,7 @@
 #include <string.h>
 #include "device_spec.h"
 
-static int fail(char *why, size_t why_len, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static int fail(char *why, size_t why_len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static int fail(char *why, size_t why_len, const char *fmt, ...)
 {
@@ -27,12 +26,12 @@ static int name_char(char c)
     return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_';
 }
 
-int devq__spec_parse(const char *text, size_t len, struct devq_spec *out, char *why,
-                     size_t why_len)
+int devq__spec_parse(const char *text, size_t len, struct devq_spec *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     if (!text || len == 0)
-        return fail(why, why_len, "empty device spec; use a backend name like 'cpu', "
+        return fail(why, why_len,
+                    "empty device spec; use a backend name like 'cpu', "
                     "a device like 'cpu:0', or NULL for the default");
     const char *colon = memchr(text, ':', len);
     size_t nlen = colon ? (size_t)(colon - text) : len;
@@ -42,8 +41,8 @@ int devq__spec_parse(const char *text, size_t len, struct devq_spec *out, char *
         return fail(why, why_len, "backend name longer than 15 characters");
     for (size_t i = 0; i < nlen; i++)
         if (!name_char(text[i]))
-            return fail(why, why_len, "backend name '%.*s' has '%c'; names are [a-z0-9_]",
-                        (int)nlen, text, text[i]);
+            return fail(why, why_len, "backend name '%.*s' has '%c'; names are [a-z0-9_]", (int)nlen, text,
+                        text[i]);
     memcpy(out->name, text, nlen);
     if (!colon)
         return 0;
@@ -51,18 +50,15 @@ int devq__spec_parse(const char *text, size_t len, struct devq_spec *out, char *
     const char *p = colon + 1;
     size_t plen = len - nlen - 1;
     if (plen == 0)
-        return fail(why, why_len, "missing ordinal after '%s:'; use e.g. '%s:0'", out->name,
-                    out->name);
+        return fail(why, why_len, "missing ordinal after '%s:'; use e.g. '%s:0'", out->name, out->name);
     uint64_t v = 0;
     for (size_t i = 0; i < plen; i++) {
         if (p[i] < '0' || p[i] > '9')
-            return fail(why, why_len,
-                        "ordinal '%.*s' is not a non-negative integer; use e.g. '%s:0'",
+            return fail(why, why_len, "ordinal '%.*s' is not a non-negative integer; use e.g. '%s:0'",
                         (int)(plen > 32 ? 32 : plen), p, out->name);
         v = v * 10 + (uint64_t)(p[i] - '0');
         if (v > UINT32_MAX)
-            return fail(why, why_len, "ordinal '%.*s' is too large", (int)(plen > 32 ? 32 : plen),
-                        p);
+            return fail(why, why_len, "ordinal '%.*s' is too large", (int)(plen > 32 ? 32 : plen), p);
     }
     out->has_ordinal = 1;
     out->ordinal = (uint32_t)v;
@@ -74,8 +70,7 @@ static int is_blank(char c)
     return c == ' ' || c == '\t';
 }
 
-int devq__backend_pref_parse(const char *text, struct devq_backend_pref *out, char *why,
-                             size_t why_len)
+int devq__backend_pref_parse(const char *text, struct devq_backend_pref *out, char *why, size_t why_len)
 {
     memset(out, 0, sizeof *out);
     const char *p = text ? text : "";
@@ -90,7 +85,7 @@ int devq__backend_pref_parse(const char *text, struct devq_backend_pref *out, ch
             b--;
         p = *end ? end + 1 : end;
         if (a == b)
-            continue;                   /* "cuda,,cpu" and trailing commas are harmless */
+            continue; /* "cuda,,cpu" and trailing commas are harmless */
 
         int exclude = *a == '^';
         if (exclude)
@@ -102,8 +97,8 @@ int devq__backend_pref_parse(const char *text, struct devq_backend_pref *out, ch
                         (int)(b - a > 32 ? 32 : b - a), a, inner);
         if (exclude) {
             if (s.has_ordinal)
-                return fail(why, why_len, "entry '^%s:%u': exclude a whole backend ('^%s')",
-                            s.name, s.ordinal, s.name);
+                return fail(why, why_len, "entry '^%s:%u': exclude a whole backend ('^%s')", s.name,
+                            s.ordinal, s.name);
             if (out->nexclude == DEVQ_PREF_MAX)
                 return fail(why, why_len, "more than %d exclusions", DEVQ_PREF_MAX);
             memcpy(out->exclude[out->nexclude++], s.name, sizeof s.name);

@@ -44,8 +44,7 @@ static const char *digits(const char *p, uint64_t *v)
     return p;
 }
 
-int devq__env_uint(const char *var, const char *text, uint64_t max, uint64_t *out, char *msg,
-                   size_t len)
+int devq__env_uint(const char *var, const char *text, uint64_t max, uint64_t *out, char *msg, size_t len)
 {
     if (!text || !*text)
         return fail(msg, len, "%s: empty value; expected a number", var);
@@ -56,8 +55,7 @@ int devq__env_uint(const char *var, const char *text, uint64_t max, uint64_t *ou
     if (end == text || *end)
         return fail(msg, len, "%s='%.64s': not a non-negative integer", var, text);
     if (v > max)
-        return fail(msg, len, "%s='%.64s': above the limit %llu", var, text,
-                    (unsigned long long)max);
+        return fail(msg, len, "%s='%.64s': above the limit %llu", var, text, (unsigned long long)max);
     *out = v;
     return 0;
 }
@@ -73,23 +71,40 @@ int devq__env_size(const char *var, const char *text, uint64_t *out, char *msg, 
     if (p == text)
         return fail(msg, len, "%s='%.64s': expected a size like 512K, 64M or 2G", var, text);
     if (*p == '.' || *p == ',')
-        return fail(msg, len, "%s='%.64s': fractions are not accepted; use a whole number "
-                    "of a smaller unit (1.5G is 1536M)", var, text);
+        return fail(msg, len,
+                    "%s='%.64s': fractions are not accepted; use a whole number "
+                    "of a smaller unit (1.5G is 1536M)",
+                    var, text);
     unsigned shift = 0;
     switch (toupper((unsigned char)*p)) {
-    case 'K': shift = 10; p++; break;
-    case 'M': shift = 20; p++; break;
-    case 'G': shift = 30; p++; break;
-    case 'T': shift = 40; p++; break;
-    default: break;
+    case 'K':
+        shift = 10;
+        p++;
+        break;
+    case 'M':
+        shift = 20;
+        p++;
+        break;
+    case 'G':
+        shift = 30;
+        p++;
+        break;
+    case 'T':
+        shift = 40;
+        p++;
+        break;
+    default:
+        break;
     }
     if (shift && *p == 'i')
         p++;
     if (*p == 'B' || *p == 'b')
         p++;
     if (*p)
-        return fail(msg, len, "%s='%.64s': unknown suffix '%.16s'; use K, M, G or T (powers "
-                    "of 1024), optionally followed by B or iB", var, text, p);
+        return fail(msg, len,
+                    "%s='%.64s': unknown suffix '%.16s'; use K, M, G or T (powers "
+                    "of 1024), optionally followed by B or iB",
+                    var, text, p);
     if (shift && v > (UINT64_MAX >> shift))
         return fail(msg, len, "%s='%.64s': too large", var, text);
     *out = v << shift;
@@ -106,19 +121,23 @@ int devq__env_flag(const char *var, const char *v, int *on, char *msg, size_t le
         *on = 1;
         return 0;
     }
-    return fail(msg, len, "%s='%.64s': expected 1, on or yes (enable), or 0, off or no "
-                "(disable)", var, v);
+    return fail(msg, len,
+                "%s='%.64s': expected 1, on or yes (enable), or 0, off or no "
+                "(disable)",
+                var, v);
 }
 
 /* ---- checks, one per kind of value ---- */
 
 static int check_size_nonzero(const char *var, const char *v, char *msg, size_t len)
 {
-    uint64_t n = 0;   /* set when r == 0; zeroed for the analyzer (make analyze) */
+    uint64_t n = 0; /* set when r == 0; zeroed for the analyzer (make analyze) */
     int r = devq__env_size(var, v, &n, msg, len);
     if (r == 0 && n == 0)
-        return fail(msg, len, "%s='%.64s': a budget of 0 refuses every allocation; unset it "
-                    "for no limit", var, v);
+        return fail(msg, len,
+                    "%s='%.64s': a budget of 0 refuses every allocation; unset it "
+                    "for no limit",
+                    var, v);
     return r;
 }
 
@@ -156,7 +175,7 @@ static int check_backend(const char *var, const char *v, char *msg, size_t len)
     char why[256];
     if (devq__backend_pref_parse(v, &pref, why, sizeof why) < 0)
         return fail(msg, len, "%s='%.64s': %s", var, v, why);
-    return 0;   /* whether the names exist is known once plugins are loaded */
+    return 0; /* whether the names exist is known once plugins are loaded */
 }
 
 static int check_cpu_devices(const char *var, const char *v, char *msg, size_t len)
@@ -170,7 +189,7 @@ static int check_cpu_devices(const char *var, const char *v, char *msg, size_t l
 
 static int check_cpu_threads(const char *var, const char *v, char *msg, size_t len)
 {
-    uint64_t n = 0;   /* set when the call succeeds; zeroed for the analyzer */
+    uint64_t n = 0; /* set when the call succeeds; zeroed for the analyzer */
     if (devq__env_uint(var, v, DEVQ_ENV_CPU_THREADS_MAX, &n, msg, len) < 0 || n < 1)
         return fail(msg, len, "%s='%.64s': not a thread count (want 1..%d)", var, v,
                     DEVQ_ENV_CPU_THREADS_MAX);
@@ -197,40 +216,39 @@ static int check_writable(const char *var, const char *v, char *msg, size_t len)
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - v), v);
     if (access(dir, W_OK | X_OK) == 0)
         return 0;
-    return fail(msg, len, "%s='%.128s': cannot create it: folder '%.128s': %s", var, v, dir,
-                strerror(errno));
+    return fail(msg, len, "%s='%.128s': cannot create it: folder '%.128s': %s", var, v, dir, strerror(errno));
 }
 
 const struct devq_env_var devq__env_vars[] = {
     { "DEVQ_BACKEND", "preference list for devq_device_open(NULL)",
       "comma list of specs (cuda, cuda:1, cpu); ^name excludes a backend", "lib", check_backend },
-    { "DEVQ_PLUGIN_PATH", "folders searched for devq-*.so before the install folder",
-      "colon list of folders", "lib", NULL },
-    { "DEVQ_PLUGIN_MANIFEST_PATH", "folders of plugin manifests (*.json), in place of the "
+    { "DEVQ_PLUGIN_PATH", "folders searched for devq-*.so before the install folder", "colon list of folders",
+      "lib", NULL },
+    { "DEVQ_PLUGIN_MANIFEST_PATH",
+      "folders of plugin manifests (*.json), in place of the "
       "configure-time $(sysconfdir)/devq/plugins.d and $(datadir)/devq/plugins.d",
       "colon list of folders", "lib", NULL },
     { "DEVQ_LOG", "what devq logs", "off (0), basic (1) or full (2)", "lib", check_log },
     { "DEVQ_LOG_FILE", "file the log is appended to instead of stderr", "a writable path", "lib",
       check_writable },
-    { "DEVQ_TRACE", "Chrome trace-event file of every stream, written at exit",
-      "a writable path", "lib", check_writable },
-    { "DEVQ_TRACE_MAX", "memory kept for trace events (default 64M)", "a size like 64M", "lib",
-      check_size },
-    { "DEVQ_MEM_POOL", "base allocator of the default memory stack", "native, devq (pool) or direct",
-      "lib", check_pool },
-    { "DEVQ_MEM_BUDGET", "limit on device memory outstanding (unset: none)",
-      "a size like 512M or 2G, not 0", "lib", check_size_nonzero },
-    { "DEVQ_MEM_GUARD", "canaries, poison on free, double-free detection",
-      "1, on, yes or 0, off, no", "lib", check_flag },
+    { "DEVQ_TRACE", "Chrome trace-event file of every stream, written at exit", "a writable path", "lib",
+      check_writable },
+    { "DEVQ_TRACE_MAX", "memory kept for trace events (default 64M)", "a size like 64M", "lib", check_size },
+    { "DEVQ_MEM_POOL", "base allocator of the default memory stack", "native, devq (pool) or direct", "lib",
+      check_pool },
+    { "DEVQ_MEM_BUDGET", "limit on device memory outstanding (unset: none)", "a size like 512M or 2G, not 0",
+      "lib", check_size_nonzero },
+    { "DEVQ_MEM_GUARD", "canaries, poison on free, double-free detection", "1, on, yes or 0, off, no", "lib",
+      check_flag },
     { "DEVQ_MEM_LOG", "CSV file with a line per allocation and free", "a writable path", "lib",
       check_writable },
     { "DEVQ_CPU_DEVICES", "number of cpu devices (default 1)", "0..64", "cpu", check_cpu_devices },
-    { "DEVQ_CPU_THREADS", "threads of the cpu kernel pool (default: online processors)",
-      "1..1024", "cpu", check_cpu_threads },
-    { "DEVQ_CUDA_LIBRARY", "CUDA driver library to load instead of libcuda.so.1",
-      "a library path or name", "cuda", NULL },
-    { "DEVQ_HIP_LIBRARY", "HIP runtime library to load instead of libamdhip64.so.5",
-      "a library path or name", "hip", NULL },
+    { "DEVQ_CPU_THREADS", "threads of the cpu kernel pool (default: online processors)", "1..1024", "cpu",
+      check_cpu_threads },
+    { "DEVQ_CUDA_LIBRARY", "CUDA driver library to load instead of libcuda.so.1", "a library path or name",
+      "cuda", NULL },
+    { "DEVQ_HIP_LIBRARY", "HIP runtime library to load instead of libamdhip64.so.5", "a library path or name",
+      "hip", NULL },
     { "DEVQ_NCCL_LIBRARY", "NCCL library the cuda backend's channels load instead of libnccl.so.2",
       "a library path or name", "cuda", NULL },
     { "DEVQ_RCCL_LIBRARY", "RCCL library the hip backend's channels load instead of librccl.so.1",

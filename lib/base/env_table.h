@@ -19,9 +19,9 @@
 
 struct devq_env_var {
     const char *name;
-    const char *meaning;     /* one line */
-    const char *values;      /* accepted values, one line */
-    const char *reader;      /* who reads it: "lib", "cpu", "cuda", "hip" */
+    const char *meaning; /* one line */
+    const char *values;  /* accepted values, one line */
+    const char *reader;  /* who reads it: "lib", "cpu", "cuda", "hip" */
     /* 0, or -EINVAL with a reason in msg naming the variable and value.
      * NULL: every value is accepted. */
     int (*check)(const char *name, const char *value, char *msg, size_t len);
@@ -43,8 +43,7 @@ int devq__env_check_all(char *msg, size_t len);
 /* The parsers behind the checks, used by the readers too.  0, or
  * -EINVAL with a reason in msg. */
 int devq__env_size(const char *var, const char *text, uint64_t *out, char *msg, size_t len);
-int devq__env_uint(const char *var, const char *text, uint64_t max, uint64_t *out, char *msg,
-                   size_t len);
+int devq__env_uint(const char *var, const char *text, uint64_t max, uint64_t *out, char *msg, size_t len);
 /* 1/on/yes or 0/off/no (unset and empty: 0). */
 int devq__env_flag(const char *var, const char *text, int *out, char *msg, size_t len);
 

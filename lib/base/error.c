@@ -21,7 +21,7 @@ int devq__verr(int err, const char *fmt, va_list ap)
     return err;
 }
 
-int (devq__err)(int err, const char *fmt, ...)
+int(devq__err)(int err, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -30,7 +30,7 @@ int (devq__err)(int err, const char *fmt, ...)
     return err;
 }
 
-int (devq__err_str)(int err, const char *msg)
+int(devq__err_str)(int err, const char *msg)
 {
     if (!msg)
         msg = "";

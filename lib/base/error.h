@@ -17,8 +17,18 @@ int devq__err_str(int err, const char *msg);
  * as if they passed.  For it alone, the call yields err itself.  (The
  * definitions in error.c are written (devq__err) to escape the macro.) */
 #ifdef __clang_analyzer__
-#define devq__err(err, ...) __extension__({ int devq__e = (err); (devq__err)(devq__e, __VA_ARGS__); devq__e; })
-#define devq__err_str(err, msg) __extension__({ int devq__e = (err); (devq__err_str)(devq__e, (msg)); devq__e; })
+#define devq__err(err, ...)                \
+    __extension__({                        \
+        int devq__e = (err);               \
+        (devq__err)(devq__e, __VA_ARGS__); \
+        devq__e;                           \
+    })
+#define devq__err_str(err, msg)          \
+    __extension__({                      \
+        int devq__e = (err);             \
+        (devq__err_str)(devq__e, (msg)); \
+        devq__e;                         \
+    })
 #endif
 /* The current detail, to copy into a root-cause record. */
 const char *devq__errmsg_peek(void);

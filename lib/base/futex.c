@@ -38,8 +38,8 @@ const struct timespec *devq__deadline_ts(uint64_t deadline_ns, struct timespec *
     return ts;
 }
 
-int devq__futex_wait_bits(const uint32_t *word, uint32_t expected, uint32_t bits,
-                          uint64_t deadline_ns, int shared)
+int devq__futex_wait_bits(const uint32_t *word, uint32_t expected, uint32_t bits, uint64_t deadline_ns,
+                          int shared)
 {
     struct timespec ts;
     int passed;

@@ -27,8 +27,8 @@ static void log_init(void)
         else if (!strcmp(v, "full") || !strcmp(v, "2"))
             log_level = DEVQ_LOG_FULL;
         else
-            snprintf(log_error, sizeof log_error,
-                     "DEVQ_LOG='%.64s': unknown level; use off, basic or full", v);
+            snprintf(log_error, sizeof log_error, "DEVQ_LOG='%.64s': unknown level; use off, basic or full",
+                     v);
     }
     log_file = stderr;
     const char *f = devq__getenv("DEVQ_LOG_FILE");
@@ -38,8 +38,8 @@ static void log_init(void)
             setvbuf(fp, NULL, _IOLBF, 0);
             log_file = fp;
         } else {
-            snprintf(log_error, sizeof log_error,
-                     "DEVQ_LOG_FILE='%.128s': cannot open: %s", f, strerror(errno));
+            snprintf(log_error, sizeof log_error, "DEVQ_LOG_FILE='%.128s': cannot open: %s", f,
+                     strerror(errno));
         }
     }
 }

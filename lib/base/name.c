@@ -48,13 +48,14 @@ int devq__name_set(struct devq_name *n, enum devq_name_kind kind, const char *fn
 {
     size_t len = name ? strnlen(name, DEVQ_NAME_MAX + 1) : 0;
     if (len > DEVQ_NAME_MAX)
-        return devq__err(-EINVAL, "%s: %s: name '%.20s...' is longer than %d bytes; use a shorter one",
-                         fn, devq__name_label(n, kind, NULL).s, name, DEVQ_NAME_MAX);
+        return devq__err(-EINVAL, "%s: %s: name '%.20s...' is longer than %d bytes; use a shorter one", fn,
+                         devq__name_label(n, kind, NULL).s, name, DEVQ_NAME_MAX);
     for (size_t i = 0; i < len; i++)
         if ((unsigned char)name[i] < 0x20 || name[i] == 0x7f)
-            return devq__err(-EINVAL, "%s: %s: name has a control character at byte %zu (names are "
-                             "printed in one-line messages); use printable characters", fn,
-                             devq__name_label(n, kind, NULL).s, i);
+            return devq__err(-EINVAL,
+                             "%s: %s: name has a control character at byte %zu (names are "
+                             "printed in one-line messages); use printable characters",
+                             fn, devq__name_label(n, kind, NULL).s, i);
     pthread_mutex_t *m = lock_of(n);
     pthread_mutex_lock(m);
     memcpy(n->text, name ? name : "", len);
@@ -71,8 +72,7 @@ void devq__name_get(const struct devq_name *n, char *out, size_t cap)
     pthread_mutex_unlock(m);
 }
 
-struct devq_label devq__name_label(const struct devq_name *n, enum devq_name_kind kind,
-                                   const char *detail)
+struct devq_label devq__name_label(const struct devq_name *n, enum devq_name_kind kind, const char *detail)
 {
     struct devq_label l;
     const char *k = kinds[kind];

@@ -16,10 +16,15 @@
 #include <devq/devq.h>
 
 /* DEVQ_NAME_MAX (bytes of a name, without the NUL) is public: devq.h */
-#define DEVQ_LABEL_MAX 160        /* a whole label, NUL included */
+#define DEVQ_LABEL_MAX 160 /* a whole label, NUL included */
 
-enum devq_name_kind { DEVQ_NAME_SIGNAL, DEVQ_NAME_QUEUE, DEVQ_NAME_BUFFER, DEVQ_NAME_KERNEL,
-                      DEVQ_NAME_KINDS };
+enum devq_name_kind {
+    DEVQ_NAME_SIGNAL,
+    DEVQ_NAME_QUEUE,
+    DEVQ_NAME_BUFFER,
+    DEVQ_NAME_KERNEL,
+    DEVQ_NAME_KINDS
+};
 
 struct devq_name {
     uint32_t number;              /* 1, 2, ... per kind; 0 = internal */
@@ -45,7 +50,6 @@ void devq__name_get(const struct devq_name *n, char *out, size_t cap);
 
 /* The label: `KIND #N[ (DETAIL)]` or `KIND "NAME" (#N[, DETAIL])`;
  * `internal KIND` for number 0.  detail may be NULL. */
-struct devq_label devq__name_label(const struct devq_name *n, enum devq_name_kind kind,
-                                   const char *detail);
+struct devq_label devq__name_label(const struct devq_name *n, enum devq_name_kind kind, const char *detail);
 
 #endif

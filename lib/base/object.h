@@ -16,14 +16,14 @@
 #define DEVQ_MAGIC_DEAD 0xdeadbeefu
 
 struct devq_object {
-    uint32_t magic;                       /* the kind's DEVQ_MAGIC_*; DEAD once destroyed */
-    _Atomic int refs;                     /* the user's + one per holder */
-    void (*destroy)(struct devq_object *o);   /* frees it; may call the backend */
+    uint32_t magic;                         /* the kind's DEVQ_MAGIC_*; DEAD once destroyed */
+    _Atomic int refs;                       /* the user's + one per holder */
+    void (*destroy)(struct devq_object *o); /* frees it; may call the backend */
 };
 
 /* The object that embeds header o as `member` (the header need not be
  * first: a signal keeps its own on a cache line of its own). */
-#define DEVQ_OBJECT_OWNER(o, type, member) ((type *)((char *)(o) - offsetof(type, member)))
+#define DEVQ_OBJECT_OWNER(o, type, member) ((type *)((char *)(o)-offsetof(type, member)))
 
 static inline void devq__object_init(struct devq_object *o, uint32_t magic,
                                      void (*destroy)(struct devq_object *))
@@ -84,10 +84,10 @@ void devq__object_release_here(struct devq_object *o);
 struct devq_ref_set {
     struct devq_object **items;
     uint32_t n, cap;
-    struct devq_object *memo[DEVQ_REF_MEMO];   /* recently added, direct-mapped */
+    struct devq_object *memo[DEVQ_REF_MEMO]; /* recently added, direct-mapped */
 };
-int  devq__ref_set_grow(struct devq_ref_set *s, uint32_t more);      /* 0 or -ENOMEM */
-static inline int devq__ref_set_reserve(struct devq_ref_set *s, uint32_t more)   /* 0 or -ENOMEM */
+int devq__ref_set_grow(struct devq_ref_set *s, uint32_t more);                 /* 0 or -ENOMEM */
+static inline int devq__ref_set_reserve(struct devq_ref_set *s, uint32_t more) /* 0 or -ENOMEM */
 {
     return s->n + more <= s->cap ? 0 : devq__ref_set_grow(s, more);
 }

@@ -169,12 +169,13 @@ void devq__trace_slice(const struct devq_device *dev, uint32_t track, const char
     char n[96];
     clean(n, sizeof n, name);
     if (arg_name)
-        emit("{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"op\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"%s\":%llu}},",
-             n, pid_of(dev), track, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0,
-             arg_name, (unsigned long long)arg);
+        emit(
+            "{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"op\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"%s\":%llu}},",
+            n, pid_of(dev), track, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0, arg_name,
+            (unsigned long long)arg);
     else
-        emit("{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"op\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f},", n,
-             pid_of(dev), track, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0);
+        emit("{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"op\",\"pid\":%u,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f},",
+             n, pid_of(dev), track, us(begin), end > begin ? (double)(end - begin) / 1000.0 : 0.0);
 }
 
 uint64_t devq__trace_flow_id(void)
@@ -184,14 +185,15 @@ uint64_t devq__trace_flow_id(void)
 
 void devq__trace_flow(const struct devq_device *dev, uint32_t track, uint64_t id, int start, uint64_t ts)
 {
-    emit("{\"ph\":\"%s\",\"name\":\"wait\",\"cat\":\"tracker\",\"id\":%llu,\"pid\":%u,\"tid\":%u,\"ts\":%.3f%s},",
-         start ? "s" : "f", (unsigned long long)id, pid_of(dev), track, us(ts), start ? "" : ",\"bp\":\"e\"");
+    emit(
+        "{\"ph\":\"%s\",\"name\":\"wait\",\"cat\":\"tracker\",\"id\":%llu,\"pid\":%u,\"tid\":%u,\"ts\":%.3f%s},",
+        start ? "s" : "f", (unsigned long long)id, pid_of(dev), track, us(ts), start ? "" : ",\"bp\":\"e\"");
 }
 
 void devq__trace_counter(const struct devq_device *dev, const char *name, uint64_t value, uint64_t ts)
 {
-    emit("{\"ph\":\"C\",\"name\":\"%s\",\"pid\":%u,\"ts\":%.3f,\"args\":{\"bytes\":%llu}},", name, pid_of(dev),
-         us(ts), (unsigned long long)value);
+    emit("{\"ph\":\"C\",\"name\":\"%s\",\"pid\":%u,\"ts\":%.3f,\"args\":{\"bytes\":%llu}},", name,
+         pid_of(dev), us(ts), (unsigned long long)value);
 }
 
 void devq__trace_flush(void)
@@ -207,8 +209,10 @@ void devq__trace_flush(void)
         if (len)
             fwrite(buf, 1, len, f);
         /* The last line closes the array (events each end with a comma). */
-        fprintf(f, "{\"ph\":\"M\",\"name\":\"devq\",\"pid\":0,\"tid\":0,\"args\":{\"dropped_events\":%llu,\"max_bytes\":%llu}}\n]}\n",
-                (unsigned long long)dropped, (unsigned long long)max_bytes);
+        fprintf(
+            f,
+            "{\"ph\":\"M\",\"name\":\"devq\",\"pid\":0,\"tid\":0,\"args\":{\"dropped_events\":%llu,\"max_bytes\":%llu}}\n]}\n",
+            (unsigned long long)dropped, (unsigned long long)max_bytes);
         if (fclose(f) == 0 && rename(tmp, path) == 0) {
             pthread_mutex_unlock(&lock);
             return;
@@ -216,7 +220,6 @@ void devq__trace_flush(void)
         unlink(tmp);
     }
     /* Said on stderr, whatever DEVQ_LOG is: the user asked for this file. */
-    fprintf(stderr, "devq: DEVQ_TRACE='%.200s': cannot write the trace: %s\n", path,
-            strerror(errno));
+    fprintf(stderr, "devq: DEVQ_TRACE='%.200s': cannot write the trace: %s\n", path, strerror(errno));
     pthread_mutex_unlock(&lock);
 }

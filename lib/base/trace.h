@@ -16,9 +16,9 @@ struct devq_device;
 struct devq_queue;
 
 /* 0 when tracing is off (cheap: one load after the first call). */
-int  devq__trace_on(void);
+int devq__trace_on(void);
 /* Malformed DEVQ_TRACE_MAX: -EINVAL with detail (reported at device open). */
-int  devq__trace_config_error(void);
+int devq__trace_config_error(void);
 uint64_t devq__trace_now(void);
 
 void devq__trace_device(struct devq_device *dev);
@@ -28,8 +28,8 @@ void devq__trace_track(const struct devq_device *dev, uint32_t track, const char
 /* A slice on a queue's track (the queue's name number) of dev,
  * [begin, end) in devq__trace_now() units.  Given the device and track,
  * not the queue, so base/ never includes the queue layer's headers. */
-void devq__trace_slice(const struct devq_device *dev, uint32_t track, const char *name,
-                       const char *arg_name, uint64_t arg, uint64_t begin, uint64_t end);
+void devq__trace_slice(const struct devq_device *dev, uint32_t track, const char *name, const char *arg_name,
+                       uint64_t arg, uint64_t begin, uint64_t end);
 /* Flow arrow halves: id from devq__trace_flow_id(). */
 uint64_t devq__trace_flow_id(void);
 void devq__trace_flow(const struct devq_device *dev, uint32_t stream_track, uint64_t id, int start,

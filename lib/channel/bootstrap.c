@@ -19,23 +19,24 @@
 #include "error.h"
 #include "futex.h"
 
-#define ID_MAX 512                             /* NCCL's id is 128 bytes */
+#define ID_MAX 512 /* NCCL's id is 128 bytes */
 #define BOOT_TIMEOUT_NS (60ull * 1000000000ull)
 
 /* What rank 0 sends: its id, or why it has none. */
 struct boot_msg {
-    int64_t status;                            /* id bytes (> 0) or rank 0's negative errno */
-    char text[256];                            /* rank 0's message when status < 0 */
+    int64_t status; /* id bytes (> 0) or rank 0's negative errno */
+    char text[256]; /* rank 0's message when status < 0 */
     unsigned char id[ID_MAX];
 };
 
 int devq__channel_under_launcher(void)
 {
     static const char *const vars[] = {
-        "OMPI_COMM_WORLD_SIZE",                /* Open MPI's mpirun */
-        "PMI_SIZE", "PMI_RANK",                /* MPICH's hydra, srun --mpi=pmi2 */
-        "PMIX_RANK",                           /* PMIx launchers */
-        "SLURM_PROCID",                        /* srun */
+        "OMPI_COMM_WORLD_SIZE", /* Open MPI's mpirun */
+        "PMI_SIZE",
+        "PMI_RANK",     /* MPICH's hydra, srun --mpi=pmi2 */
+        "PMIX_RANK",    /* PMIx launchers */
+        "SLURM_PROCID", /* srun */
     };
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
         if (getenv(vars[i]))
@@ -45,10 +46,16 @@ int devq__channel_under_launcher(void)
 
 /* One broadcast of m from rank 0 over boot, waited for with bounded
  * back-off (never a blocking MPI wait: see coll.c). */
-static int broadcast(const struct devq_engine_ops *mpi, devq_eng_comm *boot, struct boot_msg *m, const char *fn)
+static int broadcast(const struct devq_engine_ops *mpi, devq_eng_comm *boot, struct boot_msg *m,
+                     const char *fn)
 {
     struct devq_eng_op op = {
-        .kind = DEVQ_ENG_BROADCAST, .dst = m, .src = m, .count = sizeof *m, .type = DEVQ_U8, .peer = 0,
+        .kind = DEVQ_ENG_BROADCAST,
+        .dst = m,
+        .src = m,
+        .count = sizeof *m,
+        .type = DEVQ_U8,
+        .peer = 0,
     };
     devq_eng_req *rq = NULL;
     int r = mpi->start(boot, &op, &rq);
@@ -62,9 +69,11 @@ static int broadcast(const struct devq_engine_ops *mpi, devq_eng_comm *boot, str
         if (done)
             return 0;
         if (devq__now_ns() - start > BOOT_TIMEOUT_NS) {
-            mpi->abandon(rq);              /* m stays the caller's: see below */
-            return devq__err(-ETIMEDOUT, "%s: rank 0's NCCL/RCCL id did not arrive over MPI in %llu s: every "
-                             "rank must create the channel", fn, BOOT_TIMEOUT_NS / 1000000000ull);
+            mpi->abandon(rq); /* m stays the caller's: see below */
+            return devq__err(-ETIMEDOUT,
+                             "%s: rank 0's NCCL/RCCL id did not arrive over MPI in %llu s: every "
+                             "rank must create the channel",
+                             fn, BOOT_TIMEOUT_NS / 1000000000ull);
         }
         struct timespec ts = { 0, (long)nap };
         nanosleep(&ts, NULL);
@@ -94,7 +103,7 @@ int devq__channel_over_mpi(struct devq_device *dev, const struct devq_engine_ops
     int r = broadcast(mpi, boot, m, fn);
     if (r == -ETIMEDOUT) {
         mpi->comm_destroy(boot);
-        return r;                          /* m is leaked on purpose */
+        return r; /* m is leaked on purpose */
     }
     mpi->comm_destroy(boot);
     if (r < 0) {

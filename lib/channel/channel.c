@@ -36,7 +36,7 @@ static void channel_free(struct devq_object *o)
     if (ch->comm)
         ch->eng->comm_destroy(ch->comm);
     if (ch->pl) {
-        devq__chan_stream_fini(ch);       /* the watchdog stops first */
+        devq__chan_stream_fini(ch); /* the watchdog stops first */
         ch->pl->chan_destroy(ch->pc);
     }
     pthread_mutex_destroy(&ch->lock);
@@ -112,8 +112,10 @@ DEVQ_API int devq_channel_id(devq_device *dev, void *id, size_t *size)
         return r < 0 ? devq__err(r, "%s: %s", fn, devq__errmsg_peek()) : 0;
     }
     if (!eng->comm_id)
-        return devq__err(-ENOTSUP, "%s: engine '%s' has no rendezvous ids; use the launcher's world "
-                         "(desc NULL)", fn, eng->name);
+        return devq__err(-ENOTSUP,
+                         "%s: engine '%s' has no rendezvous ids; use the launcher's world "
+                         "(desc NULL)",
+                         fn, eng->name);
     return eng->comm_id(id, size);
 }
 
@@ -123,12 +125,15 @@ static int gpu_world(struct devq_device *dev, int rank, int size, devq_pl_chan *
 {
     const char *lib = !strcmp(dev->info.backend, "hip") ? "RCCL" : "NCCL";
     if (rank >= 0)
-        return devq__err(-EINVAL, "%s: desc gives rank %d of %d but no id: %s needs rank 0's "
-                         "devq_channel_id() bytes (or desc NULL under mpirun for the launcher's world)", fn,
-                         rank, size, lib);
+        return devq__err(-EINVAL,
+                         "%s: desc gives rank %d of %d but no id: %s needs rank 0's "
+                         "devq_channel_id() bytes (or desc NULL under mpirun for the launcher's world)",
+                         fn, rank, size, lib);
     if (!devq__channel_under_launcher())
-        return devq__err(-ENOTSUP, "%s: no launcher's world: this process was not started by mpirun, mpiexec "
-                         "or srun; give desc with this rank, the size and rank 0's devq_channel_id() bytes", fn);
+        return devq__err(-ENOTSUP,
+                         "%s: no launcher's world: this process was not started by mpirun, mpiexec "
+                         "or srun; give desc with this rank, the size and rank 0's devq_channel_id() bytes",
+                         fn);
     const struct devq_engine_ops *mpi;
     int r = devq__channel_mpi_engine(&mpi, fn);
     if (r < 0)
@@ -158,12 +163,16 @@ DEVQ_API int devq_channel_create(devq_device *dev, const devq_channel_desc *desc
         id = desc->id;
         id_size = desc->id_size;
         if ((rank < 0) != (size < 0) || (rank >= 0 && rank >= size) || size == 0 || rank < -1 || size < -1)
-            return devq__err(-EINVAL, "%s: desc rank %d / size %d: give both as -1 (the launcher's world) or "
-                             "0 <= rank < size", fn, rank, size);
+            return devq__err(-EINVAL,
+                             "%s: desc rank %d / size %d: give both as -1 (the launcher's world) or "
+                             "0 <= rank < size",
+                             fn, rank, size);
         if (id && !id_size)
-            return devq__err(-EINVAL, "%s: desc id without id_size; pass the bytes devq_channel_id() gave", fn);
+            return devq__err(-EINVAL, "%s: desc id without id_size; pass the bytes devq_channel_id() gave",
+                             fn);
         if (id && rank < 0)
-            return devq__err(-EINVAL, "%s: desc id given with rank -1; give this process's rank and the size", fn);
+            return devq__err(-EINVAL, "%s: desc id given with rank -1; give this process's rank and the size",
+                             fn);
     }
     const struct devq_engine_ops *eng;
     if ((r = devq__channel_engine(dev, &eng, fn)) < 0)
@@ -196,8 +205,10 @@ DEVQ_API int devq_channel_create_from_handle(devq_device *dev, const void *handl
         return devq__err(-EINVAL, "%s: out is NULL", fn);
     *out = NULL;
     if (!handle || !handle_size)
-        return devq__err(-EINVAL, "%s: handle is %s; pass the engine's handle struct and its size (for MPI, "
-                         "devq_channel_create_mpi in devq_mpi.h fills one)", fn, handle ? "0 bytes" : "NULL");
+        return devq__err(-EINVAL,
+                         "%s: handle is %s; pass the engine's handle struct and its size (for MPI, "
+                         "devq_channel_create_mpi in devq_mpi.h fills one)",
+                         fn, handle ? "0 bytes" : "NULL");
     const struct devq_engine_ops *eng;
     if ((r = devq__channel_engine(dev, &eng, fn)) < 0)
         return r;
@@ -208,8 +219,10 @@ DEVQ_API int devq_channel_create_from_handle(devq_device *dev, const void *handl
     eng = boot_eng;
     /* An engine built before the entry was appended has a shorter table. */
     if (eng->size < DEVQ_ENGINE_OPS_MIN_SIZE + sizeof eng->comm_from_handle || !eng->comm_from_handle)
-        return devq__err(-ENOTSUP, "%s: engine '%s' cannot take the program's own group; install the devq-mpi "
-                         "engine of this libdevq, or use devq_channel_create", fn, eng->name);
+        return devq__err(-ENOTSUP,
+                         "%s: engine '%s' cannot take the program's own group; install the devq-mpi "
+                         "engine of this libdevq, or use devq_channel_create",
+                         fn, eng->name);
     devq_eng_comm *comm = NULL;
     if ((r = eng->comm_from_handle(handle, handle_size, &comm)) < 0)
         return devq__err(r, "%s: %s", fn, devq__errmsg_peek());
@@ -232,8 +245,10 @@ DEVQ_API int devq_channel_split(devq_channel *ch, int color, int key, devq_chann
         return devq__err(-EINVAL, "%s: out is NULL", fn);
     *out = NULL;
     if (color < 0)
-        return devq__err(-EINVAL, "%s: color %d is negative; ranks that want no part still call split with a "
-                         "color of their own", fn, color);
+        return devq__err(-EINVAL,
+                         "%s: color %d is negative; ranks that want no part still call split with a "
+                         "color of their own",
+                         fn, color);
     if (ch->pl) {
         if ((r = devq__channel_broken_err(ch)) < 0)
             return devq__err(r, "%s: %s", fn, devq__errmsg_peek());

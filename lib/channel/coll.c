@@ -35,9 +35,9 @@
 #include "queue.h"
 #include "record.h"
 
-#define SPIN_NS     50000ull          /* test in a loop this long, */
-#define YIELD_NS    1000000ull        /* then yield between tests up to this, then sleep */
-#define SLEEP_MAX_NS 100000ull        /* back-off ceiling */
+#define SPIN_NS 50000ull       /* test in a loop this long, */
+#define YIELD_NS 1000000ull    /* then yield between tests up to this, then sleep */
+#define SLEEP_MAX_NS 100000ull /* back-off ceiling */
 
 static int overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1)
 {
@@ -51,7 +51,8 @@ static int conflicts(const devq_channel *ch, const struct devq_chan_span *s)
 {
     for (size_t i = 0; i < ch->nreqs; i++) {
         const struct devq_chan_span *p = &ch->spans[i];
-        if (overlap(s->wr_lo, s->wr_hi, p->rd_lo, p->rd_hi) || overlap(s->wr_lo, s->wr_hi, p->wr_lo, p->wr_hi) ||
+        if (overlap(s->wr_lo, s->wr_hi, p->rd_lo, p->rd_hi) ||
+            overlap(s->wr_lo, s->wr_hi, p->wr_lo, p->wr_hi) ||
             overlap(s->rd_lo, s->rd_hi, p->wr_lo, p->wr_hi))
             return 1;
     }
@@ -61,10 +62,20 @@ static int conflicts(const devq_channel *ch, const struct devq_chan_span *s)
 static size_t dtype_size(enum devq_dtype t)
 {
     switch (t) {
-    case DEVQ_I8: case DEVQ_U8: return 1;
-    case DEVQ_F16: case DEVQ_BF16: return 2;
-    case DEVQ_I32: case DEVQ_U32: case DEVQ_F32: return 4;
-    case DEVQ_I64: case DEVQ_U64: case DEVQ_F64: return 8;
+    case DEVQ_I8:
+    case DEVQ_U8:
+        return 1;
+    case DEVQ_F16:
+    case DEVQ_BF16:
+        return 2;
+    case DEVQ_I32:
+    case DEVQ_U32:
+    case DEVQ_F32:
+        return 4;
+    case DEVQ_I64:
+    case DEVQ_U64:
+    case DEVQ_F64:
+        return 8;
     }
     return 0;
 }
@@ -72,7 +83,8 @@ static size_t dtype_size(enum devq_dtype t)
 /* Whether the channel's engine has peer notices (devq_engine.h). */
 static int has_notices(const devq_channel *ch)
 {
-    return ch->eng && ch->eng->size >= DEVQ_ENGINE_OPS_NOTICE_SIZE && ch->eng->notice_send && ch->eng->notice_poll;
+    return ch->eng && ch->eng->size >= DEVQ_ENGINE_OPS_NOTICE_SIZE && ch->eng->notice_send &&
+           ch->eng->notice_poll;
 }
 
 /* The first cause wins.  Under the lock: a queue that gave up waiting
@@ -93,7 +105,7 @@ static void channel_break(devq_channel *ch, const char *msg, int tell_peers)
         return;
     devq__log(DEVQ_LOG_BASIC, "%s", msg);
     if (tell_peers && has_notices(ch)) {
-        char saved[DEVQ_ERRMSG_MAX];       /* a notice's failure is not the caller's */
+        char saved[DEVQ_ERRMSG_MAX]; /* a notice's failure is not the caller's */
         snprintf(saved, sizeof saved, "%s", devq__errmsg_peek());
         if (ch->eng->notice_send(ch->comm, msg) < 0)
             devq__log(DEVQ_LOG_BASIC, "channel #%u: peers not told: %s", ch->number, devq__errmsg_peek());
@@ -213,7 +225,7 @@ static int roll_call(devq_channel *ch, uint64_t timeout, char *msg, int from)
         return 1;
     int left = ch->size - 1;
     if (from >= 0 && from < ch->size && from != ch->rank) {
-        heard[from] = 1;            /* the peer whose notice started it */
+        heard[from] = 1; /* the peer whose notice started it */
         left--;
     }
     uint64_t grace = timeout / 4 < ROLL_CALL_MAX_NS ? timeout / 4 : ROLL_CALL_MAX_NS;
@@ -242,9 +254,11 @@ static int roll_call(devq_channel *ch, uint64_t timeout, char *msg, int from)
         if (shown < left)
             snprintf(list + at, sizeof list - at, ", ...");
         char m[2 * DEVQ_CHANNEL_MSG_MAX];
-        snprintf(m, sizeof m, "channel #%u (rank %d of %d): %s %s did not answer within %.3f s of the "
-                 "timeout (dead, or not at this op); %s", ch->number, ch->rank, ch->size,
-                 left == 1 ? "peer" : "peers", list, (double)grace / 1e9, msg);
+        snprintf(m, sizeof m,
+                 "channel #%u (rank %d of %d): %s %s did not answer within %.3f s of the "
+                 "timeout (dead, or not at this op); %s",
+                 ch->number, ch->rank, ch->size, left == 1 ? "peer" : "peers", list, (double)grace / 1e9,
+                 msg);
         size_t len = strnlen(m, DEVQ_CHANNEL_MSG_MAX - 1);
         memcpy(msg, m, len);
         msg[len] = '\0';
@@ -294,10 +308,12 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
         uint64_t t = devq__now_ns();
         if (t >= deadline) {
             err = -ETIMEDOUT;
-            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) waited %.3f s " TIMED_OUT
-                     ": a peer's op failed or was skipped, or the ranks record this channel's ops in different "
-                     "orders (devq_channel_set_timeout sets the limit)", ch->number, ch->rank, ch->size,
-                     (unsigned long long)op_no, what, (double)(t - start) / 1e9);
+            snprintf(
+                msg, sizeof msg,
+                "channel #%u (rank %d of %d): op %llu (%s) waited %.3f s " TIMED_OUT
+                ": a peer's op failed or was skipped, or the ranks record this channel's ops in different "
+                "orders (devq_channel_set_timeout sets the limit)",
+                ch->number, ch->rank, ch->size, (unsigned long long)op_no, what, (double)(t - start) / 1e9);
             if (notices)
                 from_peer = roll_call(ch, timeout, msg, -1);
             break;
@@ -311,7 +327,8 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
             err = -EIO;
             from_peer = 1;
             char m[2 * DEVQ_CHANNEL_MSG_MAX];
-            snprintf(m, sizeof m, "channel #%u (rank %d of %d): op %llu (%s) cannot complete: rank %d dropped out: %s",
+            snprintf(m, sizeof m,
+                     "channel #%u (rank %d of %d): op %llu (%s) cannot complete: rank %d dropped out: %s",
                      ch->number, ch->rank, ch->size, (unsigned long long)op_no, what, peer, why);
             /* Cut at the end, not compacted: the peer's own hop ("rank R
              * dropped out: ...") is what the caller's chain must keep. */
@@ -368,24 +385,29 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
             /* Never taken: no group of ours to finish.  The op did not
              * run, so this rank is out of step. */
             char msg[DEVQ_CHANNEL_MSG_MAX];
-            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s waited past the channel's timeout for "
-                     "another queue's op on the channel and did not run", ch->number, ch->rank, ch->size, co->what);
+            snprintf(msg, sizeof msg,
+                     "channel #%u (rank %d of %d): %s waited past the channel's timeout for "
+                     "another queue's op on the channel and did not run",
+                     ch->number, ch->rank, ch->size, co->what);
             devq__channel_set_broken(ch, msg);
             return devq__err(-ETIMEDOUT, "%s", msg);
         }
     } else if (!holds(ch, gid)) {
-        return status ? 0 : devq__err(-EIO, "channel #%u: %s: its group never got the channel", ch->number,
-                                      co->what);
+        return status ? 0
+                      : devq__err(-EIO, "channel #%u: %s: its group never got the channel", ch->number,
+                                  co->what);
     }
     uint64_t op_no = ++ch->ops_run;
     if (status) {
         /* devq_errmsg() holds the batch's cause (batch.h): the peers
          * are told it with the skip. */
         char msg[DEVQ_CHANNEL_MSG_MAX];
-        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) was skipped because its batch "
-                 "failed before it (%.200s); this rank is out of step with its peers, so the channel fails its "
-                 "later ops", ch->number, ch->rank, ch->size, (unsigned long long)op_no, co->what,
-                 devq__errmsg_peek());
+        snprintf(
+            msg, sizeof msg,
+            "channel #%u (rank %d of %d): op %llu (%s) was skipped because its batch "
+            "failed before it (%.200s); this rank is out of step with its peers, so the channel fails its "
+            "later ops",
+            ch->number, ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
         devq__channel_set_broken(ch, msg);
     } else if ((r = devq__channel_broken_err(ch)) < 0) {
         /* r and the message are set */
@@ -399,8 +421,9 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
         r = ch->eng->start(ch->comm, &co->op, &rq);
         if (r < 0) {
             char msg[DEVQ_CHANNEL_MSG_MAX];
-            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) could not start: %s", ch->number,
-                     ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) could not start: %s",
+                     ch->number, ch->rank, ch->size, (unsigned long long)op_no, co->what,
+                     devq__errmsg_peek());
             devq__channel_set_broken(ch, msg);
             r = devq__err(r, "%s", msg);
         } else {
@@ -410,7 +433,7 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
         }
     }
     if (group & DEVQ_WORK_MORE)
-        return r;                     /* the group's last member waits and lets go */
+        return r; /* the group's last member waits and lets go */
     int w = devq__channel_wait_group(ch, co->what, op_no);
     release(ch);
     if (r < 0)
@@ -429,7 +452,8 @@ static int check_type(enum devq_dtype type, const char *fn)
 static int check_reduce(enum devq_reduce op, const char *fn)
 {
     if ((unsigned)op > DEVQ_AVG)
-        return devq__err(-EINVAL, "%s: reduction %d is not a devq_reduce (DEVQ_SUM .. DEVQ_AVG)", fn, (int)op);
+        return devq__err(-EINVAL, "%s: reduction %d is not a devq_reduce (DEVQ_SUM .. DEVQ_AVG)", fn,
+                         (int)op);
     return 0;
 }
 
@@ -449,9 +473,10 @@ static int check_range(devq_queue *q, devq_channel *ch, devq_buffer *b, size_t o
         return devq__err(-EINVAL, "%s: count is 0; give the number of elements", fn);
     if (__builtin_mul_overflow(count, esz, &bytes) || __builtin_mul_overflow(bytes, mult, &bytes) ||
         off > b->size || bytes > b->size - off)
-        return devq__err(-EINVAL, "%s: %s range at offset %zu of %zu x %zu elements of %zu bytes does not fit "
-                         "%s, which has %zu bytes", fn, what, off, mult, count, esz, devq__buffer_label(b).s,
-                         b->size);
+        return devq__err(-EINVAL,
+                         "%s: %s range at offset %zu of %zu x %zu elements of %zu bytes does not fit "
+                         "%s, which has %zu bytes",
+                         fn, what, off, mult, count, esz, devq__buffer_label(b).s, b->size);
     return 0;
 }
 
@@ -476,16 +501,20 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
     int need_src = op->kind != DEVQ_ENG_BROADCAST && op->kind != DEVQ_ENG_RECV;
     int need_dst = op->kind != DEVQ_ENG_SEND;
     if ((need_dst && !dst) || (need_src && !src))
-        return devq__record_commit(q, devq__err(-EINVAL, "%s: %s is NULL", fn, need_dst && !dst ?
-                                                (op->kind == DEVQ_ENG_BROADCAST ? "buf" : "dst") : "src"));
+        return devq__record_commit(
+            q, devq__err(-EINVAL, "%s: %s is NULL", fn,
+                         need_dst && !dst ? (op->kind == DEVQ_ENG_BROADCAST ? "buf" : "dst") : "src"));
     size_t dst_mult = op->kind == DEVQ_ENG_ALL_GATHER ? (size_t)ch->size : 1;
     size_t src_mult = op->kind == DEVQ_ENG_REDUCE_SCATTER ? (size_t)ch->size : 1;
     int check_op = op->kind == DEVQ_ENG_ALL_REDUCE || op->kind == DEVQ_ENG_REDUCE_SCATTER;
-    int peer_what = op->kind == DEVQ_ENG_BROADCAST ? 1 : op->kind == DEVQ_ENG_SEND || op->kind == DEVQ_ENG_RECV ? 2 : 0;
+    int peer_what = op->kind == DEVQ_ENG_BROADCAST                           ? 1
+                    : op->kind == DEVQ_ENG_SEND || op->kind == DEVQ_ENG_RECV ? 2
+                                                                             : 0;
     if (ch->dev != q->dev)
-        return devq__record_commit(q, devq__err(-EINVAL, "%s: channel #%u was created on %s:%d but %s is on "
-                                                "%s:%d; create a channel per device", fn, ch->number,
-                                                ch->dev->info.backend, ch->dev->info.ordinal,
+        return devq__record_commit(q, devq__err(-EINVAL,
+                                                "%s: channel #%u was created on %s:%d but %s is on "
+                                                "%s:%d; create a channel per device",
+                                                fn, ch->number, ch->dev->info.backend, ch->dev->info.ordinal,
                                                 devq__queue_label(q).s, q->dev->info.backend,
                                                 q->dev->info.ordinal));
     if ((r = check_type(op->type, fn)) < 0 || (check_op && (r = check_reduce(op->op, fn)) < 0))
@@ -493,8 +522,10 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
     if (peer_what && (r = check_peer(ch, op->peer, fn, peer_what == 1 ? "root" : "peer")) < 0)
         return devq__record_commit(q, r);
     if (peer_what == 2 && op->peer == ch->rank)
-        return devq__record_commit(q, devq__err(-EINVAL, "%s: peer %d is this rank; send and receive between "
-                                                "different ranks (copy within one)", fn, op->peer));
+        return devq__record_commit(q, devq__err(-EINVAL,
+                                                "%s: peer %d is this rank; send and receive between "
+                                                "different ranks (copy within one)",
+                                                fn, op->peer));
     if (dst && (r = check_range(q, ch, dst, dst_off, op->count, dst_mult, op->type, fn, "dst")) < 0)
         return devq__record_commit(q, r);
     if (src && (r = check_range(q, ch, src, src_off, op->count, src_mult, op->type, fn, "src")) < 0)
@@ -503,11 +534,13 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
     if (dst && src && dst == src && dst_off != src_off) {
         size_t a0 = dst_off, a1 = dst_off + op->count * esz * dst_mult;
         size_t b0 = src_off, b1 = src_off + op->count * esz * src_mult;
-        int in_place_gather = op->kind == DEVQ_ENG_ALL_GATHER &&
-                              src_off == dst_off + (size_t)ch->rank * op->count * esz;
+        int in_place_gather =
+            op->kind == DEVQ_ENG_ALL_GATHER && src_off == dst_off + (size_t)ch->rank * op->count * esz;
         if (a0 < b1 && b0 < a1 && !in_place_gather)
-            return devq__record_commit(q, devq__err(-EINVAL, "%s: src and dst overlap in one buffer; use the "
-                                                    "same offset (in place) or ranges apart", fn));
+            return devq__record_commit(q, devq__err(-EINVAL,
+                                                    "%s: src and dst overlap in one buffer; use the "
+                                                    "same offset (in place) or ranges apart",
+                                                    fn));
     }
     if (dst)
         op->dst = (char *)dst->dptr + dst_off;
@@ -523,8 +556,10 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
         if (src)
             uses[n++] = (struct buffer_use){ .buf = src, .access = DEVQ_READ };
         if (dst)
-            uses[n++] = (struct buffer_use){ .buf = dst, .access = op->kind == DEVQ_ENG_BROADCAST &&
-                                                  ch->rank == op->peer ? DEVQ_READ : DEVQ_WRITE };
+            uses[n++] = (struct buffer_use){ .buf = dst,
+                                             .access = op->kind == DEVQ_ENG_BROADCAST && ch->rank == op->peer
+                                                           ? DEVQ_READ
+                                                           : DEVQ_WRITE };
     }
     struct chan_op co = { .ch = ch, .op = *op, .what = what };
     co.span.bufs[0] = src;
@@ -536,7 +571,7 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
     if (dst) {
         co.span.wr_lo = (uintptr_t)op->dst;
         co.span.wr_hi = co.span.wr_lo + op->count * esz * dst_mult;
-        if (op->kind == DEVQ_ENG_BROADCAST) {       /* the root reads it, the others write it */
+        if (op->kind == DEVQ_ENG_BROADCAST) { /* the root reads it, the others write it */
             co.span.rd_lo = co.span.wr_lo;
             co.span.rd_hi = co.span.wr_hi;
         }
@@ -546,13 +581,13 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
     /* A stream channel enqueues on the device stream at issue time (stream.c). */
     devq_work_fn run = ch->pl ? devq__chan_stream_run : run_op;
     devq_work_issue_fn issue = ch->pl ? devq__chan_stream_issue : NULL;
-    return devq__record_commit(q, devq__record_work(q, run, issue, ch, &co, sizeof co, uses, n, &ch->obj, whole,
-                                                    fn));
+    return devq__record_commit(
+        q, devq__record_work(q, run, issue, ch, &co, sizeof co, uses, n, &ch->obj, whole, fn));
 }
 
 DEVQ_API int devq_queue_all_reduce(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t dst_off,
-                                   devq_buffer *src, size_t src_off, size_t count,
-                                   enum devq_dtype type, enum devq_reduce op)
+                                   devq_buffer *src, size_t src_off, size_t count, enum devq_dtype type,
+                                   enum devq_reduce op)
 {
     struct devq_eng_op e = { .kind = DEVQ_ENG_ALL_REDUCE, .count = count, .type = type, .op = op };
     return record(q, ch, "devq_queue_all_reduce", "all_reduce", &e, dst, dst_off, src, src_off);
@@ -566,30 +601,30 @@ DEVQ_API int devq_queue_all_gather(devq_queue *q, devq_channel *ch, devq_buffer 
 }
 
 DEVQ_API int devq_queue_reduce_scatter(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t dst_off,
-                                       devq_buffer *src, size_t src_off, size_t count,
-                                       enum devq_dtype type, enum devq_reduce op)
+                                       devq_buffer *src, size_t src_off, size_t count, enum devq_dtype type,
+                                       enum devq_reduce op)
 {
     struct devq_eng_op e = { .kind = DEVQ_ENG_REDUCE_SCATTER, .count = count, .type = type, .op = op };
     return record(q, ch, "devq_queue_reduce_scatter", "reduce_scatter", &e, dst, dst_off, src, src_off);
 }
 
 /* The root's buffer is read, every other rank's written. */
-DEVQ_API int devq_queue_broadcast(devq_queue *q, devq_channel *ch, devq_buffer *buf, size_t off,
-                                  size_t count, enum devq_dtype type, int root)
+DEVQ_API int devq_queue_broadcast(devq_queue *q, devq_channel *ch, devq_buffer *buf, size_t off, size_t count,
+                                  enum devq_dtype type, int root)
 {
     struct devq_eng_op e = { .kind = DEVQ_ENG_BROADCAST, .count = count, .type = type, .peer = root };
     return record(q, ch, "devq_queue_broadcast", "broadcast", &e, buf, off, NULL, 0);
 }
 
-DEVQ_API int devq_queue_send(devq_queue *q, devq_channel *ch, devq_buffer *src, size_t off,
-                             size_t count, enum devq_dtype type, int peer)
+DEVQ_API int devq_queue_send(devq_queue *q, devq_channel *ch, devq_buffer *src, size_t off, size_t count,
+                             enum devq_dtype type, int peer)
 {
     struct devq_eng_op e = { .kind = DEVQ_ENG_SEND, .count = count, .type = type, .peer = peer };
     return record(q, ch, "devq_queue_send", "send", &e, NULL, 0, src, off);
 }
 
-DEVQ_API int devq_queue_recv(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t off,
-                             size_t count, enum devq_dtype type, int peer)
+DEVQ_API int devq_queue_recv(devq_queue *q, devq_channel *ch, devq_buffer *dst, size_t off, size_t count,
+                             enum devq_dtype type, int peer)
 {
     struct devq_eng_op e = { .kind = DEVQ_ENG_RECV, .count = count, .type = type, .peer = peer };
     return record(q, ch, "devq_queue_recv", "recv", &e, dst, off, NULL, 0);

@@ -47,9 +47,10 @@ static void load_mpi(void)
     if (!dl) {
         const char *e = dlerror();
         mpi_err = -ENOTSUP;
-        snprintf(mpi_msg, sizeof mpi_msg, "channels: cannot load the MPI engine %.300s: %s (install devq's MPI "
-                 "engine, built when configure finds Open MPI or MPICH, or set DEVQ_MPI_ENGINE)", path,
-                 e ? e : "dlopen failed");
+        snprintf(mpi_msg, sizeof mpi_msg,
+                 "channels: cannot load the MPI engine %.300s: %s (install devq's MPI "
+                 "engine, built when configure finds Open MPI or MPICH, or set DEVQ_MPI_ENGINE)",
+                 path, e ? e : "dlopen failed");
         return;
     }
     void *sym = dlsym(dl, DEVQ_ENGINE_INIT_SYMBOL);
@@ -65,14 +66,18 @@ static void load_mpi(void)
     int r = init(&devq__host, DEVQ_HOST_ABI_VERSION, &ops);
     if (r < 0 || !ops) {
         mpi_err = r < 0 ? r : -ENOTSUP;
-        snprintf(mpi_msg, sizeof mpi_msg, "channels: engine %.300s refused to start: %s", path, devq__errmsg_peek());
+        snprintf(mpi_msg, sizeof mpi_msg, "channels: engine %.300s refused to start: %s", path,
+                 devq__errmsg_peek());
         return;
     }
-    if (ops->abi_version != DEVQ_ENGINE_ABI_VERSION || ops->size < DEVQ_ENGINE_OPS_MIN_SIZE || !ops->start || !ops->test ||
-        !ops->abandon || !ops->comm_create || !ops->comm_destroy || !ops->comm_rank || !ops->comm_size) {
+    if (ops->abi_version != DEVQ_ENGINE_ABI_VERSION || ops->size < DEVQ_ENGINE_OPS_MIN_SIZE || !ops->start ||
+        !ops->test || !ops->abandon || !ops->comm_create || !ops->comm_destroy || !ops->comm_rank ||
+        !ops->comm_size) {
         mpi_err = -ENOTSUP;
-        snprintf(mpi_msg, sizeof mpi_msg, "channels: engine %.300s has ABI %u (size %u); this libdevq needs ABI %u "
-                 "(size >= %zu) with every entry", path, ops->abi_version, ops->size, (unsigned)DEVQ_ENGINE_ABI_VERSION,
+        snprintf(mpi_msg, sizeof mpi_msg,
+                 "channels: engine %.300s has ABI %u (size %u); this libdevq needs ABI %u "
+                 "(size >= %zu) with every entry",
+                 path, ops->abi_version, ops->size, (unsigned)DEVQ_ENGINE_ABI_VERSION,
                  (size_t)DEVQ_ENGINE_OPS_MIN_SIZE);
         return;
     }
@@ -97,11 +102,12 @@ int devq__channel_engine(struct devq_device *dev, const struct devq_engine_ops *
 {
     *out = NULL;
     if (has_stream_channels(dev))
-        return 0;                /* the plugin loads its library at chan_id/chan_create */
+        return 0; /* the plugin loads its library at chan_id/chan_create */
     if (!is_host_backend(dev))
-        return devq__err(-ENOTSUP, "%s: %s:%d has no channels: its plugin has no channel entries (channels run "
-                         "on the cpu backend over MPI, on cuda over NCCL and on hip over RCCL)", fn,
-                         dev->info.backend, dev->info.ordinal);
+        return devq__err(-ENOTSUP,
+                         "%s: %s:%d has no channels: its plugin has no channel entries (channels run "
+                         "on the cpu backend over MPI, on cuda over NCCL and on hip over RCCL)",
+                         fn, dev->info.backend, dev->info.ordinal);
     pthread_once(&once, load_mpi);
     if (!mpi_ops)
         return devq__err(mpi_err, "%s: %s", fn, mpi_msg);

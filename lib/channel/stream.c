@@ -49,16 +49,16 @@
 struct devq_chan_flight {
     devq_channel *ch;
     struct devq_chan_flight *next;
-    uint64_t start_ns;                /* 0 until the stream reached it */
-    uint64_t first_op, nops;          /* op numbers, for messages */
-    const char *what;                 /* the last member's kind */
-    int refs;                         /* under ch->lock */
+    uint64_t start_ns;       /* 0 until the stream reached it */
+    uint64_t first_op, nops; /* op numbers, for messages */
+    const char *what;        /* the last member's kind */
+    int refs;                /* under ch->lock */
     int done;
     size_t nin;
-    struct devq_chan_input in[];      /* what the members read (the batch holds them) */
+    struct devq_chan_input in[]; /* what the members read (the batch holds them) */
 };
 
-#define WD_POLL_NS 100000000ull       /* the watchdog rereads the timeout this often */
+#define WD_POLL_NS 100000000ull /* the watchdog rereads the timeout this often */
 
 /* Under ch->lock. */
 static void flight_unref_locked(devq_channel *ch, struct devq_chan_flight *f)
@@ -105,12 +105,14 @@ static void *watchdog(void *arg)
         }
         if (late && !ch->aborted) {
             char msg[DEVQ_CHANNEL_MSG_MAX];
-            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) ran %.3f s on the device stream "
-                     "without its peers and timed out; the %s communicator was aborted: a peer's op failed or "
-                     "was skipped, or the ranks record this channel's ops in different orders "
-                     "(devq_channel_set_timeout sets the limit)", ch->number, ch->rank, ch->size,
-                     (unsigned long long)(late->first_op + late->nops - 1), late->what,
-                     (double)(t - late->start_ns) / 1e9, ch->engine_name);
+            snprintf(
+                msg, sizeof msg,
+                "channel #%u (rank %d of %d): op %llu (%s) ran %.3f s on the device stream "
+                "without its peers and timed out; the %s communicator was aborted: a peer's op failed or "
+                "was skipped, or the ranks record this channel's ops in different orders "
+                "(devq_channel_set_timeout sets the limit)",
+                ch->number, ch->rank, ch->size, (unsigned long long)(late->first_op + late->nops - 1),
+                late->what, (double)(t - late->start_ns) / 1e9, ch->engine_name);
             ch->aborted = 1;
             if (!ch->broken) {
                 ch->broken = 1;
@@ -145,12 +147,14 @@ static int failed_input_locked(devq_channel *ch, const struct devq_chan_flight *
         if (!ch->broken) {
             ch->broken = 1;
             char m[2 * DEVQ_CHANNEL_MSG_MAX];
-            snprintf(m, sizeof m, "channel #%u (rank %d of %d): op %llu (%s) reads %s, "
-                     "which failed: %.160s; the op was withheld and the %s communicator aborted, so no peer gets a "
-                     "result from failed data", ch->number, ch->rank, ch->size,
-                     (unsigned long long)(f->first_op + f->nops - 1), f->what, devq__buffer_label(f->in[i].buf).s,
-                     cause, ch->engine_name);
-            devq__cause_compact(ch->broken_msg, sizeof ch->broken_msg, m);   /* the root cause kept */
+            snprintf(
+                m, sizeof m,
+                "channel #%u (rank %d of %d): op %llu (%s) reads %s, "
+                "which failed: %.160s; the op was withheld and the %s communicator aborted, so no peer gets a "
+                "result from failed data",
+                ch->number, ch->rank, ch->size, (unsigned long long)(f->first_op + f->nops - 1), f->what,
+                devq__buffer_label(f->in[i].buf).s, cause, ch->engine_name);
+            devq__cause_compact(ch->broken_msg, sizeof ch->broken_msg, m); /* the root cause kept */
         }
         return 1;
     }
@@ -200,9 +204,10 @@ int devq__chan_stream_start(devq_channel *ch, const char *fn)
 {
     int r = start_watchdog(ch);
     if (r < 0)
-        return devq__err(r, "%s: channel #%u: cannot start its watchdog thread: pthread_create: %s "
-                         "(raise RLIMIT_NPROC or free memory, then record the op again)", fn, ch->number,
-                         strerror(-r));
+        return devq__err(r,
+                         "%s: channel #%u: cannot start its watchdog thread: pthread_create: %s "
+                         "(raise RLIMIT_NPROC or free memory, then record the op again)",
+                         fn, ch->number, strerror(-r));
     return 0;
 }
 
@@ -251,9 +256,11 @@ int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const
     uint64_t op_no = ++ch->ops_run;
     if (!(group & DEVQ_WORK_CONT)) {
         if (ch->npend) {
-            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): a group of %zu op(s) was never enqueued "
+            snprintf(msg, sizeof msg,
+                     "channel #%u (rank %d of %d): a group of %zu op(s) was never enqueued "
                      "(its batch failed while being issued); this rank is out of step with its peers, so the "
-                     "channel fails its later ops", ch->number, ch->rank, ch->size, ch->npend);
+                     "channel fails its later ops",
+                     ch->number, ch->rank, ch->size, ch->npend);
             devq__channel_set_broken(ch, msg);
         }
         ch->npend = 0;
@@ -279,10 +286,12 @@ int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const
     if (!f || start_watchdog(ch) < 0) {
         free(f);
         devq__channel_set_broken(ch, "channel: out of memory or threads for the watchdog of an op");
-        return devq__err(-ENOMEM, "channel #%u: %s: cannot track the op (out of memory or threads)", ch->number,
-                         co->what);
+        return devq__err(-ENOMEM, "channel #%u: %s: cannot track the op (out of memory or threads)",
+                         ch->number, co->what);
     }
-    *f = (struct devq_chan_flight){ .ch = ch, .first_op = op_no + 1 - n, .nops = n, .what = co->what, .refs = 2 };
+    *f = (struct devq_chan_flight){
+        .ch = ch, .first_op = op_no + 1 - n, .nops = n, .what = co->what, .refs = 2
+    };
     for (size_t i = 0; i < n; i++)
         if (ch->pend_in[i].buf)
             f->in[f->nin++] = ch->pend_in[i];
@@ -295,17 +304,17 @@ int devq__chan_stream_issue(void *data, devq_pl_stream *s, unsigned group, const
         f->refs = 1;
         flight_unref_locked(ch, f);
         pthread_mutex_unlock(&ch->lock);
-        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) could not be enqueued: %s", ch->number,
-                 ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
+        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) could not be enqueued: %s",
+                 ch->number, ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
         devq__channel_set_broken(ch, msg);
         return devq__err(r, "%s", msg);
     }
     if ((r = ch->pl->chan_enqueue(ch->pc, s, ch->pend, n)) < 0) {
-        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) could not be enqueued: %s", ch->number,
-                 ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
+        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): op %llu (%s) could not be enqueued: %s",
+                 ch->number, ch->rank, ch->size, (unsigned long long)op_no, co->what, devq__errmsg_peek());
         pthread_mutex_lock(&ch->lock);
         f->done = 1;
-        flight_unref_locked(ch, f);      /* no completion will come */
+        flight_unref_locked(ch, f); /* no completion will come */
         pthread_mutex_unlock(&ch->lock);
         /* The stamp may have run first and aborted for a failed input:
          * that is the root cause. */
@@ -330,7 +339,8 @@ int devq__chan_stream_run(void *data, int status, unsigned group, const void *gi
     char stream_msg[DEVQ_CHANNEL_MSG_MAX] = "", msg[DEVQ_CHANNEL_MSG_MAX];
     if (group & DEVQ_WORK_SKIPPED) {
         /* Never enqueued: the peers' matching op will wait for it. */
-        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s was skipped because its batch failed before it "
+        snprintf(msg, sizeof msg,
+                 "channel #%u (rank %d of %d): %s was skipped because its batch failed before it "
                  "was issued; this rank is out of step with its peers, so the channel fails its later ops",
                  ch->number, ch->rank, ch->size, co->what);
         devq__channel_set_broken(ch, msg);
@@ -343,8 +353,8 @@ int devq__chan_stream_run(void *data, int status, unsigned group, const void *gi
         if (r < 0)
             return r;
         if ((r = ch->pl->chan_error(ch->pc)) < 0) {
-            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s failed: %s", ch->number, ch->rank, ch->size,
-                     co->what, devq__errmsg_peek());
+            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s failed: %s", ch->number, ch->rank,
+                     ch->size, co->what, devq__errmsg_peek());
             return devq__err(r, "%s", msg);
         }
         return 0;
@@ -368,8 +378,9 @@ int devq__chan_stream_run(void *data, int status, unsigned group, const void *gi
          * one (an op before the group, a kernel, may be the root: the
          * engine then says the device failed), each cut to fit a cause. */
         if (status)
-            snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s failed: %.160s; the device stream: %.110s",
-                     ch->number, ch->rank, ch->size, co->what, devq__errmsg_peek(), stream_msg);
+            snprintf(msg, sizeof msg,
+                     "channel #%u (rank %d of %d): %s failed: %.160s; the device stream: %.110s", ch->number,
+                     ch->rank, ch->size, co->what, devq__errmsg_peek(), stream_msg);
         else
             snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s failed: %s", ch->number, ch->rank,
                      ch->size, co->what, devq__errmsg_peek());
@@ -377,8 +388,10 @@ int devq__chan_stream_run(void *data, int status, unsigned group, const void *gi
         return devq__err(a, "%s", msg);
     }
     if (status) {
-        snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s did not complete: the device stream failed "
-                 "before or in it: %s", ch->number, ch->rank, ch->size, co->what, stream_msg);
+        snprintf(msg, sizeof msg,
+                 "channel #%u (rank %d of %d): %s did not complete: the device stream failed "
+                 "before or in it: %s",
+                 ch->number, ch->rank, ch->size, co->what, stream_msg);
         devq__channel_set_broken(ch, msg);
         return devq__err(status, "%s", msg);
     }

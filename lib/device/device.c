@@ -32,7 +32,7 @@
 #include "stream.h"
 #include "plugin_dir.h"
 
-#define DEVQ_MAGIC_CLOSED 0x44454144u  /* "DEAD" */
+#define DEVQ_MAGIC_CLOSED 0x44454144u /* "DEAD" */
 
 static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t registry_changed = PTHREAD_COND_INITIALIZER;
@@ -42,7 +42,7 @@ struct busy_slot {
     uint32_t ordinal;
     struct busy_slot *next;
 };
-static struct busy_slot *busy_slots;   /* under registry_lock */
+static struct busy_slot *busy_slots; /* under registry_lock */
 
 static int slot_busy(const struct devq_backend *b, uint32_t ordinal)
 {
@@ -99,8 +99,8 @@ int devq__device_check(const struct devq_device *dev, const char *fn)
     if (!dev)
         return devq__err(-EINVAL, "%s: device is NULL", fn);
     if (dev->obj.magic != DEVQ_MAGIC_DEVICE)
-        return devq__err(-EINVAL, "%s: %p is not an open device (closed, or not a devq_device)",
-                         fn, (const void *)dev);
+        return devq__err(-EINVAL, "%s: %p is not an open device (closed, or not a devq_device)", fn,
+                         (const void *)dev);
     return 0;
 }
 
@@ -112,8 +112,7 @@ void devq__device_set_lost(struct devq_device *dev, const char *cause)
         return;
     snprintf(dev->lost_msg, sizeof dev->lost_msg, "%s", cause && *cause ? cause : "unknown cause");
     atomic_store(&dev->lost, 1);
-    devq__log(DEVQ_LOG_BASIC, "%s:%u: device lost: %s", dev->info.backend, dev->ordinal,
-              dev->lost_msg);
+    devq__log(DEVQ_LOG_BASIC, "%s:%u: device lost: %s", dev->info.backend, dev->ordinal, dev->lost_msg);
 }
 
 int devq__device_lost_check(struct devq_device *dev)
@@ -123,8 +122,7 @@ int devq__device_lost_check(struct devq_device *dev)
         return 0;
     if (v < 0)
         return devq__err(-ENODEV, "%s:%u: device lost", dev->info.backend, dev->ordinal);
-    return devq__err(-ENODEV, "%s:%u: device lost: %s", dev->info.backend, dev->ordinal,
-                     dev->lost_msg);
+    return devq__err(-ENODEV, "%s:%u: device lost: %s", dev->info.backend, dev->ordinal, dev->lost_msg);
 }
 
 /* ---- messages ---- */
@@ -159,7 +157,7 @@ static void consider(const char *name, const char *cand, const char **best, unsi
 static const char *nearest_backend(const char *name)
 {
     const char *best = NULL;
-    unsigned best_d = 3;                 /* suggest only close matches */
+    unsigned best_d = 3; /* suggest only close matches */
     for (size_t i = 0; i < sizeof known_backends / sizeof known_backends[0]; i++)
         consider(name, known_backends[i], &best, &best_d);
     for (size_t i = 0; i < devq__backend_count(); i++)
@@ -172,7 +170,9 @@ static const char *nearest_backend(const char *name)
  * GPU would be wrong. */
 static const char *generic_name(const char *name)
 {
-    static const struct { const char *word, *advice; } words[] = {
+    static const struct {
+        const char *word, *advice;
+    } words[] = {
         { "gpu", "for a GPU use cuda (NVIDIA) or hip (AMD)" },
         { "nvidia", "for an NVIDIA GPU use cuda" },
         { "amd", "for an AMD GPU use hip" },
@@ -203,20 +203,20 @@ static int unknown_backend(int err, const char *context, const char *name)
     }
     const char *generic = generic_name(name);
     if (generic)
-        return devq__err(err, "%s: unknown backend '%s': backends are named by their driver; "
-                         "%s (have: %s)", context, name, generic, have);
+        return devq__err(err,
+                         "%s: unknown backend '%s': backends are named by their driver; "
+                         "%s (have: %s)",
+                         context, name, generic, have);
     if (near && !skipped && !devq__backend_find_loaded(near)) {
         char dir[4096];
         devq__plugin_install_dir((const void *)unknown_backend, dir, sizeof dir);
-        snprintf(hint, sizeof hint, "; no devq-%s.so was found in DEVQ_PLUGIN_PATH or %.256s",
-                 near, dir);
+        snprintf(hint, sizeof hint, "; no devq-%s.so was found in DEVQ_PLUGIN_PATH or %.256s", near, dir);
     }
-    if (near && !strcmp(near, name))   /* a backend devq knows, whose plugin is not here */
-        return devq__err(err, "%s: backend '%s' is not installed (have: %s)%s", context, name, have,
-                         hint);
+    if (near && !strcmp(near, name)) /* a backend devq knows, whose plugin is not here */
+        return devq__err(err, "%s: backend '%s' is not installed (have: %s)%s", context, name, have, hint);
     if (near)
-        return devq__err(err, "%s: unknown backend '%s'; did you mean '%s'? (have: %s)%s", context,
-                         name, near, have, hint);
+        return devq__err(err, "%s: unknown backend '%s'; did you mean '%s'? (have: %s)%s", context, name,
+                         near, have, hint);
     return devq__err(err, "%s: unknown backend '%s' (have: %s)%s", context, name, have, hint);
 }
 
@@ -232,8 +232,8 @@ static int no_such_device(const char *context, const struct devq_backend *b, uin
         snprintf(list, sizeof list, "%s:0, %s:1", b->name, b->name);
     else
         snprintf(list, sizeof list, "%s:0..%s:%u", b->name, b->name, b->ndevices - 1);
-    return devq__err(-ENODEV, "%s: no device %s:%u; %s has %u device%s (%s)", context, b->name,
-                     ordinal, b->name, b->ndevices, b->ndevices == 1 ? "" : "s", list);
+    return devq__err(-ENODEV, "%s: no device %s:%u; %s has %u device%s (%s)", context, b->name, ordinal,
+                     b->name, b->ndevices, b->ndevices == 1 ? "" : "s", list);
 }
 
 /* ---- opening one slot ---- */
@@ -254,8 +254,7 @@ static int first_open(struct devq_device *d, const char *context)
             snprintf(detail, sizeof detail, "%s", m);
             return devq__err(r, "%s: %s", context, detail);
         }
-        return devq__err(r, "%s: %s device_open failed: %s", context, d->backend->name,
-                         strerror(-r));
+        return devq__err(r, "%s: %s device_open failed: %s", context, d->backend->name, strerror(-r));
     }
     memset(&d->info, 0, sizeof d->info);
     r = ops->device_info(pl, &d->info);
@@ -263,14 +262,13 @@ static int first_open(struct devq_device *d, const char *context)
         char detail[DEVQ_ERRMSG_MAX];
         snprintf(detail, sizeof detail, "%s", devq__errmsg_peek());
         ops->device_close(pl);
-        return devq__err(r, "%s: device_info failed: %s", context,
-                         detail[0] ? detail : strerror(-r));
+        return devq__err(r, "%s: device_info failed: %s", context, detail[0] ? detail : strerror(-r));
     }
     snprintf(d->info.backend, sizeof d->info.backend, "%s", d->backend->name);
     d->info.ordinal = (int)d->ordinal;
     d->info.name[sizeof d->info.name - 1] = '\0';
     d->pl = pl;
-    d->obj.magic = DEVQ_MAGIC_DEVICE;     /* attach may call public functions on it */
+    d->obj.magic = DEVQ_MAGIC_DEVICE; /* attach may call public functions on it */
     r = devq__device_hooks()->attach(d);
     if (r < 0) {
         char detail[DEVQ_ERRMSG_MAX];
@@ -285,8 +283,7 @@ static int first_open(struct devq_device *d, const char *context)
     return 0;
 }
 
-static int open_slot(struct devq_backend *b, uint32_t ordinal, const char *context,
-                     struct devq_device **out)
+static int open_slot(struct devq_backend *b, uint32_t ordinal, const char *context, struct devq_device **out)
 {
     if (ordinal >= b->ndevices)
         return no_such_device(context, b, ordinal);
@@ -326,7 +323,7 @@ static int open_slot(struct devq_backend *b, uint32_t ordinal, const char *conte
     pthread_mutex_lock(&registry_lock);
     if (r == 0)
         __atomic_store_n(slot, d, __ATOMIC_RELEASE);
-    busy_end(&me);                     /* on failure the slot stays empty: retryable */
+    busy_end(&me); /* on failure the slot stays empty: retryable */
     pthread_mutex_unlock(&registry_lock);
     if (r < 0) {
         free(d);
@@ -376,8 +373,8 @@ static int try_candidate(struct devq_backend *b, const struct devq_spec *s, char
  * cpu backend, then devices emulated on the host CPU (DEVQ_CAP_SOFTWARE:
  * lavapipe), so that a program asking for "a device" gets the fast one
  * when there is one and still runs everywhere. */
-static int open_default_order(const struct devq_backend_pref *pref, const char *env, char *why,
-                              size_t len, devq_device **out)
+static int open_default_order(const struct devq_backend_pref *pref, const char *env, char *why, size_t len,
+                              devq_device **out)
 {
     for (int pass = 0; pass < 3; pass++) {
         for (size_t i = 0; i < devq__backend_count(); i++) {
@@ -392,15 +389,14 @@ static int open_default_order(const struct devq_backend_pref *pref, const char *
             int software = !is_cpu && ((*out)->info.caps & DEVQ_CAP_SOFTWARE);
             if (software == (pass == 2) || is_cpu)
                 return 0;
-            devq_device_close(*out);       /* a software device: after cpu */
+            devq_device_close(*out); /* a software device: after cpu */
             *out = NULL;
         }
     }
     if (!why[0])
         snprintf(why, len, "no backend has a device");
     if (env)
-        return devq__err(-ENODEV, "devq_device_open(NULL): DEVQ_BACKEND='%.64s': no device: %s",
-                         env, why);
+        return devq__err(-ENODEV, "devq_device_open(NULL): DEVQ_BACKEND='%.64s': no device: %s", env, why);
     return devq__err(-ENODEV, "devq_device_open(NULL): no device: %s", why);
 }
 
@@ -415,7 +411,7 @@ static int open_preferred(devq_device **out)
     if (devq__backend_pref_parse(env, &pref, why, sizeof why) < 0)
         return devq__err(-EINVAL, "DEVQ_BACKEND='%.64s': %s", env, why);
     if (!pref.nwant && !pref.nexclude)
-        env = NULL;   /* unset, empty or only commas */
+        env = NULL; /* unset, empty or only commas */
 
     char context[96];
     snprintf(context, sizeof context, "DEVQ_BACKEND='%.64s'", env ? env : "");
@@ -482,7 +478,7 @@ DEVQ_API void devq_device_close(devq_device *dev)
         pthread_mutex_unlock(&registry_lock);
         return;
     }
-    dev->obj.destroy(&dev->obj);       /* lets go of registry_lock */
+    dev->obj.destroy(&dev->obj); /* lets go of registry_lock */
 }
 
 /* The last reference, with registry_lock held since the 1 -> 0 step (so
@@ -494,7 +490,7 @@ static void device_destroy(struct devq_object *o)
 {
     struct devq_device *dev = (struct devq_device *)o;
     struct busy_slot me;
-    busy_begin(&me, dev->backend, dev->ordinal);   /* openers wait for the teardown */
+    busy_begin(&me, dev->backend, dev->ordinal); /* openers wait for the teardown */
     pthread_mutex_unlock(&registry_lock);
 
     devq__device_hooks()->detach(dev);

@@ -10,7 +10,7 @@
 #include <devq/devq_plugin.h>
 #include "object.h"
 
-#define DEVQ_MAGIC_DEVICE 0x44455631u  /* "DEV1" */
+#define DEVQ_MAGIC_DEVICE 0x44455631u /* "DEV1" */
 
 struct devq_tracker;
 struct devq_mem;
@@ -20,14 +20,14 @@ struct devq_queue_state;
 /* A loaded backend (one plugin file, or the built-in cpu backend). */
 struct devq_backend {
     const struct devq_backend_ops *ops;
-    char      name[16];
-    char      path[256];
-    void     *dl;                     /* dlopen handle; NULL for built-in */
-    uint32_t  ndevices;
-    int       count_status;           /* device_count's result */
-    char      count_reason[256];      /* why 0 devices */
-    pthread_mutex_t open_lock;        /* serialises first open of each slot */
-    struct devq_device **slots;       /* [ndevices], published with atomics */
+    char name[16];
+    char path[256];
+    void *dl; /* dlopen handle; NULL for built-in */
+    uint32_t ndevices;
+    int count_status;           /* device_count's result */
+    char count_reason[256];     /* why 0 devices */
+    pthread_mutex_t open_lock;  /* serialises first open of each slot */
+    struct devq_device **slots; /* [ndevices], published with atomics */
 };
 
 struct devq_device_stats {
@@ -51,7 +51,7 @@ struct devq_device {
      * kernels' (devq_device_close drops one; the last runs destroy). */
     struct devq_object obj;
     struct devq_backend *backend;
-    const struct devq_backend_ops *ops;   /* == backend->ops */
+    const struct devq_backend_ops *ops; /* == backend->ops */
     devq_pl_device *pl;
     uint32_t ordinal;
     devq_device_info info;
@@ -59,13 +59,13 @@ struct devq_device {
     /* Set up by the composition root's attach (device_state.c): the
      * device lock, the stream table, and one typed pointer per
      * subsystem, each struct in its owner's header. */
-    pthread_mutex_t lock;                 /* streams, tracker, queue state */
-    struct devq_stream **streams;         /* by tracker stream id */
+    pthread_mutex_t lock;         /* streams, tracker, queue state */
+    struct devq_stream **streams; /* by tracker stream id */
     uint32_t streams_cap;
-    struct devq_tracker *tracker;         /* order/tracker.h */
-    struct devq_event_pool *event_pool;   /* device/event_pool.h */
-    struct devq_mem *mem;                 /* mem/mem.h */
-    struct devq_queue_state *qs;          /* queue/queue.h */
+    struct devq_tracker *tracker;       /* order/tracker.h */
+    struct devq_event_pool *event_pool; /* device/event_pool.h */
+    struct devq_mem *mem;               /* mem/mem.h */
+    struct devq_queue_state *qs;        /* queue/queue.h */
     struct devq_device_stats stats;
 
     /* Device loss: once set, every call returns -ENODEV with lost_msg. */
@@ -80,7 +80,7 @@ struct devq_device {
  * when the last reference is dropped (before the plugin's close);
  * pending_frees runs stream-ordered frees that waited (device lock held). */
 struct devq_device_hooks {
-    int  (*attach)(struct devq_device *dev);
+    int (*attach)(struct devq_device *dev);
     void (*detach)(struct devq_device *dev);
     void (*pending_frees)(struct devq_device *dev);
     /* Give the buffers the queues keep for reuse back to the memory
@@ -88,17 +88,16 @@ struct devq_device_hooks {
     void (*buffer_caches_flush)(struct devq_device *dev);
     /* The tracker's counts (lib/order, above this layer), for
      * devq_stats_get (device lock held). */
-    void (*order_counts)(struct devq_device *dev, uint64_t *waits_inserted,
-                         uint64_t *waits_elided);
+    void (*order_counts)(struct devq_device *dev, uint64_t *waits_inserted, uint64_t *waits_elided);
 };
 void devq__device_set_hooks(const struct devq_device_hooks *hooks);
 const struct devq_device_hooks *devq__device_hooks(void);
 /* The registry's open ("cpu", "cuda:1", NULL = $DEVQ_BACKEND / first
  * available); devq_device_open() installs the hooks and calls it. */
-int  devq__registry_open(const char *spec, devq_device **out);
+int devq__registry_open(const char *spec, devq_device **out);
 /* Make a stream reachable by its tracker id (device lock held). */
 struct devq_stream;
-int  devq__device_stream_register(struct devq_device *dev, struct devq_stream *st);
+int devq__device_stream_register(struct devq_device *dev, struct devq_stream *st);
 
 /* Take another reference (queues and buffers hold one). */
 void devq__device_retain(struct devq_device *dev);
@@ -111,7 +110,7 @@ int devq__device_check(const struct devq_device *dev, const char *fn);
  * for a device lock (its holder may be waiting for that stream) nor make
  * backend stream calls (CUDA forbids driver calls in stream callbacks).
  * Set by the queue layer around the user's function. */
-int  devq__in_host_fn(void);
+int devq__in_host_fn(void);
 void devq__set_in_host_fn(int on);
 
 /* Mark the device lost with a cause (first cause wins). */

@@ -19,7 +19,7 @@ struct free_list {
 
 struct devq_event_pool {
     pthread_mutex_t lock;
-    struct free_list lists[2];     /* [0] plain, [1] timing */
+    struct free_list lists[2]; /* [0] plain, [1] timing */
     uint64_t in_use;
 };
 

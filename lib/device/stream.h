@@ -22,9 +22,9 @@ struct devq_checkpoint {
 struct devq_stream {
     struct devq_device *dev;
     devq_pl_stream *pl;
-    uint32_t id;          /* dense per-device id, reused after destroy */
-    uint64_t cursor;      /* batches submitted on this stream (tracker) */
-    struct devq_checkpoint *cp;   /* oldest first; device lock */
+    uint32_t id;                /* dense per-device id, reused after destroy */
+    uint64_t cursor;            /* batches submitted on this stream (tracker) */
+    struct devq_checkpoint *cp; /* oldest first; device lock */
     uint32_t ncp, capcp;
 };
 

@@ -50,8 +50,8 @@ static int fail(struct reader *r, const char *fmt, ...)
 
 static void skip_ws(struct reader *r)
 {
-    while (r->i < r->n && (r->s[r->i] == ' ' || r->s[r->i] == '\t' || r->s[r->i] == '\n' ||
-                           r->s[r->i] == '\r'))
+    while (r->i < r->n &&
+           (r->s[r->i] == ' ' || r->s[r->i] == '\t' || r->s[r->i] == '\n' || r->s[r->i] == '\r'))
         r->i++;
 }
 
@@ -64,7 +64,8 @@ static int expect(struct reader *r, char c, const char *what)
 {
     skip_ws(r);
     if (peek(r) != c)
-        return r->i < r->n ? fail(r, "expected %s", what) : fail(r, "unexpected end of file: expected %s", what);
+        return r->i < r->n ? fail(r, "expected %s", what)
+                           : fail(r, "unexpected end of file: expected %s", what);
     r->i++;
     return 0;
 }
@@ -162,12 +163,26 @@ static int read_string(struct reader *r, char *out, size_t cap)
         char e = r->s[r->i++];
         unsigned cp;
         switch (e) {
-        case '"': case '\\': case '/': cp = (unsigned char)e; break;
-        case 'b': cp = '\b'; break;
-        case 'f': cp = '\f'; break;
-        case 'n': cp = '\n'; break;
-        case 'r': cp = '\r'; break;
-        case 't': cp = '\t'; break;
+        case '"':
+        case '\\':
+        case '/':
+            cp = (unsigned char)e;
+            break;
+        case 'b':
+            cp = '\b';
+            break;
+        case 'f':
+            cp = '\f';
+            break;
+        case 'n':
+            cp = '\n';
+            break;
+        case 'r':
+            cp = '\r';
+            break;
+        case 't':
+            cp = '\t';
+            break;
         case 'u':
             if (hex4(r, &cp) < 0)
                 return -EINVAL;
@@ -295,7 +310,8 @@ static int read_object(struct reader *r, int depth, member_fn member, void *ctx)
             r->i++;
             return 0;
         }
-        return r->i < r->n ? fail(r, "expected ',' or '}'") : fail(r, "unexpected end of file: expected ',' or '}'");
+        return r->i < r->n ? fail(r, "expected ',' or '}'")
+                           : fail(r, "unexpected end of file: expected ',' or '}'");
     }
 }
 
@@ -444,8 +460,7 @@ static int top_member(struct reader *r, const char *key, void *ctx, int depth)
     return skip_value(r, depth);
 }
 
-int devq__manifest_parse(const char *text, size_t len, struct devq_manifest *out, char *why,
-                         size_t whylen)
+int devq__manifest_parse(const char *text, size_t len, struct devq_manifest *out, char *why, size_t whylen)
 {
     char scratch[8];
     if (!why || !whylen) {
@@ -475,10 +490,10 @@ int devq__manifest_parse(const char *text, size_t len, struct devq_manifest *out
     return 0;
 }
 
-int devq__manifest_read(const char *path, struct devq_manifest *out, char *resolved,
-                        size_t resolved_len, char *why, size_t whylen)
+int devq__manifest_read(const char *path, struct devq_manifest *out, char *resolved, size_t resolved_len,
+                        char *why, size_t whylen)
 {
-    static char buf[DEVQ_MANIFEST_MAX_BYTES + 1];   /* callers hold the loader's lock */
+    static char buf[DEVQ_MANIFEST_MAX_BYTES + 1]; /* callers hold the loader's lock */
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         int e = errno;
@@ -515,8 +530,7 @@ int devq__manifest_read(const char *path, struct devq_manifest *out, char *resol
     if (out->library_path[0] == '/' || !slash)
         len = snprintf(resolved, resolved_len, "%s", out->library_path);
     else
-        len = snprintf(resolved, resolved_len, "%.*s/%s", (int)(slash - path), path,
-                       out->library_path);
+        len = snprintf(resolved, resolved_len, "%.*s/%s", (int)(slash - path), path, out->library_path);
     if (len < 0 || (size_t)len >= resolved_len) {
         snprintf(why, whylen, "library_path too long");
         return -EINVAL;

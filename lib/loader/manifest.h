@@ -24,20 +24,19 @@
 #define DEVQ_MANIFEST_MAX_BYTES 65536
 
 struct devq_manifest {
-    char library_path[4096];     /* as written in the file */
+    char library_path[4096]; /* as written in the file */
     uint32_t abi_version;
 };
 
 /* Parses text[0..len) (no terminator needed).  0, or -EINVAL with a
  * one-line reason in why ("line 3, column 14: expected ':' after a key"). */
-int devq__manifest_parse(const char *text, size_t len, struct devq_manifest *out, char *why,
-                         size_t whylen);
+int devq__manifest_parse(const char *text, size_t len, struct devq_manifest *out, char *why, size_t whylen);
 
 /* Reads and parses the file at path; resolves a relative library_path
  * against the manifest's folder into resolved.  0; -EINVAL (bad manifest,
  * why says so); or the negative errno of open/read (-EMFILE, -ENOENT...). */
-int devq__manifest_read(const char *path, struct devq_manifest *out, char *resolved,
-                        size_t resolved_len, char *why, size_t whylen);
+int devq__manifest_read(const char *path, struct devq_manifest *out, char *resolved, size_t resolved_len,
+                        char *why, size_t whylen);
 
 /* The manifest folders to search, as a colon list: env_value (the value
  * of DEVQ_PLUGIN_MANIFEST_PATH, NULL when unset) when it is not empty,

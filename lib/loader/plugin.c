@@ -118,8 +118,7 @@ static void scan_failed(int err, const char *path)
         return;
     scan_error = -err;
     snprintf(scan_error_path, sizeof scan_error_path, "%s", path);
-    devq__log(DEVQ_LOG_BASIC, "loader: %s: %s; searching again on the next open", path,
-              strerror(err));
+    devq__log(DEVQ_LOG_BASIC, "loader: %s: %s; searching again on the next open", path, strerror(err));
 }
 
 /* Returns the index of a new zeroed report, or -1 when out of room. */
@@ -127,8 +126,7 @@ static long report_new(const char *path)
 {
     size_t n = atomic_load(&nreports);
     if (n >= MAX_REPORTS) {
-        devq__log(DEVQ_LOG_BASIC, "loader: %s: more than %u plugin files, not reported", path,
-                  MAX_REPORTS);
+        devq__log(DEVQ_LOG_BASIC, "loader: %s: more than %u plugin files, not reported", path, MAX_REPORTS);
         return -1;
     }
     devq_backend_report *r = reports[n] ? reports[n] : calloc(1, sizeof *r);
@@ -160,8 +158,7 @@ static int already_tried(const char *path)
     return 0;
 }
 
-static void report_skip(long idx, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static void report_skip(long idx, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static void report_skip(long idx, int status, const char *fmt, ...)
 {
@@ -197,18 +194,16 @@ static void count_devices(struct devq_backend *b)
     if (r < 0) {
         char why[256];
         b->count_status = r;
-        snprintf(b->count_reason, sizeof b->count_reason, "%s",
-                 plugin_detail(r, why, sizeof why));
+        snprintf(b->count_reason, sizeof b->count_reason, "%s", plugin_detail(r, why, sizeof why));
         count = 0;
     } else if (count > MAX_DEVICES_PER_BACKEND) {
         b->count_status = -EINVAL;
         snprintf(b->count_reason, sizeof b->count_reason,
-                 "%s: device_count returned %u, more than %u: treated as broken",
-                 b->name, count, MAX_DEVICES_PER_BACKEND);
+                 "%s: device_count returned %u, more than %u: treated as broken", b->name, count,
+                 MAX_DEVICES_PER_BACKEND);
         count = 0;
     } else if (count == 0) {
-        snprintf(b->count_reason, sizeof b->count_reason, "%s: backend reports no device",
-                 b->name);
+        snprintf(b->count_reason, sizeof b->count_reason, "%s: backend reports no device", b->name);
     }
     b->ndevices = count;
 }
@@ -222,7 +217,7 @@ static const struct devq_manifest *loading_manifest;
 static const char *loading_manifest_path;
 
 static struct devq_backend *register_table(const struct devq_backend_ops *table, const char *path, void *dl,
-                           long rep)
+                                           long rep)
 {
     if (rep >= 0 && table)
         reports[rep]->abi_version = table->abi_version;
@@ -241,14 +236,13 @@ static struct devq_backend *register_table(const struct devq_backend_ops *table,
     }
     struct devq_backend *first = devq__backend_find_loaded(checked.name);
     if (first) {
-        report_skip(rep, -EEXIST, "duplicate backend '%s' (already loaded from %s)",
-                    checked.name, first->path);
+        report_skip(rep, -EEXIST, "duplicate backend '%s' (already loaded from %s)", checked.name,
+                    first->path);
         return NULL;
     }
 
     if (atomic_load(&nbackends) >= MAX_BACKENDS) {
-        report_skip(rep, -ENOSPC, "more than %u backends: '%s' not registered", MAX_BACKENDS,
-                    checked.name);
+        report_skip(rep, -ENOSPC, "more than %u backends: '%s' not registered", MAX_BACKENDS, checked.name);
         return NULL;
     }
     struct devq_backend *b = calloc(1, sizeof *b);
@@ -289,9 +283,9 @@ static struct devq_backend *register_table(const struct devq_backend_ops *table,
         rp->devices = b->ndevices;
         snprintf(rp->reason, sizeof rp->reason, "%s", b->ndevices ? "" : b->count_reason);
     }
-    devq__log(DEVQ_LOG_FULL, "loader: %s: loaded backend '%s' (ABI %u, %u device%s%s%s)", path,
-              b->name, ops->abi_version, b->ndevices, b->ndevices == 1 ? "" : "s",
-              b->ndevices ? "" : ": ", b->ndevices ? "" : b->count_reason);
+    devq__log(DEVQ_LOG_FULL, "loader: %s: loaded backend '%s' (ABI %u, %u device%s%s%s)", path, b->name,
+              ops->abi_version, b->ndevices, b->ndevices == 1 ? "" : "s", b->ndevices ? "" : ": ",
+              b->ndevices ? "" : b->count_reason);
     return b;
 }
 
@@ -343,7 +337,7 @@ static void load_file(const char *path)
     void *sym = dlsym(dl, DEVQ_PLUGIN_INIT_SYMBOL);
     if (!sym) {
         report_skip(rep, -ENOEXEC, "no '%s' symbol: not a devq plugin", DEVQ_PLUGIN_INIT_SYMBOL);
-        dlclose(dl);    /* none of its devq code ran: safe to unload */
+        dlclose(dl); /* none of its devq code ran: safe to unload */
         return;
     }
     memcpy(&init, &sym, sizeof init);
@@ -400,8 +394,7 @@ static void load_dir(const char *dir)
         int len = snprintf(path, sizeof path, "%s/%s", dir, names[i]->d_name);
         struct stat fst;
         if (len < 0 || (size_t)len >= sizeof path)
-            devq__log(DEVQ_LOG_BASIC, "loader: %s/%s: path too long, skipped", dir,
-                      names[i]->d_name);
+            devq__log(DEVQ_LOG_BASIC, "loader: %s/%s: path too long, skipped", dir, names[i]->d_name);
         else if (stat(path, &fst) < 0 || !S_ISREG(fst.st_mode))
             devq__log(DEVQ_LOG_FULL, "loader: %s: not a regular file, skipped", path);
         else
@@ -434,8 +427,10 @@ static void load_manifest(const char *path)
         long rep = report_new(lib);
         if (rep >= 0)
             reports[rep]->abi_version = m.abi_version;
-        report_skip(rep, -ENOTSUP, "its manifest %s declares plugin ABI %u, newer than this "
-                    "libdevq's %u: not loaded", path, m.abi_version, DEVQ_PLUGIN_ABI_VERSION);
+        report_skip(rep, -ENOTSUP,
+                    "its manifest %s declares plugin ABI %u, newer than this "
+                    "libdevq's %u: not loaded",
+                    path, m.abi_version, DEVQ_PLUGIN_ABI_VERSION);
         return;
     }
     struct stat st;
@@ -472,7 +467,7 @@ static int is_manifest_name(const struct dirent *d)
 static void load_manifest_dirs(void)
 {
     char *copy = strdup(devq__manifest_dirs(devq__getenv("DEVQ_PLUGIN_MANIFEST_PATH")));
-    char (*seen)[256] = calloc(MAX_REPORTS, sizeof *seen);
+    char(*seen)[256] = calloc(MAX_REPORTS, sizeof *seen);
     size_t nseen = 0;
     if (!copy || !seen) {
         free(copy);
@@ -497,8 +492,7 @@ static void load_manifest_dirs(void)
             char path[4096];
             const char *name = names[i]->d_name;
             if (seen_name(seen, nseen, name)) {
-                devq__log(DEVQ_LOG_FULL, "loader: %s/%s: masked by %s of an earlier folder", dir,
-                          name, name);
+                devq__log(DEVQ_LOG_FULL, "loader: %s/%s: masked by %s of an earlier folder", dir, name, name);
             } else if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) < sizeof path) {
                 if (nseen < MAX_REPORTS)
                     snprintf(seen[nseen++], sizeof seen[0], "%s", name);
@@ -521,7 +515,7 @@ static void load_path_list(const char *list)
     }
     char *save = NULL;
     for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save))
-        load_dir(dir);    /* strtok_r skips empty entries ("a::b", leading ':') */
+        load_dir(dir); /* strtok_r skips empty entries ("a::b", leading ':') */
     free(copy);
 }
 
@@ -551,8 +545,10 @@ int devq__builtin_load(void)
     int err = atomic_load(&builtin_final) ? 0 : scan_error;
     pthread_mutex_unlock(&load_lock);
     if (err)
-        return devq__err(err, "devq: could not register the built-in cpu backend: %s; it is tried "
-                         "again on the next open", transient_text(err));
+        return devq__err(err,
+                         "devq: could not register the built-in cpu backend: %s; it is tried "
+                         "again on the next open",
+                         transient_text(err));
     return 0;
 }
 
@@ -592,9 +588,12 @@ static void load_all(void)
 static const char *transient_text(int err)
 {
     switch (err) {
-    case -EMFILE: return "too many open files (close some, or raise the limit: ulimit -n)";
-    case -ENFILE: return "too many open files in the system";
-    default: return "out of memory";
+    case -EMFILE:
+        return "too many open files (close some, or raise the limit: ulimit -n)";
+    case -ENFILE:
+        return "too many open files in the system";
+    default:
+        return "out of memory";
     }
 }
 
@@ -612,13 +611,16 @@ int devq__backends_load(void)
     if (!err)
         return 0;
     struct stat st;
-    if (where[0] != '/')    /* not a file: "DEVQ_PLUGIN_PATH", "the plugin manifests" */
-        return devq__err(err, "devq: could not search %.256s for plugins: %s; backends are "
-                         "searched again on the next open", where, transient_text(err));
+    if (where[0] != '/') /* not a file: "DEVQ_PLUGIN_PATH", "the plugin manifests" */
+        return devq__err(err,
+                         "devq: could not search %.256s for plugins: %s; backends are "
+                         "searched again on the next open",
+                         where, transient_text(err));
     int is_dir = stat(where, &st) == 0 && S_ISDIR(st.st_mode);
-    return devq__err(err, "devq: could not open the plugin %s %.256s: %s; backends are searched "
-                     "again on the next open", is_dir ? "folder" : "file", where,
-                     transient_text(err));
+    return devq__err(err,
+                     "devq: could not open the plugin %s %.256s: %s; backends are searched "
+                     "again on the next open",
+                     is_dir ? "folder" : "file", where, transient_text(err));
 }
 
 struct devq_backend *devq__backend_find_loaded(const char *name)
@@ -671,7 +673,7 @@ const devq_backend_report *devq__plugin_report_skipped(const char *name)
     char file[64];
     snprintf(file, sizeof file, "devq-%s.so", name);
     if (!strcmp(name, "cpu") && devq__plugin_report_count() && reports[0]->status < 0)
-        return reports[0];     /* the built-in backend refused its own table */
+        return reports[0]; /* the built-in backend refused its own table */
     for (size_t i = 0; i < devq__plugin_report_count(); i++) {
         const char *base = strrchr(reports[i]->path, '/');
         if (reports[i]->status < 0 && base && !strcmp(base + 1, file))

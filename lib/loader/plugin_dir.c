@@ -60,7 +60,7 @@ int devq__plugin_build_dirs(const void *addr, char out[][4096], size_t max)
     char *base = strrchr(real, '/');
     if (!base || strcmp(base + 1, ".libs"))
         return 0;
-    *base = '\0';     /* real is the build folder now */
+    *base = '\0'; /* real is the build folder now */
     if (!is_file(real, "libdevq.la") || !is_file(real, "config.status"))
         return 0;
     int n = 0;

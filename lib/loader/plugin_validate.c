@@ -38,7 +38,10 @@ int devq__backend_name_valid(const char *name)
     return 1;
 }
 
-#define OP(field) { offsetof(struct devq_backend_ops, field), #field }
+#define OP(field)                                        \
+    {                                                    \
+        offsetof(struct devq_backend_ops, field), #field \
+    }
 struct op_ref {
     size_t offset;
     const char *name;
@@ -46,12 +49,11 @@ struct op_ref {
 
 /* In table order, so the first missing one is named. */
 static const struct op_ref required_ops[] = {
-    OP(device_count), OP(device_open), OP(device_close), OP(device_info),
-    OP(stream_create), OP(stream_destroy),
-    OP(event_create), OP(event_destroy), OP(event_record), OP(event_query),
-    OP(event_wait), OP(stream_wait_event),
-    OP(host_fn),
-    OP(mem_alloc), OP(mem_free), OP(copy), OP(fill),
+    OP(device_count),  OP(device_open),    OP(device_close), OP(device_info),
+    OP(stream_create), OP(stream_destroy), OP(event_create), OP(event_destroy),
+    OP(event_record),  OP(event_query),    OP(event_wait),   OP(stream_wait_event),
+    OP(host_fn),       OP(mem_alloc),      OP(mem_free),     OP(copy),
+    OP(fill),
 };
 
 static int op_set(const struct devq_backend_ops *t, size_t offset)
@@ -70,21 +72,22 @@ static int check_groups(const struct devq_backend_ops *t, char *why, size_t why_
     if (kernel != 0 && kernel != 3)
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': kernel ops incomplete (kernel_load %s, kernel_destroy %s, launch %s): "
-                      "provide all three or none", t->name,
-                      t->kernel_load ? "set" : "NULL", t->kernel_destroy ? "set" : "NULL",
+                      "provide all three or none",
+                      t->name, t->kernel_load ? "set" : "NULL", t->kernel_destroy ? "set" : "NULL",
                       t->launch ? "set" : "NULL");
     if (!!t->value_attach != !!t->value_detach)
         return refuse(-EINVAL, why, why_len,
-                      "backend '%s': value_attach and value_detach must both be set or both NULL",
-                      t->name);
+                      "backend '%s': value_attach and value_detach must both be set or both NULL", t->name);
     if ((t->stream_wait_value || t->stream_write_value) && !t->value_attach)
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': stream_wait_value/stream_write_value need value_attach "
-                      "and value_detach", t->name);
+                      "and value_detach",
+                      t->name);
     if (t->kernel_iface && !t->kernel_load)
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': kernel_iface is set without the kernel ops (kernel_load, "
-                      "kernel_destroy, launch): it describes loaded kernels", t->name);
+                      "kernel_destroy, launch): it describes loaded kernels",
+                      t->name);
     if (t->kernel_load_fn && !t->kernel_load)
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': kernel_load_fn is set without the kernel ops (kernel_load, "
@@ -93,18 +96,20 @@ static int check_groups(const struct devq_backend_ops *t, char *why, size_t why_
     if (!!t->mem_alloc_async != !!t->mem_free_async)
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': mem_alloc_async and mem_free_async must both be set or "
-                      "both NULL", t->name);
+                      "both NULL",
+                      t->name);
     int chan = !!t->chan_id + !!t->chan_create + !!t->chan_split + !!t->chan_rank + !!t->chan_size +
                !!t->chan_destroy + !!t->chan_enqueue + !!t->chan_error + !!t->chan_abort;
     if (chan != 0 && chan != 9)
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': channel ops incomplete (%d of the 9 chan_* entries set): provide all "
-                      "or none", t->name, chan);
+                      "or none",
+                      t->name, chan);
     return 0;
 }
 
-int devq__plugin_validate(const struct devq_backend_ops *table, struct devq_backend_ops *out,
-                          char *why, size_t why_len)
+int devq__plugin_validate(const struct devq_backend_ops *table, struct devq_backend_ops *out, char *why,
+                          size_t why_len)
 {
     if (why_len)
         why[0] = '\0';
@@ -123,8 +128,8 @@ int devq__plugin_validate(const struct devq_backend_ops *table, struct devq_back
                       table->abi_version, DEVQ_PLUGIN_ABI_VERSION);
     if (table->size < DEVQ_PLUGIN_MIN_TABLE_SIZE)
         return refuse(-EINVAL, why, why_len,
-                      "ops table size %u is smaller than the %zu bytes ABI %u requires",
-                      table->size, (size_t)DEVQ_PLUGIN_MIN_TABLE_SIZE, DEVQ_PLUGIN_ABI_VERSION);
+                      "ops table size %u is smaller than the %zu bytes ABI %u requires", table->size,
+                      (size_t)DEVQ_PLUGIN_MIN_TABLE_SIZE, DEVQ_PLUGIN_ABI_VERSION);
 
     /* Newer tables of the same version may be longer (appended ops this
      * libdevq does not know): copy only what we understand. */
@@ -136,13 +141,12 @@ int devq__plugin_validate(const struct devq_backend_ops *table, struct devq_back
         if (out->name)
             snprintf(shown, sizeof shown, "%.16s", out->name);
         memset(out, 0, sizeof *out);
-        return refuse(-EINVAL, why, why_len,
-                      "invalid backend name '%s': use 1 to 15 of [a-z0-9_]", shown);
+        return refuse(-EINVAL, why, why_len, "invalid backend name '%s': use 1 to 15 of [a-z0-9_]", shown);
     }
     for (size_t i = 0; i < sizeof required_ops / sizeof required_ops[0]; i++) {
         if (!op_set(out, required_ops[i].offset)) {
-            int r = refuse(-EINVAL, why, why_len, "backend '%s': required op '%s' is NULL",
-                           out->name, required_ops[i].name);
+            int r = refuse(-EINVAL, why, why_len, "backend '%s': required op '%s' is NULL", out->name,
+                           required_ops[i].name);
             memset(out, 0, sizeof *out);
             return r;
         }

@@ -21,8 +21,8 @@
  *   -EINVAL   no table, table too small, bad name, required op NULL,
  *             inconsistent optional group;
  *   -ENOTSUP  ABI version other than DEVQ_PLUGIN_ABI_VERSION. */
-int devq__plugin_validate(const struct devq_backend_ops *table, struct devq_backend_ops *out,
-                          char *why, size_t why_len);
+int devq__plugin_validate(const struct devq_backend_ops *table, struct devq_backend_ops *out, char *why,
+                          size_t why_len);
 
 /* 1 if name matches [a-z0-9_]{1,15}, else 0.  Reads at most 16 bytes. */
 int devq__backend_name_valid(const char *name);

@@ -13,20 +13,20 @@
 #include "mem_resource.h"
 
 struct budget {
-    devq_resource *inner;            /* first: see struct devq_decorator */
+    devq_resource *inner; /* first: see struct devq_decorator */
     uint64_t limit;
     _Atomic uint64_t outstanding;
 };
 
-static int budget_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag,
-                           void **dptr, void **hptr)
+static int budget_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag, void **dptr,
+                           void **hptr)
 {
     struct budget *b = state;
     uint64_t cur = atomic_load(&b->outstanding);
     do {
         if (bytes > b->limit || cur > b->limit - bytes)
-            return devq__err(-ENOMEM, "budget: need %zu, outstanding %llu, limit %llu",
-                             bytes, (unsigned long long)cur, (unsigned long long)b->limit);
+            return devq__err(-ENOMEM, "budget: need %zu, outstanding %llu, limit %llu", bytes,
+                             (unsigned long long)cur, (unsigned long long)b->limit);
     } while (!atomic_compare_exchange_weak(&b->outstanding, &cur, cur + bytes));
     int r = devq_resource_allocate(b->inner, bytes, st, tag, dptr, hptr);
     if (r < 0)
@@ -34,8 +34,7 @@ static int budget_allocate(void *state, size_t bytes, devq_stream_ref *st, uint3
     return r;
 }
 
-static int budget_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st,
-                             uint32_t tag)
+static int budget_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st, uint32_t tag)
 {
     struct budget *b = state;
     int r = devq_resource_deallocate(b->inner, ptr, bytes, st, tag);
@@ -80,8 +79,8 @@ DEVQ_API int devq_resource_budget(devq_resource *inner, uint64_t limit, devq_res
     if (r < 0)
         return r;
     if (!out || !limit)
-        return devq__err(-EINVAL, "devq_resource_budget: %s", !out ? "out is NULL"
-                         : "a limit of 0 would refuse everything; give a byte count");
+        return devq__err(-EINVAL, "devq_resource_budget: %s",
+                         !out ? "out is NULL" : "a limit of 0 would refuse everything; give a byte count");
     struct budget *b = calloc(1, sizeof *b);
     if (!b)
         return devq__err(-ENOMEM, "devq_resource_budget: out of host memory");

@@ -31,7 +31,7 @@ struct direct {
     struct pending_free *pending;
     size_t npending, cap;
     uint64_t pending_bytes;
-    uint64_t stuck_bytes;          /* fences that never settled: kept out of use */
+    uint64_t stuck_bytes; /* fences that never settled: kept out of use */
     _Atomic uint64_t outstanding;
 };
 
@@ -54,8 +54,8 @@ static size_t reap_locked(struct direct *d)
     return done;
 }
 
-static int direct_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag,
-                           void **dptr, void **hptr)
+static int direct_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag, void **dptr,
+                           void **hptr)
 {
     struct direct *d = state;
     struct devq_device *dev = d->dev;
@@ -74,19 +74,19 @@ static int direct_allocate(void *state, size_t bytes, devq_stream_ref *st, uint3
         pthread_mutex_unlock(&d->lock);
         r = dev->ops->mem_alloc(dev->pl, bytes, dptr, hptr);
         if (r < 0)
-            return devq__err(r, "direct: out of device memory for %zu bytes: outstanding %llu, "
-                             "pending-free %llu bytes; backend: %s", bytes,
-                             (unsigned long long)atomic_load(&d->outstanding),
+            return devq__err(r,
+                             "direct: out of device memory for %zu bytes: outstanding %llu, "
+                             "pending-free %llu bytes; backend: %s",
+                             bytes, (unsigned long long)atomic_load(&d->outstanding),
                              (unsigned long long)pend, why);
     }
-    if (r < 0)   /* the plugin named the driver error; say what was asked */
+    if (r < 0) /* the plugin named the driver error; say what was asked */
         return devq__err(r, "direct: backend could not allocate %zu bytes: %s", bytes, devq__errmsg_peek());
     atomic_fetch_add_explicit(&d->outstanding, bytes, memory_order_relaxed);
     return 0;
 }
 
-static int direct_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st,
-                             uint32_t tag)
+static int direct_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st, uint32_t tag)
 {
     struct direct *d = state;
     struct devq_device *dev = d->dev;
@@ -110,8 +110,10 @@ static int direct_deallocate(void *state, void *ptr, size_t bytes, devq_stream_r
          * memory: keep it out of circulation rather than risk reuse. */
         d->stuck_bytes += bytes;
         pthread_mutex_unlock(&d->lock);
-        return devq__err(r, "direct: could not record the free of %p on stream %u (%s); "
-                         "its %zu bytes stay reserved", ptr, st->id, devq__errmsg_peek(), bytes);
+        return devq__err(r,
+                         "direct: could not record the free of %p on stream %u (%s); "
+                         "its %zu bytes stay reserved",
+                         ptr, st->id, devq__errmsg_peek(), bytes);
     }
     if (d->npending == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 64;
@@ -161,8 +163,10 @@ static void settle(struct direct *d, uint32_t sid)
         if (devq__fence_settle(d->dev, p->fence, DEVQ_FENCE_SETTLE_NS)) {
             d->dev->ops->mem_free(d->dev->pl, p->ptr);
         } else {
-            devq__log(DEVQ_LOG_BASIC, "direct: free of %p (%zu bytes) on stream %u never "
-                      "completed; the memory stays reserved", p->ptr, p->bytes, p->sid);
+            devq__log(DEVQ_LOG_BASIC,
+                      "direct: free of %p (%zu bytes) on stream %u never "
+                      "completed; the memory stays reserved",
+                      p->ptr, p->bytes, p->sid);
             d->stuck_bytes += p->bytes;
         }
         d->pending_bytes -= p->bytes;

@@ -37,22 +37,22 @@
 #include "log.h"
 #include "mem_resource.h"
 
-#define FRONT      256u      /* keeps the user pointer as aligned as the inner one */
-#define BACK       64u
-#define CANARY     0xCA
-#define POISON     0xDD
+#define FRONT 256u /* keeps the user pointer as aligned as the inner one */
+#define BACK 64u
+#define CANARY 0xCA
+#define POISON 0xDD
 #define QUARANTINE 64u
-#define HISTORY    1024u
+#define HISTORY 1024u
 
 enum { R_LIVE, R_QUARANTINED };
 
 struct rec {
     struct rec *hnext, *qnext;
-    char *inner_ptr, *host;              /* the inner allocation (with canaries) */
-    size_t bytes;                        /* the user's bytes */
+    char *inner_ptr, *host; /* the inner allocation (with canaries) */
+    size_t bytes;           /* the user's bytes */
     uint32_t tag, alloc_sid, free_sid, free_tag;
     int state;
-    _Atomic int check_done;              /* the stream-ordered check ran */
+    _Atomic int check_done; /* the stream-ordered check ran */
     int check_err;
     char check_msg[200];
     struct guard *g;
@@ -70,19 +70,19 @@ struct history {
 };
 
 struct guard {
-    devq_resource *inner;                /* first: see struct devq_decorator */
+    devq_resource *inner; /* first: see struct devq_decorator */
     struct devq_device *dev;
     pthread_mutex_t lock;
-    pthread_cond_t cv;                   /* stream checks finishing */
+    pthread_cond_t cv; /* stream checks finishing */
     struct rec **buckets;
     size_t nbuckets, nrecs;
-    struct quarantine *q;                /* [0] synchronous, [1 + id] */
+    struct quarantine *q; /* [0] synchronous, [1 + id] */
     size_t nq;
     struct history hist[HISTORY];
     size_t hpos;
-    int report_err;                      /* found by a stream check, for the next reap */
+    int report_err; /* found by a stream check, for the next reap */
     char report[256];
-    int inflight;                        /* stream checks queued and not yet run */
+    int inflight; /* stream checks queued and not yet run */
 };
 
 static void *user_of(const struct rec *r)
@@ -94,8 +94,7 @@ static void *user_of(const struct rec *r)
 
 static size_t hash_of(const struct guard *g, const void *p)
 {
-    return (size_t)((((uint64_t)(uintptr_t)p >> 6) * 0x9E3779B97F4A7C15ull) >> 32) &
-           (g->nbuckets - 1);
+    return (size_t)((((uint64_t)(uintptr_t)p >> 6) * 0x9E3779B97F4A7C15ull) >> 32) & (g->nbuckets - 1);
 }
 
 static int rec_insert(struct guard *g, struct rec *r)
@@ -167,11 +166,13 @@ static int check_and_poison(struct rec *r, char *msg, size_t cap)
     if (front < 0 && back < 0)
         return 0;
     if (back >= 0)
-        snprintf(msg, cap, "guard: buffer overrun at %p (%zu bytes, tag %u, allocated on "
+        snprintf(msg, cap,
+                 "guard: buffer overrun at %p (%zu bytes, tag %u, allocated on "
                  "stream %d): back canary overwritten at byte %zu past the end",
                  user_of(r), r->bytes, r->tag, (int)r->alloc_sid, (size_t)back);
     else
-        snprintf(msg, cap, "guard: buffer underrun at %p (%zu bytes, tag %u, allocated on "
+        snprintf(msg, cap,
+                 "guard: buffer underrun at %p (%zu bytes, tag %u, allocated on "
                  "stream %d): front canary overwritten %ld bytes before the start",
                  user_of(r), r->bytes, r->tag, (int)r->alloc_sid, (long)FRONT - front);
     return -EFAULT;
@@ -193,7 +194,7 @@ static int stream_check(void *arg, int status)
     g->inflight--;
     pthread_cond_broadcast(&g->cv);
     pthread_mutex_unlock(&g->lock);
-    return 0;   /* the user's stream carries on: a report is not a stream failure */
+    return 0; /* the user's stream carries on: a report is not a stream failure */
 }
 
 /* ---- quarantine ---- */
@@ -237,12 +238,13 @@ static long poison_changed(const unsigned char *p, size_t n)
 static void check_use_after_free(struct guard *g, struct rec *r)
 {
     if (r->check_err)
-        return;                      /* canaries already reported; poison may be partial */
+        return; /* canaries already reported; poison may be partial */
     long off = poison_changed((const unsigned char *)r->host + FRONT, r->bytes);
     if (off < 0)
         return;
     char msg[256];
-    snprintf(msg, sizeof msg, "guard: use after free of %p (%zu bytes, tag %u): written after "
+    snprintf(msg, sizeof msg,
+             "guard: use after free of %p (%zu bytes, tag %u): written after "
              "its free on stream %d (allocated on stream %d), first changed byte at +%ld",
              user_of(r), r->bytes, r->tag, (int)r->free_sid, (int)r->alloc_sid, off);
     devq__log(DEVQ_LOG_BASIC, "%s", msg);
@@ -265,21 +267,19 @@ static void release(struct guard *g, struct quarantine *q, size_t keep, devq_str
         q->n--;
         check_use_after_free(g, r);
         rec_remove(g, r);
-        g->hist[g->hpos++ % HISTORY] = (struct history){ user_of(r), r->bytes, r->free_sid,
-                                                         r->free_tag };
-        int e = devq_resource_deallocate(g->inner, r->inner_ptr, r->bytes + FRONT + BACK, st,
-                                         r->free_tag);
+        g->hist[g->hpos++ % HISTORY] = (struct history){ user_of(r), r->bytes, r->free_sid, r->free_tag };
+        int e = devq_resource_deallocate(g->inner, r->inner_ptr, r->bytes + FRONT + BACK, st, r->free_tag);
         if (e < 0)
-            devq__log(DEVQ_LOG_BASIC, "guard: inner resource refused the free of %p: %s",
-                      user_of(r), devq__errmsg_peek());
+            devq__log(DEVQ_LOG_BASIC, "guard: inner resource refused the free of %p: %s", user_of(r),
+                      devq__errmsg_peek());
         free(r);
     }
 }
 
 /* ---- allocate / deallocate ---- */
 
-static int guard_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag,
-                          void **dptr, void **hptr)
+static int guard_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag, void **dptr,
+                          void **hptr)
 {
     struct guard *g = state;
     if (bytes > SIZE_MAX - FRONT - BACK)
@@ -296,11 +296,18 @@ static int guard_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32
     if (!h) {
         devq_resource_deallocate(g->inner, d, bytes + FRONT + BACK, st, tag);
         free(r);
-        return devq__err(-ENOTSUP, "guard: '%s' returned memory that is not host-visible; "
-                         "the guard cannot check it", devq_resource_name(g->inner));
+        return devq__err(-ENOTSUP,
+                         "guard: '%s' returned memory that is not host-visible; "
+                         "the guard cannot check it",
+                         devq_resource_name(g->inner));
     }
-    *r = (struct rec){ .inner_ptr = d, .host = h, .bytes = bytes, .tag = tag,
-                       .alloc_sid = devq__sid(st), .state = R_LIVE, .g = g };
+    *r = (struct rec){ .inner_ptr = d,
+                       .host = h,
+                       .bytes = bytes,
+                       .tag = tag,
+                       .alloc_sid = devq__sid(st),
+                       .state = R_LIVE,
+                       .g = g };
     atomic_store(&r->check_done, 1);
     if (st) {
         const struct devq_backend_ops *ops = g->dev->ops;
@@ -329,21 +336,25 @@ static int guard_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32
 static int refuse_free(struct guard *g, void *ptr, struct rec *r)
 {
     if (r)
-        return devq__err(-EINVAL, "guard: double free of %p (%zu bytes, tag %u): first freed "
-                         "on stream %d with tag %u", ptr, r->bytes, r->tag, (int)r->free_sid,
-                         r->free_tag);
+        return devq__err(-EINVAL,
+                         "guard: double free of %p (%zu bytes, tag %u): first freed "
+                         "on stream %d with tag %u",
+                         ptr, r->bytes, r->tag, (int)r->free_sid, r->free_tag);
     for (size_t i = 0; i < HISTORY && i < g->hpos; i++) {
         struct history *h = &g->hist[(g->hpos - 1 - i) % HISTORY];
         if (h->user == ptr)
-            return devq__err(-EINVAL, "guard: double free of %p (%zu bytes): first freed on "
-                             "stream %d with tag %u", ptr, h->bytes, (int)h->sid, h->tag);
+            return devq__err(-EINVAL,
+                             "guard: double free of %p (%zu bytes): first freed on "
+                             "stream %d with tag %u",
+                             ptr, h->bytes, (int)h->sid, h->tag);
     }
-    return devq__err(-EINVAL, "guard: free of %p, which this resource never allocated "
-                     "(foreign pointer) or freed long ago", ptr);
+    return devq__err(-EINVAL,
+                     "guard: free of %p, which this resource never allocated "
+                     "(foreign pointer) or freed long ago",
+                     ptr);
 }
 
-static int guard_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st,
-                            uint32_t tag)
+static int guard_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st, uint32_t tag)
 {
     struct guard *g = state;
     pthread_mutex_lock(&g->lock);
@@ -355,8 +366,10 @@ static int guard_deallocate(void *state, void *ptr, size_t bytes, devq_stream_re
     }
     if (bytes != r->bytes) {
         pthread_mutex_unlock(&g->lock);
-        return devq__err(-EINVAL, "guard: free of %p with %zu bytes, but it was allocated "
-                         "with %zu", ptr, bytes, r->bytes);
+        return devq__err(-EINVAL,
+                         "guard: free of %p with %zu bytes, but it was allocated "
+                         "with %zu",
+                         ptr, bytes, r->bytes);
     }
     struct quarantine *q = quarantine_of(g, devq__sid(st), 1);
     if (!q) {
@@ -381,8 +394,10 @@ static int guard_deallocate(void *state, void *ptr, size_t bytes, devq_stream_re
             g->inflight--;
             r->qnext = NULL;
             pthread_mutex_unlock(&g->lock);
-            return devq__err(he, "guard: could not queue the check of %p on stream %u; "
-                             "the block stays out of use", ptr, st->id);
+            return devq__err(he,
+                             "guard: could not queue the check of %p on stream %u; "
+                             "the block stays out of use",
+                             ptr, st->id);
         }
         if (atomic_load(&r->check_done) && r->check_err) {
             /* The stream was idle: report now, not at the next reap. */
@@ -447,8 +462,10 @@ static void guard_stream_gone(void *state, devq_stream_ref *st)
         release(g, q, 0, st);
         /* Checks that never ran keep their blocks out of circulation. */
         if (q->n)
-            devq__log(DEVQ_LOG_BASIC, "guard: %zu blocks freed on stream %u were never "
-                      "checked; they stay out of use", q->n, st->id);
+            devq__log(DEVQ_LOG_BASIC,
+                      "guard: %zu blocks freed on stream %u were never "
+                      "checked; they stay out of use",
+                      q->n, st->id);
         q->head = q->tail = NULL;
         q->n = 0;
     }
@@ -470,8 +487,10 @@ static void guard_destroy(void *state)
     if (busy) {
         /* A callback may still run and touch this state: leak it rather
          * than let it write into freed memory. */
-        devq__log(DEVQ_LOG_BASIC, "guard: %d stream checks never ran; keeping the guard's "
-                  "state", busy);
+        devq__log(DEVQ_LOG_BASIC,
+                  "guard: %d stream checks never ran; keeping the guard's "
+                  "state",
+                  busy);
         return;
     }
     for (size_t i = 0; i < g->nbuckets; i++)
@@ -526,7 +545,8 @@ DEVQ_API int devq_resource_guard(devq_resource *inner, devq_resource **out)
         return devq__err(-EINVAL, "devq_resource_guard: out is NULL");
     struct devq_device *dev = inner->dev;
     if (!(dev->info.caps & DEVQ_CAP_HOST_VISIBLE))
-        return devq__err(-ENOTSUP, "devq_resource_guard: backend '%s' memory is not "
+        return devq__err(-ENOTSUP,
+                         "devq_resource_guard: backend '%s' memory is not "
                          "host-visible, so canaries cannot be checked; unset DEVQ_MEM_GUARD",
                          dev->ops->name ? dev->ops->name : "?");
     struct guard *g = calloc(1, sizeof *g);

@@ -14,7 +14,7 @@ void devq__mem_lock_slow(struct mem_lock *l)
                                                             memory_order_relaxed))
             return;
         if (w == 2)
-            break;                       /* others already sleep: join them */
+            break; /* others already sleep: join them */
         devq__cpu_relax();
     }
     /* Mark "held with sleepers" and sleep until it was free when marked.

@@ -19,22 +19,22 @@
 #include "mem_resource.h"
 
 struct logging {
-    devq_resource *inner;            /* first: see struct devq_decorator */
+    devq_resource *inner; /* first: see struct devq_decorator */
     FILE *f;
 };
 
-static void line(struct logging *l, const char *op, uint64_t bytes, const void *ptr,
-                 devq_stream_ref *st, uint32_t tag)
+static void line(struct logging *l, const char *op, uint64_t bytes, const void *ptr, devq_stream_ref *st,
+                 uint32_t tag)
 {
     long long sid = st ? (long long)st->id : -1;
     /* One fprintf per line: stdio locks the stream per call, so lines from
      * different threads never interleave. */
-    fprintf(l->f, "%llu,%s,%llu,0x%" PRIxPTR ",%lld,%u\n", (unsigned long long)devq__now_ns(),
-            op, (unsigned long long)bytes, (uintptr_t)ptr, sid, tag);
+    fprintf(l->f, "%llu,%s,%llu,0x%" PRIxPTR ",%lld,%u\n", (unsigned long long)devq__now_ns(), op,
+            (unsigned long long)bytes, (uintptr_t)ptr, sid, tag);
 }
 
-static int logging_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag,
-                            void **dptr, void **hptr)
+static int logging_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag, void **dptr,
+                            void **hptr)
 {
     struct logging *l = state;
     int r = devq_resource_allocate(l->inner, bytes, st, tag, dptr, hptr);
@@ -42,8 +42,7 @@ static int logging_allocate(void *state, size_t bytes, devq_stream_ref *st, uint
     return r;
 }
 
-static int logging_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st,
-                              uint32_t tag)
+static int logging_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st, uint32_t tag)
 {
     struct logging *l = state;
     int r = devq_resource_deallocate(l->inner, ptr, bytes, st, tag);
@@ -59,8 +58,8 @@ static int logging_reap(void *state)
     devq_resource_stats_get(l->inner, &before);
     int r = devq_resource_reap(l->inner);
     devq_resource_stats_get(l->inner, &after);
-    uint64_t done = before.pending_frees > after.pending_frees
-                        ? before.pending_frees - after.pending_frees : 0;
+    uint64_t done =
+        before.pending_frees > after.pending_frees ? before.pending_frees - after.pending_frees : 0;
     line(l, "reap", done, NULL, NULL, 0);
     return r;
 }
@@ -95,15 +94,13 @@ static const struct devq_resource_ops logging_ops = {
     .destroy = logging_destroy,
 };
 
-DEVQ_API int devq_resource_logging(devq_resource *inner, const char *csv_path,
-                                   devq_resource **out)
+DEVQ_API int devq_resource_logging(devq_resource *inner, const char *csv_path, devq_resource **out)
 {
     int r = devq__resource_check_inner(inner, "devq_resource_logging");
     if (r < 0)
         return r;
     if (!out || !csv_path || !*csv_path)
-        return devq__err(-EINVAL, "devq_resource_logging: %s",
-                         !out ? "out is NULL" : "no file name given");
+        return devq__err(-EINVAL, "devq_resource_logging: %s", !out ? "out is NULL" : "no file name given");
     struct logging *l = calloc(1, sizeof *l);
     if (!l)
         return devq__err(-ENOMEM, "devq_resource_logging: out of host memory");
@@ -111,8 +108,7 @@ DEVQ_API int devq_resource_logging(devq_resource *inner, const char *csv_path,
     if (!l->f) {
         int e = errno;
         free(l);
-        return devq__err(-e, "devq_resource_logging: cannot open '%.200s': %s", csv_path,
-                         strerror(e));
+        return devq__err(-e, "devq_resource_logging: cannot open '%.200s': %s", csv_path, strerror(e));
     }
     setvbuf(l->f, NULL, _IOLBF, 0);
     fputs("time_ns,op,bytes,address,stream,tag\n", l->f);

@@ -17,8 +17,8 @@ struct native {
     _Atomic uint64_t outstanding;
 };
 
-static int native_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag,
-                           void **dptr, void **hptr)
+static int native_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag, void **dptr,
+                           void **hptr)
 {
     struct native *n = state;
     const struct devq_backend_ops *ops = n->dev->ops;
@@ -29,17 +29,16 @@ static int native_allocate(void *state, size_t bytes, devq_stream_ref *st, uint3
     else
         r = ops->mem_alloc(n->dev->pl, bytes, dptr, hptr);
     if (r < 0)
-        return devq__err(r, "native: backend could not allocate %zu bytes on stream %d "
-                         "(outstanding %llu, budget %llu): %s", bytes,
-                         st ? (int)st->id : -1,
-                         (unsigned long long)atomic_load(&n->outstanding),
+        return devq__err(r,
+                         "native: backend could not allocate %zu bytes on stream %d "
+                         "(outstanding %llu, budget %llu): %s",
+                         bytes, st ? (int)st->id : -1, (unsigned long long)atomic_load(&n->outstanding),
                          (unsigned long long)devq__mem_budget_of(n->dev), devq__errmsg_peek());
     atomic_fetch_add_explicit(&n->outstanding, bytes, memory_order_relaxed);
     return 0;
 }
 
-static int native_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st,
-                             uint32_t tag)
+static int native_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st, uint32_t tag)
 {
     struct native *n = state;
     if (st) {
@@ -93,9 +92,9 @@ DEVQ_API int devq_resource_native(devq_device *dev, devq_resource **out)
         return r;
     if (!out)
         return devq__err(-EINVAL, "devq_resource_native: out is NULL");
-    if (!(dev->info.caps & DEVQ_CAP_ASYNC_ALLOC) || !dev->ops->mem_alloc_async ||
-        !dev->ops->mem_free_async)
-        return devq__err(-ENOTSUP, "devq_resource_native: backend '%s' has no native "
+    if (!(dev->info.caps & DEVQ_CAP_ASYNC_ALLOC) || !dev->ops->mem_alloc_async || !dev->ops->mem_free_async)
+        return devq__err(-ENOTSUP,
+                         "devq_resource_native: backend '%s' has no native "
                          "stream-ordered allocator; use devq_resource_pool",
                          dev->ops->name ? dev->ops->name : "?");
     struct native *n = calloc(1, sizeof *n);

@@ -71,25 +71,25 @@
 #include "mem_lock.h"
 #include "mem_resource.h"
 
-#define MIN_CLASS       256u             /* also the alignment every class keeps */
-#define LINEAR_CLASSES  8u               /* 256 B .. 2 KiB in steps of 256 B */
-#define NCLASSES        64u              /* 256 B .. 32 MiB */
-#define LARGE_BYTES     (32ull << 20)    /* above: straight to the backend */
-#define CHUNK_MIN       (64ull << 10)
-#define CHUNK_MAX       (2ull << 20)
-#define SCAN_ON_MISS    32u              /* blocks looked at per stream per missed request */
-#define FAST_STREAMS    256u             /* stream ids with a fast path */
-#define SEEN_SLOTS      1024u            /* handed-out table per stream (power of two) */
+#define MIN_CLASS 256u            /* also the alignment every class keeps */
+#define LINEAR_CLASSES 8u         /* 256 B .. 2 KiB in steps of 256 B */
+#define NCLASSES 64u              /* 256 B .. 32 MiB */
+#define LARGE_BYTES (32ull << 20) /* above: straight to the backend */
+#define CHUNK_MIN (64ull << 10)
+#define CHUNK_MAX (2ull << 20)
+#define SCAN_ON_MISS 32u  /* blocks looked at per stream per missed request */
+#define FAST_STREAMS 256u /* stream ids with a fast path */
+#define SEEN_SLOTS 1024u  /* handed-out table per stream (power of two) */
 
 /* block.fast: which stream's fast path may take the block back. */
-#define FAST_LIVE       1u               /* handed out on the stream */
-#define FAST_CACHED     2u               /* in the stream's slot */
-#define FAST(sid, st)   ((((uint32_t)(sid) + 1u) << 2) | (st))
+#define FAST_LIVE 1u   /* handed out on the stream */
+#define FAST_CACHED 2u /* in the stream's slot */
+#define FAST(sid, st) ((((uint32_t)(sid) + 1u) << 2) | (st))
 
 enum block_state { B_IDLE, B_LIVE, B_FREED, B_STUCK };
 
 struct block;
-struct list {                    /* newest at head, oldest at tail */
+struct list { /* newest at head, oldest at tail */
     struct block *head, *tail;
     size_t n;
 };
@@ -97,7 +97,7 @@ struct list {                    /* newest at head, oldest at tail */
 /* One seal: the fence recorded at a stream's tail for the blocks freed
  * there before it.  Lives while a block points at it. */
 struct batch {
-    devq_pl_event *ev;                   /* NULL once reached (given back) */
+    devq_pl_event *ev; /* NULL once reached (given back) */
     uint32_t refs;
     uint8_t reached, settle_failed;
 };
@@ -105,33 +105,33 @@ struct batch {
 struct chunk;
 struct block {
     void *ptr, *host;
-    struct block *hnext;                 /* hash chain */
-    struct block *prev, *next;           /* on `on` (a stream list, idle, large, stuck) */
-    struct block *uprev, *unext;         /* on its stream's unfenced list */
+    struct block *hnext;         /* hash chain */
+    struct block *prev, *next;   /* on `on` (a stream list, idle, large, stuck) */
+    struct block *uprev, *unext; /* on its stream's unfenced list */
     struct list *on;
-    struct chunk *chunk;                 /* NULL: a large block */
-    struct batch *batch;                 /* the seal covering the last free, or NULL */
-    size_t bytes;                        /* class size, or the large size */
-    uint32_t sid;                        /* stream of the last stream-ordered free */
+    struct chunk *chunk; /* NULL: a large block */
+    struct batch *batch; /* the seal covering the last free, or NULL */
+    size_t bytes;        /* class size, or the large size */
+    uint32_t sid;        /* stream of the last stream-ordered free */
     uint8_t cls, state, unfenced;
-    _Atomic uint32_t fast;               /* FAST(sid, LIVE|CACHED), or 0 */
+    _Atomic uint32_t fast; /* FAST(sid, LIVE|CACHED), or 0 */
 };
 
 struct chunk {
     struct chunk *prev, *next;
     char *base, *host;
     size_t bytes, cap, ncarved;
-    uint32_t busy;                       /* carved blocks that are not idle */
+    uint32_t busy; /* carved blocks that are not idle */
     uint8_t cls;
     struct block blocks[];
 };
 
 struct stream_lists {
     struct list free[NCLASSES];
-    struct block *unfenced;              /* freed here since the last seal */
+    struct block *unfenced; /* freed here since the last seal */
     size_t nunfenced;
-    size_t nfree;                        /* blocks on free[] */
-    struct devq_stream *st;              /* to seal on; NULL after stream_gone */
+    size_t nfree;           /* blocks on free[] */
+    struct devq_stream *st; /* to seal on; NULL after stream_gone */
     uint32_t sid;
     /* Fast path: the slots are shared (exchange); `seen` belongs to the
      * calls naming this stream alone. */
@@ -146,13 +146,13 @@ struct pool {
     struct devq_device *dev;
     struct mem_lock lock;
     struct list idle[NCLASSES];
-    struct chunk *chunks[NCLASSES];      /* newest first; only the head may have room */
+    struct chunk *chunks[NCLASSES]; /* newest first; only the head may have room */
     struct stream_lists **streams;
     uint32_t nstreams;
-    _Atomic(struct stream_lists *) fast[FAST_STREAMS];   /* published streams[] */
-    struct chunk *retired;               /* released chunks' bookkeeping, for reuse */
-    struct list large_pending;           /* large blocks waiting for their fence */
-    struct list stuck;                   /* fences that did not settle in time */
+    _Atomic(struct stream_lists *) fast[FAST_STREAMS]; /* published streams[] */
+    struct chunk *retired;                             /* released chunks' bookkeeping, for reuse */
+    struct list large_pending;                         /* large blocks waiting for their fence */
+    struct list stuck;                                 /* fences that did not settle in time */
     struct block **buckets;
     size_t nbuckets, nhashed;
     uint64_t reserved, outstanding, pending_bytes, pending_n, stuck_bytes;
@@ -178,7 +178,7 @@ static size_t class_size(unsigned c)
     return ((size_t)1 << p) + (size_t)(sub + 1) * ((size_t)1 << (p - 2));
 }
 
-_Static_assert(LINEAR_CLASSES * MIN_CLASS == 2048, "the quarter classes start at 2^11");
+_Static_assert(LINEAR_CLASSES *MIN_CLASS == 2048, "the quarter classes start at 2^11");
 
 static size_t chunk_bytes_for(unsigned c)
 {
@@ -375,7 +375,7 @@ static int seal(struct pool *p, struct stream_lists *sl)
         return devq__err(-ENOMEM, "pool: out of host memory for a fence");
     int r = devq__fence_record(p->dev, sl->st, &bt->ev);
     if (r < 0 && devq__mem_device_lost(p->dev, r))
-        bt->reached = 1;                 /* nothing runs on a lost device */
+        bt->reached = 1; /* nothing runs on a lost device */
     else if (r < 0) {
         free(bt);
         return r;
@@ -464,7 +464,7 @@ static void unpend(struct pool *p, struct block *b)
     if (b->state != B_FREED)
         return;
     unfenced_remove(p, b);
-    if (b->chunk)                        /* on its stream's free list */
+    if (b->chunk) /* on its stream's free list */
         lists_of(p, b->sid)->nfree--;
     list_remove(b);
     p->pending_bytes -= b->bytes;
@@ -491,8 +491,10 @@ static void make_stuck(struct pool *p, struct block *b)
     b->state = B_STUCK;
     p->stuck_bytes += b->bytes;
     list_push(&p->stuck, b);
-    devq__log(DEVQ_LOG_BASIC, "pool: free of %p (%zu bytes) on stream %u has not completed; "
-              "the block stays out of use until it does", b->ptr, b->bytes, b->sid);
+    devq__log(DEVQ_LOG_BASIC,
+              "pool: free of %p (%zu bytes) on stream %u has not completed; "
+              "the block stays out of use until it does",
+              b->ptr, b->bytes, b->sid);
 }
 
 static void unstick(struct pool *p, struct block *b)
@@ -576,16 +578,15 @@ static struct block *steal(struct pool *p, unsigned c, uint32_t sid)
             continue;
         struct batch *not_yet = NULL;
         size_t scanned = 0;
-        for (struct block *b = sl->free[c].tail; b && scanned < SCAN_ON_MISS;
-             b = b->prev, scanned++) {
+        for (struct block *b = sl->free[c].tail; b && scanned < SCAN_ON_MISS; b = b->prev, scanned++) {
             if (b->unfenced && (seal(p, sl) < 0 || !b->batch))
-                break;                   /* newer blocks are unfenced too */
+                break; /* newer blocks are unfenced too */
             if (b->batch == not_yet)
                 continue;
             if (batch_reached(p, b->batch)) {
                 unpend(p, b);
                 batch_drop(p, b);
-                return b;                /* still counted busy in its chunk */
+                return b; /* still counted busy in its chunk */
             }
             not_yet = b->batch;
         }
@@ -642,7 +643,7 @@ static int carve(struct pool *p, unsigned c, struct block **out)
         while (*rp && (*rp)->cls != c)
             rp = &(*rp)->next;
         if ((ch = *rp))
-            *rp = ch->next;              /* sized for the class's full cap */
+            *rp = ch->next; /* sized for the class's full cap */
         else if (!(ch = calloc(1, sizeof *ch + cap * sizeof(struct block))))
             return devq__err(-ENOMEM, "pool: out of host memory for chunk metadata");
         ch->prev = ch->next = NULL;
@@ -709,7 +710,8 @@ static int oom_report(struct pool *p, size_t bytes, const char *why)
         snprintf(btxt, sizeof btxt, "%llu", (unsigned long long)budget);
     else
         snprintf(btxt, sizeof btxt, "none");
-    return devq__err(-ENOMEM, "pool: out of device memory: requested %zu, reserved %llu, "
+    return devq__err(-ENOMEM,
+                     "pool: out of device memory: requested %zu, reserved %llu, "
                      "outstanding %llu, largest free block %zu, pending-free %llu bytes, "
                      "budget %s (after reap and trim); backend: %s",
                      bytes, (unsigned long long)p->reserved, (unsigned long long)p->outstanding,
@@ -751,7 +753,7 @@ static int pool_alloc_binned(struct pool *p, size_t bytes, uint32_t sid, struct 
         return r;
     char why[256];
     snprintf(why, sizeof why, "%s", devq__errmsg_peek());
-    reap_all(p);                         /* also gives large blocks back */
+    reap_all(p); /* also gives large blocks back */
     if ((*out = take(p, c, sid)))
         return 0;
     if ((r = carve(p, c, out)) != -ENOMEM)
@@ -796,8 +798,8 @@ static int pool_alloc_large(struct pool *p, size_t bytes, struct block **out)
     return oom_report(p, bytes, why);
 }
 
-static int pool_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag,
-                         void **dptr, void **hptr)
+static int pool_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag, void **dptr,
+                         void **hptr)
 {
     struct pool *p = state;
     struct block *b = NULL;
@@ -815,8 +817,7 @@ static int pool_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_
         }
     }
     mem_lock(&p->lock);
-    int r = bytes > LARGE_BYTES ? pool_alloc_large(p, bytes, &b)
-                                : pool_alloc_binned(p, bytes, sid, &b);
+    int r = bytes > LARGE_BYTES ? pool_alloc_large(p, bytes, &b) : pool_alloc_binned(p, bytes, sid, &b);
     if (r == 0) {
         b->state = B_LIVE;
         p->outstanding += b->bytes;
@@ -840,8 +841,7 @@ static int pool_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_
 
 /* ---- deallocate ---- */
 
-static int pool_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st,
-                           uint32_t tag)
+static int pool_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st, uint32_t tag)
 {
     struct pool *p = state;
     uint32_t sid = devq__sid(st);
@@ -863,21 +863,29 @@ static int pool_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref
     struct block *b = hash_find(p, ptr);
     if (b && (atomic_load_explicit(&b->fast, memory_order_relaxed) & 3u) == FAST_CACHED) {
         mem_unlock(&p->lock);
-        return devq__err(-EINVAL, "pool: double free of %p (%zu bytes): the block is not "
-                         "allocated", ptr, b->bytes);
+        return devq__err(-EINVAL,
+                         "pool: double free of %p (%zu bytes): the block is not "
+                         "allocated",
+                         ptr, b->bytes);
     }
     if (!b || b->state != B_LIVE) {
         mem_unlock(&p->lock);
         if (!b)
-            return devq__err(-EINVAL, "pool: free of %p, which this pool never handed out "
-                             "(foreign pointer)", ptr);
-        return devq__err(-EINVAL, "pool: double free of %p (%zu bytes): the block is not "
-                         "allocated", ptr, b->bytes);
+            return devq__err(-EINVAL,
+                             "pool: free of %p, which this pool never handed out "
+                             "(foreign pointer)",
+                             ptr);
+        return devq__err(-EINVAL,
+                         "pool: double free of %p (%zu bytes): the block is not "
+                         "allocated",
+                         ptr, b->bytes);
     }
     if (bytes > b->bytes || (b->chunk && bytes && size_class(bytes) != b->cls)) {
         mem_unlock(&p->lock);
-        return devq__err(-EINVAL, "pool: free of %p with %zu bytes, but it was allocated "
-                         "as %zu", ptr, bytes, b->bytes);
+        return devq__err(-EINVAL,
+                         "pool: free of %p with %zu bytes, but it was allocated "
+                         "as %zu",
+                         ptr, bytes, b->bytes);
     }
     p->outstanding -= b->bytes;
     atomic_store_explicit(&b->fast, 0, memory_order_relaxed);
@@ -895,8 +903,10 @@ static int pool_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref
         b->sid = st->id;
         make_stuck(p, b);
         mem_unlock(&p->lock);
-        return devq__err(-ENOMEM, "pool: out of host memory ordering the free of %p on "
-                         "stream %u; the block stays out of use", ptr, st->id);
+        return devq__err(-ENOMEM,
+                         "pool: out of host memory ordering the free of %p on "
+                         "stream %u; the block stays out of use",
+                         ptr, st->id);
     }
     sl->st = st;
     if (b->chunk) {
@@ -915,8 +925,10 @@ static int pool_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref
     int r = seal(p, sl);
     mem_unlock(&p->lock);
     if (r < 0)
-        return devq__err(r, "pool: could not order the free of %p on stream %u; the block "
-                         "waits for a later fence: %s", ptr, st->id, devq__errmsg_peek());
+        return devq__err(r,
+                         "pool: could not order the free of %p on stream %u; the block "
+                         "waits for a later fence: %s",
+                         ptr, st->id, devq__errmsg_peek());
     return 0;
 }
 
@@ -988,8 +1000,8 @@ static void pool_stream_gone(void *state, devq_stream_ref *st)
     if (sl) {
         sl->st = st;
         unslot_all(p, sl);
-        memset(sl->seen, 0, sizeof sl->seen);   /* the id will name another stream */
-        seal(p, sl);                     /* a failure leaves blocks unfenced: stuck below */
+        memset(sl->seen, 0, sizeof sl->seen); /* the id will name another stream */
+        seal(p, sl);                          /* a failure leaves blocks unfenced: stuck below */
         for (unsigned c = 0; c < NCLASSES; c++)
             while (sl->free[c].head)
                 settle(p, sl->free[c].head);
@@ -1020,7 +1032,7 @@ static int pool_stats(void *state, devq_mem_stats *st)
 static void pool_destroy(void *state)
 {
     struct pool *p = state;
-    reap_all(p);                         /* seals, and stuck blocks whose fence got there */
+    reap_all(p); /* seals, and stuck blocks whose fence got there */
     for (uint32_t s = 0; s < p->nstreams; s++) {
         struct stream_lists *sl = p->streams[s];
         for (unsigned c = 0; sl && c < NCLASSES; c++)
@@ -1053,7 +1065,8 @@ static void pool_destroy(void *state)
         }
     }
     if (kept)
-        devq__log(DEVQ_LOG_BASIC, "pool: destroyed with %llu bytes still allocated or "
+        devq__log(DEVQ_LOG_BASIC,
+                  "pool: destroyed with %llu bytes still allocated or "
                   "pending; that memory was not returned to the backend",
                   (unsigned long long)kept);
     while (p->retired) {
@@ -1098,7 +1111,7 @@ DEVQ_API int devq_resource_pool(devq_device *dev, devq_resource **out)
     mem_lock_init(&p->lock);
     r = devq__resource_new(dev, &pool_ops, p, DEVQ_RES_POOL, NULL, out);
     if (r < 0) {
-            free(p);
+        free(p);
     }
     return r;
 }

@@ -20,9 +20,8 @@ static void flush_caches(struct devq_device *dev, int locked);
 
 /* ---- the wrapper ---- */
 
-int devq__resource_new(struct devq_device *dev, const struct devq_resource_ops *ops,
-                       void *state, enum devq_resource_kind kind, devq_resource *inner,
-                       devq_resource **out)
+int devq__resource_new(struct devq_device *dev, const struct devq_resource_ops *ops, void *state,
+                       enum devq_resource_kind kind, devq_resource *inner, devq_resource **out)
 {
     devq_resource *r = calloc(1, sizeof *r);
     if (!r)
@@ -65,8 +64,10 @@ int devq__resource_check_inner(const devq_resource *inner, const char *fn)
     if (r < 0)
         return r;
     if (atomic_load(&inner->owned))
-        return devq__err(-EBUSY, "%s: resource '%s' already belongs to a stack or a device; "
-                         "build a new one", fn, inner->ops.name);
+        return devq__err(-EBUSY,
+                         "%s: resource '%s' already belongs to a stack or a device; "
+                         "build a new one",
+                         fn, inner->ops.name);
     return 0;
 }
 
@@ -229,8 +230,8 @@ int devq__fwd_stats(void *state, devq_mem_stats *st)
 
 /* ---- user resources ---- */
 
-DEVQ_API int devq_resource_create(devq_device *dev, const struct devq_resource_ops *ops,
-                                  void *state, devq_resource **out)
+DEVQ_API int devq_resource_create(devq_device *dev, const struct devq_resource_ops *ops, void *state,
+                                  devq_resource **out)
 {
     int r = devq__mem_dev_check(dev, "devq_resource_create");
     if (r < 0)
@@ -238,11 +239,14 @@ DEVQ_API int devq_resource_create(devq_device *dev, const struct devq_resource_o
     if (!ops || !out)
         return devq__err(-EINVAL, "devq_resource_create: ops and out must not be NULL");
     if (ops->abi_version != DEVQ_RESOURCE_ABI_VERSION)
-        return devq__err(-ENOTSUP, "devq_resource_create: ops table version %u; this libdevq "
-                         "understands %u", ops->abi_version, DEVQ_RESOURCE_ABI_VERSION);
+        return devq__err(-ENOTSUP,
+                         "devq_resource_create: ops table version %u; this libdevq "
+                         "understands %u",
+                         ops->abi_version, DEVQ_RESOURCE_ABI_VERSION);
     size_t need = offsetof(struct devq_resource_ops, deallocate) + sizeof ops->deallocate;
     if (ops->size < need)
-        return devq__err(-EINVAL, "devq_resource_create: ops size %u is smaller than the "
+        return devq__err(-EINVAL,
+                         "devq_resource_create: ops size %u is smaller than the "
                          "mandatory part (%zu); set .size = sizeof(struct devq_resource_ops)",
                          ops->size, need);
     if (!ops->allocate || !ops->deallocate)
@@ -281,8 +285,8 @@ DEVQ_API devq_resource *devq_resource_inner(const devq_resource *r)
 
 /* ---- calls ---- */
 
-DEVQ_API int devq_resource_allocate(devq_resource *r, size_t bytes, devq_stream_ref *stream,
-                                    uint32_t tag, void **device_ptr, void **host_ptr)
+DEVQ_API int devq_resource_allocate(devq_resource *r, size_t bytes, devq_stream_ref *stream, uint32_t tag,
+                                    void **device_ptr, void **host_ptr)
 {
     if (!r || r->magic != DEVQ_MAGIC_RESOURCE || !device_ptr)
         return devq__err(-EINVAL, "devq_resource_allocate: NULL or destroyed resource, or NULL device_ptr");
@@ -347,9 +351,11 @@ DEVQ_API int devq_resource_supports_use_tracking(devq_resource *r)
 
 static int use_refused(devq_resource *r, const char *hook)
 {
-    return devq__err(-ENOTSUP, "%s: resource '%s' cannot track cross-stream uses; order them "
+    return devq__err(-ENOTSUP,
+                     "%s: resource '%s' cannot track cross-stream uses; order them "
                      "with queue waits (the device tracker does) or use a resource whose "
-                     "supports_use_tracking is 1", hook, devq_resource_name(r));
+                     "supports_use_tracking is 1",
+                     hook, devq_resource_name(r));
 }
 
 DEVQ_API int devq_resource_prepare_use(devq_resource *r, void *device_ptr, devq_stream_ref *stream,
@@ -433,7 +439,7 @@ int devq__stack_cacheable(devq_resource *r)
         case DEVQ_RES_BUDGET:
             break;
         default:
-            return 0;            /* guard, logging, a user's layer: they see every call */
+            return 0; /* guard, logging, a user's layer: they see every call */
         }
     }
     return stats;
@@ -446,8 +452,8 @@ static void flush_caches(struct devq_device *dev, int locked)
 {
     struct devq_mem *m = dev->mem;
     const struct devq_device_hooks *h;
-    if (!m || !atomic_load_explicit(&m->cached, memory_order_acquire) ||
-        !(h = devq__device_hooks()) || !h->buffer_caches_flush)
+    if (!m || !atomic_load_explicit(&m->cached, memory_order_acquire) || !(h = devq__device_hooks()) ||
+        !h->buffer_caches_flush)
         return;
     if (locked) {
         h->buffer_caches_flush(dev);
@@ -457,8 +463,7 @@ static void flush_caches(struct devq_device *dev, int locked)
     }
 }
 
-void devq__mem_settle_pairs(struct devq_device *dev, uint32_t tag, struct devq_stream *st,
-                            uint64_t pairs)
+void devq__mem_settle_pairs(struct devq_device *dev, uint32_t tag, struct devq_stream *st, uint64_t pairs)
 {
     devq_resource *s = dev->mem ? devq__resource_find(dev->mem->stack, DEVQ_RES_STATS) : NULL;
     if (s && pairs)
@@ -472,8 +477,8 @@ static int mem_ready(struct devq_device *dev, const char *fn)
     return 0;
 }
 
-int devq__mem_alloc(struct devq_device *dev, size_t bytes, struct devq_stream *st,
-                    uint32_t tag, void **device_ptr, void **host_ptr)
+int devq__mem_alloc(struct devq_device *dev, size_t bytes, struct devq_stream *st, uint32_t tag,
+                    void **device_ptr, void **host_ptr)
 {
     int r = mem_ready(dev, "devq__mem_alloc");
     if (r < 0)
@@ -482,7 +487,7 @@ int devq__mem_alloc(struct devq_device *dev, size_t bytes, struct devq_stream *s
      * devq_device_set_resource also takes around its swap of the stack. */
     struct devq_mem *m = dev->mem;
     r = devq_resource_allocate(m->stack, bytes, st, tag, device_ptr, host_ptr);
-    if (r == 0)   /* every writer holds the device lock: no locked add needed */
+    if (r == 0) /* every writer holds the device lock: no locked add needed */
         atomic_store_explicit(&m->live, atomic_load_explicit(&m->live, memory_order_relaxed) + 1,
                               memory_order_relaxed);
     /* A refusal (budget) or an out-of-memory is what a user tuning memory
@@ -494,13 +499,13 @@ int devq__mem_alloc(struct devq_device *dev, size_t bytes, struct devq_stream *s
     return r;
 }
 
-int devq__mem_free(struct devq_device *dev, void *device_ptr, size_t bytes,
-                   struct devq_stream *st, uint32_t tag)
+int devq__mem_free(struct devq_device *dev, void *device_ptr, size_t bytes, struct devq_stream *st,
+                   uint32_t tag)
 {
     int r = mem_ready(dev, "devq__mem_free");
     if (r < 0)
         return r;
-    struct devq_mem *m = dev->mem;   /* device lock held: see devq__mem_alloc */
+    struct devq_mem *m = dev->mem; /* device lock held: see devq__mem_alloc */
     r = devq_resource_deallocate(m->stack, device_ptr, bytes, st, tag);
     if (r == 0 || r == -EFAULT)
         atomic_store_explicit(&m->live, atomic_load_explicit(&m->live, memory_order_relaxed) - 1,
@@ -520,14 +525,14 @@ void devq__mem_reap_quiet(struct devq_device *dev)
                !atomic_load_explicit(&m->cached, memory_order_relaxed)))
         return;
     atomic_fetch_add(&m->reaping, 1);
-    char saved[DEVQ_ERRMSG_MAX];   /* a reap's failure is not the caller's */
+    char saved[DEVQ_ERRMSG_MAX]; /* a reap's failure is not the caller's */
     snprintf(saved, sizeof saved, "%s", devq__errmsg_peek());
     /* A reap may record fences on streams: backend stream calls are made
      * under the device lock (TSan caught the notifier's reap racing a
      * submit on the cpu plugin's stream).  Callers (finish, the notifier)
      * never hold it; the order is the device lock, then the stack's. */
     pthread_mutex_lock(&dev->lock);
-    flush_caches(dev, 1);         /* a finish leaves the stats true */
+    flush_caches(dev, 1); /* a finish leaves the stats true */
     pthread_rwlock_rdlock(&m->lock);
     devq_resource *base = m->stack;
     while (base->inner)
@@ -538,7 +543,7 @@ void devq__mem_reap_quiet(struct devq_device *dev)
     devq_mem_stats st;
     if (devq_resource_stats_get(m->stack, &st) == 0) {
         if (st.pending_frees)
-            atomic_store(&m->reap_wanted, 1);      /* fences not reached yet: next time */
+            atomic_store(&m->reap_wanted, 1); /* fences not reached yet: next time */
         if (devq__trace_on())
             devq__trace_counter(dev, "bytes outstanding", st.bytes_outstanding, devq__trace_now());
     }
@@ -565,7 +570,7 @@ void devq__mem_reap_soon(struct devq_device *dev)
     devq__device_retain(dev);
     if (devq__notifier_post(reap_job, dev) < 0) {
         atomic_store(&m->reap_posted, 0);
-        devq_device_close(dev);   /* not the last reference: the caller's batch holds one */
+        devq_device_close(dev); /* not the last reference: the caller's batch holds one */
     }
 }
 
@@ -621,7 +626,7 @@ DEVQ_API int devq_mem_reap(devq_device *dev)
     const struct devq_device_hooks *h = devq__device_hooks();
     pthread_mutex_lock(&dev->lock);
     if (h && h->pending_frees)
-        h->pending_frees(dev);      /* none installed: a device of the unit tests */
+        h->pending_frees(dev); /* none installed: a device of the unit tests */
     flush_caches(dev, 1);
     pthread_rwlock_rdlock(&dev->mem->lock);
     r = devq_resource_reap(dev->mem->stack);

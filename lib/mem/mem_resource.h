@@ -12,7 +12,7 @@
 #include <devq/devq_plugin.h>
 #include "stream.h"
 
-#define DEVQ_MAGIC_RESOURCE 0x4d454d31u  /* "MEM1" */
+#define DEVQ_MAGIC_RESOURCE 0x4d454d31u /* "MEM1" */
 
 enum devq_resource_kind {
     DEVQ_RES_USER = 0,
@@ -33,21 +33,21 @@ struct devq_resource {
      * an older user table reads as NULL entries instead of garbage. */
     struct devq_resource_ops ops;
     void *state;
-    devq_resource *inner;              /* decorators: the wrapped resource */
-    _Atomic int owned;                 /* wrapped by a decorator or installed */
-    bool lib_counts;                   /* ops.bytes_outstanding is NULL */
-    _Atomic uint64_t outstanding;      /* only when lib_counts */
+    devq_resource *inner;         /* decorators: the wrapped resource */
+    _Atomic int owned;            /* wrapped by a decorator or installed */
+    bool lib_counts;              /* ops.bytes_outstanding is NULL */
+    _Atomic uint64_t outstanding; /* only when lib_counts */
 };
 
 /* Per-device memory state (dev->mem). */
 struct devq_mem {
-    pthread_rwlock_t lock;             /* writers: stack replacement */
-    devq_resource *stack;              /* top of the installed stack */
-    _Atomic uint64_t live;             /* allocations handed out via devq__mem_alloc */
-    _Atomic uint64_t budget_limit;     /* of the installed stack, 0 = none (for reports) */
-    _Atomic int reap_wanted;           /* stream-ordered frees may be waiting for their fence */
-    _Atomic int reap_posted;           /* a notifier reap is queued */
-    _Atomic int reaping;               /* reaps in progress (a finish then reaps too) */
+    pthread_rwlock_t lock;         /* writers: stack replacement */
+    devq_resource *stack;          /* top of the installed stack */
+    _Atomic uint64_t live;         /* allocations handed out via devq__mem_alloc */
+    _Atomic uint64_t budget_limit; /* of the installed stack, 0 = none (for reports) */
+    _Atomic int reap_wanted;       /* stream-ordered frees may be waiting for their fence */
+    _Atomic int reap_posted;       /* a notifier reap is queued */
+    _Atomic int reaping;           /* reaps in progress (a finish then reaps too) */
     /* Queues' buffer caches (lib/queue/buffer.c): whether the stack lets
      * a freed buffer be kept for its queue without telling the stack (no
      * guard, logging or user layer: nobody needs to see each call), and
@@ -57,15 +57,14 @@ struct devq_mem {
 };
 
 /* Wrap built-in ops; `inner` (may be NULL) becomes owned by the result. */
-int  devq__resource_new(struct devq_device *dev, const struct devq_resource_ops *ops,
-                        void *state, enum devq_resource_kind kind, devq_resource *inner,
-                        devq_resource **out);
+int devq__resource_new(struct devq_device *dev, const struct devq_resource_ops *ops, void *state,
+                       enum devq_resource_kind kind, devq_resource *inner, devq_resource **out);
 /* Destroy regardless of ownership (decorators destroying their inner). */
 void devq__resource_free(devq_resource *r);
 /* Validate a public handle. */
-int  devq__resource_check(const devq_resource *r, const char *fn);
+int devq__resource_check(const devq_resource *r, const char *fn);
 /* Check that `inner` may be wrapped (valid, not already owned). */
-int  devq__resource_check_inner(const devq_resource *inner, const char *fn);
+int devq__resource_check_inner(const devq_resource *inner, const char *fn);
 /* First layer of the given kind in r's chain, or NULL. */
 devq_resource *devq__resource_find(devq_resource *r, enum devq_resource_kind kind);
 /* Limit of the first budget layer in r's chain, 0 when none. */
@@ -78,7 +77,7 @@ void devq__resource_describe(devq_resource *r, char *buf, size_t cap);
 void devq__budget_describe(devq_resource *r, char *buf, size_t cap);
 
 /* Whether buffers may be cached in front of stack r (see struct devq_mem). */
-int  devq__stack_cacheable(devq_resource *r);
+int devq__stack_cacheable(devq_resource *r);
 /* Stats decorator queries (mem_stats.c). */
 /* Count `pairs` alloc/free pairs of tag on stream sid that a queue's
  * buffer cache served without the stack (bytes in use did not change). */
@@ -93,7 +92,7 @@ int devq__mem_dev_check(const struct devq_device *dev, const char *fn);
 /* Whether the device is lost, given a backend call's result: -ENODEV
  * from the backend marks it lost.  A lost device's memory went with its
  * context, so frees complete (and are counted) without the backend. */
-int  devq__mem_device_lost(struct devq_device *dev, int err);
+int devq__mem_device_lost(struct devq_device *dev, int err);
 
 /* Fences: an event recorded where a stream-ordered free happened.
  * record: take an event from the pool when *e is NULL (else re-record
@@ -101,9 +100,9 @@ int  devq__mem_device_lost(struct devq_device *dev, int err);
  * error also counts as "not yet": memory is never reused on doubt; but on
  * a lost device every fence counts as reached).
  * settle: wait up to timeout_ns, for streams going away.  put: return it. */
-int  devq__fence_record(struct devq_device *dev, struct devq_stream *st, devq_pl_event **e);
-int  devq__fence_reached(struct devq_device *dev, devq_pl_event *e);
-int  devq__fence_settle(struct devq_device *dev, devq_pl_event *e, uint64_t timeout_ns);
+int devq__fence_record(struct devq_device *dev, struct devq_stream *st, devq_pl_event **e);
+int devq__fence_reached(struct devq_device *dev, devq_pl_event *e);
+int devq__fence_settle(struct devq_device *dev, devq_pl_event *e, uint64_t timeout_ns);
 void devq__fence_put(struct devq_device *dev, devq_pl_event **e);
 /* How long a stream going away (or a resource being destroyed) waits for
  * each pending fence before it keeps the memory out of circulation. */
@@ -115,13 +114,13 @@ void devq__fence_put(struct devq_device *dev, devq_pl_event **e);
 struct devq_decorator {
     devq_resource *inner;
 };
-int  devq__fwd_reap(void *state);
-int  devq__fwd_trim(void *state);
-int  devq__fwd_supports(void *state);
-int  devq__fwd_prepare(void *state, void *ptr, devq_stream_ref *st, enum devq_access a);
-int  devq__fwd_finish(void *state, void *ptr, devq_stream_ref *st, enum devq_access a);
+int devq__fwd_reap(void *state);
+int devq__fwd_trim(void *state);
+int devq__fwd_supports(void *state);
+int devq__fwd_prepare(void *state, void *ptr, devq_stream_ref *st, enum devq_access a);
+int devq__fwd_finish(void *state, void *ptr, devq_stream_ref *st, enum devq_access a);
 void devq__fwd_stream_gone(void *state, devq_stream_ref *st);
-int  devq__fwd_stats(void *state, devq_mem_stats *st);
+int devq__fwd_stats(void *state, devq_mem_stats *st);
 
 /* A stream's dense id, DEVQ_STREAM_NONE for synchronous calls. */
 static inline uint32_t devq__sid(const struct devq_stream *s)

@@ -26,8 +26,8 @@
 static int make_base(struct devq_device *dev, devq_resource **out)
 {
     const char *v = devq__getenv("DEVQ_MEM_POOL");
-    bool native_ok = (dev->info.caps & DEVQ_CAP_ASYNC_ALLOC) && dev->ops->mem_alloc_async &&
-                     dev->ops->mem_free_async;
+    bool native_ok =
+        (dev->info.caps & DEVQ_CAP_ASYNC_ALLOC) && dev->ops->mem_alloc_async && dev->ops->mem_free_async;
     if (!v || !*v)
         return native_ok ? devq_resource_native(dev, out) : devq_resource_pool(dev, out);
     if (!strcmp(v, "devq") || !strcmp(v, "pool"))
@@ -37,7 +37,8 @@ static int make_base(struct devq_device *dev, devq_resource **out)
     if (!strcmp(v, "native")) {
         int r = devq_resource_native(dev, out);
         if (r == -ENOTSUP)
-            return devq__err(r, "DEVQ_MEM_POOL=native: backend '%s' has no native "
+            return devq__err(r,
+                             "DEVQ_MEM_POOL=native: backend '%s' has no native "
                              "stream-ordered allocator; use devq or direct",
                              dev->ops->name ? dev->ops->name : "?");
         return r;
@@ -54,8 +55,10 @@ static int build_default(struct devq_device *dev, devq_resource **out)
     if (v && (r = devq__parse_size("DEVQ_MEM_BUDGET", v, &budget)) < 0)
         return r;
     if (v && !budget)
-        return devq__err(-EINVAL, "DEVQ_MEM_BUDGET='%.64s': a budget of 0 refuses every "
-                         "allocation; unset it for no limit", v);
+        return devq__err(-EINVAL,
+                         "DEVQ_MEM_BUDGET='%.64s': a budget of 0 refuses every "
+                         "allocation; unset it for no limit",
+                         v);
     if ((r = devq__parse_flag("DEVQ_MEM_GUARD", devq__getenv("DEVQ_MEM_GUARD"), &guard)) < 0)
         return r;
     const char *log = devq__getenv("DEVQ_MEM_LOG");
@@ -99,8 +102,9 @@ static void log_stack(struct devq_device *dev, const char *what, devq_resource *
         return;
     char desc[256];
     devq__resource_describe(top, desc, sizeof desc);
-    devq__log(DEVQ_LOG_BASIC, "mem: %s:%u %s: %s", dev->info.backend[0] ? dev->info.backend
-              : (dev->ops->name ? dev->ops->name : "?"), dev->ordinal, what, desc);
+    devq__log(DEVQ_LOG_BASIC, "mem: %s:%u %s: %s",
+              dev->info.backend[0] ? dev->info.backend : (dev->ops->name ? dev->ops->name : "?"),
+              dev->ordinal, what, desc);
 }
 
 int devq__mem_create(struct devq_device *dev)
@@ -131,8 +135,10 @@ void devq__mem_destroy(struct devq_device *dev)
     devq_resource_reap(m->stack);
     uint64_t live = atomic_load(&m->live);
     if (live)
-        devq__log(DEVQ_LOG_BASIC, "mem: device closed with %llu allocations still "
-                  "outstanding", (unsigned long long)live);
+        devq__log(DEVQ_LOG_BASIC,
+                  "mem: device closed with %llu allocations still "
+                  "outstanding",
+                  (unsigned long long)live);
     devq__resource_free(m->stack);
     pthread_rwlock_destroy(&m->lock);
     dev->mem = NULL;
@@ -147,8 +153,10 @@ DEVQ_API int devq_device_set_resource(devq_device *dev, devq_resource *r)
     if ((e = devq__resource_check_inner(r, "devq_device_set_resource")) < 0)
         return e;
     if (r->dev != dev)
-        return devq__err(-EINVAL, "devq_device_set_resource: resource '%s' was built for "
-                         "another device", devq_resource_name(r));
+        return devq__err(-EINVAL,
+                         "devq_device_set_resource: resource '%s' was built for "
+                         "another device",
+                         devq_resource_name(r));
     struct devq_mem *m = dev->mem;
     if (!m)
         return devq__err(-ENODEV, "devq_device_set_resource: device memory is not set up");
@@ -157,7 +165,7 @@ DEVQ_API int devq_device_set_resource(devq_device *dev, devq_resource *r)
     pthread_mutex_lock(&dev->lock);
     const struct devq_device_hooks *h = devq__device_hooks();
     if (h && h->buffer_caches_flush)
-        h->buffer_caches_flush(dev);      /* cached buffers are live: give them back */
+        h->buffer_caches_flush(dev); /* cached buffers are live: give them back */
     pthread_rwlock_wrlock(&m->lock);
     char desc[256];
     devq__resource_describe(m->stack, desc, sizeof desc);
@@ -165,7 +173,8 @@ DEVQ_API int devq_device_set_resource(devq_device *dev, devq_resource *r)
     if (live) {
         pthread_rwlock_unlock(&m->lock);
         pthread_mutex_unlock(&dev->lock);
-        return devq__err(-EBUSY, "devq_device_set_resource: %llu allocations are outstanding "
+        return devq__err(-EBUSY,
+                         "devq_device_set_resource: %llu allocations are outstanding "
                          "on the current stack (%s); free them first",
                          (unsigned long long)live, desc);
     }
@@ -174,9 +183,11 @@ DEVQ_API int devq_device_set_resource(devq_device *dev, devq_resource *r)
     if (devq_resource_stats_get(m->stack, &st) == 0 && st.pending_frees) {
         pthread_rwlock_unlock(&m->lock);
         pthread_mutex_unlock(&dev->lock);
-        return devq__err(-EBUSY, "devq_device_set_resource: %llu stream-ordered frees are "
+        return devq__err(-EBUSY,
+                         "devq_device_set_resource: %llu stream-ordered frees are "
                          "still pending on the current stack (%s); finish the queues, then "
-                         "devq_mem_reap", (unsigned long long)st.pending_frees, desc);
+                         "devq_mem_reap",
+                         (unsigned long long)st.pending_frees, desc);
     }
     devq_resource *old = m->stack;
     atomic_store(&r->owned, 1);

@@ -17,13 +17,13 @@ struct tag_slot {
 };
 
 struct stats {
-    devq_resource *inner;            /* first: see struct devq_decorator */
-    struct mem_lock lock;            /* cheaper than a pthread mutex: taken twice a pair */
+    devq_resource *inner; /* first: see struct devq_decorator */
+    struct mem_lock lock; /* cheaper than a pthread mutex: taken twice a pair */
     devq_mem_usage total;
     uint64_t frees;
-    struct tag_slot *tags;           /* open addressing, power-of-two size */
+    struct tag_slot *tags; /* open addressing, power-of-two size */
     size_t ntags, tagcap;
-    devq_mem_usage *streams;         /* [0] synchronous, [1 + id] stream id */
+    devq_mem_usage *streams; /* [0] synchronous, [1 + id] stream id */
     size_t nstreams;
 };
 
@@ -102,8 +102,8 @@ static void usage_sub(devq_mem_usage *u, size_t bytes)
         u->current = u->current >= bytes ? u->current - bytes : 0;
 }
 
-static int stats_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag,
-                          void **dptr, void **hptr)
+static int stats_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32_t tag, void **dptr,
+                          void **hptr)
 {
     struct stats *s = state;
     int r = devq_resource_allocate(s->inner, bytes, st, tag, dptr, hptr);
@@ -120,8 +120,7 @@ static int stats_allocate(void *state, size_t bytes, devq_stream_ref *st, uint32
 
 /* Counted against the stream and tag the free names: the stream a block
  * is freed on is where its bytes stop being in use. */
-static int stats_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st,
-                            uint32_t tag)
+static int stats_deallocate(void *state, void *ptr, size_t bytes, devq_stream_ref *st, uint32_t tag)
 {
     struct stats *s = state;
     int r = devq_resource_deallocate(s->inner, ptr, bytes, st, tag);
@@ -252,7 +251,7 @@ DEVQ_API int devq_resource_stats(devq_resource *inner, devq_resource **out)
     mem_lock_init(&s->lock);
     r = devq__resource_new(inner->dev, &stats_ops, s, DEVQ_RES_STATS, inner, out);
     if (r < 0) {
-            free(s);
+        free(s);
     }
     return r;
 }

@@ -48,19 +48,19 @@ void devq__checkpoint(struct devq_device *dev, struct devq_stream *st)
     uint64_t cursor = devq__tracker_cursor(dev->tracker, st->id);
     if (cursor == 0)
         return;
-    cursor--;              /* the current unit starts with the wait */
+    cursor--; /* the current unit starts with the wait */
     if (st->ncp && st->cp[st->ncp - 1].cursor >= cursor)
-        return;            /* an earlier checkpoint already covers it */
+        return; /* an earlier checkpoint already covers it */
     devq_pl_event *e;
     if (devq__event_get(dev, 0, &e) < 0)
-        return;            /* without one, alignments use the tail */
+        return; /* without one, alignments use the tail */
     if (dev->ops->event_record(e, st->pl) < 0) {
         devq__event_put(dev, e, 0);
         return;
     }
     if (st->ncp == st->capcp && checkpoints_room(dev, st) < 0) {
         devq__event_put(dev, e, 0);
-        return;            /* alignments use a later checkpoint or the tail */
+        return; /* alignments use a later checkpoint or the tail */
     }
     st->cp[st->ncp++] = (struct devq_checkpoint){ .cursor = cursor, .ev = e };
 }

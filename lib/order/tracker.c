@@ -12,7 +12,7 @@
 #include "tracker.h"
 
 struct stream_slot {
-    int      live;
+    int live;
     uint32_t gen;
     uint64_t cursor;
 };
@@ -34,7 +34,7 @@ struct devq_tracker {
     const struct devq_tracker_ops *ops;
     void *ctx;
     struct stream_slot *streams;
-    uint64_t *synced;          /* synced[dst * cap + src] */
+    uint64_t *synced; /* synced[dst * cap + src] */
     uint32_t n, cap;
     struct producer *prod;
     size_t nprod, capprod, prune_at;
@@ -148,7 +148,8 @@ uint64_t devq__tracker_begin(struct devq_tracker *t, uint32_t stream)
 
 struct devq_use devq__tracker_here(const struct devq_tracker *t, uint32_t stream)
 {
-    return (struct devq_use){ .stream = stream, .gen = t->streams[stream].gen,
+    return (struct devq_use){ .stream = stream,
+                              .gen = t->streams[stream].gen,
                               .cursor = t->streams[stream].cursor };
 }
 
@@ -156,8 +157,7 @@ struct devq_use devq__tracker_here(const struct devq_tracker *t, uint32_t stream
  * stream finished all of its work before its id was released. */
 static int use_pending(const struct devq_tracker *t, const struct devq_use *u)
 {
-    return u->cursor && u->stream < t->n && t->streams[u->stream].live &&
-           t->streams[u->stream].gen == u->gen;
+    return u->cursor && u->stream < t->n && t->streams[u->stream].live && t->streams[u->stream].gen == u->gen;
 }
 
 int devq__tracker_require(struct devq_tracker *t, uint32_t stream, const struct devq_use *u)
@@ -293,11 +293,11 @@ static void prune(struct devq_tracker *t)
         }
         if (!p->held)
             continue;
-        size_t k = i + 1;            /* not compacted yet: j <= i */
+        size_t k = i + 1; /* not compacted yet: j <= i */
         while (k < t->nprod && (t->prod[k].s != p->s || t->prod[k].held))
             k++;
         if (k < t->nprod)
-            t->prod[k].held = 1;     /* the reference moves on */
+            t->prod[k].held = 1; /* the reference moves on */
         else
             devq__signal_release(p->s);
     }
@@ -314,7 +314,8 @@ int devq__tracker_producer_add(struct devq_tracker *t, devq_signal *s, uint64_t 
     int held = !t->nprod || t->prod[t->nprod - 1].s != s;
     if (held)
         devq__signal_retain(s);
-    t->prod[t->nprod++] = (struct producer){ .s = s, .value = v, .use = devq__tracker_here(t, stream), .held = held };
+    t->prod[t->nprod++] =
+        (struct producer){ .s = s, .value = v, .use = devq__tracker_here(t, stream), .held = held };
     return 0;
 }
 
@@ -323,8 +324,7 @@ int devq__tracker_producer_find(struct devq_tracker *t, devq_signal *s, uint64_t
     const struct producer *best = NULL;
     for (size_t i = 0; i < t->nprod; i++) {
         const struct producer *p = &t->prod[i];
-        if (p->s == s && p->value >= v && use_pending(t, &p->use) &&
-            (!best || p->value < best->value))
+        if (p->s == s && p->value >= v && use_pending(t, &p->use) && (!best || p->value < best->value))
             best = p;
     }
     if (!best)
@@ -339,8 +339,7 @@ int devq__tracker_producer_on(struct devq_tracker *t, devq_signal *s, uint64_t v
     for (size_t i = 0; i < t->nprod; i++) {
         const struct producer *p = &t->prod[i];
         if (p->s == s && p->value >= v && p->use.stream == stream && p->use.cursor >= min_cursor &&
-            use_pending(t, &p->use) &&
-            devq_signal_value(s) < p->value && !devq_signal_status(s))
+            use_pending(t, &p->use) && devq_signal_value(s) < p->value && !devq_signal_status(s))
             return 1;
     }
     return 0;

@@ -63,21 +63,20 @@ struct devq_tracker_ops {
      * when it waited for src's tail, or an earlier point >= need when it
      * waited for a checkpoint (then nothing is inherited transitively). */
     /* `why` says what the wait is for, for logs ("buffer #3"), or NULL. */
-    int (*align)(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced,
-                 const char *why);
+    int (*align)(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced, const char *why);
 };
 
 /* A point in one stream's history.  `gen` tells a reused stream id from
  * the stream that had it before (whose work has all completed). */
 struct devq_use {
     uint32_t stream, gen;
-    uint64_t cursor;      /* 0: no use */
+    uint64_t cursor; /* 0: no use */
 };
 
 /* Tracking state embedded in every buffer. */
 struct devq_buffer_track {
     struct devq_use write;
-    struct devq_use *reads;   /* at most one (the latest) per stream */
+    struct devq_use *reads; /* at most one (the latest) per stream */
     uint32_t nreads, capreads;
 };
 
@@ -85,10 +84,10 @@ struct devq_tracker_counts {
     uint64_t waits_inserted, waits_elided;
 };
 
-int  devq__tracker_create(const struct devq_tracker_ops *ops, void *ctx, struct devq_tracker **out);
+int devq__tracker_create(const struct devq_tracker_ops *ops, void *ctx, struct devq_tracker **out);
 void devq__tracker_destroy(struct devq_tracker *t);
 
-int  devq__tracker_stream_add(struct devq_tracker *t, uint32_t *id);
+int devq__tracker_stream_add(struct devq_tracker *t, uint32_t *id);
 void devq__tracker_stream_remove(struct devq_tracker *t, uint32_t id);
 uint32_t devq__tracker_stream_gen(const struct devq_tracker *t, uint32_t id);
 uint64_t devq__tracker_cursor(const struct devq_tracker *t, uint32_t id);

@@ -51,8 +51,8 @@ static void log_wait(struct devq_device *dev, const struct devq_stream *d, const
 {
     devq__log(DEVQ_LOG_BASIC, "%s:%d: %s waits on %s @%llu%s for %s (stream %u on stream %u)",
               dev->info.backend, dev->info.ordinal, devq__queue_label(queue_of(d)).s,
-              devq__queue_label(queue_of(s)).s, (unsigned long long)at, how, why ? why : "a barrier",
-              d->id, s->id);
+              devq__queue_label(queue_of(s)).s, (unsigned long long)at, how, why ? why : "a barrier", d->id,
+              s->id);
 }
 
 static struct flow *flow_new(struct devq_device *dev, struct devq_stream *st)

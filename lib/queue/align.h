@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-int  devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced,
-                         const char *why);
+int devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, uint64_t *synced,
+                        const char *why);
 
 #endif

@@ -27,7 +27,7 @@ static int push_dep(struct devq_queue *qi, struct devq_queue *qj)
     if (!aligned)
         return devq__record_signal(qi, qj->timeline, atomic_load(&qj->submitted), OP_WAIT, "devq_barrier");
     if (!here.cursor)
-        return 0;               /* nothing submitted there yet */
+        return 0; /* nothing submitted there yet */
     struct op *o;
     int r = devq__record_append(qi, 0, "devq_barrier", &o);
     if (r == 0) {

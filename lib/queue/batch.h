@@ -20,11 +20,18 @@ struct devq_queue;
 struct devq_value_slot;
 
 enum op_kind {
-    OP_WAIT, OP_SIGNAL, OP_EXEC, OP_COPY, OP_FILL, OP_WRITE, OP_READ,
-    OP_BARRIER, OP_HOST_FN,
-    OP_ALIGN,                      /* order after another stream's point (devq_barrier) */
-    OP_TIMESTAMP,                  /* record a timing event */
-    OP_WORK,                       /* work run by an upper layer in a host callback (channels) */
+    OP_WAIT,
+    OP_SIGNAL,
+    OP_EXEC,
+    OP_COPY,
+    OP_FILL,
+    OP_WRITE,
+    OP_READ,
+    OP_BARRIER,
+    OP_HOST_FN,
+    OP_ALIGN,     /* order after another stream's point (devq_barrier) */
+    OP_TIMESTAMP, /* record a timing event */
+    OP_WORK,      /* work run by an upper layer in a host callback (channels) */
 };
 
 /* OP_WORK: run(data, status, group) runs in stream order with the
@@ -78,8 +85,8 @@ struct gate_wait {
  * the count drops when the batch's last use of the buffer is issued. */
 struct buffer_use {
     devq_buffer *buf;
-    uint8_t access;                /* enum devq_access */
-    uint8_t counted;               /* this use holds the batch's unissued count */
+    uint8_t access;  /* enum devq_access */
+    uint8_t counted; /* this use holds the batch's unissued count */
     /* Set when the use is bound (issue.c, device lock): the buffer's
      * write generation it reads -- the writes ordered before it; a use
      * that writes is generation gen + 1 (buffer_fail.c). */
@@ -97,23 +104,51 @@ struct use_memo {
 
 struct op {
     uint8_t kind;
-    uint8_t at_end;                /* OP_SIGNAL delivered by the end callback */
-    uint16_t nuses;                /* buffers it uses (exec: at most 4096) */
-    uint32_t first_use;            /* its slice of batch->uses */
+    uint8_t at_end;     /* OP_SIGNAL delivered by the end callback */
+    uint16_t nuses;     /* buffers it uses (exec: at most 4096) */
+    uint32_t first_use; /* its slice of batch->uses */
     union {
-        struct { devq_signal *s; uint64_t v; struct batch *owner; } sig;
-        struct { devq_kernel *k; devq_launch l; uint32_t first_arg, nargs, values; } exec;   /* values: how many are not buffers */
-        struct { devq_buffer *dst, *src; size_t dst_off, src_off, n; } copy;
-        struct { devq_buffer *dst; size_t off, n; uint8_t byte; } fill;
-        struct { devq_buffer *buf; size_t off, n; void *host; } xfer;   /* write: host is the source */
-        struct { void (*fn)(void *); void *arg; struct batch *owner; } host;
+        struct {
+            devq_signal *s;
+            uint64_t v;
+            struct batch *owner;
+        } sig;
+        struct {
+            devq_kernel *k;
+            devq_launch l;
+            uint32_t first_arg, nargs, values;
+        } exec; /* values: how many are not buffers */
+        struct {
+            devq_buffer *dst, *src;
+            size_t dst_off, src_off, n;
+        } copy;
+        struct {
+            devq_buffer *dst;
+            size_t off, n;
+            uint8_t byte;
+        } fill;
+        struct {
+            devq_buffer *buf;
+            size_t off, n;
+            void *host;
+        } xfer; /* write: host is the source */
+        struct {
+            void (*fn)(void *);
+            void *arg;
+            struct batch *owner;
+        } host;
         struct devq_use align;
         struct devq_timestamp *ts;
-        struct { devq_work_fn run; devq_work_issue_fn issue; const void *key; size_t off; struct batch *owner;
-                 int whole; } work;  /* data: bytes + off; whole: its WRITE use covers the buffer */
+        struct {
+            devq_work_fn run;
+            devq_work_issue_fn issue;
+            const void *key;
+            size_t off;
+            struct batch *owner;
+            int whole;
+        } work; /* data: bytes + off; whole: its WRITE use covers the buffer */
     } u;
 };
-
 
 
 /* What was recorded: the ops, their kernel arguments, buffer uses and
@@ -131,7 +166,7 @@ struct batch_record {
      * `value` holds its offset in bytes until issue points it there. */
     struct devq_pl_arg *args;
     uint32_t nargs, capargs;
-    struct buffer_use *uses;       /* every op's buffer uses, in op order */
+    struct buffer_use *uses; /* every op's buffer uses, in op order */
     uint32_t nuses, capuses;
     unsigned char *bytes;
     size_t nbytes, capbytes;
@@ -143,12 +178,12 @@ struct batch_record {
  * batch_life.c (next_op: how far the batch went out); completion.c reads
  * marks, whose entries the trace-mark callbacks fill in. */
 struct batch_issue {
-    uint32_t next_op;              /* first op not yet issued */
-    uint32_t park_at;              /* the op issue stopped at to park */
-    struct gate_wait *gate;        /* aligned signal waits to re-check on the device */
+    uint32_t next_op;       /* first op not yet issued */
+    uint32_t park_at;       /* the op issue stopped at to park */
+    struct gate_wait *gate; /* aligned signal waits to re-check on the device */
     uint32_t ngate, capgate;
-    int traced;                    /* DEVQ_TRACE: marks are being filled in */
-    uint64_t *marks;               /* DEVQ_TRACE: op start times, [nops] = end */
+    int traced;      /* DEVQ_TRACE: marks are being filled in */
+    uint64_t *marks; /* DEVQ_TRACE: op start times, [nops] = end */
     uint32_t capmarks;
 };
 
@@ -157,12 +192,12 @@ struct batch_issue {
  * and queue_life.c's destroy).  Read by blocker.c, cycle.c, hazard.c
  * (serial) and issue.c (no_park). */
 struct batch_defer {
-    uint64_t serial;               /* submission order on the device */
-    int no_park;                   /* parking failed: finish it without waiting */
-    int hazard_wait;               /* deferred: an op conflicts with an earlier parked batch */
-    devq_signal *blocked_on;       /* deferred: waiting for this value */
+    uint64_t serial;         /* submission order on the device */
+    int no_park;             /* parking failed: finish it without waiting */
+    int hazard_wait;         /* deferred: an op conflicts with an earlier parked batch */
+    devq_signal *blocked_on; /* deferred: waiting for this value */
     uint64_t blocked_value;
-    devq_notify *notify;           /* the resume notify while blocked_on */
+    devq_notify *notify; /* the resume notify while blocked_on */
 };
 
 /* Device-side value waits the batch holds: written only by value_wait.c
@@ -178,11 +213,11 @@ struct batch_value_waits {
  * devq__batch_walk_reset when the pool hands the batch out); completion.c
  * reads err and cause to end the batch, nothing else reads it. */
 struct batch_walk_state {
-    uint32_t walked;               /* ops whose buffer effects are applied */
-    uint32_t at;                   /* first op failed */
-    int err;                       /* the batch's failure, as far as walked */
-    _Atomic int inline_done;       /* completed inline: the walk never clears */
-    char cause[DEVQ_CAUSE_MAX];    /* of err */
+    uint32_t walked;            /* ops whose buffer effects are applied */
+    uint32_t at;                /* first op failed */
+    int err;                    /* the batch's failure, as far as walked */
+    _Atomic int inline_done;    /* completed inline: the walk never clears */
+    char cause[DEVQ_CAUSE_MAX]; /* of err */
 };
 
 /* The batch's forced failure: the first error that stops the rest of it
@@ -194,9 +229,9 @@ struct batch_walk_state {
  * portion before queueing its callback, so the callback reads no field
  * the issuer may still write. */
 struct batch_failure {
-    int error;                     /* 0, or fail without running the rest */
-    uint32_t from;                 /* first op that did not run when forced */
-    char cause[DEVQ_CAUSE_MAX];    /* of error; keeps the root of a chain */
+    int error;                  /* 0, or fail without running the rest */
+    uint32_t from;              /* first op that did not run when forced */
+    char cause[DEVQ_CAUSE_MAX]; /* of error; keeps the root of a chain */
 };
 
 /* Laid out for the hand-off: a batch is filled by the recording thread,
@@ -216,18 +251,18 @@ struct batch {
      * completed-ahead list, inline.c's hand-back); held is filled by
      * record.c and released by batch_life.c or inline.c. */
     struct devq_queue *q;
-    uint64_t seq;                  /* 1-based number on its queue */
+    uint64_t seq; /* 1-based number on its queue */
     struct batch_record rec;
     struct batch_value_waits vw;
     struct batch_issue issue;
     struct batch_defer defer;
-    uint32_t parked_uses;          /* buffer uses registered; written by hazard.c only */
+    uint32_t parked_uses; /* buffer uses registered; written by hazard.c only */
     /* Host callbacks that still point into this batch, plus one for its
      * completion: the last to let go recycles it, so a batch completed
      * early (its end callback could not be queued) outlives the
      * callbacks already queued for its ops. */
     _Atomic uint32_t cb_refs;
-    struct batch *next;            /* deferred FIFO / free list */
+    struct batch *next; /* deferred FIFO / free list */
     /* One reference to each buffer and kernel the ops use (record.c);
      * dropped when the batch completes. */
     struct devq_ref_set held;
@@ -243,7 +278,7 @@ struct batch {
 /* The buffers op o of b uses (o->nuses of them). */
 static inline const struct buffer_use *devq__op_uses(const struct batch *b, const struct op *o)
 {
-    return o->nuses ? &b->rec.uses[o->first_use] : NULL;    /* an op of no buffer: uses may be NULL */
+    return o->nuses ? &b->rec.uses[o->first_use] : NULL; /* an op of no buffer: uses may be NULL */
 }
 
 /* The group flags of OP_WORK op o (DEVQ_WORK_MORE/CONT) and its group's
@@ -252,7 +287,8 @@ static inline unsigned devq__work_group(const struct batch *b, const struct op *
 {
     unsigned group = 0;
     const struct op *next = (uint32_t)(o - b->rec.ops) + 1 < b->rec.nops ? o + 1 : NULL;
-    if (next && next->kind == OP_WORK && next->u.work.run == o->u.work.run && next->u.work.key == o->u.work.key)
+    if (next && next->kind == OP_WORK && next->u.work.run == o->u.work.run &&
+        next->u.work.key == o->u.work.key)
         group |= DEVQ_WORK_MORE;
     const struct op *h = o;
     while (h > b->rec.ops && h[-1].kind == OP_WORK && h[-1].u.work.run == o->u.work.run &&

@@ -116,7 +116,7 @@ void devq__op_issued(struct batch *b, struct op *o)
         devq__hazard_op_done(b, o);
     const struct buffer_use *u = devq__op_uses(b, o);
     for (uint32_t k = 0; k < o->nuses; k++)
-        if (u[k].counted)             /* the batch's last use of the buffer (record.c) */
+        if (u[k].counted) /* the batch's last use of the buffer (record.c) */
             devq__buffer_issued(u[k].buf);
 }
 
@@ -164,7 +164,7 @@ void devq__batch_force(struct batch *b, int err, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(chain, sizeof chain, fmt, ap);
     va_end(ap);
-    devq__cause_compact(b->fail.cause, sizeof b->fail.cause, chain);   /* the root cause survives */
+    devq__cause_compact(b->fail.cause, sizeof b->fail.cause, chain); /* the root cause survives */
 }
 
 /* The batch ends inline (its end callback could not be queued): fail the

@@ -13,7 +13,7 @@ struct op;
 
 struct batch *devq__batch_get(struct devq_queue *q);
 void devq__batch_put(struct devq_queue *q, struct batch *b);
-void devq__batch_free(struct batch *b);        /* memory of a recycled batch */
+void devq__batch_free(struct batch *b); /* memory of a recycled batch */
 void devq__batch_release_refs(struct batch *b, uint32_t from_op);
 /* Drop a batch that never ran (takes the device lock); err != 0 fails the
  * signals it would have signalled with that cause. */

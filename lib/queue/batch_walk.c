@@ -88,9 +88,9 @@ static int writes_whole(const struct op *o, const devq_buffer *buf)
     case OP_WRITE:
         return o->u.xfer.off == 0 && o->u.xfer.n >= buf->size;
     case OP_WORK:
-        return o->u.work.whole;         /* the upper layer says (one WRITE use at most) */
+        return o->u.work.whole; /* the upper layer says (one WRITE use at most) */
     default:
-        return 0;                      /* an op kind that does not say: keep the failure */
+        return 0; /* an op kind that does not say: keep the failure */
     }
 }
 
@@ -104,7 +104,7 @@ static void apply_write(struct batch *b, const struct op *o, devq_buffer *buf, u
         devq__buffer_fail(buf, b->walk.err, b->walk.cause, gen + 1);
     else if (acc == DEVQ_WRITE && !atomic_load_explicit(&b->walk.inline_done, memory_order_acquire) &&
              writes_whole(o, buf))
-        devq__buffer_clear(buf, gen + 1);   /* new contents, declared by a writer that ran */
+        devq__buffer_clear(buf, gen + 1); /* new contents, declared by a writer that ran */
 }
 
 int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
@@ -112,8 +112,10 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
     uint64_t head = atomic_load(&b->q->cancel_after);
     if (!b->walk.err && b->seq > head) {
         char cause[DEVQ_CAUSE_MAX];
-        snprintf(cause, sizeof cause, "%s destroyed while batch %llu waited behind batch %llu's wait "
-                 "on the device", devq__queue_label(b->q).s, (unsigned long long)b->seq, (unsigned long long)head);
+        snprintf(cause, sizeof cause,
+                 "%s destroyed while batch %llu waited behind batch %llu's wait "
+                 "on the device",
+                 devq__queue_label(b->q).s, (unsigned long long)b->seq, (unsigned long long)head);
         walk_fail(b, b->walk.walked, -ECANCELED, cause);
     }
     if (status) {
@@ -123,8 +125,10 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
              * device skipped what came between (queue.h), so this batch
              * was skipped after that failure -- say which. */
             char chained[2 * DEVQ_CAUSE_MAX + DEVQ_LABEL_MAX + 96], cause[DEVQ_CAUSE_MAX];
-            snprintf(chained, sizeof chained, "%s batch %llu on %s:%d was skipped on the stream after a failure "
-                     "before it: %s", devq__queue_label(q).s, (unsigned long long)b->seq, q->dev->info.backend,
+            snprintf(chained, sizeof chained,
+                     "%s batch %llu on %s:%d was skipped on the stream after a failure "
+                     "before it: %s",
+                     devq__queue_label(q).s, (unsigned long long)b->seq, q->dev->info.backend,
                      q->dev->info.ordinal, q->cb_cause);
             devq__cause_compact(cause, sizeof cause, chained);
             walk_fail(b, b->walk.walked, status, cause);

@@ -11,7 +11,7 @@ struct batch;
  * order).  walk applies ops [walked, upto) to the buffers they use;
  * status is what the backend reported for them; final (the end
  * callback) also applies a forced error.  Returns the batch's failure. */
-int  devq__batch_walk(struct batch *b, uint32_t upto, int status, int final);
+int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final);
 /* Fail the walk from where it is: with the plugin's detail for status
  * (devq_errmsg() on this thread), or with a given cause. */
 void devq__batch_walk_fail(struct batch *b, int status);

@@ -58,9 +58,10 @@ void devq__blocker_describe(const struct devq_blocker *b, char *buf, size_t cap)
                  devq__buffer_label(b->hz.buf).s, devq__queue_label(b->hz.owner->q).s,
                  (unsigned long long)b->hz.owner->seq);
     else if (b->behind)
-        snprintf(buf, cap, "it is ordered after %s, which waits on the device", devq__queue_label(b->behind).s);
+        snprintf(buf, cap, "it is ordered after %s, which waits on the device",
+                 devq__queue_label(b->behind).s);
     else
         snprintf(buf, cap, "batch %llu waits for %s >= %llu%s (value %llu)", (unsigned long long)b->seq,
-                 devq__signal_label(b->s).s, (unsigned long long)b->v,
-                 b->on_device ? " on the device" : "", (unsigned long long)devq_signal_value(b->s));
+                 devq__signal_label(b->s).s, (unsigned long long)b->v, b->on_device ? " on the device" : "",
+                 (unsigned long long)devq_signal_value(b->s));
 }

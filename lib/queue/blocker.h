@@ -13,15 +13,15 @@
  * batch), by its earliest device-side wait, or by being ordered (by the
  * tracker) after a unit of another queue that waits on the device. */
 struct devq_blocker {
-    devq_signal *s;              /* NULL: ordered behind another queue's blocked unit */
+    devq_signal *s; /* NULL: ordered behind another queue's blocked unit */
     uint64_t v, seq, cursor;
     int on_device;
     struct devq_queue *behind;
-    struct devq_hazard hz;       /* behind, by a buffer hazard (hz.owner set) */
+    struct devq_hazard hz; /* behind, by a buffer hazard (hz.owner set) */
 };
 
 /* 1 and *out when q is blocked, else 0. */
-int  devq__queue_blocker(struct devq_queue *q, struct devq_blocker *out);
+int devq__queue_blocker(struct devq_queue *q, struct devq_blocker *out);
 /* "batch 3 waits s5>=1 (value 0)", "... on the device ...", "batch 3
  * writes buffer #2 (...) after queue 1 batch 4, which is deferred",
  * "it is ordered after queue 1, which waits on the device". */

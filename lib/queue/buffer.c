@@ -76,20 +76,23 @@ static void pend(struct devq_device *dev, devq_buffer *b);
 
 /* ---- the queue's cache ---- */
 
-#define CACHE_N     8u
-#define CACHE_TAGS  4u
+#define CACHE_N 8u
+#define CACHE_TAGS 4u
 #define CACHE_BYTES (64ull << 20)
 
 struct devq_buffer_cache {
-    _Atomic uint32_t lock;             /* cache_lock: a spin lock */
-    _Atomic uint32_t n;                /* written under the lock */
+    _Atomic uint32_t lock; /* cache_lock: a spin lock */
+    _Atomic uint32_t n;    /* written under the lock */
     uint64_t bytes;
     devq_buffer *b[CACHE_N];
     /* One bit per size held (size_bit), read without the lock so that a
      * cache with no block of the size asked for costs one load; written
      * under it. */
     _Atomic uint64_t sizes;
-    struct { uint32_t tag; uint64_t pairs; } hits[CACHE_TAGS];   /* pairs 0: free */
+    struct {
+        uint32_t tag;
+        uint64_t pairs;
+    } hits[CACHE_TAGS]; /* pairs 0: free */
 };
 
 /* Held for a few dozen instructions, never across a call that may
@@ -149,7 +152,7 @@ static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue 
     uint32_t sid = q->stream.id;
     struct devq_buffer_cache *c = atomic_load_explicit(&q->buffers, memory_order_acquire);
     if (c && atomic_load_explicit(&c->n, memory_order_relaxed) == CACHE_N)
-        return 0;                       /* full (of other sizes): the stack takes it */
+        return 0; /* full (of other sizes): the stack takes it */
     if (!m || !atomic_load_explicit(&m->cache_ok, memory_order_relaxed) ||
         atomic_load_explicit(&dev->lost, memory_order_relaxed) || devq__trace_on())
         return 0;
@@ -159,8 +162,7 @@ static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue 
         atomic_load_explicit(&b->obj.refs, memory_order_acquire) != 1 ||
         atomic_load_explicit(&b->unissued, memory_order_acquire) ||
         atomic_load_explicit(&b->fail_err, memory_order_relaxed) || b->fail_cause ||
-        atomic_load_explicit(&b->memory_held, memory_order_relaxed) ||
-        b->nparked || b->size > CACHE_BYTES)
+        atomic_load_explicit(&b->memory_held, memory_order_relaxed) || b->nparked || b->size > CACHE_BYTES)
         return 0;
     if (b->track.write.cursor && b->track.write.stream != sid)
         return 0;
@@ -177,7 +179,8 @@ static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue 
     }
     b->freed = 1;
     c->b[n] = b;
-    atomic_store_explicit(&c->sizes, atomic_load_explicit(&c->sizes, memory_order_relaxed) | size_bit(b->size),
+    atomic_store_explicit(&c->sizes,
+                          atomic_load_explicit(&c->sizes, memory_order_relaxed) | size_bit(b->size),
                           memory_order_relaxed);
     c->bytes += b->size;
     atomic_store_explicit(&c->n, n + 1, memory_order_relaxed);
@@ -193,7 +196,7 @@ static devq_buffer *cache_take(struct devq_queue *q, size_t bytes, uint32_t tag)
 {
     struct devq_buffer_cache *c = atomic_load_explicit(&q->buffers, memory_order_acquire);
     if (!c || !(atomic_load_explicit(&c->sizes, memory_order_relaxed) & size_bit(bytes)))
-        return NULL;                    /* none of that size (a racing put is missed: fine) */
+        return NULL; /* none of that size (a racing put is missed: fine) */
     devq_buffer *b = NULL;
     cache_lock(c);
     uint32_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
@@ -211,7 +214,7 @@ static devq_buffer *cache_take(struct devq_queue *q, size_t bytes, uint32_t tag)
                 h = k;
         }
         if (h == CACHE_TAGS)
-            break;                      /* too many tags: the slow path */
+            break; /* too many tags: the slow path */
         c->hits[h].tag = tag;
         c->hits[h].pairs++;
         b = c->b[i];
@@ -226,8 +229,8 @@ static devq_buffer *cache_take(struct devq_queue *q, size_t bytes, uint32_t tag)
         return NULL;
     b->freed = 0;
     if (b->name.text[0])
-        b->name.text[0] = 0;      /* unnamed: a new buffer */
-    b->name.number = devq__name_number(DEVQ_NAME_BUFFER);   /* a new buffer to the user */
+        b->name.text[0] = 0;                              /* unnamed: a new buffer */
+    b->name.number = devq__name_number(DEVQ_NAME_BUFFER); /* a new buffer to the user */
     return b;
 }
 
@@ -235,7 +238,10 @@ static devq_buffer *cache_take(struct devq_queue *q, size_t bytes, uint32_t tag)
 static void cache_empty(struct devq_device *dev, struct devq_queue *q, struct devq_buffer_cache *c)
 {
     devq_buffer *bs[CACHE_N];
-    struct { uint32_t tag; uint64_t pairs; } hits[CACHE_TAGS];
+    struct {
+        uint32_t tag;
+        uint64_t pairs;
+    } hits[CACHE_TAGS];
     cache_lock(c);
     uint32_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
     memcpy(bs, c->b, n * sizeof *bs);
@@ -316,8 +322,8 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
 }
 
 /* Out of line: the cached pair above stays a small function. */
-static __attribute__((noinline)) int alloc_new(devq_device *dev, size_t bytes, devq_queue *q,
-                                               uint32_t tag, devq_buffer **out)
+static __attribute__((noinline)) int alloc_new(devq_device *dev, size_t bytes, devq_queue *q, uint32_t tag,
+                                               devq_buffer **out)
 {
     const char *fn = "devq_buffer_alloc";
     int r;
@@ -334,7 +340,7 @@ static __attribute__((noinline)) int alloc_new(devq_device *dev, size_t bytes, d
     b->size = bytes;
     b->tag = tag;
     devq__tracker_buffer_init(&b->track);
-    uint64_t t0 = q && devq__trace_on() ? devq__trace_now() : 0;   /* a slice on q's track */
+    uint64_t t0 = q && devq__trace_on() ? devq__trace_now() : 0; /* a slice on q's track */
     pthread_mutex_lock(&dev->lock);
     struct devq_stream *st = q ? &q->stream : NULL;
     r = devq__mem_alloc(dev, bytes, st, tag, &b->dptr, &b->hptr);
@@ -355,7 +361,7 @@ static __attribute__((noinline)) int alloc_new(devq_device *dev, size_t bytes, d
         free(b);
         return r;
     }
-    b->name.number = devq__name_number(DEVQ_NAME_BUFFER);   /* numbers only what the user got */
+    b->name.number = devq__name_number(DEVQ_NAME_BUFFER); /* numbers only what the user got */
     devq__device_retain(dev);
     if (t0)
         devq__trace_slice(q->dev, q->name.number, "alloc", "bytes", bytes, t0, devq__trace_now());
@@ -431,16 +437,19 @@ static int free_fallback(struct devq_device *dev, devq_buffer *b, struct devq_qu
             r = free_on(dev, b, q, &ordered);
     }
     if (ordered) {
-        devq__log(DEVQ_LOG_BASIC, "%s:%d: the free of %s could not be ordered on %s (%s); "
-                  "freed in order on another try", dev->info.backend, dev->info.ordinal, devq__buffer_label(b).s,
-                  devq__queue_label(fq).s, why);
+        devq__log(DEVQ_LOG_BASIC,
+                  "%s:%d: the free of %s could not be ordered on %s (%s); "
+                  "freed in order on another try",
+                  dev->info.backend, dev->info.ordinal, devq__buffer_label(b).s, devq__queue_label(fq).s,
+                  why);
         return r;
     }
     if (devq__mem_device_lost(dev, r))
         return devq__mem_free(dev, b->dptr, b->size, NULL, b->tag);
-    devq__log(DEVQ_LOG_BASIC, "%s:%d: the free of %s could not be ordered after its uses (%s); "
-              "it is tried again when more work is issued, or by devq_mem_reap", dev->info.backend,
-              dev->info.ordinal, devq__buffer_label(b).s, why);
+    devq__log(DEVQ_LOG_BASIC,
+              "%s:%d: the free of %s could not be ordered after its uses (%s); "
+              "it is tried again when more work is issued, or by devq_mem_reap",
+              dev->info.backend, dev->info.ordinal, devq__buffer_label(b).s, why);
     return 1;
 }
 
@@ -455,7 +464,7 @@ static int do_free(struct devq_device *dev, devq_buffer *b)
 {
     int r;
     if (atomic_load_explicit(&b->memory_held, memory_order_acquire)) {
-        devq__tracker_buffer_fini(&b->track);   /* the handle goes; the memory never does */
+        devq__tracker_buffer_fini(&b->track); /* the handle goes; the memory never does */
         return 0;
     }
     /* With no queue named, a buffer still in use is freed in stream order
@@ -470,9 +479,9 @@ static int do_free(struct devq_device *dev, devq_buffer *b)
         if (!ordered)
             r = free_fallback(dev, b, fq, r);
         if (r == 1)
-            return 1;            /* the tracker still knows b's uses */
+            return 1; /* the tracker still knows b's uses */
     } else {
-        r = devq__mem_free(dev, b->dptr, b->size, NULL, b->tag);   /* idle: nobody can touch it */
+        r = devq__mem_free(dev, b->dptr, b->size, NULL, b->tag); /* idle: nobody can touch it */
     }
     devq__tracker_buffer_fini(&b->track);
     return r < 0 ? r : 0;
@@ -523,11 +532,11 @@ DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
         return r;
     struct devq_device *dev = b->dev;
     if (q && q->dev != dev)
-        return devq__err(-EINVAL, "%s: buffer belongs to %s:%d but %s is on %s:%d", fn,
-                         dev->info.backend, dev->info.ordinal, devq__queue_label(q).s, q->dev->info.backend,
+        return devq__err(-EINVAL, "%s: buffer belongs to %s:%d but %s is on %s:%d", fn, dev->info.backend,
+                         dev->info.ordinal, devq__queue_label(q).s, q->dev->info.backend,
                          q->dev->info.ordinal);
     if (q && cache_put(dev, b, q))
-        return 0;                  /* kept for q's next allocation of its size */
+        return 0; /* kept for q's next allocation of its size */
     return free_now(dev, b, q);
 }
 
@@ -545,7 +554,7 @@ static __attribute__((noinline)) int free_now(struct devq_device *dev, devq_buff
     if (b->unissued || (r = do_free(dev, b)) == 1) {
         pend(dev, b);
         pthread_mutex_unlock(&dev->lock);
-        return 0;              /* the last issued use (or a retry) triggers the free */
+        return 0; /* the last issued use (or a retry) triggers the free */
     }
     pthread_mutex_unlock(&dev->lock);
     trace_outstanding(dev);

@@ -14,13 +14,13 @@
 #include "tracker.h"
 #include "name.h"
 
-#define DEVQ_MAGIC_BUFFER 0x42554646u  /* "BUFF" */
+#define DEVQ_MAGIC_BUFFER 0x42554646u /* "BUFF" */
 
 struct devq_queue;
 struct devq_parked_use;
 
 struct devq_buffer {
-    struct devq_object obj;        /* refs: user + batches in flight */
+    struct devq_object obj; /* refs: user + batches in flight */
     struct devq_device *dev;
     size_t size;
     void *dptr, *hptr;
@@ -32,31 +32,31 @@ struct devq_buffer {
     /* Under the stripe lock: the newest failed write (its cause is
      * fail_cause) and the oldest failed write not yet overwritten. */
     uint32_t fail_gen, fail_lo;
-    uint32_t wgen;                 /* writes bound so far (device lock; issue.c) */
-    _Atomic int memory_held;       /* devq__buffer_hold_memory: never freed */
-    struct devq_use alloc_use;     /* stream-ordered alloc point (cursor 0: sync) */
+    uint32_t wgen;             /* writes bound so far (device lock; issue.c) */
+    _Atomic int memory_held;   /* devq__buffer_hold_memory: never freed */
+    struct devq_use alloc_use; /* stream-ordered alloc point (cursor 0: sync) */
     /* Under the device lock: */
     struct devq_buffer_track track;
-    _Atomic uint32_t unissued;     /* nonzero while a use of it is recorded but not
+    _Atomic uint32_t unissued; /* nonzero while a use of it is recorded but not
                                     * issued; counted per batch, not per use (record.c:
                                     * a count is held by the batch's latest use of it);
                                     * recorders add without the device lock, the rest
                                     * is under it */
-    int freed;                     /* devq_buffer_free called */
-    int free_pending;              /* free waits for unissued uses */
-    struct devq_queue *free_q;     /* where the pending free goes (NULL: sync) */
+    int freed;                 /* devq_buffer_free called */
+    int free_pending;          /* free waits for unissued uses */
+    struct devq_queue *free_q; /* where the pending free goes (NULL: sync) */
     struct devq_buffer *next_pending;
-    struct devq_parked_use *parked;   /* uses by deferred batches (hazard.c) */
+    struct devq_parked_use *parked; /* uses by deferred batches (hazard.c) */
     uint32_t nparked, capparked;
-    struct devq_name name;         /* "buffer #7": per process, creation order (cold) */
+    struct devq_name name; /* "buffer #7": per process, creation order (cold) */
 };
 
 /* buffer.c */
 /* An engine may still touch b's memory (an op it could not withdraw):
  * freeing b then never gives the memory back (it stays outstanding). */
 void devq__buffer_hold_memory(devq_buffer *b);
-int  devq__buffer_check(const devq_buffer *b, const char *fn);
-void devq__buffer_issued(devq_buffer *b);      /* one unissued use went out (device lock) */
+int devq__buffer_check(const devq_buffer *b, const char *fn);
+void devq__buffer_issued(devq_buffer *b); /* one unissued use went out (device lock) */
 /* Run frees that waited for their buffer's last use to be issued (device lock). */
 void devq__process_pending_frees(struct devq_device *dev);
 void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q);

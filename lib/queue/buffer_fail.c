@@ -26,8 +26,7 @@
 #define STRIPES 32
 static pthread_mutex_t stripe[STRIPES] = {
 #define M PTHREAD_MUTEX_INITIALIZER
-    M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
-    M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
+    M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M, M,
 #undef M
 };
 
@@ -92,7 +91,7 @@ void devq__buffer_fail(devq_buffer *b, int err, const char *cause, uint32_t gen)
         old = b->fail_cause;
         b->fail_cause = text;
     } else {
-        if (gen_le(b->fail_gen, gen)) {       /* the newest failure says why */
+        if (gen_le(b->fail_gen, gen)) { /* the newest failure says why */
             b->fail_gen = gen;
             old = b->fail_cause;
             b->fail_cause = text;
@@ -112,13 +111,13 @@ void devq__buffer_clear(devq_buffer *b, uint32_t gen)
     pthread_mutex_t *m = lock_of(b);
     pthread_mutex_lock(m);
     char *old = NULL;
-    if (gen_le(b->fail_gen, gen)) {           /* newer than every failure */
+    if (gen_le(b->fail_gen, gen)) { /* newer than every failure */
         old = b->fail_cause;
         b->fail_cause = NULL;
         if (atomic_exchange_explicit(&b->fail_err, 0, memory_order_acq_rel))
             atomic_fetch_sub(&live_failed, 1);
     } else if (gen_le(b->fail_lo, gen)) {
-        b->fail_lo = b->fail_gen;             /* only the early-marked failure is left */
+        b->fail_lo = b->fail_gen; /* only the early-marked failure is left */
     }
     pthread_mutex_unlock(m);
     free(old);
@@ -133,7 +132,7 @@ static int failed(const devq_buffer *b, int any, uint32_t gen, char *cause, size
     pthread_mutex_lock(m);
     int err = atomic_load_explicit(&b->fail_err, memory_order_relaxed);
     if (err && !any && !gen_le(b->fail_lo, gen))
-        err = 0;                              /* only later writes failed */
+        err = 0; /* only later writes failed */
     if (err && cap)
         snprintf(cause, cap, "%s", b->fail_cause ? b->fail_cause : "failed (no memory for the cause)");
     pthread_mutex_unlock(m);

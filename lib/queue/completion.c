@@ -96,12 +96,12 @@ int devq__portion_cb(void *arg, int status)
     struct batch *b = p->b;
     if (p->forced) {
         devq__batch_walk(b, p->fail_from < p->upto ? p->fail_from : p->upto, status, 0);
-        devq__batch_walk_fail_cause(b, p->forced, b->fail.cause);   /* written before p was queued */
+        devq__batch_walk_fail_cause(b, p->forced, b->fail.cause); /* written before p was queued */
     }
     devq__batch_walk(b, p->upto, status, 0);
     free(p);
     devq__batch_unref(b);
-    return 0;                 /* the batch's verdict travels in b, not in the latch */
+    return 0; /* the batch's verdict travels in b, not in the latch */
 }
 
 int devq__signal_cb(void *arg, int status)
@@ -110,9 +110,9 @@ int devq__signal_cb(void *arg, int status)
     struct batch *b = o->u.sig.owner;
     int r = devq__batch_walk(b, (uint32_t)(o - b->rec.ops), status, 0);
     if (r)
-        devq__signal_fail_cause(o->u.sig.s, r, b->walk.cause);   /* and keep the rest from running */
+        devq__signal_fail_cause(o->u.sig.s, r, b->walk.cause); /* and keep the rest from running */
     else
-        devq__signal_advance_held(o->u.sig.s, o->u.sig.v);   /* b holds it until the unref */
+        devq__signal_advance_held(o->u.sig.s, o->u.sig.v); /* b holds it until the unref */
     latch(b, r);
     devq__batch_unref(b);
     return r;
@@ -168,10 +168,10 @@ int devq__work_cb(void *arg, int status)
         if ((u[k].access & DEVQ_READ) && devq__buffer_failed_at(u[k].buf, u[k].gen, NULL, 0))
             r = devq__batch_walk(b, at + 1, 0, 0);
     if (r)
-        devq__err_str(r, b->walk.cause);   /* what run may tell others (batch.h) */
+        devq__err_str(r, b->walk.cause); /* what run may tell others (batch.h) */
     int rr = o->u.work.run(b->rec.bytes + o->u.work.off, r, group, head);
     if (rr < 0 && !r) {
-        devq__batch_walk_fail(b, rr);      /* at this op: what it writes fails */
+        devq__batch_walk_fail(b, rr); /* at this op: what it writes fails */
         r = rr;
     }
     latch(b, r);
@@ -182,7 +182,7 @@ int devq__work_cb(void *arg, int status)
 int devq__trace_mark_cb(void *arg, int status)
 {
     *(uint64_t *)arg = devq__trace_now();
-    return status;            /* transparent: the latch passes through */
+    return status; /* transparent: the latch passes through */
 }
 
 /* Slices for the ops of a traced batch: op i runs from its mark to the
@@ -208,22 +208,28 @@ void devq__trace_batch(struct batch *b)
             break;
         }
         case OP_COPY:
-            devq__trace_slice(b->q->dev, b->q->name.number, "copy", "bytes", o->u.copy.n, b->issue.marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "copy", "bytes", o->u.copy.n, b->issue.marks[i],
+                              end);
             break;
         case OP_FILL:
-            devq__trace_slice(b->q->dev, b->q->name.number, "fill", "bytes", o->u.fill.n, b->issue.marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "fill", "bytes", o->u.fill.n, b->issue.marks[i],
+                              end);
             break;
         case OP_WRITE:
-            devq__trace_slice(b->q->dev, b->q->name.number, "write (host to device)", "bytes", o->u.xfer.n, b->issue.marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "write (host to device)", "bytes", o->u.xfer.n,
+                              b->issue.marks[i], end);
             break;
         case OP_READ:
-            devq__trace_slice(b->q->dev, b->q->name.number, "read (device to host)", "bytes", o->u.xfer.n, b->issue.marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "read (device to host)", "bytes", o->u.xfer.n,
+                              b->issue.marks[i], end);
             break;
         case OP_HOST_FN:
-            devq__trace_slice(b->q->dev, b->q->name.number, "host fn", "batch", b->seq, b->issue.marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "host fn", "batch", b->seq, b->issue.marks[i],
+                              end);
             break;
         case OP_WORK:
-            devq__trace_slice(b->q->dev, b->q->name.number, "channel op", "batch", b->seq, b->issue.marks[i], end);
+            devq__trace_slice(b->q->dev, b->q->name.number, "channel op", "batch", b->seq, b->issue.marks[i],
+                              end);
             break;
         default:
             break;
@@ -252,10 +258,10 @@ static void batch_done(struct batch *b, int err, const char *cause)
             devq__log(DEVQ_LOG_BASIC, "%s", cause);
     } else {
         for (uint32_t i = 0; i < b->rec.nops; i++)
-            if (b->rec.ops[i].kind == OP_SIGNAL && b->rec.ops[i].at_end)   /* b holds it until the unref */
+            if (b->rec.ops[i].kind == OP_SIGNAL && b->rec.ops[i].at_end) /* b holds it until the unref */
                 devq__signal_advance_held(b->rec.ops[i].u.sig.s, b->rec.ops[i].u.sig.v);
     }
-    devq__mem_reap_soon(dev);   /* earlier stream-ordered frees may be done now */
+    devq__mem_reap_soon(dev); /* earlier stream-ordered frees may be done now */
     devq__batch_unref(b);
 }
 

@@ -12,28 +12,28 @@
  * another thread) never races with a gate still to run. */
 struct gate_rec {
     struct batch *b;
-    uint32_t from;                     /* the portion it opens: ops before it are walked */
+    uint32_t from; /* the portion it opens: ops before it are walked */
     uint32_t nsig, nslot;
-    struct gate_wait *sig;             /* held by the batch's wait ops */
-    struct devq_value_slot **slot;     /* held by the batch until its end */
+    struct gate_wait *sig;         /* held by the batch's wait ops */
+    struct devq_value_slot **slot; /* held by the batch until its end */
 };
 
 /* The end of an issued portion of a batch that continues later. */
 struct portion {
     struct batch *b;
     uint32_t upto;
-    int forced;                        /* b's forced error when it was queued */
-    uint32_t fail_from;                /* and the op it applies from */
+    int forced;         /* b's forced error when it was queued */
+    uint32_t fail_from; /* and the op it applies from */
 };
 
 /* completion.c: host callbacks. */
-int  devq__end_cb(void *arg, int status);
-int  devq__gate_cb(void *arg, int status);
-int  devq__portion_cb(void *arg, int status);
-int  devq__signal_cb(void *arg, int status);
-int  devq__user_fn_cb(void *arg, int status);
-int  devq__work_cb(void *arg, int status);        /* OP_WORK */
-int  devq__trace_mark_cb(void *arg, int status);
+int devq__end_cb(void *arg, int status);
+int devq__gate_cb(void *arg, int status);
+int devq__portion_cb(void *arg, int status);
+int devq__signal_cb(void *arg, int status);
+int devq__user_fn_cb(void *arg, int status);
+int devq__work_cb(void *arg, int status); /* OP_WORK */
+int devq__trace_mark_cb(void *arg, int status);
 void devq__trace_batch(struct batch *b);
 void devq__complete_inline(struct batch *b, int err);
 void devq__batch_unref(struct batch *b);

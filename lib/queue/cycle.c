@@ -23,7 +23,7 @@
 struct step {
     struct devq_queue *q;
     struct devq_blocker why;
-    uint64_t producer_seq;      /* 0: an issued batch (known by stream position) */
+    uint64_t producer_seq; /* 0: an issued batch (known by stream position) */
 };
 
 /* Would queue x signal s >= v only after what blocks x?  Deferred
@@ -43,9 +43,9 @@ static int produces(struct devq_queue *x, devq_signal *s, uint64_t v, uint64_t *
     devq_signal *ws;
     uint64_t wv, wseq, from = 0;
     if (devq__value_wait_blocker(x, &ws, &wv, &wseq, &from))
-        ;                     /* producers issued from the wait's unit on */
+        ; /* producers issued from the wait's unit on */
     else if (x->deferred)
-        return 0;             /* only its deferred head blocks x */
+        return 0; /* only its deferred head blocks x */
     return devq__tracker_producer_on(x->dev->tracker, s, v, x->stream.id, from);
 }
 
@@ -60,8 +60,9 @@ static int search(struct step *path, int depth, int *loop_at)
     for (struct devq_queue *x = c->dev->qs->queues; x; x = x->next) {
         if (x == c)
             continue;
-        if (path[depth].why.behind ? x != path[depth].why.behind
-                                   : !produces(x, path[depth].why.s, path[depth].why.v, &path[depth].producer_seq))
+        if (path[depth].why.behind
+                ? x != path[depth].why.behind
+                : !produces(x, path[depth].why.s, path[depth].why.v, &path[depth].producer_seq))
             continue;
         path[depth + 1].q = x;
         for (int i = 0; i <= depth; i++)
@@ -109,15 +110,16 @@ int devq__cycle_check(struct devq_queue *q, char *msg, size_t cap)
         const struct step *st = &path[i];
         char by[DEVQ_LABEL_MAX + 32];
         if (st->why.hz.owner) {
-            off += (size_t)snprintf(msg + off, cap - off, "%s %s batch %llu %s %s after %s batch %llu",
-                                    i ? ", which" : "", devq__queue_label(st->q).s, (unsigned long long)st->why.seq,
-                                    st->why.hz.mine & DEVQ_WRITE ? "writes" : "reads", devq__buffer_label(st->why.hz.buf).s,
-                                    devq__queue_label(st->why.hz.owner->q).s, (unsigned long long)st->why.hz.owner->seq);
+            off += (size_t)snprintf(
+                msg + off, cap - off, "%s %s batch %llu %s %s after %s batch %llu", i ? ", which" : "",
+                devq__queue_label(st->q).s, (unsigned long long)st->why.seq,
+                st->why.hz.mine & DEVQ_WRITE ? "writes" : "reads", devq__buffer_label(st->why.hz.buf).s,
+                devq__queue_label(st->why.hz.owner->q).s, (unsigned long long)st->why.hz.owner->seq);
             continue;
         }
         if (st->why.behind) {
-            off += (size_t)snprintf(msg + off, cap - off, "%s %s is ordered after %s",
-                                    i ? ", which" : "", devq__queue_label(st->q).s, devq__queue_label(st->why.behind).s);
+            off += (size_t)snprintf(msg + off, cap - off, "%s %s is ordered after %s", i ? ", which" : "",
+                                    devq__queue_label(st->q).s, devq__queue_label(st->why.behind).s);
             continue;
         }
         if (st->producer_seq)
@@ -125,10 +127,11 @@ int devq__cycle_check(struct devq_queue *q, char *msg, size_t cap)
                      (unsigned long long)st->producer_seq);
         else
             snprintf(by, sizeof by, "%s", devq__queue_label(path[i + 1].q).s);
-        off += (size_t)snprintf(msg + off, cap - off, "%s %s batch %llu waits for %s >= %llu%s, signalled by %s",
-                                i ? ", which" : "", devq__queue_label(st->q).s, (unsigned long long)st->why.seq,
-                                devq__signal_label(st->why.s).s, (unsigned long long)st->why.v,
-                                st->why.on_device ? " (on the device)" : "", by);
+        off +=
+            (size_t)snprintf(msg + off, cap - off, "%s %s batch %llu waits for %s >= %llu%s, signalled by %s",
+                             i ? ", which" : "", devq__queue_label(st->q).s, (unsigned long long)st->why.seq,
+                             devq__signal_label(st->why.s).s, (unsigned long long)st->why.v,
+                             st->why.on_device ? " (on the device)" : "", by);
     }
     return n;
 }
@@ -141,7 +144,7 @@ void devq__note_cycle(struct devq_queue *q)
         return;
     uint64_t id = cycle_id(path, loop_at, n);
     if (id == q->dev->qs->last_cycle)
-        return;               /* already counted and logged */
+        return; /* already counted and logged */
     q->dev->qs->last_cycle = id;
     char msg[512];
     if (devq__cycle_check(q, msg, sizeof msg) <= 0)

@@ -7,7 +7,7 @@
 
 struct devq_queue;
 
-int  devq__cycle_check(struct devq_queue *q, char *msg, size_t cap);
+int devq__cycle_check(struct devq_queue *q, char *msg, size_t cap);
 /* A head was just deferred: detect, count and log a cycle it closes. */
 void devq__note_cycle(struct devq_queue *q);
 

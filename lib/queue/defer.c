@@ -36,8 +36,8 @@ static int defer(struct devq_queue *q, struct batch *b, devq_signal *s, uint64_t
         return r;
     if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
         devq__log(DEVQ_LOG_BASIC, "%s:%d: %s batch %llu deferred: waits for %s >= %llu (value %llu)",
-                  q->dev->info.backend, q->dev->info.ordinal, devq__queue_label(q).s, (unsigned long long)b->seq,
-                  devq__signal_label(s).s, (unsigned long long)v,
+                  q->dev->info.backend, q->dev->info.ordinal, devq__queue_label(q).s,
+                  (unsigned long long)b->seq, devq__signal_label(s).s, (unsigned long long)v,
                   (unsigned long long)devq_signal_value(s));
     return 0;
 }
@@ -50,10 +50,13 @@ static int defer_hazard(struct devq_queue *q, struct batch *b)
     b->defer.hazard_wait = 1;
     atomic_fetch_add(&q->dev->stats.batches_deferred, 1);
     if (DEVQ_LOG_ON(DEVQ_LOG_BASIC) && devq__hazard_blocker(b, &hz))
-        devq__log(DEVQ_LOG_BASIC, "%s:%d: %s batch %llu deferred: %s %s after %s batch %llu "
-                  "(submitted earlier, deferred)", q->dev->info.backend, q->dev->info.ordinal, devq__queue_label(q).s,
-                  (unsigned long long)b->seq, hz.mine & DEVQ_WRITE ? "writes" : "reads", devq__buffer_label(hz.buf).s,
-                  devq__queue_label(hz.owner->q).s, (unsigned long long)hz.owner->seq);
+        devq__log(DEVQ_LOG_BASIC,
+                  "%s:%d: %s batch %llu deferred: %s %s after %s batch %llu "
+                  "(submitted earlier, deferred)",
+                  q->dev->info.backend, q->dev->info.ordinal, devq__queue_label(q).s,
+                  (unsigned long long)b->seq, hz.mine & DEVQ_WRITE ? "writes" : "reads",
+                  devq__buffer_label(hz.buf).s, devq__queue_label(hz.owner->q).s,
+                  (unsigned long long)hz.owner->seq);
     return 0;
 }
 
@@ -65,12 +68,12 @@ static int park(struct devq_queue *q, struct batch *b)
     const struct op *w = &b->rec.ops[b->issue.park_at];
     int r = devq__hazard_park(b);
     if (r < 0) {
-        devq__batch_force(b, r, "%s batch %llu: cannot defer: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
-                          devq_errmsg());
+        devq__batch_force(b, r, "%s batch %llu: cannot defer: %s", devq__queue_label(q).s,
+                          (unsigned long long)b->seq, devq_errmsg());
         return r;
     }
     if (w->kind != OP_WAIT)
-        return defer_hazard(q, b);     /* the conflict was found at w */
+        return defer_hazard(q, b); /* the conflict was found at w */
     if ((r = defer(q, b, w->u.sig.s, w->u.sig.v)) == 0)
         return 0;
     devq__batch_force(b, r, "%s batch %llu: cannot wait for %s >= %llu: %s", devq__queue_label(q).s,
@@ -96,7 +99,7 @@ static int issue_or_park(struct devq_queue *q, struct batch *b)
     snprintf(why, sizeof why, "%s", devq_errmsg());
     b->defer.no_park = 1;
     unsigned long long seq = b->seq;
-    devq__issue(q, b);      /* a backend error now is the batch's, after this cause */
+    devq__issue(q, b); /* a backend error now is the batch's, after this cause */
     return devq__err(pr, "devq_queue_submit: %s batch %llu failed: cannot defer it: %s",
                      devq__queue_label(q).s, seq, why);
 }
@@ -110,7 +113,7 @@ static int drain_one(struct devq_queue *q)
     while ((b = q->deferred)) {
         struct devq_hazard hz;
         if (b->defer.hazard_wait && !q->destroying && devq__hazard_blocker(b, &hz))
-            break;            /* still behind an earlier parked batch */
+            break; /* still behind an earlier parked batch */
         b->defer.hazard_wait = 0;
         q->deferred = b->next;
         if (!q->deferred)
@@ -118,8 +121,8 @@ static int drain_one(struct devq_queue *q)
         b->next = NULL;
         /* A destroyed queue runs nothing that was still deferred. */
         if (q->destroying && !b->fail.error && b->issue.next_op == 0)
-            devq__batch_force(b, -ECANCELED, "%s destroyed while batch %llu was deferred", devq__queue_label(q).s,
-                  (unsigned long long)b->seq);
+            devq__batch_force(b, -ECANCELED, "%s destroyed while batch %llu was deferred",
+                              devq__queue_label(q).s, (unsigned long long)b->seq);
         if (issue_or_park(q, b) == ISSUE_DEFERRED) {
             b->next = q->deferred;
             q->deferred = b;
@@ -177,8 +180,8 @@ int devq__submit_locked(struct devq_queue *q, struct batch *b)
         int r = devq__hazard_park(b);
         char why[DEVQ_CAUSE_MAX];
         if (r < 0) {
-            devq__batch_force(b, r, "%s batch %llu: cannot defer: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
-                  devq_errmsg());
+            devq__batch_force(b, r, "%s batch %llu: cannot defer: %s", devq__queue_label(q).s,
+                              (unsigned long long)b->seq, devq_errmsg());
             snprintf(why, sizeof why, "%s", devq_errmsg());
         }
         q->deferred_tail->next = b;
@@ -225,13 +228,14 @@ static void resume_cb(void *arg, int status)
         int st = devq__signal_wait_verdict(b->defer.blocked_on, b->defer.blocked_value, why, sizeof why);
         if (st)
             devq__batch_force(b, st, "%s batch %llu on %s:%d waits for %s >= %llu, which failed: %s",
-                  devq__queue_label(q).s, (unsigned long long)b->seq, q->dev->info.backend,
-                  q->dev->info.ordinal, devq__signal_label(b->defer.blocked_on).s,
-                  (unsigned long long)b->defer.blocked_value, why);
+                              devq__queue_label(q).s, (unsigned long long)b->seq, q->dev->info.backend,
+                              q->dev->info.ordinal, devq__signal_label(b->defer.blocked_on).s,
+                              (unsigned long long)b->defer.blocked_value, why);
         else
-            devq__batch_force(b, status, "%s destroyed while batch %llu waited for %s >= %llu", devq__queue_label(q).s,
-                  (unsigned long long)b->seq, devq__signal_label(b->defer.blocked_on).s,
-                  (unsigned long long)b->defer.blocked_value);
+            devq__batch_force(b, status, "%s destroyed while batch %llu waited for %s >= %llu",
+                              devq__queue_label(q).s, (unsigned long long)b->seq,
+                              devq__signal_label(b->defer.blocked_on).s,
+                              (unsigned long long)b->defer.blocked_value);
     }
     b->defer.blocked_on = NULL;
     devq__drain_deferred(q);

@@ -10,7 +10,7 @@ struct batch;
 
 /* Submit (issue or park) a batch; issue what a queue's FIFO lets go
  * (device lock held). */
-int  devq__submit_locked(struct devq_queue *q, struct batch *b);
+int devq__submit_locked(struct devq_queue *q, struct batch *b);
 void devq__drain_deferred(struct devq_queue *q);
 /* The deferral state's other writers (batch.h): a batch the pool hands
  * out, and a destroy taking the head's resume notify to cancel it. */

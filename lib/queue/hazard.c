@@ -41,7 +41,7 @@ static void drop_use(struct batch *b, devq_buffer *buf, enum devq_access acc)
 {
     struct devq_parked_use *e = entry(buf, b);
     if (!e)
-        return;               /* registered after this op (a later park) */
+        return; /* registered after this op (a later park) */
     e->nread -= (acc & DEVQ_READ) != 0;
     e->nwrite -= (acc & DEVQ_WRITE) != 0;
     b->parked_uses--;
@@ -60,7 +60,7 @@ static void drop_use(struct batch *b, devq_buffer *buf, enum devq_access acc)
 int devq__hazard_park(struct batch *b)
 {
     if (b->parked_uses)
-        return 0;             /* its unissued uses are registered already */
+        return 0; /* its unissued uses are registered already */
     /* The unissued ops' uses are one slice of the flat list. */
     uint32_t from = b->issue.next_op < b->rec.nops ? b->rec.ops[b->issue.next_op].first_use : b->rec.nuses;
     for (uint32_t k = from; k < b->rec.nuses; k++) {
@@ -87,11 +87,11 @@ void devq__hazard_op_done(struct batch *b, const struct op *o)
 static int conflicts(const struct devq_parked_use *e, enum devq_access acc, enum devq_access *theirs)
 {
     if ((acc & DEVQ_WRITE) && (e->nread || e->nwrite)) {
-        *theirs = e->nwrite ? DEVQ_WRITE : DEVQ_READ;      /* WAW before WAR, for messages */
+        *theirs = e->nwrite ? DEVQ_WRITE : DEVQ_READ; /* WAW before WAR, for messages */
         return 1;
     }
     if ((acc & DEVQ_READ) && e->nwrite) {
-        *theirs = DEVQ_WRITE;                               /* RAW */
+        *theirs = DEVQ_WRITE; /* RAW */
         return 1;
     }
     return 0;

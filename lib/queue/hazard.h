@@ -23,7 +23,7 @@
 
 struct devq_parked_use {
     struct batch *b;
-    uint32_t nread, nwrite;        /* unissued ops of b reading / writing the buffer */
+    uint32_t nread, nwrite; /* unissued ops of b reading / writing the buffer */
 };
 
 /* What a hazard wait waits for. */
@@ -31,21 +31,21 @@ struct batch;
 struct op;
 
 struct devq_hazard {
-    struct batch *owner;           /* the earlier parked batch (on another queue) */
+    struct batch *owner; /* the earlier parked batch (on another queue) */
     devq_buffer *buf;
     enum devq_access mine, theirs; /* the conflicting accesses */
 };
 
 /* Register b's unissued uses (ops from next_op on), once. */
-int  devq__hazard_park(struct batch *b);
-void devq__hazard_batch_reset(struct batch *b);   /* the pool hands b out */
+int devq__hazard_park(struct batch *b);
+void devq__hazard_batch_reset(struct batch *b); /* the pool hands b out */
 /* One of b's ops went out (or never will): drop its registered uses. */
 void devq__hazard_op_done(struct batch *b, const struct op *o);
 /* Does op o of b conflict with a use of an earlier batch parked on
  * another queue?  1 and *out if so. */
-int  devq__hazard_find(const struct batch *b, const struct op *o, struct devq_hazard *out);
+int devq__hazard_find(const struct batch *b, const struct op *o, struct devq_hazard *out);
 /* The hazard a hazard-waiting batch waits for (at its next op). */
-int  devq__hazard_blocker(const struct batch *b, struct devq_hazard *out);
+int devq__hazard_blocker(const struct batch *b, struct devq_hazard *out);
 
 static inline int devq__hazard_any(const struct devq_device *dev)
 {

@@ -63,7 +63,7 @@ int devq__submit_inline(struct devq_queue *q, struct batch *b)
     struct devq_device *dev = q->dev;
     b->seq = seq;
     atomic_store_explicit(&q->submitted, seq, memory_order_release);
-    for (uint32_t i = 0; i < b->rec.nops; i++)      /* b holds each until the release below */
+    for (uint32_t i = 0; i < b->rec.nops; i++) /* b holds each until the release below */
         devq__signal_advance_held(b->rec.ops[i].u.sig.s, b->rec.ops[i].u.sig.v);
     devq__mem_reap_soon(dev);
     /* Signal ops hold their signal and nothing in b->held. */

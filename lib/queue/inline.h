@@ -9,6 +9,6 @@ struct batch;
 /* Complete b (its recorder role held) at submit when it only signals and
  * every earlier batch of q completed: 1 done (the role given back), 0 not
  * eligible (nothing changed). */
-int  devq__submit_inline(struct devq_queue *q, struct batch *b);
+int devq__submit_inline(struct devq_queue *q, struct batch *b);
 
 #endif

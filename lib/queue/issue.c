@@ -44,14 +44,17 @@ static int gate_push(struct batch *b, devq_signal *s, uint64_t v)
 /* With DEVQ_LOG on: the bind names the buffer in the waits it inserts.
  * Out of line, so the common bind carries no label on its frame. */
 static __attribute__((noinline, cold)) int bind_logged(struct devq_device *dev, uint32_t sid, devq_buffer *b,
-                                                      enum devq_access acc, int level)
+                                                       enum devq_access acc, int level)
 {
     struct devq_label why = devq__buffer_label(b);
     int r = devq__tracker_bind_why(dev->tracker, sid, &b->track, acc, why.s);
     if (r >= 0 && level >= DEVQ_LOG_FULL)
-        devq__log(DEVQ_LOG_FULL, "%s:%d: stream %u binds %s %s: %d wait(s)",
-                  dev->info.backend, dev->info.ordinal, sid, why.s,
-                  acc == DEVQ_READ ? "read" : acc == DEVQ_WRITE ? "write" : "read-write", r);
+        devq__log(DEVQ_LOG_FULL, "%s:%d: stream %u binds %s %s: %d wait(s)", dev->info.backend,
+                  dev->info.ordinal, sid, why.s,
+                  acc == DEVQ_READ    ? "read"
+                  : acc == DEVQ_WRITE ? "write"
+                                      : "read-write",
+                  r);
     return r;
 }
 
@@ -72,15 +75,15 @@ static int bind_op(struct batch *b, const struct op *o, const struct devq_use *h
     struct devq_device *dev = b->q->dev;
     uint32_t sid = b->q->stream.id;
     struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
-    for (uint32_t k = 0; k < o->nuses; k++)      /* numbered in the order they run (buffer.h) */
+    for (uint32_t k = 0; k < o->nuses; k++) /* numbered in the order they run (buffer.h) */
         u[k].gen = devq__buffer_bind_gen(u[k].buf, u[k].access);
     for (uint32_t k = 0; k < o->nuses; k++) {
         if (__builtin_expect(level < DEVQ_LOG_BASIC, 1) &&
             devq__tracker_bind_local(&u[k].buf->track, here, u[k].access))
             continue;
-        int r = level >= DEVQ_LOG_BASIC ? bind_logged(dev, sid, u[k].buf, u[k].access, level)
-                                        : devq__tracker_bind_why(dev->tracker, sid, &u[k].buf->track,
-                                                                 u[k].access, NULL);
+        int r = level >= DEVQ_LOG_BASIC
+                    ? bind_logged(dev, sid, u[k].buf, u[k].access, level)
+                    : devq__tracker_bind_why(dev->tracker, sid, &u[k].buf->track, u[k].access, NULL);
         if (r < 0)
             return r;
     }
@@ -109,7 +112,7 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
     }
     struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
     for (uint32_t k = 0; k < o->nuses; k++)
-        if (u[k].access & DEVQ_WRITE) {  /* best effort: the batch failed already */
+        if (u[k].access & DEVQ_WRITE) { /* best effort: the batch failed already */
             u[k].gen = devq__buffer_bind_gen(u[k].buf, DEVQ_WRITE);
             bind(b->q->dev, b->q->stream.id, u[k].buf, DEVQ_WRITE);
         }
@@ -208,8 +211,8 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
     case OP_FILL:
         return ops->fill(st->pl, (char *)o->u.fill.dst->dptr + o->u.fill.off, o->u.fill.byte, o->u.fill.n);
     case OP_WRITE:
-        return ops->copy(st->pl, (char *)o->u.xfer.buf->dptr + o->u.xfer.off, o->u.xfer.host,
-                         o->u.xfer.n, DEVQ_COPY_H2D);
+        return ops->copy(st->pl, (char *)o->u.xfer.buf->dptr + o->u.xfer.off, o->u.xfer.host, o->u.xfer.n,
+                         DEVQ_COPY_H2D);
     case OP_READ:
         return ops->copy(st->pl, o->u.xfer.host, (const char *)o->u.xfer.buf->dptr + o->u.xfer.off,
                          o->u.xfer.n, DEVQ_COPY_D2H);
@@ -224,7 +227,7 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
         return r;
     }
     default:
-        return 0;     /* OP_WAIT was resolved before; OP_BARRIER marks a point */
+        return 0; /* OP_WAIT was resolved before; OP_BARRIER marks a point */
     }
 }
 
@@ -256,14 +259,15 @@ static struct gate_rec *gate_snapshot(struct batch *b)
     g->slot = (struct devq_value_slot **)(g->sig + g->nsig);
     if (g->nsig)
         memcpy(g->sig, b->issue.gate, g->nsig * sizeof *g->sig);
-    if (g->nslot)          /* b->slots is NULL until a device-side wait */
+    if (g->nslot) /* b->slots is NULL until a device-side wait */
         memcpy(g->slot, b->vw.slots, g->nslot * sizeof *g->slot);
     return g;
 }
 
 static int is_work(uint8_t k)
 {
-    return k == OP_EXEC || k == OP_COPY || k == OP_FILL || k == OP_WRITE || k == OP_READ || k == OP_HOST_FN || k == OP_WORK;
+    return k == OP_EXEC || k == OP_COPY || k == OP_FILL || k == OP_WRITE || k == OP_READ || k == OP_HOST_FN ||
+           k == OP_WORK;
 }
 
 static int trace_prepare(struct batch *b)
@@ -356,8 +360,8 @@ static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, 
     char why[DEVQ_CAUSE_MAX], dn[48];
     int st = devq__signal_wait_verdict(s, v, why, sizeof why);
     if (st) {
-        devq__batch_force(b, st, "%s batch %llu on %s waits for %s >= %llu, which failed: %s", devq__queue_label(q).s,
-                          (unsigned long long)b->seq, dev_name(dev, dn, sizeof dn),
+        devq__batch_force(b, st, "%s batch %llu on %s waits for %s >= %llu, which failed: %s",
+                          devq__queue_label(q).s, (unsigned long long)b->seq, dev_name(dev, dn, sizeof dn),
                           devq__signal_label(s).s, (unsigned long long)v, why);
         return STOP_FORCED;
     }
@@ -370,13 +374,12 @@ static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, 
         begin_unit(q, began);
         char for_what[DEVQ_LABEL_MAX + 24];
         if (DEVQ_LOG_ON(DEVQ_LOG_BASIC))
-            snprintf(for_what, sizeof for_what, "%s >= %llu", devq__signal_label(s).s,
-                     (unsigned long long)v);
+            snprintf(for_what, sizeof for_what, "%s >= %llu", devq__signal_label(s).s, (unsigned long long)v);
         int r = devq__tracker_require_why(dev->tracker, q->stream.id, &u,
                                           DEVQ_LOG_ON(DEVQ_LOG_BASIC) ? for_what : NULL);
         if (r < 0 || (r = gate_push(b, s, v)) < 0) {
-            devq__batch_force(b, r, "%s batch %llu: ordering after %s >= %llu failed: %s", devq__queue_label(q).s,
-                              (unsigned long long)b->seq, devq__signal_label(s).s,
+            devq__batch_force(b, r, "%s batch %llu: ordering after %s >= %llu failed: %s",
+                              devq__queue_label(q).s, (unsigned long long)b->seq, devq__signal_label(s).s,
                               (unsigned long long)v, devq_errmsg());
             return STOP_FORCED;
         }
@@ -398,7 +401,7 @@ static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, 
      * set the value only after seeing earlier ops. */
     if (work_between(b, b->issue.next_op, i))
         return STOP_SPLIT;
-    begin_unit(q, began);          /* the wait belongs to this unit */
+    begin_unit(q, began); /* the wait belongs to this unit */
     int nr = devq__value_wait_issue(q, b, s, v);
     if (nr > 0 && gate_push(b, s, v) == 0) {
         atomic_fetch_add(&dev->stats.signal_waits_native, 1);
@@ -406,7 +409,7 @@ static enum resolved resolve_signal_wait(struct devq_queue *q, struct batch *b, 
         return GO_ON;
     }
     if (nr == 0)
-        return STOP_PARK;          /* no slot: bridge through the host after all */
+        return STOP_PARK; /* no slot: bridge through the host after all */
     devq__batch_force(b, nr < 0 ? nr : -ENOMEM, "%s batch %llu: device wait for %s >= %llu failed: %s",
                       devq__queue_label(q).s, (unsigned long long)b->seq, devq__signal_label(s).s,
                       (unsigned long long)v, devq_errmsg());
@@ -464,7 +467,7 @@ int devq__issue(struct devq_queue *q, struct batch *b)
     if (b->issue.next_op == 0)
         mark_end_signals(b);
     uint32_t defer_at, split_at, stop, from;
-    const struct op *work_out = NULL;      /* the batch's last stream work out */
+    const struct op *work_out = NULL; /* the batch's last stream work out */
 again:
     began = 0;
     from = b->issue.next_op;
@@ -477,12 +480,14 @@ again:
     struct gate_rec *g = NULL;
     if (!b->fail.error && b->issue.ngate && !(g = gate_snapshot(b))) {
         sync_err = -ENOMEM;
-        devq__batch_force(b, -ENOMEM, "%s batch %llu: out of memory", devq__queue_label(q).s, (unsigned long long)b->seq);
+        devq__batch_force(b, -ENOMEM, "%s batch %llu: out of memory", devq__queue_label(q).s,
+                          (unsigned long long)b->seq);
     }
     if (g && (r = enqueue_cb(ops, st, devq__gate_cb, g, b)) < 0) {
         free(g);
         sync_err = r;
-        devq__batch_force(b, r, "%s batch %llu: %s", devq__queue_label(q).s, (unsigned long long)b->seq, devq_errmsg());
+        devq__batch_force(b, r, "%s batch %llu: %s", devq__queue_label(q).s, (unsigned long long)b->seq,
+                          devq_errmsg());
     }
     if (devq__trace_on() && !b->fail.error && stop > b->issue.next_op && trace_prepare(b) == 0)
         b->issue.traced = 1;
@@ -497,7 +502,7 @@ again:
          * signal another queue waits for, say) do not wait too. */
         if (!b->fail.error && (r = bind_op(b, o, &here, level)) < 0) {
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
-                  (unsigned long long)b->seq, devq_errmsg());
+                              (unsigned long long)b->seq, devq_errmsg());
             /* Its writes still go on record, as a skipped op's: a later
              * reader must be ordered after this point, where the batch's
              * failure is published, not read the old contents first. */
@@ -515,18 +520,18 @@ again:
         } else if (!b->fail.error && o->kind == OP_WORK && o->u.work.issue) {
             work_out = o;
         }
-        devq__op_issued(b, o);      /* its buffer uses are settled either way */
+        devq__op_issued(b, o); /* its buffer uses are settled either way */
     }
     b->issue.next_op = stop;
     if (stop > from && stop < b->rec.nops && (split_at != UINT32_MAX || defer_at != UINT32_MAX))
         end_portion(dev, st, b, stop);
     if (split_at != UINT32_MAX && !b->fail.error)
-        goto again;          /* the ops before the device wait are out: place it */
+        goto again; /* the ops before the device wait are out: place it */
     if (defer_at != UINT32_MAX) {
         b->issue.park_at = defer_at;
-        return DEVQ_ISSUE_PARK;      /* defer.c parks it; the rest goes out when it resumes */
+        return DEVQ_ISSUE_PARK; /* defer.c parks it; the rest goes out when it resumes */
     }
-    for (; b->issue.next_op < b->rec.nops; b->issue.next_op++) {    /* forced: the rest is skipped */
+    for (; b->issue.next_op < b->rec.nops; b->issue.next_op++) { /* forced: the rest is skipped */
         bind_skipped(b, &b->rec.ops[b->issue.next_op], &began);
         devq__op_issued(b, &b->rec.ops[b->issue.next_op]);
     }

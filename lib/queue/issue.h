@@ -10,7 +10,7 @@ struct batch;
  * must park at its park_at), or the error the backend gave (0: none; the
  * batch is done either way). */
 #define DEVQ_ISSUE_PARK 1
-int  devq__issue(struct devq_queue *q, struct batch *b);
+int devq__issue(struct devq_queue *q, struct batch *b);
 /* The issue state's other writers (batch.h): a batch the pool hands out,
  * and the end callback once it traced the batch's marks. */
 void devq__issue_reset(struct batch *b);

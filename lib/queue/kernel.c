@@ -110,8 +110,10 @@ DEVQ_API int devq_kernel_load_fn(devq_device *dev, devq_cpu_kernel_fn kfn, const
     if (name && !*name)
         return devq__err(-EINVAL, "%s: name is empty; pass NULL for a generated name", fn);
     if (!dev->ops->kernel_load_fn || !(dev->info.caps & DEVQ_CAP_KERNELS))
-        return devq__err(-ENOTSUP, "%s: the %s backend cannot run a host function as a kernel "
-                         "(cpu only); load a kernel image with devq_kernel_load", fn, dev->info.backend);
+        return devq__err(-ENOTSUP,
+                         "%s: the %s backend cannot run a host function as a kernel "
+                         "(cpu only); load a kernel image with devq_kernel_load",
+                         fn, dev->info.backend);
     if ((r = devq__device_lost_check(dev)) < 0)
         return r;
     char shown[64];
@@ -155,6 +157,6 @@ DEVQ_API void devq_kernel_destroy(devq_kernel *k)
 {
     if (devq__kernel_check(k, "devq_kernel_destroy") < 0)
         return;
-    k->obj.magic = DEVQ_MAGIC_DEAD;   /* no new launches; batches in flight keep it */
+    k->obj.magic = DEVQ_MAGIC_DEAD; /* no new launches; batches in flight keep it */
     devq__object_release_here(&k->obj);
 }

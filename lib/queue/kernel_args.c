@@ -16,8 +16,8 @@
 #include "kernel.h"
 #include "kernel_args.h"
 
-#define MAX_PARAMS 4096u             /* devq_queue_exec's own limit on nargs */
-#define MAX_VALUE  4096u             /* and on a value's size */
+#define MAX_PARAMS 4096u /* devq_queue_exec's own limit on nargs */
+#define MAX_VALUE 4096u  /* and on a value's size */
 
 int devq__kernel_iface_load(devq_kernel *k, const char *fn)
 {
@@ -28,25 +28,28 @@ int devq__kernel_iface_load(devq_kernel *k, const char *fn)
     memset(&in, 0, sizeof in);
     int r = ops->kernel_iface(k->pl, &in);
     if (r == -ENOTSUP)
-        return 0;                    /* this kernel's interface is unknown: unchecked */
+        return 0; /* this kernel's interface is unknown: unchecked */
     if (r < 0)
-        return devq__err(r, "%s: kernel '%s': the %s backend could not read its parameters: %s", fn,
-                         k->name, k->dev->info.backend, devq_errmsg());
+        return devq__err(r, "%s: kernel '%s': the %s backend could not read its parameters: %s", fn, k->name,
+                         k->dev->info.backend, devq_errmsg());
     /* The plugin's answer is outside input: a malformed one refuses the
      * load rather than checking launches against nonsense. */
     if (in.nparams > MAX_PARAMS || (in.nparams && !in.params) || in.value_block > 65536)
-        return devq__err(-EINVAL, "%s: kernel '%s': the %s backend declared %u parameters at %p "
-                         "(block %u bytes); a plugin bug: report it", fn, k->name,
-                         k->dev->info.backend, in.nparams, (const void *)in.params, in.value_block);
+        return devq__err(-EINVAL,
+                         "%s: kernel '%s': the %s backend declared %u parameters at %p "
+                         "(block %u bytes); a plugin bug: report it",
+                         fn, k->name, k->dev->info.backend, in.nparams, (const void *)in.params,
+                         in.value_block);
     for (uint32_t i = 0; i < in.nparams; i++) {
         const struct devq_pl_param *p = &in.params[i];
         int ok = (p->kind == DEVQ_PL_PARAM_BUFFER) ||
-                 ((p->kind == DEVQ_PL_PARAM_VALUE || p->kind == DEVQ_PL_PARAM_BYTES) &&
-                  p->size >= 1 && p->size <= MAX_VALUE);
+                 ((p->kind == DEVQ_PL_PARAM_VALUE || p->kind == DEVQ_PL_PARAM_BYTES) && p->size >= 1 &&
+                  p->size <= MAX_VALUE);
         if (!ok)
-            return devq__err(-EINVAL, "%s: kernel '%s': the %s backend declared parameter %u as "
-                             "kind %u of %u bytes; a plugin bug: report it", fn, k->name,
-                             k->dev->info.backend, i, p->kind, p->size);
+            return devq__err(-EINVAL,
+                             "%s: kernel '%s': the %s backend declared parameter %u as "
+                             "kind %u of %u bytes; a plugin bug: report it",
+                             fn, k->name, k->dev->info.backend, i, p->kind, p->size);
     }
     struct devq_pl_param *copy = NULL;
     if (in.nparams && !(copy = malloc(in.nparams * sizeof *copy)))
@@ -85,28 +88,31 @@ static void declared(const struct devq_pl_param *p, char *out, size_t cap)
     else if (p->kind == DEVQ_PL_PARAM_VALUE)
         snprintf(out, cap, "%s %u-byte value", article(p->size), p->size);
     else if (p->size == sizeof(void *))
-        snprintf(out, cap, "%s %u-byte parameter (a buffer or %s %u-byte value)", article(p->size),
-                 p->size, article(p->size), p->size);
+        snprintf(out, cap, "%s %u-byte parameter (a buffer or %s %u-byte value)", article(p->size), p->size,
+                 article(p->size), p->size);
     else
         snprintf(out, cap, "%s %u-byte value", article(p->size), p->size);
 }
 
-static int mismatch(const devq_kernel *k, size_t i, const struct devq_pl_param *p,
-                    const devq_arg *a, const char *fn)
+static int mismatch(const devq_kernel *k, size_t i, const struct devq_pl_param *p, const devq_arg *a,
+                    const char *fn)
 {
     char want[96], got[48];
     declared(p, want, sizeof want);
     passed(a, got, sizeof got);
-    return devq__err(-EINVAL, "%s: kernel '%s' argument %zu: the kernel declares %s, %s was passed",
-                     fn, k->name, i, want, got);
+    return devq__err(-EINVAL, "%s: kernel '%s' argument %zu: the kernel declares %s, %s was passed", fn,
+                     k->name, i, want, got);
 }
 
 static int matches(const struct devq_pl_param *p, const devq_arg *a)
 {
     switch (p->kind) {
-    case DEVQ_PL_PARAM_BUFFER: return a->buf != NULL;
-    case DEVQ_PL_PARAM_VALUE:  return !a->buf && a->size == p->size;
-    default:                   return a->buf ? p->size == sizeof(void *) : a->size == p->size;
+    case DEVQ_PL_PARAM_BUFFER:
+        return a->buf != NULL;
+    case DEVQ_PL_PARAM_VALUE:
+        return !a->buf && a->size == p->size;
+    default:
+        return a->buf ? p->size == sizeof(void *) : a->size == p->size;
     }
 }
 
@@ -135,14 +141,18 @@ static int count_mismatch(const devq_kernel *k, size_t nargs, const char *fn)
     uint32_t n = k->iface.nparams;
     const char *s = n == 1 ? "" : "s", *were = nargs == 1 ? "was" : "were";
     if (nargs > n)
-        return devq__err(-EINVAL, "%s: kernel '%s' takes %u argument%s, %zu %s passed: argument %u "
-                         "is one too many", fn, k->name, n, s, nargs, were, n);
-    const struct devq_pl_param *p = &k->iface.params[nargs];   /* positional: the next one */
+        return devq__err(-EINVAL,
+                         "%s: kernel '%s' takes %u argument%s, %zu %s passed: argument %u "
+                         "is one too many",
+                         fn, k->name, n, s, nargs, were, n);
+    const struct devq_pl_param *p = &k->iface.params[nargs]; /* positional: the next one */
     char want[96] = "a parameter";
     if (p)
         declared(p, want, sizeof want);
-    return devq__err(-EINVAL, "%s: kernel '%s' takes %u argument%s, %zu %s passed: argument %zu "
-                     "(%s) is missing", fn, k->name, n, s, nargs, were, nargs, want);
+    return devq__err(-EINVAL,
+                     "%s: kernel '%s' takes %u argument%s, %zu %s passed: argument %zu "
+                     "(%s) is missing",
+                     fn, k->name, n, s, nargs, were, nargs, want);
 }
 
 /* The declared value member that starts at push-constant byte `at`,
@@ -220,12 +230,14 @@ static uint32_t left_over(const devq_kernel *k, uint32_t nbuf, uint32_t packed)
 static int out_of_place(const devq_kernel *k, size_t i, size_t nargs, const devq_arg *a, uint32_t nbuf,
                         uint32_t at, const char *fn)
 {
-    const struct devq_pl_param *other = a->buf ? (at < k->iface.value_block ? member_at(k, at) : NULL)
-                                               : nth_of(k, 1, nbuf);
+    const struct devq_pl_param *other =
+        a->buf ? (at < k->iface.value_block ? member_at(k, at) : NULL) : nth_of(k, 1, nbuf);
     if (other)
         return mismatch(k, i, other, a, fn);
-    return devq__err(-EINVAL, "%s: kernel '%s' takes %zu argument%s, %zu %s passed: argument %zu "
-                     "is one too many", fn, k->name, i, i == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were", i);
+    return devq__err(-EINVAL,
+                     "%s: kernel '%s' takes %zu argument%s, %zu %s passed: argument %zu "
+                     "is one too many",
+                     fn, k->name, i, i == 1 ? "" : "s", nargs, nargs == 1 ? "was" : "were", i);
 }
 
 /* vulkan: buffers are bindings 0.. in argument order; values are packed
@@ -260,10 +272,11 @@ static int check_sequences(const devq_kernel *k, const devq_arg *args, size_t na
         }
         const struct devq_pl_param *skipped = first_member_in(k, packed, at);
         if (skipped)
-            return devq__err(-EINVAL, "%s: kernel '%s' argument %zu: the kernel reads a value at "
+            return devq__err(-EINVAL,
+                             "%s: kernel '%s' argument %zu: the kernel reads a value at "
                              "push-constant byte %u, the arguments before it pack this one at byte %u "
-                             "(values pack at multiples of 4, devq-vulkan(7))", fn, k->name, i,
-                             skipped->offset, at);
+                             "(values pack at multiples of 4, devq-vulkan(7))",
+                             fn, k->name, i, skipped->offset, at);
         if (at >= k->iface.value_block)
             return out_of_place(k, i, nargs, a, nbuf, at, fn);
         if (at + a->size > k->iface.value_block || !on_member_edges(k, at, a->size)) {
@@ -272,11 +285,12 @@ static int check_sequences(const devq_kernel *k, const devq_arg *args, size_t na
                 return mismatch(k, i, p, a, fn);
             char got[48];
             passed(a, got, sizeof got);
-            return devq__err(-EINVAL, "%s: kernel '%s' argument %zu: %s packed at push-constant byte %u "
+            return devq__err(-EINVAL,
+                             "%s: kernel '%s' argument %zu: %s packed at push-constant byte %u "
                              "does not cover whole members of the kernel's %u-byte block (values pack at "
                              "multiples of 4: a 4-byte value before an 8-byte member needs a 4-byte "
-                             "padding argument, devq-vulkan(7))", fn, k->name, i, got, at,
-                             k->iface.value_block);
+                             "padding argument, devq-vulkan(7))",
+                             fn, k->name, i, got, at, k->iface.value_block);
         }
         packed = at + (uint32_t)a->size;
         last_value = i;
@@ -284,22 +298,28 @@ static int check_sequences(const devq_kernel *k, const devq_arg *args, size_t na
     uint32_t next = (packed + 3u) & ~3u;
     uint32_t missing = offsets_known(k) ? left_over(k, nbuf, next) : left_over(k, nbuf, 0) - nval;
     if (missing) {
-        const struct devq_pl_param *p = nbuf < nbufs          ? nth_of(k, 1, nbuf)
-                                        : offsets_known(k) ? member_at(k, next) : nth_of(k, 0, nval);
+        const struct devq_pl_param *p = nbuf < nbufs       ? nth_of(k, 1, nbuf)
+                                        : offsets_known(k) ? member_at(k, next)
+                                                           : nth_of(k, 0, nval);
         char want[96] = "a push-constant value";
         if (p)
             declared(p, want, sizeof want);
         size_t n = nargs + missing;
-        return devq__err(-EINVAL, "%s: kernel '%s' takes %zu arguments, %zu %s passed: argument %zu "
-                         "(%s) is missing", fn, k->name, n, nargs, nargs == 1 ? "was" : "were", nargs, want);
+        return devq__err(-EINVAL,
+                         "%s: kernel '%s' takes %zu arguments, %zu %s passed: argument %zu "
+                         "(%s) is missing",
+                         fn, k->name, n, nargs, nargs == 1 ? "was" : "were", nargs, want);
     }
     if (packed < k->iface.value_block) {
         if (last_value == nargs)
-            return devq__err(-EINVAL, "%s: kernel '%s': the kernel reads %u bytes of push constants, "
-                             "no value argument was passed", fn, k->name, k->iface.value_block);
-        return devq__err(-EINVAL, "%s: kernel '%s' argument %zu: the kernel reads %u bytes of push "
-                         "constants, the value arguments end at byte %u", fn, k->name, last_value,
-                         k->iface.value_block, packed);
+            return devq__err(-EINVAL,
+                             "%s: kernel '%s': the kernel reads %u bytes of push constants, "
+                             "no value argument was passed",
+                             fn, k->name, k->iface.value_block);
+        return devq__err(-EINVAL,
+                         "%s: kernel '%s' argument %zu: the kernel reads %u bytes of push "
+                         "constants, the value arguments end at byte %u",
+                         fn, k->name, last_value, k->iface.value_block, packed);
     }
     return 0;
 }
@@ -312,5 +332,5 @@ int devq__kernel_args_check(const devq_kernel *k, const devq_arg *args, size_t n
         return check_sequences(k, args, nargs, fn);
     if (nargs != k->iface.nparams)
         return count_mismatch(k, nargs, fn);
-    return check_positional(k, args, nargs, fn);   /* value_block does not apply */
+    return check_positional(k, args, nargs, fn); /* value_block does not apply */
 }

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <devq/devq.h>
 
-int  devq__kernel_iface_load(devq_kernel *k, const char *fn);
-int  devq__kernel_args_check(const devq_kernel *k, const devq_arg *args, size_t nargs, const char *fn);
+int devq__kernel_iface_load(devq_kernel *k, const char *fn);
+int devq__kernel_args_check(const devq_kernel *k, const devq_arg *args, size_t nargs, const char *fn);
 
 #endif

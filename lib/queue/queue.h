@@ -32,7 +32,7 @@
 #include "name.h"
 #include "cause.h"
 
-#define DEVQ_MAGIC_QUEUE  0x51554555u  /* "QUEU" */
+#define DEVQ_MAGIC_QUEUE 0x51554555u /* "QUEU" */
 
 /* The queue layer's state of one device (dev->qs), under the device lock
  * unless said otherwise. */
@@ -41,12 +41,12 @@ struct devq_buffer_cache;
 struct devq_value_slot;
 
 struct devq_queue_state {
-    struct devq_queue *queues;            /* list of live queues */
-    struct devq_buffer *pending_frees;    /* frees waiting for their last use to issue */
-    uint64_t submit_serial;               /* batches submitted, in order (hazard.c) */
-    uint32_t parked_uses;                 /* buffer uses of deferred batches (hazard.c) */
-    int parked_progress;                  /* a parked use was issued: retry hazard waits */
-    uint64_t last_cycle;                  /* identity of the last wait cycle counted (cycle.c) */
+    struct devq_queue *queues;         /* list of live queues */
+    struct devq_buffer *pending_frees; /* frees waiting for their last use to issue */
+    uint64_t submit_serial;            /* batches submitted, in order (hazard.c) */
+    uint32_t parked_uses;              /* buffer uses of deferred batches (hazard.c) */
+    int parked_progress;               /* a parked use was issued: retry hazard waits */
+    uint64_t last_cycle;               /* identity of the last wait cycle counted (cycle.c) */
     /* value_wait.c, under its own slot lock */
     struct devq_value_slot *value_slots_free, *value_slots_active;
 };
@@ -61,23 +61,23 @@ struct devq_queue {
     uint32_t magic;
     struct devq_device *dev;
     devq_queue_desc desc;
-    devq_signal *timeline;         /* N: every batch up to seq N completed */
+    devq_signal *timeline; /* N: every batch up to seq N completed */
     /* Destroy released the device-side waits from this batch on: later
      * batches held behind them are cancelled, not run (UINT64_MAX: none). */
     _Atomic uint64_t cancel_after;
-    struct devq_queue *next;       /* device's queue list */
-    struct devq_buffer_cache *_Atomic buffers;   /* freed buffers kept for reuse (buffer.c) */
+    struct devq_queue *next;                   /* device's queue list */
+    struct devq_buffer_cache *_Atomic buffers; /* freed buffers kept for reuse (buffer.c) */
 
     /* The recording side (recorder role or device lock). */
     _Alignas(64) struct devq_stream stream;
-    _Atomic int recording;         /* one recorder at a time: else -EBUSY */
+    _Atomic int recording; /* one recorder at a time: else -EBUSY */
     struct batch *open;
-    int sticky;                    /* first recording error of the open batch */
-    int check_cycle;               /* a wait was bridged during this submit */
-    _Atomic uint64_t submitted;    /* batches submitted (issued or deferred) */
-    uint64_t issued_seq;           /* last batch fully issued (device lock) */
-    struct batch *deferred, *deferred_tail;   /* device lock */
-    int destroying;                /* device lock */
+    int sticky;                             /* first recording error of the open batch */
+    int check_cycle;                        /* a wait was bridged during this submit */
+    _Atomic uint64_t submitted;             /* batches submitted (issued or deferred) */
+    uint64_t issued_seq;                    /* last batch fully issued (device lock) */
+    struct batch *deferred, *deferred_tail; /* device lock */
+    int destroying;                         /* device lock */
     /* Recycled batches: completion callbacks push onto free_shared (a
      * lock-free stack); the recorder (one thread at a time, by the
      * recording flag) takes the whole stack at once into free_private, so
@@ -85,16 +85,16 @@ struct devq_queue {
     struct batch *free_private;
 
     /* The completing side (the stream's callbacks). */
-    _Alignas(64) pthread_mutex_t done_lock;     /* completion order (completion.c) */
+    _Alignas(64) pthread_mutex_t done_lock; /* completion order (completion.c) */
     uint64_t done_upto;
-    struct batch *ahead;           /* completed before an earlier batch, by seq */
+    struct batch *ahead; /* completed before an earlier batch, by seq */
     _Atomic(struct batch *) free_shared;
-    _Atomic int first_error;       /* first batch failure since the last finish */
+    _Atomic int first_error; /* first batch failure since the last finish */
 
     /* Written on errors only. */
     char sticky_msg[DEVQ_CAUSE_MAX];
     char first_cause[DEVQ_CAUSE_MAX];
-    pthread_mutex_t first_lock;    /* first_cause, and first_error's changes */
+    pthread_mutex_t first_lock; /* first_cause, and first_error's changes */
     /* The last error a callback of this queue returned to the plugin's
      * latch (DEVQ_CAP_SKIP_ON_ERROR: the device skips what follows until
      * the next callback, which gets the error as its status), and why.

@@ -49,13 +49,14 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
         return r;
     devq_queue_desc d = desc ? *desc : (devq_queue_desc){ DEVQ_QUEUE_COMPUTE, 0 };
     if (d.kind != DEVQ_QUEUE_COMPUTE && d.kind != DEVQ_QUEUE_COPY)
-        return devq__err(-EINVAL, "devq_queue_create: unknown queue kind %d; use DEVQ_QUEUE_COMPUTE or DEVQ_QUEUE_COPY",
-                         (int)d.kind);
+        return devq__err(
+            -EINVAL, "devq_queue_create: unknown queue kind %d; use DEVQ_QUEUE_COMPUTE or DEVQ_QUEUE_COPY",
+            (int)d.kind);
     /* On a cache line: struct devq_queue keeps each side's fields on lines
      * of their own.  aligned_alloc wants a multiple of the alignment. */
-    struct devq_queue *q = aligned_alloc(_Alignof(struct devq_queue),
-                                         (sizeof *q + _Alignof(struct devq_queue) - 1) &
-                                             ~(_Alignof(struct devq_queue) - 1));
+    struct devq_queue *q =
+        aligned_alloc(_Alignof(struct devq_queue),
+                      (sizeof *q + _Alignof(struct devq_queue) - 1) & ~(_Alignof(struct devq_queue) - 1));
     if (!q)
         return devq__err(-ENOMEM, "devq_queue_create: out of memory");
     memset(q, 0, sizeof *q);
@@ -80,15 +81,15 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
         goto fail_stream;
     }
     q->stream.dev = dev;
-    q->name.number = devq__name_number(DEVQ_NAME_QUEUE);   /* per process, not per device */
+    q->name.number = devq__name_number(DEVQ_NAME_QUEUE); /* per process, not per device */
     q->next = dev->qs->queues;
     dev->qs->queues = q;
     pthread_mutex_unlock(&dev->lock);
     devq__device_retain(dev);
     devq__queue_trace_track(q);
-    devq__log(DEVQ_LOG_FULL, "%s:%d: %s created (%s, priority %d, stream %u)",
-              dev->info.backend, dev->info.ordinal, devq__queue_label(q).s,
-              d.kind == DEVQ_QUEUE_COPY ? "copy" : "compute", d.priority, q->stream.id);
+    devq__log(DEVQ_LOG_FULL, "%s:%d: %s created (%s, priority %d, stream %u)", dev->info.backend,
+              dev->info.ordinal, devq__queue_label(q).s, d.kind == DEVQ_QUEUE_COPY ? "copy" : "compute",
+              d.priority, q->stream.id);
     *out = q;
     return 0;
 fail_stream:
@@ -108,8 +109,7 @@ void devq__queue_trace_track(const struct devq_queue *q)
     char detail[48];
     snprintf(detail, sizeof detail, "%s, stream %u", q->desc.kind == DEVQ_QUEUE_COPY ? "copy" : "compute",
              q->stream.id);
-    devq__trace_track(q->dev, q->name.number,
-                      devq__name_label(&q->name, DEVQ_NAME_QUEUE, detail).s);
+    devq__trace_track(q->dev, q->name.number, devq__name_label(&q->name, DEVQ_NAME_QUEUE, detail).s);
 }
 
 DEVQ_API int devq_queue_set_name(devq_queue *q, const char *name)
@@ -128,8 +128,8 @@ static void describe_pending(struct devq_queue *q, char *msg, size_t cap)
     struct devq_device *dev = q->dev;
     uint64_t done = devq_signal_value(q->timeline);
     uint64_t sub = atomic_load(&q->submitted);
-    int n = snprintf(msg, cap, "%s on %s:%d: %llu batch(es) unfinished",
-                     devq__queue_label(q).s, dev->info.backend, dev->info.ordinal, (unsigned long long)(sub - done));
+    int n = snprintf(msg, cap, "%s on %s:%d: %llu batch(es) unfinished", devq__queue_label(q).s,
+                     dev->info.backend, dev->info.ordinal, (unsigned long long)(sub - done));
     pthread_mutex_lock(&dev->lock);
     struct devq_blocker why;
     char what[DEVQ_CAUSE_MAX];
@@ -158,10 +158,12 @@ static int wait_stream_tail(struct devq_queue *q, uint64_t deadline)
     if (r == 0) {
         uint64_t now = devq__now_ns();
         uint64_t timeout = deadline == DEVQ_NO_DEADLINE ? DEVQ_TIMEOUT_INFINITE
-                         : deadline > now ? deadline - now : 0;
+                           : deadline > now             ? deadline - now
+                                                        : 0;
         r = dev->ops->event_wait(e, timeout);
         if (r == -ETIMEDOUT)
-            r = devq__err(-ETIMEDOUT, "timed out: %s: the stream did not reach its tail", devq__queue_label(q).s);
+            r = devq__err(-ETIMEDOUT, "timed out: %s: the stream did not reach its tail",
+                          devq__queue_label(q).s);
     }
     devq__event_put(dev, e, 0);
     return r;
@@ -172,7 +174,8 @@ int devq__queue_finish_until(struct devq_queue *q, uint64_t deadline)
     uint64_t target = atomic_load(&q->submitted);
     uint64_t now = devq__now_ns();
     uint64_t timeout = deadline == DEVQ_NO_DEADLINE ? DEVQ_TIMEOUT_INFINITE
-                     : deadline > now ? deadline - now : 0;
+                       : deadline > now             ? deadline - now
+                                                    : 0;
     int r = devq_signal_wait(q->timeline, target, timeout);
     if (r == -ETIMEDOUT) {
         char msg[DEVQ_ERRMSG_MAX - 16];
@@ -188,7 +191,7 @@ int devq__queue_finish_until(struct devq_queue *q, uint64_t deadline)
     /* A finished queue is a quiet moment: give back events a burst left
      * pooled beyond a small reserve. */
     devq__event_pool_trim(q->dev);
-    devq__mem_reap_quiet(q->dev);     /* frees whose fences the tail reached */
+    devq__mem_reap_quiet(q->dev); /* frees whose fences the tail reached */
     if (!atomic_load(&q->first_error))
         return 0;
     char cause[DEVQ_CAUSE_MAX];
@@ -216,14 +219,15 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
      * would have signalled fails, so no waiter hangs on it. */
     if (q->open) {
         char cause[DEVQ_CAUSE_MAX];
-        snprintf(cause, sizeof cause, "%s destroyed with a batch that was never submitted", devq__queue_label(q).s);
+        snprintf(cause, sizeof cause, "%s destroyed with a batch that was never submitted",
+                 devq__queue_label(q).s);
         devq__batch_discard(q->open, -ECANCELED, cause);
         q->open = NULL;
     }
     pthread_mutex_lock(&dev->lock);
     q->destroying = 1;
     struct batch *head = q->deferred;
-    devq_notify *h = head ? devq__defer_take_notify(head) : NULL;   /* ours to give back, through cancel */
+    devq_notify *h = head ? devq__defer_take_notify(head) : NULL; /* ours to give back, through cancel */
     /* A head waiting for another queue's parked batch may wait as long
      * as that one: cancel it (and what follows) the same way. */
     if (head && head->defer.hazard_wait)
@@ -233,7 +237,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
      * cancel the head's wait; its callback fails the FIFO in order. */
     if (h)
         devq_notify_cancel(h);
-    devq__value_wait_cancel_queue(q);     /* and device-side waits */
+    devq__value_wait_cancel_queue(q); /* and device-side waits */
     devq__queue_finish_until(q, DEVQ_NO_DEADLINE);
 
     pthread_mutex_lock(&dev->lock);

@@ -9,11 +9,11 @@
 struct devq_device;
 struct devq_queue;
 
-int  devq__queue_state_create(struct devq_device *dev);
+int devq__queue_state_create(struct devq_device *dev);
 void devq__queue_state_destroy(struct devq_device *dev);
 /* DEVQ_TRACE: (re)name q's track after its label. */
 void devq__queue_trace_track(const struct devq_queue *q);
 /* Wait until every submitted batch completed, or an absolute deadline. */
-int  devq__queue_finish_until(struct devq_queue *q, uint64_t deadline);
+int devq__queue_finish_until(struct devq_queue *q, uint64_t deadline);
 
 #endif

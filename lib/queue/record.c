@@ -42,10 +42,12 @@ static int enter(devq_queue *q, const char *fn)
     if (r < 0)
         return r;
     int expected = 0;
-    if (!atomic_compare_exchange_strong_explicit(&q->recording, &expected, 1,
-                                                 memory_order_acquire, memory_order_relaxed))
-        return devq__err(-EBUSY, "%s: %s is being recorded by another thread; "
-                         "record each queue from one thread at a time", fn, devq__queue_label(q).s);
+    if (!atomic_compare_exchange_strong_explicit(&q->recording, &expected, 1, memory_order_acquire,
+                                                 memory_order_relaxed))
+        return devq__err(-EBUSY,
+                         "%s: %s is being recorded by another thread; "
+                         "record each queue from one thread at a time",
+                         fn, devq__queue_label(q).s);
     if (q->sticky) {
         atomic_store_explicit(&q->recording, 0, memory_order_release);
         return devq__err_str(q->sticky, q->sticky_msg);
@@ -108,10 +110,10 @@ int devq__record_commit(devq_queue *q, int r)
 static struct op *push_op_holding(struct batch *b, uint32_t nheld)
 {
     if (!nheld)
-        return push_op(b);            /* signal ops, barriers, timestamps */
+        return push_op(b); /* signal ops, barriers, timestamps */
     if (devq__ref_set_reserve(&b->held, nheld) < 0)
         return NULL;
-    if (!b->rec.nuses)                  /* the batch's first buffer use: forget the last batch's */
+    if (!b->rec.nuses) /* the batch's first buffer use: forget the last batch's */
         memset(b->use_memo, 0, sizeof b->use_memo);
     /* And room in the flat list of buffer uses (at most one per held). */
     if (b->rec.nuses + nheld > b->rec.capuses) {
@@ -148,18 +150,18 @@ static int check_range(const char *fn, const char *what, const devq_buffer *b, s
     if (n == 0)
         return devq__err(-EINVAL, "%s: %s size is 0", fn, what);
     if (off > b->size || n > b->size - off)
-        return devq__err(-EINVAL, "%s: %s range [%zu, +%zu) is outside %s, which has %zu bytes",
-                         fn, what, off, n, devq__buffer_label(b).s, b->size);
+        return devq__err(-EINVAL, "%s: %s range [%zu, +%zu) is outside %s, which has %zu bytes", fn, what,
+                         off, n, devq__buffer_label(b).s, b->size);
     return 0;
 }
 
 /* Out of line: its labels would give every check_buffer a large frame. */
 static __attribute__((noinline, cold)) int foreign_buffer(devq_queue *q, const devq_buffer *b, const char *fn,
-                                                         const char *what)
+                                                          const char *what)
 {
-    return devq__err(-EINVAL, "%s: %s %s belongs to %s:%d but %s is on %s:%d",
-                     fn, what, devq__buffer_label(b).s, b->dev->info.backend, b->dev->info.ordinal, devq__queue_label(q).s,
-                     q->dev->info.backend, q->dev->info.ordinal);
+    return devq__err(-EINVAL, "%s: %s %s belongs to %s:%d but %s is on %s:%d", fn, what,
+                     devq__buffer_label(b).s, b->dev->info.backend, b->dev->info.ordinal,
+                     devq__queue_label(q).s, q->dev->info.backend, q->dev->info.ordinal);
 }
 
 static inline int check_buffer(devq_queue *q, const devq_buffer *b, const char *fn, const char *what)
@@ -194,10 +196,10 @@ static __attribute__((noinline)) void first_use(struct batch *batch, devq_buffer
     m->buf = b;
 }
 
-static inline __attribute__((always_inline)) void use_buffer(struct batch *batch, struct op *o, devq_buffer *b,
-                                                             enum devq_access access)
+static inline __attribute__((always_inline)) void use_buffer(struct batch *batch, struct op *o,
+                                                             devq_buffer *b, enum devq_access access)
 {
-    uint32_t at = batch->rec.nuses++;        /* room was reserved */
+    uint32_t at = batch->rec.nuses++; /* room was reserved */
     struct use_memo *m = &batch->use_memo[((uintptr_t)b >> 6) % DEVQ_USE_MEMO];
     if (m->buf == b)
         batch->rec.uses[m->use].counted = 0; /* the count moves to this use */
@@ -251,7 +253,9 @@ static int record_signal_op(devq_queue *q, devq_signal *s, uint64_t v, enum op_k
 {
     int r = enter(q, fn);
     if (r < 0)
-        return kind == OP_SIGNAL && r != -EBUSY && devq__queue_check(q, fn) == 0 ? keep_for_discard(q, s, v, r) : r;
+        return kind == OP_SIGNAL && r != -EBUSY && devq__queue_check(q, fn) == 0
+                   ? keep_for_discard(q, s, v, r)
+                   : r;
     return leave(q, devq__record_signal(q, s, v, kind, fn));
 }
 
@@ -283,7 +287,8 @@ static inline devq_launch normalize_launch(const devq_launch *l)
 {
     uint32_t g1 = l->global[1], g2 = l->global[2], l0 = l->local[0], l1 = l->local[1], l2 = l->local[2];
     return (devq_launch){ { l->global[0], g1 + (g1 == 0), g2 + (g2 == 0) },
-                          { l0 + (l0 == 0), l1 + (l1 == 0), l2 + (l2 == 0) }, l->shared_bytes };
+                          { l0 + (l0 == 0), l1 + (l1 == 0), l2 + (l2 == 0) },
+                          l->shared_bytes };
 }
 
 DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args, size_t nargs,
@@ -297,10 +302,12 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
     if ((r = devq__kernel_check(k, fn)) < 0)
         return leave(q, r);
     if (k->dev != q->dev)
-        return leave(q, devq__err(-EINVAL, "%s: %s was loaded on %s:%d, not on %s's device",
-                                  fn, devq__kernel_label(k).s, k->dev->info.backend, k->dev->info.ordinal, devq__queue_label(q).s));
+        return leave(q, devq__err(-EINVAL, "%s: %s was loaded on %s:%d, not on %s's device", fn,
+                                  devq__kernel_label(k).s, k->dev->info.backend, k->dev->info.ordinal,
+                                  devq__queue_label(q).s));
     if (nargs && !args)
-        return leave(q, devq__err(-EINVAL, "%s: %s: args is NULL with nargs %zu", fn, devq__kernel_label(k).s, nargs));
+        return leave(
+            q, devq__err(-EINVAL, "%s: %s: args is NULL with nargs %zu", fn, devq__kernel_label(k).s, nargs));
     if (nargs > 4096)
         return leave(q, devq__err(-EINVAL, "%s: %zu arguments; at most 4096", fn, nargs));
     if ((r = check_launch(l, fn)) < 0)
@@ -312,12 +319,19 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
             if ((r = check_buffer(q, a->buf, fn, "argument")) < 0)
                 return leave(q, r);
             if (a->access < DEVQ_READ || a->access > DEVQ_READ_WRITE)
-                return leave(q, devq__err(-EINVAL, "%s: %s: argument %zu: access %d is not DEVQ_READ, DEVQ_WRITE or DEVQ_READ_WRITE",
-                                          fn, devq__kernel_label(k).s, i, (int)a->access));
+                return leave(
+                    q, devq__err(
+                           -EINVAL,
+                           "%s: %s: argument %zu: access %d is not DEVQ_READ, DEVQ_WRITE or DEVQ_READ_WRITE",
+                           fn, devq__kernel_label(k).s, i, (int)a->access));
         } else {
             if (!a->value || a->size == 0 || a->size > 4096)
-                return leave(q, devq__err(-EINVAL, "%s: %s: argument %zu: a value argument needs a pointer and 1..4096 bytes (got %p, %zu)",
-                                          fn, devq__kernel_label(k).s, i, a->value, a->size));
+                return leave(
+                    q,
+                    devq__err(
+                        -EINVAL,
+                        "%s: %s: argument %zu: a value argument needs a pointer and 1..4096 bytes (got %p, %zu)",
+                        fn, devq__kernel_label(k).s, i, a->value, a->size));
             bytes += (a->size + 15) & ~(size_t)15;
         }
     }
@@ -363,7 +377,8 @@ DEVQ_API int devq_queue_exec(devq_queue *q, devq_kernel *k, const devq_arg *args
         } else {
             /* Values are copied now: the caller's bytes may be gone by
              * submit.  Their address is known only then (bytes grows). */
-            *pa = (struct devq_pl_arg){ .value = (const void *)(uintptr_t)b->rec.nbytes, .size = args[i].size };
+            *pa =
+                (struct devq_pl_arg){ .value = (const void *)(uintptr_t)b->rec.nbytes, .size = args[i].size };
             o->u.exec.values++;
             memcpy(b->rec.bytes + b->rec.nbytes, args[i].value, args[i].size);
             b->rec.nbytes += (args[i].size + 15) & ~(size_t)15;
@@ -419,8 +434,8 @@ DEVQ_API int devq_queue_fill(devq_queue *q, devq_buffer *dst, size_t off, size_t
     return leave(q, 0);
 }
 
-static int record_xfer(devq_queue *q, enum op_kind kind, devq_buffer *buf, size_t off, void *host,
-                       size_t n, const char *fn)
+static int record_xfer(devq_queue *q, enum op_kind kind, devq_buffer *buf, size_t off, void *host, size_t n,
+                       const char *fn)
 {
     int r = enter(q, fn);
     if (r < 0)
@@ -483,9 +498,9 @@ DEVQ_API int devq_queue_host_fn(devq_queue *q, void (*fn)(void *arg), void *arg)
     return leave(q, 0);
 }
 
-int devq__record_work(devq_queue *q, devq_work_fn run, devq_work_issue_fn issue, const void *key, const void *data, size_t size,
-                      const struct buffer_use *uses, uint32_t nuses, struct devq_object *hold, int writes_whole,
-                      const char *fn)
+int devq__record_work(devq_queue *q, devq_work_fn run, devq_work_issue_fn issue, const void *key,
+                      const void *data, size_t size, const struct buffer_use *uses, uint32_t nuses,
+                      struct devq_object *hold, int writes_whole, const char *fn)
 {
     struct batch *b = q->open;
     size_t need = (size + 15) & ~(size_t)15;
@@ -526,7 +541,8 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
         return r;
     int expected = 0;
     if (!atomic_compare_exchange_strong(&q->recording, &expected, 1))
-        return devq__err(-EBUSY, "devq_queue_submit: %s is being recorded by another thread", devq__queue_label(q).s);
+        return devq__err(-EBUSY, "devq_queue_submit: %s is being recorded by another thread",
+                         devq__queue_label(q).s);
     struct batch *b = q->open;
     q->open = NULL;
     int sticky = q->sticky;
@@ -537,7 +553,7 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
         if (b)
             devq__batch_discard(b, sticky, msg);
         atomic_store(&q->recording, 0);
-        devq__queue_record_failure(q, sticky, msg);     /* finish reports it once */
+        devq__queue_record_failure(q, sticky, msg); /* finish reports it once */
         return devq__err(sticky, "devq_queue_submit: %s", msg);
     }
     if (!b) {
@@ -556,7 +572,7 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
         devq__queue_record_failure(q, r, msg);
         return devq__err(r, "devq_queue_submit: %s", msg);
     }
-    if (devq__submit_inline(q, b))     /* signals only, nothing before it pending */
+    if (devq__submit_inline(q, b)) /* signals only, nothing before it pending */
         return 0;
     b->seq = atomic_fetch_add(&q->submitted, 1) + 1;
     atomic_fetch_add(&q->dev->stats.batches_submitted, 1);

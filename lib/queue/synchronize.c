@@ -40,7 +40,7 @@ DEVQ_API int devq_device_synchronize(devq_device *dev, uint64_t timeout_ns)
         r = devq__queue_finish_until(qs[i], deadline);
         if (r == -ETIMEDOUT) {
             char why[DEVQ_ERRMSG_MAX];
-            snprintf(why, sizeof why, "%s", devq_errmsg());   /* devq__err writes the same buffer */
+            snprintf(why, sizeof why, "%s", devq_errmsg()); /* devq__err writes the same buffer */
             /* A failure already collected stays reported for the next call. */
             if (first)
                 devq__queue_record_failure(qs[first_q], first, cause);

@@ -36,7 +36,7 @@ int devq__timestamp_new(struct devq_device *dev, const char *fn, struct devq_tim
         return r;
     }
     devq__object_init(&ts->obj, DEVQ_MAGIC_TIMESTAMP, timestamp_destroy);
-    devq__object_retain(&ts->obj);      /* the user's and the batch's */
+    devq__object_retain(&ts->obj); /* the user's and the batch's */
     ts->dev = dev;
     devq__device_retain(dev);
     *out = ts;
@@ -70,8 +70,9 @@ DEVQ_API int devq_timestamp_elapsed(const devq_timestamp *a, const devq_timestam
     if (!atomic_load(&a->recorded) || !atomic_load(&b->recorded))
         return devq__err(-EAGAIN, "%s: a timestamp was not submitted yet", fn);
     if ((r = dev->ops->event_query(a->ev)) != 0 || (r = dev->ops->event_query(b->ev)) != 0)
-        return r == -EAGAIN ? devq__err(-EAGAIN, "%s: not reached yet; finish the queue or wait on a signal first", fn)
-                            : r;
+        return r == -EAGAIN
+                   ? devq__err(-EAGAIN, "%s: not reached yet; finish the queue or wait on a signal first", fn)
+                   : r;
     return dev->ops->event_elapsed(a->ev, b->ev, ns);
 }
 

@@ -16,18 +16,18 @@
 #include "tracker.h"
 #include "value_wait.h"
 
-#define DEVQ_MAGIC_VALUE_SLOT 0x56534c54u   /* "VSLT" */
+#define DEVQ_MAGIC_VALUE_SLOT 0x56534c54u /* "VSLT" */
 
 struct devq_value_slot {
-    _Alignas(64) uint64_t word;        /* the device waits for word >= 1 */
+    _Alignas(64) uint64_t word; /* the device waits for word >= 1 */
     devq_pl_value *pv;
-    struct devq_object obj;            /* refs: the batch's and the notify callback's */
+    struct devq_object obj; /* refs: the batch's and the notify callback's */
     _Atomic int cancelled;
     struct devq_device *dev;
     struct devq_queue *q;
-    devq_signal *sig;                  /* what it waits for, for messages and cycles */
-    uint64_t value, seq, cursor;       /* batch number, tracker unit */
-    struct devq_value_slot *next;      /* free list, or the device's active list */
+    devq_signal *sig;             /* what it waits for, for messages and cycles */
+    uint64_t value, seq, cursor;  /* batch number, tracker unit */
+    struct devq_value_slot *next; /* free list, or the device's active list */
     struct devq_value_slot *prev;
 };
 
@@ -105,7 +105,7 @@ static void release_device(struct devq_value_slot *s)
 static void slot_notify_cb(void *arg, int status)
 {
     struct devq_value_slot *s = arg;
-    (void)status;              /* a failure is seen by the batch's gate */
+    (void)status; /* a failure is seen by the batch's gate */
     release_device(s);
     slot_put(s);
 }
@@ -129,7 +129,7 @@ int devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s
         return 0;
     struct devq_value_slot *s = slot_get(dev);
     if (!s)
-        return 0;              /* fall back to deferral */
+        return 0; /* fall back to deferral */
     if (push_slot(b, s) < 0) {
         pthread_mutex_lock(&slot_lock);
         s->next = dev->qs->value_slots_free;
@@ -145,7 +145,7 @@ int devq__value_wait_issue(struct devq_queue *q, struct batch *b, devq_signal *s
     s->seq = b->seq;
     s->cursor = devq__tracker_cursor(dev->tracker, q->stream.id);
     atomic_store(&s->cancelled, 0);
-    atomic_store(&s->obj.refs, 2);     /* the batch's and the notify callback's */
+    atomic_store(&s->obj.refs, 2); /* the batch's and the notify callback's */
     pthread_mutex_lock(&slot_lock);
     s->prev = NULL;
     s->next = dev->qs->value_slots_active;

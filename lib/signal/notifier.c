@@ -31,14 +31,14 @@
 #ifndef FUTEX_32
 #define FUTEX_32 2
 #endif
-#define MAX_WATCH 127   /* futex_waitv takes 128 words, one is our own */
+#define MAX_WATCH 127 /* futex_waitv takes 128 words, one is our own */
 
 /* Shared signals watched by one thread (all fields under N.lock). */
 struct watch_group {
-    struct devq_signal *watch;   /* watched shared signals (watch_next) */
+    struct devq_signal *watch; /* watched shared signals (watch_next) */
     unsigned nwatch;
-    _Atomic uint32_t *word;      /* the thread's own futex word */
-    _Atomic uint32_t own_word;   /* a watcher's (group 0 uses N.word) */
+    _Atomic uint32_t *word;    /* the thread's own futex word */
+    _Atomic uint32_t own_word; /* a watcher's (group 0 uses N.word) */
 };
 
 static struct {
@@ -47,8 +47,8 @@ static struct {
     _Atomic uint32_t word;
     int sleeping;
     int started;
-    struct watch_group g0;       /* the notifier's own */
-    struct watch_group **more;   /* watchers' groups, each with its thread */
+    struct watch_group g0;     /* the notifier's own */
+    struct watch_group **more; /* watchers' groups, each with its thread */
     unsigned nmore, capmore;
 } N = { .lock = PTHREAD_MUTEX_INITIALIZER, .tail = &N.head, .g0 = { .word = &N.word } };
 
@@ -77,7 +77,7 @@ static void atfork_child(void)
         g->watch = NULL;
         g->nwatch = 0;
     }
-    N.nmore = 0;                 /* the parent's watchers: leaked in the child */
+    N.nmore = 0; /* the parent's watchers: leaked in the child */
     N.more = NULL;
     N.capmore = 0;
 }
@@ -93,7 +93,7 @@ static void run_list(struct devq_notifier_node *n)
         struct devq_notifier_node *next = n->next;
         int owned = n->owned;
         void *self = n;
-        n->fn(n->arg);          /* may free n (a notify frees itself) */
+        n->fn(n->arg); /* may free n (a notify frees itself) */
         if (owned)
             free(self);
         n = next;
@@ -136,13 +136,12 @@ static unsigned scan_watched(struct watch_group *g, struct futex_waitv *w)
             s->watched = 0;
             atomic_fetch_sub(&s->tl->waiters, 1);
         } else {
-            w[k++] = (struct futex_waitv){ .val = seq, .uaddr = (uintptr_t)&s->tl->seq,
-                                           .flags = FUTEX_32 };
+            w[k++] = (struct futex_waitv){ .val = seq, .uaddr = (uintptr_t)&s->tl->seq, .flags = FUTEX_32 };
         }
         pthread_mutex_unlock(&s->lock);
         if (drop)
-            devq__signal_release(s);   /* the watch list's reference */
-        devq__signal_release(s);       /* the snapshot's */
+            devq__signal_release(s); /* the watch list's reference */
+        devq__signal_release(s);     /* the snapshot's */
     }
     return k;
 }
@@ -174,7 +173,8 @@ static void *notifier_main(void *unused)
         N.sleeping = 1;
         pthread_mutex_unlock(&N.lock);
         if (k) {
-            w[0] = (struct futex_waitv){ .val = seen, .uaddr = (uintptr_t)&N.word,
+            w[0] = (struct futex_waitv){ .val = seen,
+                                         .uaddr = (uintptr_t)&N.word,
                                          .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
             /* Watched pages are shared: another process may change one
              * without waking us, so look again now and then. */
@@ -202,7 +202,8 @@ static void *watcher_main(void *arg)
             devq__futex_wait((const uint32_t *)g->word, seen, DEVQ_NO_DEADLINE, 0);
             continue;
         }
-        w[0] = (struct futex_waitv){ .val = seen, .uaddr = (uintptr_t)g->word,
+        w[0] = (struct futex_waitv){ .val = seen,
+                                     .uaddr = (uintptr_t)g->word,
                                      .flags = FUTEX_32 | FUTEX_PRIVATE_FLAG };
         devq__futex_waitv(w, k + 1, devq__shared_slice(DEVQ_NO_DEADLINE));
     }
@@ -242,9 +243,10 @@ static int group_with_room_locked(const char *who, struct watch_group **out)
     if (r) {
         free(g);
         return devq__err(r == ENOMEM ? -ENOMEM : -EAGAIN,
-                  "%s: cannot start a devq watcher thread for more than %u process-shared signals "
-                  "with pending registrations: pthread_create: %s (raise RLIMIT_NPROC or free "
-                  "memory, then call again)", who, MAX_WATCH * (N.nmore + 1), strerror(r));
+                         "%s: cannot start a devq watcher thread for more than %u process-shared signals "
+                         "with pending registrations: pthread_create: %s (raise RLIMIT_NPROC or free "
+                         "memory, then call again)",
+                         who, MAX_WATCH * (N.nmore + 1), strerror(r));
     }
     N.more[N.nmore++] = g;
     *out = g;
@@ -354,7 +356,8 @@ int devq__notifier_watch(struct devq_signal *s)
     if (s->watched)
         return 0;
     if (!devq__signal_have_waitv_kernel())
-        return devq__err(-ENOTSUP, "%s: notify, wait_fd and many-signal waits on a "
+        return devq__err(-ENOTSUP,
+                         "%s: notify, wait_fd and many-signal waits on a "
                          "process-shared signal need futex_waitv (Linux 5.16 or later)",
                          devq__signal_label(s).s);
     pthread_once(&once, init_once);

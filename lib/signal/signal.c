@@ -17,7 +17,7 @@
 #include "futex.h"
 #include "signal_impl.h"
 
-#define SPIN_DEFAULT_NS 2000   /* first waits spin 2 us; see signal_wait.c */
+#define SPIN_DEFAULT_NS 2000 /* first waits spin 2 us; see signal_wait.c */
 
 static _Atomic uint64_t next_signal_id = 1;
 
@@ -59,8 +59,8 @@ int devq__signal_check_user(const devq_signal *s, const char *fn)
     if (!s)
         return devq__err(-EINVAL, "%s: signal is NULL", fn);
     if (s->obj.magic != DEVQ_MAGIC_SIGNAL)
-        return devq__err(-EINVAL, "%s: %p is not a live devq_signal (garbage or freed pointer)",
-                         fn, (const void *)s);
+        return devq__err(-EINVAL, "%s: %p is not a live devq_signal (garbage or freed pointer)", fn,
+                         (const void *)s);
     if (atomic_load_explicit(&s->user_dead, memory_order_relaxed))
         return devq__err(-EINVAL, "%s: %s was destroyed", fn, devq__signal_label(s).s);
     return 0;
@@ -133,8 +133,8 @@ int devq__signal_fail_err(const struct devq_signal *s, int status)
 
 int devq__signal_timeout_err(const struct devq_signal *s, uint64_t want)
 {
-    return devq__err(-ETIMEDOUT, "%s: timed out waiting for %" PRIu64
-                     ", value is %" PRIu64, devq__signal_label(s).s, want, devq__tl_value(s));
+    return devq__err(-ETIMEDOUT, "%s: timed out waiting for %" PRIu64 ", value is %" PRIu64,
+                     devq__signal_label(s).s, want, devq__tl_value(s));
 }
 
 /* ---- the pending heap (min-heap on value; caller holds s->lock) ---- */
@@ -351,7 +351,7 @@ static inline int advance(devq_signal *s, uint64_t v, int held)
     if (st)
         return st;
     uint64_t cur;
-    raise_value(s, v, &cur, held);   /* unless held, s may be gone once it returns */
+    raise_value(s, v, &cur, held); /* unless held, s may be gone once it returns */
     return 0;
 }
 
@@ -390,7 +390,7 @@ void devq__cause_compact(char *dst, size_t cap, const char *cause)
         last = p;
     const char *root = last + sizeof hop_sep - 1;
     if (!strncmp(root, elided, sizeof elided - 1))
-        root += sizeof elided - 1;           /* elided by an earlier hop */
+        root += sizeof elided - 1; /* elided by an earlier hop */
     size_t head = (size_t)(first - cause) + sizeof hop_sep - 1;
     if (head + sizeof elided - 1 + strlen(root) < cap)
         snprintf(dst, cap, "%.*s%s%s", (int)head, cause, elided, root);
@@ -401,10 +401,10 @@ void devq__cause_compact(char *dst, size_t cap, const char *cause)
 void devq__signal_fail_cause(devq_signal *s, int err, const char *cause)
 {
     struct devq_timeline *tl = s->tl;
-    if (s->shared) {   /* other processes may die half way: signal_peer.c */
+    if (s->shared) { /* other processes may die half way: signal_peer.c */
         char text[DEVQ_SIGNAL_CAUSE_MAX];
         devq__cause_compact(text, sizeof text, cause && *cause ? cause : "signal failed");
-        devq__signal_retain(s);   /* waiters may destroy it once they see it */
+        devq__signal_retain(s); /* waiters may destroy it once they see it */
         if (devq__shared_fail_claim(s, err >= 0 || err < -4095 ? -EIO : err, text)) {
             atomic_fetch_add(&tl->seq, 1);
             if (atomic_load(&tl->waiters))
@@ -417,11 +417,11 @@ void devq__signal_fail_cause(devq_signal *s, int err, const char *cause)
     uint32_t expect = FAIL_NONE;
     if (!atomic_compare_exchange_strong(&tl->fail_state, &expect, FAIL_WRITING))
         return;
-    devq__signal_retain(s);   /* waiters may destroy it once they see it */
-    if (err >= 0 || err < -4095)   /* not an errno: every reader must get one */
+    devq__signal_retain(s);      /* waiters may destroy it once they see it */
+    if (err >= 0 || err < -4095) /* not an errno: every reader must get one */
         err = -EIO;
     devq__cause_compact(tl->cause, sizeof tl->cause, cause && *cause ? cause : "signal failed");
-    atomic_store(&tl->status, err);   /* after the cause: readers see both */
+    atomic_store(&tl->status, err); /* after the cause: readers see both */
     atomic_store(&tl->fail_state, FAIL_DONE);
     atomic_fetch_add(&tl->seq, 1);
     if (atomic_load(&tl->waiters))
@@ -435,7 +435,7 @@ void devq__signal_peer_check(struct devq_signal *s, uint64_t want)
     char cause[DEVQ_SIGNAL_CAUSE_MAX];
     int err = devq__peer_lost(s, want, cause, sizeof cause);
     if (err)
-        devq__signal_fail_cause(s, err, cause);   /* (its fire_ready looks no more: rate-limited) */
+        devq__signal_fail_cause(s, err, cause); /* (its fire_ready looks no more: rate-limited) */
 }
 
 /* ---- public ---- */
@@ -505,8 +505,9 @@ DEVQ_API int devq_signal_status(const devq_signal *s)
 
 static int set_below(const struct devq_signal *s, uint64_t value, uint64_t cur)
 {
-    return devq__err(-EINVAL, "devq_signal_set: %s: value %" PRIu64
-                     " is not above the current value %" PRIu64 " (values only rise)",
+    return devq__err(-EINVAL,
+                     "devq_signal_set: %s: value %" PRIu64 " is not above the current value %" PRIu64
+                     " (values only rise)",
                      devq__signal_label(s).s, value, cur);
 }
 
@@ -515,8 +516,7 @@ static int set_below(const struct devq_signal *s, uint64_t value, uint64_t cur)
  * devq_errmsg().  Apart from the private paths so that they stay as
  * short as they were.  Holds a reference: s is looked at after the new
  * value is visible, when a waiter may already destroy it. */
-static __attribute__((noinline)) int raise_shared(struct devq_signal *s, uint64_t v,
-                                                  uint64_t *cur)
+static __attribute__((noinline)) int raise_shared(struct devq_signal *s, uint64_t v, uint64_t *cur)
 {
     uint64_t floor = devq__shared_floor(s);
     int r = devq__shared_status(s);
@@ -546,7 +546,7 @@ static __attribute__((noinline)) int set_shared(struct devq_signal *s, uint64_t 
     int r = raise_shared(s, value, &cur);
     if (r < 0)
         return r;
-    return r ? 0 : set_below(s, value, cur);   /* not raised: s is still the caller's */
+    return r ? 0 : set_below(s, value, cur); /* not raised: s is still the caller's */
 }
 
 DEVQ_API int devq_signal_set(devq_signal *s, uint64_t value)
@@ -580,13 +580,15 @@ DEVQ_API int devq_signal_fail(devq_signal *s, int error)
     if (r || (s->shared && (r = devq__shared_check(s))))
         return r;
     if (error >= 0 || error < -4095)
-        return devq__err(-EINVAL, "devq_signal_fail: %s"
-                         ": error must be a negative errno such as -EIO (got %d)", devq__signal_label(s).s, error);
+        return devq__err(-EINVAL,
+                         "devq_signal_fail: %s"
+                         ": error must be a negative errno such as -EIO (got %d)",
+                         devq__signal_label(s).s, error);
     char cause[DEVQ_SIGNAL_CAUSE_MAX], num[16];
-    snprintf(cause, sizeof cause, "devq_signal_fail(-%s) called on %s",
-             errno_name(error, num, sizeof num), devq__signal_label(s).s);
+    snprintf(cause, sizeof cause, "devq_signal_fail(-%s) called on %s", errno_name(error, num, sizeof num),
+             devq__signal_label(s).s);
     if (!s->shared) {
-        devq__signal_fail_cause(s, error, cause);   /* s may be gone once it returns */
+        devq__signal_fail_cause(s, error, cause); /* s may be gone once it returns */
         return 0;
     }
     /* A shared page may turn out corrupted while failing it: look after,

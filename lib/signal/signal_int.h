@@ -9,7 +9,7 @@
 #include <devq/devq.h>
 #include "name.h"
 
-#define DEVQ_MAGIC_SIGNAL 0x5349474eu  /* "SIGN" */
+#define DEVQ_MAGIC_SIGNAL 0x5349474eu /* "SIGN" */
 
 /* 0, or -EINVAL naming fn when s is NULL or not a live signal. */
 int devq__signal_check(const devq_signal *s, const char *fn);

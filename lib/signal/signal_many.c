@@ -32,7 +32,7 @@
 #define NOT_YET 1
 
 static _Atomic int force_no_waitv;
-static _Atomic int waitv_missing;   /* set once the kernel said ENOSYS */
+static _Atomic int waitv_missing; /* set once the kernel said ENOSYS */
 
 void devq__signal_force_no_waitv(int on)
 {
@@ -79,7 +79,7 @@ struct many {
     size_t n;
     enum devq_wait_mode mode;
     size_t *first_ready;
-    int shared;                  /* some signal is process-shared */
+    int shared; /* some signal is process-shared */
 };
 
 /* The sleep's deadline: cut into slices when a shared page is involved,
@@ -101,8 +101,8 @@ static int scan(const struct many *m)
 {
     for (size_t i = 0; i < m->n; i++) {
         if (m->s[i]->shared && !reached(m, i))
-            devq__signal_peer_check(m->s[i], m->values[i]);   /* rate-limited */
-        int st = devq__tl_status(m->s[i]);   /* validates a shared page */
+            devq__signal_peer_check(m->s[i], m->values[i]); /* rate-limited */
+        int st = devq__tl_status(m->s[i]);                  /* validates a shared page */
         if (st) {
             if (m->first_ready)
                 *m->first_ready = i;
@@ -129,7 +129,8 @@ static int timeout_err(const struct many *m)
         if (reached(m, i))
             continue;
         const struct devq_signal *s = m->s[i];
-        return devq__err(-ETIMEDOUT, "devq_signal_wait_many: timed out (%s of %zu): %s"
+        return devq__err(-ETIMEDOUT,
+                         "devq_signal_wait_many: timed out (%s of %zu): %s"
                          " (index %zu) is at %" PRIu64 ", waiting for %" PRIu64,
                          m->mode == DEVQ_WAIT_ANY ? "ANY" : "ALL", m->n, devq__signal_label(s).s, i,
                          devq__tl_value(s), m->values[i]);
@@ -205,8 +206,9 @@ static int wait_wakers(const struct many *m, uint64_t deadline)
     size_t i;
     for (i = 0; i < m->n; i++) {
         struct devq_signal *s = m->s[i];
-        wk[i] = (struct devq_pending){ .value = m->values[i], .kind = PENDING_WAKER,
-                                       .heap_index = SIZE_MAX, .u.waker.word = &word };
+        wk[i] = (struct devq_pending){
+            .value = m->values[i], .kind = PENDING_WAKER, .heap_index = SIZE_MAX, .u.waker.word = &word
+        };
         pthread_mutex_lock(&s->lock);
         r = devq__pending_push(s, &wk[i]);
         if (!r && s->shared)
@@ -214,8 +216,7 @@ static int wait_wakers(const struct many *m, uint64_t deadline)
         pthread_mutex_unlock(&s->lock);
         if (r) {
             if (r == -ENOMEM)
-                devq__err(r, "devq_signal_wait_many: out of memory registering %s",
-                          devq__signal_label(s).s);
+                devq__err(r, "devq_signal_wait_many: out of memory registering %s", devq__signal_label(s).s);
             i++;
             goto out;
         }
@@ -243,17 +244,19 @@ out:
 }
 
 DEVQ_API int devq_signal_wait_many(devq_signal *const *s, const uint64_t *values, size_t n,
-                                   enum devq_wait_mode mode, uint64_t timeout_ns,
-                                   size_t *first_ready)
+                                   enum devq_wait_mode mode, uint64_t timeout_ns, size_t *first_ready)
 {
     if (n == 0)
-        return mode == DEVQ_WAIT_ALL ? 0
-            : devq__err(-EINVAL, "devq_signal_wait_many: ANY of 0 signals can never be reached");
+        return mode == DEVQ_WAIT_ALL
+                   ? 0
+                   : devq__err(-EINVAL, "devq_signal_wait_many: ANY of 0 signals can never be reached");
     if (!s || !values)
         return devq__err(-EINVAL, "devq_signal_wait_many: %s is NULL", !s ? "s" : "values");
     if (mode != DEVQ_WAIT_ALL && mode != DEVQ_WAIT_ANY)
-        return devq__err(-EINVAL, "devq_signal_wait_many: mode %d is neither DEVQ_WAIT_ALL "
-                         "nor DEVQ_WAIT_ANY", (int)mode);
+        return devq__err(-EINVAL,
+                         "devq_signal_wait_many: mode %d is neither DEVQ_WAIT_ALL "
+                         "nor DEVQ_WAIT_ANY",
+                         (int)mode);
     for (size_t i = 0; i < n; i++) {
         char fn[64];
         snprintf(fn, sizeof fn, "devq_signal_wait_many: s[%zu]", i);

@@ -20,11 +20,11 @@
 #include "notifier.h"
 #include "signal_impl.h"
 
-#define DEVQ_MAGIC_NOTIFY 0x4e4f5446u  /* "NOTF" */
+#define DEVQ_MAGIC_NOTIFY 0x4e4f5446u /* "NOTF" */
 
 struct devq_notify {
-    struct devq_object obj;      /* DEVQ_MAGIC_NOTIFY; refs: delivery's + the handle's */
-    struct devq_signal *sig;     /* holds a signal reference */
+    struct devq_object obj;  /* DEVQ_MAGIC_NOTIFY; refs: delivery's + the handle's */
+    struct devq_signal *sig; /* holds a signal reference */
     devq_notify_fn fn;
     void *arg;
     struct devq_pending pend;
@@ -98,12 +98,11 @@ DEVQ_API int devq_signal_notify(devq_signal *s, uint64_t value, devq_notify_fn f
         return devq__err(-ENOMEM, "devq_signal_notify: out of memory");
     devq__object_init(&n->obj, DEVQ_MAGIC_NOTIFY, notify_destroy);
     if (handle)
-        devq__object_retain(&n->obj);   /* the caller's, besides delivery's */
+        devq__object_retain(&n->obj); /* the caller's, besides delivery's */
     n->sig = s;
     n->fn = fn;
     n->arg = arg;
-    n->pend = (struct devq_pending){ .value = value, .kind = PENDING_NOTIFY,
-                                     .heap_index = SIZE_MAX };
+    n->pend = (struct devq_pending){ .value = value, .kind = PENDING_NOTIFY, .heap_index = SIZE_MAX };
     devq__signal_retain(s);
     /* Publish the handle before the callback can run and cancel it. */
     if (handle)
@@ -124,8 +123,10 @@ static int notify_check(const devq_notify *h, const char *fn)
     if (!h)
         return devq__err(-EINVAL, "%s: handle is NULL", fn);
     if (h->obj.magic != DEVQ_MAGIC_NOTIFY)
-        return devq__err(-EINVAL, "%s: %p is not a live devq_notify handle (already "
-                         "cancelled or released?)", fn, (const void *)h);
+        return devq__err(-EINVAL,
+                         "%s: %p is not a live devq_notify handle (already "
+                         "cancelled or released?)",
+                         fn, (const void *)h);
     return 0;
 }
 
@@ -143,8 +144,10 @@ DEVQ_API int devq_notify_cancel(devq_notify *h)
     if (pending)
         devq__notify_deliver(&h->pend, -ECANCELED);
     else
-        r = devq__err(-EALREADY, "devq_notify_cancel: the callback on %s"
-                      " for value %" PRIu64 " already ran or is running", devq__signal_label(s).s, h->pend.value);
+        r = devq__err(-EALREADY,
+                      "devq_notify_cancel: the callback on %s"
+                      " for value %" PRIu64 " already ran or is running",
+                      devq__signal_label(s).s, h->pend.value);
     notify_put(h);
     return r;
 }
@@ -166,7 +169,7 @@ void devq__fd_deliver(struct devq_pending *p, int status)
     /* lib's own dup: the caller may have closed its fd already, and its
      * number may have been reused; this one is still our eventfd. */
     ssize_t w = write(p->u.fd, &one, sizeof one);
-    (void)w;   /* an eventfd write of 1 only fails on counter overflow */
+    (void)w; /* an eventfd write of 1 only fails on counter overflow */
     (void)status;
     close(p->u.fd);
     free(p);
@@ -195,8 +198,7 @@ DEVQ_API int devq_signal_wait_fd(devq_signal *s, uint64_t value, int *fd)
         close(efd);
         return r;
     }
-    *p = (struct devq_pending){ .value = value, .kind = PENDING_FD, .heap_index = SIZE_MAX,
-                                .u.fd = mine };
+    *p = (struct devq_pending){ .value = value, .kind = PENDING_FD, .heap_index = SIZE_MAX, .u.fd = mine };
     r = register_pending(s, p, "devq_signal_wait_fd");
     if (r) {
         close(mine);

@@ -23,7 +23,7 @@
 #include "log.h"
 #include "signal_impl.h"
 
-#define ERRNO_MAX 4095   /* the kernel's MAX_ERRNO: -4095..-1 are errnos */
+#define ERRNO_MAX 4095 /* the kernel's MAX_ERRNO: -4095..-1 are errnos */
 
 static struct devq_signal *mut(const struct devq_signal *s)
 {
@@ -40,8 +40,8 @@ static uint32_t page_u32(const uint32_t *p)
 /* Mark s corrupted (the first finder names it) and wake everyone that may
  * sleep on the page: this process's waiters and notifier, and the other
  * processes' (which then look for themselves). */
-__attribute__((format(printf, 2, 3), cold))
-static int corrupted(const struct devq_signal *cs, const char *fmt, ...)
+__attribute__((format(printf, 2, 3), cold)) static int corrupted(const struct devq_signal *cs,
+                                                                 const char *fmt, ...)
 {
     struct devq_signal *s = mut(cs);
     int expect = 0;
@@ -52,8 +52,10 @@ static int corrupted(const struct devq_signal *cs, const char *fmt, ...)
     vsnprintf(s->corrupt_what, sizeof s->corrupt_what, fmt, ap);
     va_end(ap);
     atomic_store_explicit(&s->corrupt, 2, memory_order_release);
-    devq__log(DEVQ_LOG_BASIC, "shared %s was corrupted by a process sharing "
-              "it (%s)", devq__signal_label(s).s, s->corrupt_what);
+    devq__log(DEVQ_LOG_BASIC,
+              "shared %s was corrupted by a process sharing "
+              "it (%s)",
+              devq__signal_label(s).s, s->corrupt_what);
     atomic_fetch_add(&s->tl->seq, 1);
     devq__futex_wake_bits((const uint32_t *)&s->tl->seq, UINT32_MAX, 1);
     return DEVQ_SHARED_CORRUPT;
@@ -127,13 +129,14 @@ static int check_failure(const struct devq_signal *s)
         return corrupted(s, "fail state word %" PRIu32 " is not one of its states 0, 1, 2",
                          f1 > FAIL_DONE ? f1 : f2);
     if (f2 < f1)
-        return corrupted(s, "fail state went back from %s to %s", fail_state_name(f1),
-                         fail_state_name(f2));
+        return corrupted(s, "fail state went back from %s to %s", fail_state_name(f1), fail_state_name(f2));
     if (st > 0 || st < -ERRNO_MAX)
         return corrupted(s, "status word %d is not 0 or a negative errno", st);
     if (seen && st != seen)
-        return corrupted(s, "status word changed from %d to %d after the failure was "
-                         "published", seen, st);
+        return corrupted(s,
+                         "status word changed from %d to %d after the failure was "
+                         "published",
+                         seen, st);
     if (!st && f1 == FAIL_DONE)
         return corrupted(s, "fail state says failed but the status word is 0");
     if (st && f2 == FAIL_NONE)
@@ -141,8 +144,10 @@ static int check_failure(const struct devq_signal *s)
     if (st && !seen) {
         int expect = 0;
         if (!atomic_compare_exchange_strong(&mut(s)->seen_status, &expect, st) && expect != st)
-            return corrupted(s, "status word changed from %d to %d after the failure was "
-                             "published", expect, st);
+            return corrupted(s,
+                             "status word changed from %d to %d after the failure was "
+                             "published",
+                             expect, st);
     }
     return st;
 }
@@ -156,15 +161,15 @@ static int read_page(const struct devq_signal *s, uint64_t *value)
     const struct devq_timeline *tl = s->tl;
     uint32_t magic = page_u32(&tl->magic), version = page_u32(&tl->version);
     if (magic != DEVQ_TIMELINE_MAGIC || version != DEVQ_TIMELINE_VERSION)
-        return corrupted(s, "header changed to magic 0x%08" PRIx32 " version %" PRIu32
-                         ", was 0x%08x version %u", magic, version, DEVQ_TIMELINE_MAGIC,
-                         DEVQ_TIMELINE_VERSION);
+        return corrupted(s,
+                         "header changed to magic 0x%08" PRIx32 " version %" PRIu32 ", was 0x%08x version %u",
+                         magic, version, DEVQ_TIMELINE_MAGIC, DEVQ_TIMELINE_VERSION);
     int st = check_failure(s);
     if (st)
         return st;
     uint64_t floor = devq__shared_floor(s);
     uint64_t v = atomic_load_explicit(&tl->value, memory_order_acquire);
-    if (v == floor) {   /* the common case: nothing new */
+    if (v == floor) { /* the common case: nothing new */
         *value = v;
         return 0;
     }
@@ -209,13 +214,15 @@ static void copy_cause(const struct devq_signal *s, char *dst, size_t cap)
             break;
         dst[i] = c >= 0x20 && c < 0x7f ? (char)c : '?';
     }
-    dst[i] = '\0';   /* also where the field had no terminator */
+    dst[i] = '\0'; /* also where the field had no terminator */
 }
 
 static int corrupt_msg(const struct devq_signal *s, char *dst, size_t cap)
 {
-    return snprintf(dst, cap, "shared %s was corrupted by a process sharing "
-                    "it (%s)", devq__signal_label(s).s, corrupt_what(s));
+    return snprintf(dst, cap,
+                    "shared %s was corrupted by a process sharing "
+                    "it (%s)",
+                    devq__signal_label(s).s, corrupt_what(s));
 }
 
 int devq__shared_fail_err(const struct devq_signal *s, int status)

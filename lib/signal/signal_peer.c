@@ -95,7 +95,7 @@ uint64_t devq__proc_self(void)
     char state;
     uint64_t start = 0;
     if (proc_stat(pid, &state, &start))
-        start = 0;   /* no /proc: the pid alone (see devq__proc_alive) */
+        start = 0; /* no /proc: the pid alone (see devq__proc_alive) */
     me = name_of(pid, start);
     atomic_store_explicit(&cached, me, memory_order_relaxed);
     return me;
@@ -110,9 +110,9 @@ int devq__proc_alive(uint64_t who)
     char state;
     uint64_t now;
     if (proc_stat(pid, &state, &now))
-        return kill(pid, 0) == 0 || errno != ESRCH;   /* hidden (hidepid): trust kill */
+        return kill(pid, 0) == 0 || errno != ESRCH; /* hidden (hidepid): trust kill */
     if (state == 'Z' || state == 'X')
-        return 0;   /* killed, not reaped yet: it runs no more */
+        return 0; /* killed, not reaped yet: it runs no more */
     return !start || now == start;
 }
 
@@ -129,7 +129,7 @@ static void publish_failure(struct devq_signal *s, int err, const char *cause)
 {
     struct devq_timeline *tl = s->tl;
     snprintf(tl->cause, sizeof tl->cause, "%s", cause);
-    atomic_store(&tl->status, err);   /* after the cause: readers see both */
+    atomic_store(&tl->status, err); /* after the cause: readers see both */
     hook(s, 3);
     atomic_store(&tl->fail_state, FAIL_DONE);
 }
@@ -148,10 +148,11 @@ static int take_over(struct devq_signal *s, uint64_t dead, uint64_t me)
     if (f == FAIL_DONE)
         return 0;
     int st = atomic_load(&tl->status);
-    devq__log(DEVQ_LOG_BASIC, "shared %s: process %d died while failing it; %s",
-              devq__signal_label(s).s, devq__proc_pid(dead),
-              st ? "its published failure is completed" : "its unpublished failure is "
-              "rolled back");
+    devq__log(DEVQ_LOG_BASIC, "shared %s: process %d died while failing it; %s", devq__signal_label(s).s,
+              devq__proc_pid(dead),
+              st ? "its published failure is completed"
+                 : "its unpublished failure is "
+                   "rolled back");
     if (!st)
         return 1;
     atomic_store(&tl->fail_state, FAIL_DONE);
@@ -172,11 +173,10 @@ int devq__shared_fail_claim(struct devq_signal *s, int err, const char *cause)
     } else {
         if (!devq__proc_pid(owner)) {
             devq__shared_corrupted(s, "fail writer record names pid 0");
-            return 1;   /* wake everyone to see it */
+            return 1; /* wake everyone to see it */
         }
-        if (owner == me ||
-            atomic_load(&tl->fail_state) == FAIL_DONE || devq__proc_alive(owner))
-            return 0;   /* failed already, or its writer is still at it */
+        if (owner == me || atomic_load(&tl->fail_state) == FAIL_DONE || devq__proc_alive(owner))
+            return 0; /* failed already, or its writer is still at it */
         int r = take_over(s, owner, me);
         if (r != 1)
             return r != 0;
@@ -204,16 +204,15 @@ int devq__peer_lost(struct devq_signal *s, uint64_t want, char *cause, size_t ca
         return 0;
     uint64_t now = devq__now_ns();
     uint64_t last = atomic_load_explicit(&s->peer_checked_ns, memory_order_relaxed);
-    if (now - last < DEVQ_PEER_CHECK_NS ||
-        !atomic_compare_exchange_strong(&s->peer_checked_ns, &last, now))
-        return 0;   /* this process looked just now */
+    if (now - last < DEVQ_PEER_CHECK_NS || !atomic_compare_exchange_strong(&s->peer_checked_ns, &last, now))
+        return 0; /* this process looked just now */
     if (devq__shared_probe(s, want))
-        return 0;   /* reached, failed or corrupted: nothing to rule on */
+        return 0; /* reached, failed or corrupted: nothing to rule on */
     unsigned n = 0;
     uint64_t dead = 0, who;
     for (unsigned i = 0; i < DEVQ_SHARED_PRODUCERS; i++) {
         if (devq__shared_producer(s, i, &who))
-            return 0;   /* corrupted: every waiter sees that instead */
+            return 0; /* corrupted: every waiter sees that instead */
         if (!who)
             continue;
         if (devq__proc_alive(who))
@@ -225,9 +224,10 @@ int devq__peer_lost(struct devq_signal *s, uint64_t want, char *cause, size_t ca
     uint64_t v = devq__shared_value(s);
     if (!n || v >= want)
         return 0;
-    snprintf(cause, cap, "producer process %d of a shared signal died (%u of %u "
-             "registered producers dead) with the value at %" PRIu64 ", below the %" PRIu64
-             " waited for", devq__proc_pid(dead), n, n, v, want);
+    snprintf(cause, cap,
+             "producer process %d of a shared signal died (%u of %u "
+             "registered producers dead) with the value at %" PRIu64 ", below the %" PRIu64 " waited for",
+             devq__proc_pid(dead), n, n, v, want);
     devq__log(DEVQ_LOG_BASIC, "shared %s: %s", devq__signal_label(s).s, cause);
     return -EOWNERDEAD;
 }

@@ -16,9 +16,10 @@ static int check_shared(devq_signal *s, const char *fn)
     if (r)
         return r;
     if (!s->shared)
-        return devq__err(-EINVAL, "%s: %s is not shared; producers are processes sharing "
-                         "a signal made with devq_signal_create_shared", fn,
-                         devq__signal_label(s).s);
+        return devq__err(-EINVAL,
+                         "%s: %s is not shared; producers are processes sharing "
+                         "a signal made with devq_signal_create_shared",
+                         fn, devq__signal_label(s).s);
     return devq__shared_check(s);
 }
 
@@ -32,7 +33,7 @@ DEVQ_API int devq_signal_add_producer(devq_signal *s)
         if ((r = devq__shared_producer(s, i, &who)))
             return devq__shared_fail_err(s, r);
         if (who == me)
-            return 0;   /* registered already */
+            return 0; /* registered already */
     }
     /* A free slot, else one of a dead producer: it no longer counts. */
     for (int pass = 0; pass < 2; pass++) {
@@ -45,10 +46,11 @@ DEVQ_API int devq_signal_add_producer(devq_signal *s)
                 return 0;
         }
     }
-    return devq__err(-ENOSPC, "devq_signal_add_producer: %s has %d live producers, the "
+    return devq__err(-ENOSPC,
+                     "devq_signal_add_producer: %s has %d live producers, the "
                      "most a shared signal holds; remove one with "
-                     "devq_signal_remove_producer", devq__signal_label(s).s,
-                     DEVQ_SHARED_PRODUCERS);
+                     "devq_signal_remove_producer",
+                     devq__signal_label(s).s, DEVQ_SHARED_PRODUCERS);
 }
 
 DEVQ_API int devq_signal_remove_producer(devq_signal *s)
@@ -63,7 +65,8 @@ DEVQ_API int devq_signal_remove_producer(devq_signal *s)
         if (who == me && atomic_compare_exchange_strong(&s->tl->producer[i], &who, 0))
             return 0;
     }
-    return devq__err(-ENOENT, "devq_signal_remove_producer: process %d is not a producer "
-                     "of %s; register with devq_signal_add_producer", getpid(),
-                     devq__signal_label(s).s);
+    return devq__err(-ENOENT,
+                     "devq_signal_remove_producer: process %d is not a producer "
+                     "of %s; register with devq_signal_add_producer",
+                     getpid(), devq__signal_label(s).s);
 }

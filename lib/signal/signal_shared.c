@@ -85,8 +85,10 @@ DEVQ_API int devq_signal_export_fd(devq_signal *s, int *fd)
         return devq__err(-EINVAL, "devq_signal_export_fd: fd is NULL (%s)", devq__signal_label(s).s);
     *fd = -1;
     if (!s->shared)
-        return devq__err(-EINVAL, "devq_signal_export_fd: %s is not shared; "
-                         "create it with devq_signal_create_shared", devq__signal_label(s).s);
+        return devq__err(-EINVAL,
+                         "devq_signal_export_fd: %s is not shared; "
+                         "create it with devq_signal_create_shared",
+                         devq__signal_label(s).s);
     if ((r = devq__shared_check(s)))
         return r;
     int d = fcntl(s->memfd, F_DUPFD_CLOEXEC, 0);
@@ -103,23 +105,29 @@ DEVQ_API int devq_signal_import_fd(int fd, devq_signal **out)
     *out = NULL;
     struct stat st;
     if (fd < 0 || fstat(fd, &st))
-        return devq__err(-EINVAL, "devq_signal_import_fd: fd %d is not an open file "
-                         "descriptor", fd);
+        return devq__err(-EINVAL,
+                         "devq_signal_import_fd: fd %d is not an open file "
+                         "descriptor",
+                         fd);
     if (!S_ISREG(st.st_mode) || st.st_size != DEVQ_SHARED_MAP_SIZE)
-        return devq__err(-EINVAL, "devq_signal_import_fd: fd %d is not a devq shared signal "
+        return devq__err(-EINVAL,
+                         "devq_signal_import_fd: fd %d is not a devq shared signal "
                          "(size %lld, expected %u; use an fd from devq_signal_export_fd)",
                          fd, (long long)st.st_size, DEVQ_SHARED_MAP_SIZE);
     struct devq_timeline *tl = NULL;
     int r = map_timeline(fd, &tl);
     if (r)
-        return devq__err(-EINVAL, "devq_signal_import_fd: fd %d: mmap: %s (it must be "
-                         "open read-write)", fd, strerror(-r));
+        return devq__err(-EINVAL,
+                         "devq_signal_import_fd: fd %d: mmap: %s (it must be "
+                         "open read-write)",
+                         fd, strerror(-r));
     if (tl->magic != DEVQ_TIMELINE_MAGIC || tl->version != DEVQ_TIMELINE_VERSION) {
         uint32_t magic = tl->magic, version = tl->version;
         munmap(tl, DEVQ_SHARED_MAP_SIZE);
-        return devq__err(-EINVAL, "devq_signal_import_fd: fd %d is not a devq shared signal "
-                         "(magic 0x%08x version %u, expected 0x%08x version %u)", fd, magic,
-                         version, DEVQ_TIMELINE_MAGIC, DEVQ_TIMELINE_VERSION);
+        return devq__err(-EINVAL,
+                         "devq_signal_import_fd: fd %d is not a devq shared signal "
+                         "(magic 0x%08x version %u, expected 0x%08x version %u)",
+                         fd, magic, version, DEVQ_TIMELINE_MAGIC, DEVQ_TIMELINE_VERSION);
     }
     int mine = fcntl(fd, F_DUPFD_CLOEXEC, 0);
     struct devq_signal *s = NULL;
@@ -140,10 +148,12 @@ DEVQ_API int devq_signal_import_fd(int fd, devq_signal **out)
         char what[sizeof s->corrupt_what];
         memcpy(what, s->corrupt_what, sizeof what);
         devq__signal_release(s);
-        return devq__err(DEVQ_SHARED_CORRUPT, "devq_signal_import_fd: fd %d: the shared "
-                         "signal was corrupted by a process sharing it (%s)", fd, what);
+        return devq__err(DEVQ_SHARED_CORRUPT,
+                         "devq_signal_import_fd: fd %d: the shared "
+                         "signal was corrupted by a process sharing it (%s)",
+                         fd, what);
     }
-    devq__signal_number_user(s);    /* names and numbers are this process's own */
+    devq__signal_number_user(s); /* names and numbers are this process's own */
     *out = s;
     return 0;
 }

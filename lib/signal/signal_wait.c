@@ -32,17 +32,16 @@ _Atomic uint64_t devq__signal_early_wakes;
  * before it sleeps.  Every SPIN_RETRY failures it tries again with at
  * least SPIN_RETRY_NS, in case the machine got quieter (a few wasted
  * microseconds per SPIN_RETRY waits when it did not). */
-#define SPIN_MAX_NS   30000
+#define SPIN_MAX_NS 30000
 #define SPIN_FLOOR_NS 100
-#define SPIN_CHECK    32      /* pauses between clock reads */
-#define SPIN_GIVE_UP  3       /* failed spins in a row before shrinking */
-#define SPIN_RETRY    256     /* failed spins in a row before trying again */
-#define SPIN_RETRY_NS 8000    /* the budget a retry starts with */
+#define SPIN_CHECK 32      /* pauses between clock reads */
+#define SPIN_GIVE_UP 3     /* failed spins in a row before shrinking */
+#define SPIN_RETRY 256     /* failed spins in a row before trying again */
+#define SPIN_RETRY_NS 8000 /* the budget a retry starts with */
 
 /* 1 reached, a negative failure, 0 not yet.  A shared page is validated
  * (signal_page.c): corruption is a failure like any other here. */
-static inline __attribute__((always_inline)) int probe(const struct devq_signal *s,
-                                                      uint64_t want)
+static inline __attribute__((always_inline)) int probe(const struct devq_signal *s, uint64_t want)
 {
     if (__builtin_expect(s->shared, 0))
         return devq__shared_probe(s, want);
@@ -76,8 +75,8 @@ static int spin(struct devq_signal *s, uint64_t want, uint64_t start, uint64_t d
 static int timed(struct devq_signal *s)
 {
     int fails = atomic_load_explicit(&s->spin_fails, memory_order_relaxed);
-    return atomic_load_explicit(&s->spin_budget, memory_order_relaxed) > 0 ||
-           fails < SPIN_GIVE_UP || (fails + 1) % SPIN_RETRY == 0;
+    return atomic_load_explicit(&s->spin_budget, memory_order_relaxed) > 0 || fails < SPIN_GIVE_UP ||
+           (fails + 1) % SPIN_RETRY == 0;
 }
 
 static void adapt(struct devq_signal *s, uint64_t waited)
@@ -101,7 +100,7 @@ static void adapt(struct devq_signal *s, uint64_t waited)
     if (next > SPIN_MAX_NS)
         next = SPIN_MAX_NS;
     if (next < SPIN_FLOOR_NS)
-        next = 0;   /* too short to catch anything: skip the clock reads too */
+        next = 0; /* too short to catch anything: skip the clock reads too */
     if ((int)next != budget)
         atomic_store_explicit(&s->spin_budget, (int)next, memory_order_relaxed);
 }
@@ -120,13 +119,13 @@ static int sleep_until(struct devq_signal *s, uint64_t want, uint64_t deadline)
         if (r)
             break;
         uint64_t until = s->shared ? devq__shared_slice(deadline) : deadline;
-        if (devq__futex_wait_bits((const uint32_t *)&tl->seq, seq, devq__signal_bucket(want),
-                                  until, s->shared) == -ETIMEDOUT) {
-            if (until != deadline) {   /* a re-check of the page */
-                devq__signal_peer_check(s, want);   /* and of its producers */
+        if (devq__futex_wait_bits((const uint32_t *)&tl->seq, seq, devq__signal_bucket(want), until,
+                                  s->shared) == -ETIMEDOUT) {
+            if (until != deadline) {              /* a re-check of the page */
+                devq__signal_peer_check(s, want); /* and of its producers */
                 continue;
             }
-            r = probe(s, want);   /* 0: timed out */
+            r = probe(s, want); /* 0: timed out */
             break;
         }
         if (atomic_load(&tl->seq) != seq && !probe(s, want))
@@ -158,7 +157,7 @@ DEVQ_API int devq_signal_wait(devq_signal *s, uint64_t value, uint64_t timeout_n
             r = sleep_until(s, value, deadline);
             if (r > 0 && start)
                 adapt(s, devq__now_ns() - start);
-            else if (r > 0)   /* not spinning: only count towards a retry */
+            else if (r > 0) /* not spinning: only count towards a retry */
                 atomic_store_explicit(&s->spin_fails,
                                       atomic_load_explicit(&s->spin_fails, memory_order_relaxed) + 1,
                                       memory_order_relaxed);

@@ -35,21 +35,21 @@ struct cpu_link {
 
 struct devq_pl_device {
     uint32_t ordinal;
-    pthread_mutex_t lock;          /* the lists below */
-    struct cpu_link allocations;   /* struct cpu_alloc */
-    struct cpu_link kernels;       /* struct devq_pl_kernel */
-    struct cpu_link streams;       /* struct devq_pl_stream */
-    struct cpu_link events;        /* struct devq_pl_event */
+    pthread_mutex_t lock;        /* the lists below */
+    struct cpu_link allocations; /* struct cpu_alloc */
+    struct cpu_link kernels;     /* struct devq_pl_kernel */
+    struct cpu_link streams;     /* struct devq_pl_stream */
+    struct cpu_link events;      /* struct devq_pl_event */
 };
 
 void cpu_list_init(struct cpu_link *head);
 void cpu_list_add(struct devq_pl_device *dev, struct cpu_link *head, struct cpu_link *node);
 void cpu_list_del(struct devq_pl_device *dev, struct cpu_link *node);
 
-int  cpu_device_count(uint32_t *count);
-int  cpu_device_open(uint32_t ordinal, devq_pl_device **out);
+int cpu_device_count(uint32_t *count);
+int cpu_device_open(uint32_t ordinal, devq_pl_device **out);
 void cpu_device_close(devq_pl_device *dev);
-int  cpu_device_info(devq_pl_device *dev, devq_device_info *info);
+int cpu_device_info(devq_pl_device *dev, devq_device_info *info);
 
 /* ---- stream (stream.c): a worker thread draining an op ring ---- */
 
@@ -58,8 +58,8 @@ enum cpu_op_kind {
     CPU_OP_COPY,
     CPU_OP_FILL,
     CPU_OP_LAUNCH,
-    CPU_OP_WAIT,        /* wait until another stream completes a sequence */
-    CPU_OP_TIMESTAMP,   /* stamp a timing event */
+    CPU_OP_WAIT,      /* wait until another stream completes a sequence */
+    CPU_OP_TIMESTAMP, /* stamp a timing event */
 };
 
 struct cpu_launch;
@@ -67,12 +67,31 @@ struct cpu_launch;
 struct cpu_op {
     uint32_t kind;
     union {
-        struct { devq_pl_host_fn fn; void *arg; } host;
-        struct { void *dst; const void *src; size_t n; } copy;
-        struct { void *dst; size_t n; uint8_t byte; } fill;
-        struct { struct cpu_launch *l; } launch;
-        struct { struct devq_pl_stream *other; uint64_t seq; } wait;
-        struct { struct devq_pl_event *e; uint64_t seq; } stamp;
+        struct {
+            devq_pl_host_fn fn;
+            void *arg;
+        } host;
+        struct {
+            void *dst;
+            const void *src;
+            size_t n;
+        } copy;
+        struct {
+            void *dst;
+            size_t n;
+            uint8_t byte;
+        } fill;
+        struct {
+            struct cpu_launch *l;
+        } launch;
+        struct {
+            struct devq_pl_stream *other;
+            uint64_t seq;
+        } wait;
+        struct {
+            struct devq_pl_event *e;
+            uint64_t seq;
+        } stamp;
     } u;
 };
 
@@ -95,28 +114,28 @@ struct devq_pl_stream {
     struct cpu_link link;
     struct devq_pl_device *dev;
     int priority;
-    unsigned index;                 /* for thread names */
-    struct pl_ref refs;             /* 1 while alive + events/waits naming it */
+    unsigned index;     /* for thread names */
+    struct pl_ref refs; /* 1 while alive + events/waits naming it */
     pthread_t thread;
 
     /* Producer side (lib's calling thread). */
     _Alignas(CPU_CACHELINE) struct cpu_chunk *tail_chunk;
-    uint64_t enqueued_local;        /* producer's copy of enqueued */
-    uint64_t tail_base;             /* sequence before tail_chunk's first op */
-    _Atomic uint64_t enqueued;      /* ops published so far (= last sequence) */
+    uint64_t enqueued_local;   /* producer's copy of enqueued */
+    uint64_t tail_base;        /* sequence before tail_chunk's first op */
+    _Atomic uint64_t enqueued; /* ops published so far (= last sequence) */
     _Atomic int stop;
 
     /* Shared: spare chunk for recycling, sleep word. */
     _Alignas(CPU_CACHELINE) _Atomic(struct cpu_chunk *) spare;
-    _Atomic uint32_t sleeping;      /* futex: 1 while the worker sleeps */
+    _Atomic uint32_t sleeping; /* futex: 1 while the worker sleeps */
 
     /* Consumer side (worker). */
     _Alignas(CPU_CACHELINE) struct cpu_chunk *head_chunk;
-    int error;                      /* latched error, worker-only */
-    char error_msg[192];            /* its detail, reported to the next host callback */
-    _Atomic uint64_t completed;     /* ops finished (= last completed sequence) */
-    _Atomic uint64_t clean_upto;    /* last sequence after which no error was latched */
-    _Atomic uint32_t done_word;     /* futex for waiters of `completed` */
+    int error;                   /* latched error, worker-only */
+    char error_msg[192];         /* its detail, reported to the next host callback */
+    _Atomic uint64_t completed;  /* ops finished (= last completed sequence) */
+    _Atomic uint64_t clean_upto; /* last sequence after which no error was latched */
+    _Atomic uint32_t done_word;  /* futex for waiters of `completed` */
 
     /* Waiters: the smallest sequence somebody sleeps for. */
     _Alignas(CPU_CACHELINE) _Atomic uint64_t wake_at;
@@ -126,8 +145,8 @@ struct devq_pl_stream {
      * carries); the producer takes the whole stack into launch_private at
      * once, so neither side takes a lock and there is no ABA. */
     _Alignas(CPU_CACHELINE) _Atomic(struct cpu_launch *) launch_shared;
-    struct cpu_launch *launch_private;     /* producer-only */
-    devq_pl_kernel *launch_k;              /* producer: the last kernel launched, one
+    struct cpu_launch *launch_private; /* producer-only */
+    devq_pl_kernel *launch_k;          /* producer: the last kernel launched, one
                                             * reference held (kernel.c) */
 };
 
@@ -135,7 +154,7 @@ struct devq_pl_stream {
  * kernel it launched last (after its worker stopped). */
 void cpu_launch_cache_free(devq_pl_stream *s);
 
-int  cpu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out);
+int cpu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out);
 void cpu_stream_destroy(devq_pl_stream *s);
 /* Reserve the next op slot; fill it, then cpu_stream_publish().  Returns
  * NULL only when a new chunk cannot be allocated.  Inline: every op pays
@@ -174,9 +193,9 @@ static inline uint64_t cpu_stream_publish(devq_pl_stream *s)
     return n;
 }
 /* Wait until s completed `seq`: spin briefly, then futex.  0 or -ETIMEDOUT. */
-int  cpu_stream_wait_seq(devq_pl_stream *s, uint64_t seq, uint64_t deadline_ns);
+int cpu_stream_wait_seq(devq_pl_stream *s, uint64_t seq, uint64_t deadline_ns);
 /* The stream_idle op: everything queued ran and no error is latched. */
-int  cpu_stream_idle(devq_pl_stream *s);
+int cpu_stream_idle(devq_pl_stream *s);
 void cpu_stream_ref(devq_pl_stream *s);
 void cpu_stream_unref(devq_pl_stream *s);
 static inline uint64_t cpu_stream_completed(devq_pl_stream *s)
@@ -190,54 +209,54 @@ struct devq_pl_event {
     struct cpu_link link;
     struct devq_pl_device *dev;
     uint32_t flags;
-    struct pl_ref refs;             /* 1 until destroyed + pending timestamp ops */
-    pthread_mutex_t lock;           /* stream, seq, stamp */
-    struct devq_pl_stream *stream;  /* NULL: never recorded */
+    struct pl_ref refs;            /* 1 until destroyed + pending timestamp ops */
+    pthread_mutex_t lock;          /* stream, seq, stamp */
+    struct devq_pl_stream *stream; /* NULL: never recorded */
     uint64_t seq;
-    uint64_t stamp_ns;              /* timing events: CLOCK_MONOTONIC when reached */
-    uint64_t stamped_seq;           /* the sequence stamp_ns belongs to */
+    uint64_t stamp_ns;    /* timing events: CLOCK_MONOTONIC when reached */
+    uint64_t stamped_seq; /* the sequence stamp_ns belongs to */
 };
 
-int  cpu_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out);
+int cpu_event_create(devq_pl_device *dev, uint32_t flags, devq_pl_event **out);
 void cpu_event_destroy(devq_pl_event *e);
-void cpu_event_free(devq_pl_event *e);        /* device_close: unconditional */
-int  cpu_event_record(devq_pl_event *e, devq_pl_stream *s);
-int  cpu_event_query(devq_pl_event *e);
-int  cpu_event_wait(devq_pl_event *e, uint64_t timeout_ns);
-int  cpu_stream_wait_event(devq_pl_stream *s, devq_pl_event *e);
-int  cpu_event_elapsed(devq_pl_event *start, devq_pl_event *end, uint64_t *ns);
+void cpu_event_free(devq_pl_event *e); /* device_close: unconditional */
+int cpu_event_record(devq_pl_event *e, devq_pl_stream *s);
+int cpu_event_query(devq_pl_event *e);
+int cpu_event_wait(devq_pl_event *e, uint64_t timeout_ns);
+int cpu_stream_wait_event(devq_pl_stream *s, devq_pl_event *e);
+int cpu_event_elapsed(devq_pl_event *start, devq_pl_event *end, uint64_t *ns);
 /* Worker side of CPU_OP_TIMESTAMP / CPU_OP_WAIT. */
 void cpu_event_run_stamp(devq_pl_stream *s, struct cpu_op *op);
 void cpu_event_run_wait(devq_pl_stream *s, struct cpu_op *op);
 
 /* ---- host callbacks (hostfn.c) ---- */
 
-int  cpu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
+int cpu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
 void cpu_host_fn_run(devq_pl_stream *s, struct cpu_op *op);
 
 /* ---- memory (memory.c) ---- */
 
-int  cpu_mem_alloc(devq_pl_device *dev, size_t bytes, void **device_ptr, void **host_ptr);
+int cpu_mem_alloc(devq_pl_device *dev, size_t bytes, void **device_ptr, void **host_ptr);
 void cpu_mem_free(devq_pl_device *dev, void *device_ptr);
 void cpu_mem_free_all(devq_pl_device *dev);
-int  cpu_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir);
-int  cpu_fill(devq_pl_stream *s, void *dst, uint8_t byte, size_t n);
+int cpu_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir);
+int cpu_fill(devq_pl_stream *s, void *dst, uint8_t byte, size_t n);
 void cpu_copy_run(devq_pl_stream *s, struct cpu_op *op);
 void cpu_fill_run(devq_pl_stream *s, struct cpu_op *op);
 
 /* ---- kernels (kernel.c) ---- */
 
-int  cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
-                     devq_pl_kernel **out);
+int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const char *entry,
+                    devq_pl_kernel **out);
 /* A kernel given by pointer (devq_kernel_load_fn), sig NULL or checked. */
-int  cpu_kernel_load_fn(devq_pl_device *dev, devq_cpu_kernel_fn fn, const struct devq_cpu_signature *sig,
-                        const char *name, devq_pl_kernel **out);
+int cpu_kernel_load_fn(devq_pl_device *dev, devq_cpu_kernel_fn fn, const struct devq_cpu_signature *sig,
+                       const char *name, devq_pl_kernel **out);
 void cpu_kernel_destroy(devq_pl_kernel *k);
 /* The kernel's DEVQ_CPU_KERNEL_SIGNATURE, or -ENOTSUP when it has none. */
-int  cpu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
+int cpu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
 void cpu_kernel_free_all(devq_pl_device *dev);
-int  cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
-                const struct devq_pl_arg *args, size_t nargs);
+int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l, const struct devq_pl_arg *args,
+               size_t nargs);
 void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op);
 
 /* ---- shared work-group pool (pool.c) ---- */
@@ -245,28 +264,28 @@ void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op);
 /* A piece of parallel work: `total` items run by `run(job, index)`,
  * handed out one at a time to the pool threads and the owner. */
 struct cpu_job {
-    struct cpu_job *next;           /* pool queue, under the pool lock */
-    int priority;                   /* higher is taken first */
-    int queued;                     /* in the pool queue (pool lock) */
+    struct cpu_job *next; /* pool queue, under the pool lock */
+    int priority;         /* higher is taken first */
+    int queued;           /* in the pool queue (pool lock) */
     uint64_t total;
     int (*run)(struct cpu_job *job, uint64_t index);
     void *ctx;
     _Alignas(CPU_CACHELINE) _Atomic uint64_t next_index;
-    _Atomic int error;              /* first failure */
-    _Atomic uint32_t users;         /* pool threads holding the job */
+    _Atomic int error;      /* first failure */
+    _Atomic uint32_t users; /* pool threads holding the job */
 };
 
 /* Run every item of job, using the pool and the calling thread; returns
  * the first item failure (0 when all succeeded).  After a failure no
  * further items are handed out. */
-int  cpu_pool_run(struct cpu_job *job);
+int cpu_pool_run(struct cpu_job *job);
 /* Threads in the pool (created on first use, by this call). */
 unsigned cpu_pool_threads(void);
 /* Threads the pool has or will have, without starting it. */
 unsigned cpu_pool_size(void);
 void cpu_pool_shutdown(void);
 /* Parse DEVQ_CPU_THREADS now, so a malformed value fails device_open. */
-int  cpu_pool_config(void);
+int cpu_pool_config(void);
 
 /* aligned_alloc wants size % align == 0; posix_memalign does not. */
 static inline void *cpu_aligned_alloc(size_t align, size_t size)

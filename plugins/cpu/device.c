@@ -49,8 +49,10 @@ int cpu_device_count(uint32_t *count)
     errno = 0;
     unsigned long n = strtoul(v, &end, 10);
     if (errno || *end || end == v || !isdigit((unsigned char)v[0]) || n > CPU_MAX_DEVICES)
-        return cpu_host->error(-EINVAL, "DEVQ_CPU_DEVICES: '%s' is not a device count "
-                               "(want 0..%d)", v, CPU_MAX_DEVICES);
+        return cpu_host->error(-EINVAL,
+                               "DEVQ_CPU_DEVICES: '%s' is not a device count "
+                               "(want 0..%d)",
+                               v, CPU_MAX_DEVICES);
     *count = (uint32_t)n;
     return 0;
 }
@@ -62,8 +64,7 @@ int cpu_device_open(uint32_t ordinal, devq_pl_device **out)
     if (err)
         return err;
     if (ordinal >= n)
-        return cpu_host->error(-ENODEV, "cpu: no device %u (DEVQ_CPU_DEVICES gives %u)",
-                               ordinal, n);
+        return cpu_host->error(-ENODEV, "cpu: no device %u (DEVQ_CPU_DEVICES gives %u)", ordinal, n);
     /* Check DEVQ_CPU_THREADS now rather than at the first launch, where
      * the failure would surface far from its cause. */
     err = cpu_pool_config();
@@ -78,13 +79,13 @@ int cpu_device_open(uint32_t ordinal, devq_pl_device **out)
     cpu_list_init(&dev->kernels);
     cpu_list_init(&dev->streams);
     cpu_list_init(&dev->events);
-    cpu_host->log(DEVQ_LOG_FULL, "cpu:%u: opened (pool of %u threads, DEVQ_CPU_THREADS)",
-                  ordinal, cpu_pool_size());
+    cpu_host->log(DEVQ_LOG_FULL, "cpu:%u: opened (pool of %u threads, DEVQ_CPU_THREADS)", ordinal,
+                  cpu_pool_size());
     *out = dev;
     return 0;
 }
 
-#define container_of(p, type, member) ((type *)((char *)(p) - offsetof(type, member)))
+#define container_of(p, type, member) ((type *)((char *)(p)-offsetof(type, member)))
 
 void cpu_device_close(devq_pl_device *dev)
 {
@@ -144,8 +145,7 @@ int cpu_device_info(devq_pl_device *dev, devq_device_info *info)
     info->total_memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     info->compute_units = cores > 0 ? (uint32_t)cores : 0;
-    info->caps = DEVQ_CAP_KERNELS | DEVQ_CAP_HOST_VISIBLE | DEVQ_CAP_PRIORITIES |
-                 DEVQ_CAP_SKIP_ON_ERROR | DEVQ_CAP_TIMING |
-                 DEVQ_CAP_KERNEL_CHECK;   /* declared kernels only: devq-cpu(7) */
+    info->caps = DEVQ_CAP_KERNELS | DEVQ_CAP_HOST_VISIBLE | DEVQ_CAP_PRIORITIES | DEVQ_CAP_SKIP_ON_ERROR |
+                 DEVQ_CAP_TIMING | DEVQ_CAP_KERNEL_CHECK; /* declared kernels only: devq-cpu(7) */
     return 0;
 }

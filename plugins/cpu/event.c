@@ -119,10 +119,11 @@ int cpu_event_wait(devq_pl_event *e, uint64_t timeout_ns)
     unsigned index = s->index;
     cpu_stream_unref(s);
     if (err)
-        return cpu_host->error(err, "cpu: event wait timed out after %llu ns: stream %u "
+        return cpu_host->error(err,
+                               "cpu: event wait timed out after %llu ns: stream %u "
                                "completed %llu of %llu ops",
-                               (unsigned long long)timeout_ns, index,
-                               (unsigned long long)done, (unsigned long long)seq);
+                               (unsigned long long)timeout_ns, index, (unsigned long long)done,
+                               (unsigned long long)seq);
     return 0;
 }
 
@@ -141,7 +142,7 @@ int cpu_stream_wait_event(devq_pl_stream *s, devq_pl_event *e)
         cpu_stream_unref(other);
         return -ENOMEM;
     }
-    op->u.wait.other = other;      /* the op owns the reference */
+    op->u.wait.other = other; /* the op owns the reference */
     op->u.wait.seq = seq;
     cpu_stream_publish(s);
     return 0;
@@ -174,8 +175,10 @@ void cpu_event_run_stamp(devq_pl_stream *s, struct cpu_op *op)
 static int cpu_event_stamp(devq_pl_event *e, const char *which, uint64_t *ns)
 {
     if (!(e->flags & DEVQ_EVENT_TIMING))
-        return cpu_host->error(-EINVAL, "cpu: event_elapsed: %s event was not created with "
-                               "DEVQ_EVENT_TIMING", which);
+        return cpu_host->error(-EINVAL,
+                               "cpu: event_elapsed: %s event was not created with "
+                               "DEVQ_EVENT_TIMING",
+                               which);
     int err = 0;
     pthread_mutex_lock(&e->lock);
     if (!e->stream)
@@ -197,8 +200,10 @@ int cpu_event_elapsed(devq_pl_event *start, devq_pl_event *end, uint64_t *ns)
     if (err)
         return err;
     if (t1 < t0)
-        return cpu_host->error(-ERANGE, "cpu: event_elapsed: end event was reached %llu ns "
-                               "before start", (unsigned long long)(t0 - t1));
+        return cpu_host->error(-ERANGE,
+                               "cpu: event_elapsed: end event was reached %llu ns "
+                               "before start",
+                               (unsigned long long)(t0 - t1));
     *ns = t1 - t0;
     return 0;
 }

@@ -18,26 +18,26 @@ struct devq_pl_kernel {
     struct cpu_link link;
     devq_pl_device *dev;
     devq_cpu_kernel_fn fn;
-    void *dl;                       /* the object that holds fn, kept open; NULL: none to hold */
-    struct pl_ref refs;             /* 1 until destroyed + each stream that launched it last */
-    char entry[64];                 /* for messages */
-    bool declared;                  /* it has a DEVQ_CPU_KERNEL_SIGNATURE */
+    void *dl;           /* the object that holds fn, kept open; NULL: none to hold */
+    struct pl_ref refs; /* 1 until destroyed + each stream that launched it last */
+    char entry[64];     /* for messages */
+    bool declared;      /* it has a DEVQ_CPU_KERNEL_SIGNATURE */
     uint32_t nparams;
-    struct devq_pl_param *params;   /* from the signature, for kernel_iface */
+    struct devq_pl_param *params; /* from the signature, for kernel_iface */
 };
 
 /* A launch as queued: dimensions and a private copy of the arguments. */
 struct cpu_launch {
-    struct cpu_launch *next;        /* in a stream's recycle stack */
-    uint32_t small;                 /* CPU_LAUNCH_SMALL bytes: recyclable */
-    _Atomic uint32_t depth;         /* records from here to the bottom of the stack */
+    struct cpu_launch *next; /* in a stream's recycle stack */
+    uint32_t small;          /* CPU_LAUNCH_SMALL bytes: recyclable */
+    _Atomic uint32_t depth;  /* records from here to the bottom of the stack */
     devq_pl_kernel *k;
-    devq_pl_kernel *drop;           /* the stream's previous kernel: unref it here */
+    devq_pl_kernel *drop; /* the stream's previous kernel: unref it here */
     uint32_t global[3], local[3], groups[3];
-    uint64_t total;                 /* groups[0] * groups[1] * groups[2] */
-    _Atomic int positive;           /* a positive return of some group, for the message */
+    uint64_t total;       /* groups[0] * groups[1] * groups[2] */
+    _Atomic int positive; /* a positive return of some group, for the message */
     size_t nargs;
-    void *args[];                   /* then the copied value bytes */
+    void *args[]; /* then the copied value bytes */
 };
 
 #define CPU_VALUE_ALIGN 16u
@@ -114,7 +114,7 @@ static void cpu_kernel_unref(devq_pl_kernel *k);
 
 void cpu_launch_cache_free(devq_pl_stream *s)
 {
-    if (s->launch_k)                /* the worker stopped: nothing runs it now */
+    if (s->launch_k) /* the worker stopped: nothing runs it now */
         cpu_kernel_unref(s->launch_k);
     s->launch_k = NULL;
     struct cpu_launch *lists[2] = { s->launch_private, atomic_exchange(&s->launch_shared, NULL) };
@@ -134,19 +134,19 @@ static int not_a_kernel(void *sym, const char *entry, const char *shown)
 {
     Dl_info at, libc, self;
     if (!dladdr(sym, &at) || !at.dli_fbase)
-        return 0;    /* cannot tell: trust the name */
+        return 0; /* cannot tell: trust the name */
     int in_libc = dladdr((void *)gnu_get_libc_version, &libc) && libc.dli_fbase == at.dli_fbase;
     /* Only when this code is in libdevq.so: tests link the cpu backend
      * into the program whose kernels it loads. */
-    int in_devq = dladdr((void *)not_a_kernel, &self) && self.dli_fbase == at.dli_fbase &&
-                  self.dli_fname && strstr(self.dli_fname, "libdevq.so");
+    int in_devq = dladdr((void *)not_a_kernel, &self) && self.dli_fbase == at.dli_fbase && self.dli_fname &&
+                  strstr(self.dli_fname, "libdevq.so");
     if (!in_libc && !in_devq)
         return 0;
-    return cpu_host->error(-EINVAL, "cpu: kernel_load: '%s' in '%s' resolves to %s's %s (%s), "
+    return cpu_host->error(-EINVAL,
+                           "cpu: kernel_load: '%s' in '%s' resolves to %s's %s (%s), "
                            "not a kernel; export the kernel under its own name from the program "
                            "(link with -rdynamic) or the library given as the image",
-                           entry, shown, in_libc ? "the C library" : "libdevq",
-                           entry,
+                           entry, shown, in_libc ? "the C library" : "libdevq", entry,
                            at.dli_fname ? at.dli_fname : "?");
 }
 
@@ -154,48 +154,53 @@ static int not_a_kernel(void *sym, const char *entry, const char *shown)
  * from the object that defines the kernel: look for it there.  A
  * signature that is malformed or describes another function is refused
  * (checking launches against it would be worse than not checking). */
-static int take_signature(devq_pl_kernel *k, const devq_cpu_signature *sig, void *sym,
-                          const char *name, const char *entry, const char *shown);
+static int take_signature(devq_pl_kernel *k, const devq_cpu_signature *sig, void *sym, const char *name,
+                          const char *entry, const char *shown);
 
 static int read_signature(devq_pl_kernel *k, void *dl, void *sym, const char *entry, const char *shown)
 {
     char name[160];
     if (snprintf(name, sizeof name, "devq_cpu_signature_%s", entry) >= (int)sizeof name)
-        return 0;                   /* no symbol that long can have been declared */
+        return 0; /* no symbol that long can have been declared */
     dlerror();
     const devq_cpu_signature *sig = dlsym(dl, name);
     if (dlerror() || !sig)
-        return 0;                   /* undeclared: launched unchecked */
+        return 0; /* undeclared: launched unchecked */
     return take_signature(k, sig, sym, name, entry, shown);
 }
 
 /* Checks sig (named `name` in messages) against the kernel function sym
  * and keeps its parameters for kernel_iface. */
-static int take_signature(devq_pl_kernel *k, const devq_cpu_signature *sig, void *sym,
-                          const char *name, const char *entry, const char *shown)
+static int take_signature(devq_pl_kernel *k, const devq_cpu_signature *sig, void *sym, const char *name,
+                          const char *entry, const char *shown)
 {
     void *fn;
     memcpy(&fn, &sig->fn, sizeof fn);
     if (sig->magic != DEVQ_CPU_SIGNATURE_MAGIC || sig->nparams > 4096 || (sig->nparams && !sig->params))
-        return cpu_host->error(-EINVAL, "cpu: kernel_load: %s in '%s' is not a signature this "
+        return cpu_host->error(-EINVAL,
+                               "cpu: kernel_load: %s in '%s' is not a signature this "
                                "backend reads (magic %#x, %u parameters); rebuild it with this "
-                               "devq.h's DEVQ_CPU_KERNEL_SIGNATURE", name, shown, sig->magic,
-                               sig->nparams);
+                               "devq.h's DEVQ_CPU_KERNEL_SIGNATURE",
+                               name, shown, sig->magic, sig->nparams);
     if (fn != sym)
-        return cpu_host->error(-EINVAL, "cpu: kernel_load: %s in '%s' describes another function "
+        return cpu_host->error(-EINVAL,
+                               "cpu: kernel_load: %s in '%s' describes another function "
                                "than the kernel '%s'; name the kernel itself in "
-                               "DEVQ_CPU_KERNEL_SIGNATURE", name, shown, entry);
+                               "DEVQ_CPU_KERNEL_SIGNATURE",
+                               name, shown, entry);
     if (sig->nparams && !(k->params = calloc(sig->nparams, sizeof *k->params)))
         return cpu_host->error(-ENOMEM, "cpu: out of memory for kernel '%s''s signature", entry);
     for (uint32_t i = 0; i < sig->nparams; i++) {
         uint32_t size = sig->params[i];
         if (size > 4096)
-            return cpu_host->error(-EINVAL, "cpu: kernel_load: %s in '%s': parameter %u is a "
-                                   "%u-byte value; values are at most 4096 bytes", name, shown, i,
-                                   size);
+            return cpu_host->error(-EINVAL,
+                                   "cpu: kernel_load: %s in '%s': parameter %u is a "
+                                   "%u-byte value; values are at most 4096 bytes",
+                                   name, shown, i, size);
         k->params[i] = (struct devq_pl_param){
             .kind = size == DEVQ_CPU_BUFFER ? DEVQ_PL_PARAM_BUFFER : DEVQ_PL_PARAM_VALUE,
-            .size = size, .offset = UINT32_MAX,
+            .size = size,
+            .offset = UINT32_MAX,
         };
     }
     k->nparams = sig->nparams;
@@ -211,7 +216,9 @@ int cpu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out)
     if (!k->declared)
         return -ENOTSUP;
     *out = (struct devq_pl_kernel_iface){
-        .flags = DEVQ_PL_IFACE_POSITIONAL, .nparams = k->nparams, .params = k->params,
+        .flags = DEVQ_PL_IFACE_POSITIONAL,
+        .nparams = k->nparams,
+        .params = k->params,
     };
     return 0;
 }
@@ -224,7 +231,8 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
      * the terminating NUL (a binary image passed by mistake is refused
      * instead of read past its end). */
     if (path && size && !memchr(path, '\0', size))
-        return cpu_host->error(-EINVAL, "cpu: kernel_load: image is not a file path (no NUL "
+        return cpu_host->error(-EINVAL,
+                               "cpu: kernel_load: image is not a file path (no NUL "
                                "in its %zu bytes); the cpu backend loads shared objects by path",
                                size);
     const char *shown = path ? path : "(this process)";
@@ -235,8 +243,7 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
     char local[4096];
     if (path && !strchr(path, '/')) {
         if (snprintf(local, sizeof local, "./%s", path) >= (int)sizeof local)
-            return cpu_host->error(-ENAMETOOLONG, "cpu: kernel_load: path '%.64s...' is too long",
-                                   path);
+            return cpu_host->error(-ENAMETOOLONG, "cpu: kernel_load: path '%.64s...' is too long", path);
         path = local;
     }
     void *dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -249,7 +256,8 @@ int cpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
     void *sym = dlsym(dl, entry);
     const char *why = dlerror();
     if (why || !sym) {
-        int err = cpu_host->error(-ENOENT, "cpu: kernel_load: no symbol '%s' in '%s': %s "
+        int err = cpu_host->error(-ENOENT,
+                                  "cpu: kernel_load: no symbol '%s' in '%s': %s "
                                   "(is it exported? build with -fvisibility=default, and "
                                   "link the program with -rdynamic for this process)",
                                   entry, shown, why ? why : "symbol is NULL");
@@ -343,42 +351,43 @@ void cpu_kernel_destroy(devq_pl_kernel *k)
     if (!k)
         return;
     cpu_list_del(k->dev, &k->link);
-    cpu_kernel_unref(k);       /* queued launches keep it loaded */
+    cpu_kernel_unref(k); /* queued launches keep it loaded */
 }
 
 void cpu_kernel_free_all(devq_pl_device *dev)
 {
     while (dev->kernels.next != &dev->kernels)
-        cpu_kernel_destroy((devq_pl_kernel *)((char *)dev->kernels.next -
-                                              offsetof(devq_pl_kernel, link)));
+        cpu_kernel_destroy((devq_pl_kernel *)((char *)dev->kernels.next - offsetof(devq_pl_kernel, link)));
 }
 
 static int cpu_launch_dims(struct cpu_launch *cl, const devq_launch *l, const char *entry)
 {
     if (!l->global[0] || !l->global[1] || !l->global[2])
-        return cpu_host->error(-EINVAL, "cpu: launch of '%s': global size %u x %u x %u has "
-                               "a zero dimension (use 1 for unused dimensions)", entry,
-                               l->global[0], l->global[1], l->global[2]);
+        return cpu_host->error(-EINVAL,
+                               "cpu: launch of '%s': global size %u x %u x %u has "
+                               "a zero dimension (use 1 for unused dimensions)",
+                               entry, l->global[0], l->global[1], l->global[2]);
     for (int d = 0; d < 3; d++) {
         uint32_t g = l->global[d], lo = l->local[d] ? l->local[d] : 1;
         cl->global[d] = g;
         cl->local[d] = lo;
-        cl->groups[d] = lo == 1 ? g      /* no divide for the common 1 */
-                      : (uint32_t)(((uint64_t)g + lo - 1) / lo);
+        cl->groups[d] = lo == 1 ? g /* no divide for the common 1 */
+                                : (uint32_t)(((uint64_t)g + lo - 1) / lo);
     }
     /* Two 32-bit factors cannot overflow 64 bits; only the third can. */
     uint64_t total = (uint64_t)cl->groups[0] * cl->groups[1];
     if (__builtin_mul_overflow(total, cl->groups[2], &total))
-        return cpu_host->error(-EINVAL, "cpu: launch of '%s': %u x %u x %u groups is more "
-                               "than 2^64; use larger local sizes", entry,
-                               cl->groups[0], cl->groups[1], cl->groups[2]);
+        return cpu_host->error(-EINVAL,
+                               "cpu: launch of '%s': %u x %u x %u groups is more "
+                               "than 2^64; use larger local sizes",
+                               entry, cl->groups[0], cl->groups[1], cl->groups[2]);
     cl->total = total;
     atomic_init(&cl->positive, 0);
     return 0;
 }
 
-int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
-               const struct devq_pl_arg *args, size_t nargs)
+int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l, const struct devq_pl_arg *args,
+               size_t nargs)
 {
     if (!k || !l || (nargs && !args))
         return cpu_host->error(-EINVAL, "cpu: launch: NULL kernel, launch or arguments");
@@ -387,8 +396,10 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
         if (args[i].is_buffer)
             continue;
         if (args[i].size && !args[i].value)
-            return cpu_host->error(-EINVAL, "cpu: launch of '%s': argument %zu has %zu value "
-                                   "bytes at NULL", k->entry, i, args[i].size);
+            return cpu_host->error(-EINVAL,
+                                   "cpu: launch of '%s': argument %zu has %zu value "
+                                   "bytes at NULL",
+                                   k->entry, i, args[i].size);
         bytes = (bytes + CPU_VALUE_ALIGN - 1) & ~(size_t)(CPU_VALUE_ALIGN - 1);
         bytes += args[i].size;
     }
@@ -440,7 +451,7 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
 static int run_group(struct cpu_launch *cl, uint64_t index)
 {
     devq_cpu_group g;
-    if (index == 0) {               /* every launch has it; three divides fewer */
+    if (index == 0) { /* every launch has it; three divides fewer */
         g.group_id[0] = g.group_id[1] = g.group_id[2] = 0;
     } else {
         g.group_id[0] = (uint32_t)(index % cl->groups[0]);
@@ -455,8 +466,8 @@ static int run_group(struct cpu_launch *cl, uint64_t index)
     int r = cl->k->fn(cl->args, &g);
     if (r) {
         if (cpu_host->log_level() >= DEVQ_LOG_BASIC)
-            cpu_host->log(DEVQ_LOG_BASIC, "cpu: kernel '%s' failed in group (%u,%u,%u): %d",
-                          cl->k->entry, g.group_id[0], g.group_id[1], g.group_id[2], r);
+            cpu_host->log(DEVQ_LOG_BASIC, "cpu: kernel '%s' failed in group (%u,%u,%u): %d", cl->k->entry,
+                          g.group_id[0], g.group_id[1], g.group_id[2], r);
         if (r < 0)
             return r;
         /* A positive return is a failure too; keep it for the message,
@@ -488,19 +499,21 @@ static __attribute__((noinline)) int run_pool(devq_pl_stream *s, struct cpu_laun
 void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
 {
     struct cpu_launch *cl = op->u.launch.l;
-    if (!s->error) {   /* else skipped: an earlier op in this batch failed */
+    if (!s->error) { /* else skipped: an earlier op in this batch failed */
         /* One group runs right here: the pool's job bookkeeping (two
          * locked adds) would only hand index 0 back to this thread. */
         int err = cl->total == 1 ? run_group(cl, 0) : run_pool(s, cl);
         int positive = atomic_load(&cl->positive);
         if (err && positive && err == -EIO) {
             s->error = err;
-            snprintf(s->error_msg, sizeof s->error_msg, "cpu: kernel '%s' returned %d, not 0 or "
-                     "a negative errno; reported as -EIO", cl->k->entry, positive);
+            snprintf(s->error_msg, sizeof s->error_msg,
+                     "cpu: kernel '%s' returned %d, not 0 or "
+                     "a negative errno; reported as -EIO",
+                     cl->k->entry, positive);
         } else if (err) {
             s->error = err;
-            snprintf(s->error_msg, sizeof s->error_msg, "cpu: kernel '%s' returned %d (%s)",
-                     cl->k->entry, err, strerror(-err));
+            snprintf(s->error_msg, sizeof s->error_msg, "cpu: kernel '%s' returned %d (%s)", cl->k->entry,
+                     err, strerror(-err));
         }
     }
     if (cl->drop)

@@ -13,13 +13,13 @@
 #include <sys/mman.h>
 #include "cpu.h"
 
-#define CPU_ALLOC_MAGIC 0x6370756d656d3031ull   /* "cpumem01" */
-#define CPU_MIN_ALIGN 256u                      /* devq-plugin(7): every allocation */
+#define CPU_ALLOC_MAGIC 0x6370756d656d3031ull /* "cpumem01" */
+#define CPU_MIN_ALIGN 256u                    /* devq-plugin(7): every allocation */
 #define CPU_PAGE_ALIGN_FROM (64u << 10)
-#define CPU_SPLIT_FROM (4u << 20)               /* copies/fills this large use the pool */
+#define CPU_SPLIT_FROM (4u << 20) /* copies/fills this large use the pool */
 #define CPU_SPLIT_CHUNK (1u << 20)
 
-#define CPU_HUGE_FROM (4u << 20)                /* mapped, 2 MiB aligned, huge pages */
+#define CPU_HUGE_FROM (4u << 20) /* mapped, 2 MiB aligned, huge pages */
 #define CPU_HUGE_ALIGN (2u << 20)
 #define CPU_PAGE 4096u
 
@@ -28,7 +28,7 @@ struct cpu_alloc {
     struct cpu_link link;
     void *base;
     size_t bytes;
-    size_t map_len;        /* 0: heap block (free), else mapping (munmap) */
+    size_t map_len; /* 0: heap block (free), else mapping (munmap) */
     uint64_t magic;
 };
 _Static_assert(sizeof(struct cpu_alloc) <= CPU_CACHELINE, "allocation header too large");
@@ -59,7 +59,7 @@ static char *cpu_map_huge(size_t body, size_t *map_len, void **base)
     if (start + used < raw + len)
         munmap(start + used, (size_t)(raw + len - (start + used)));
 #ifdef MADV_HUGEPAGE
-    madvise(ptr, used - CPU_PAGE, MADV_HUGEPAGE);   /* advice only: failure is fine */
+    madvise(ptr, used - CPU_PAGE, MADV_HUGEPAGE); /* advice only: failure is fine */
 #endif
     *map_len = used;
     *base = start;
@@ -117,8 +117,10 @@ void cpu_mem_free(devq_pl_device *dev, void *device_ptr)
     if (h->magic != CPU_ALLOC_MAGIC) {
         /* mem_free cannot fail; freeing a foreign pointer would corrupt
          * the heap, so say so and leave it. */
-        cpu_host->log(DEVQ_LOG_BASIC, "cpu: mem_free(%p): not a cpu allocation (double free?); "
-                      "ignored", device_ptr);
+        cpu_host->log(DEVQ_LOG_BASIC,
+                      "cpu: mem_free(%p): not a cpu allocation (double free?); "
+                      "ignored",
+                      device_ptr);
         return;
     }
     h->magic = 0;
@@ -133,8 +135,7 @@ void cpu_mem_free_all(devq_pl_device *dev)
 {
     while (dev->allocations.next != &dev->allocations) {
         struct cpu_alloc *h = (struct cpu_alloc *)dev->allocations.next;
-        cpu_host->log(DEVQ_LOG_FULL, "cpu: device close frees a leaked %zu-byte buffer",
-                      h->bytes);
+        cpu_host->log(DEVQ_LOG_FULL, "cpu: device close frees a leaked %zu-byte buffer", h->bytes);
         cpu_mem_free(dev, (char *)h + CPU_CACHELINE);
     }
 }
@@ -143,7 +144,7 @@ void cpu_mem_free_all(devq_pl_device *dev)
 
 struct cpu_bulk {
     void *dst;
-    const void *src;       /* NULL: fill */
+    const void *src; /* NULL: fill */
     size_t n;
     uint8_t byte;
 };
@@ -168,7 +169,7 @@ static int cpu_bulk_chunk(struct cpu_job *job, uint64_t index)
 static void cpu_bulk_run(devq_pl_stream *s, struct cpu_bulk *b)
 {
     if (s->error)
-        return;      /* skipped: an earlier op in this batch failed */
+        return; /* skipped: an earlier op in this batch failed */
     if (b->n < CPU_SPLIT_FROM || cpu_pool_threads() == 0) {
         cpu_bulk_range(b, 0, b->n);
         return;

@@ -68,12 +68,11 @@ int devq__cpu_plugin_init(const struct devq_host *host, uint32_t host_abi,
         return -EINVAL;
     /* The host table only grows: any version-1 table that is at least as
      * large as ours has every service we call. */
-    if (host_abi < 1 || host->abi_version < 1 ||
-        host->size < sizeof(struct devq_host))
-        return host->error(-ENOTSUP, "cpu: host table version %u size %u is older than "
+    if (host_abi < 1 || host->abi_version < 1 || host->size < sizeof(struct devq_host))
+        return host->error(-ENOTSUP,
+                           "cpu: host table version %u size %u is older than "
                            "this backend needs (version %u size %zu); rebuild the backend",
-                           host->abi_version, host->size, DEVQ_HOST_ABI_VERSION,
-                           sizeof(struct devq_host));
+                           host->abi_version, host->size, DEVQ_HOST_ABI_VERSION, sizeof(struct devq_host));
     cpu_host = host;
     *ops = &cpu_ops;
     return 0;

@@ -26,15 +26,15 @@
 
 static struct {
     pthread_mutex_t lock;
-    struct cpu_job *head;        /* sorted by priority, highest first */
-    _Atomic uint32_t gen;        /* bumped per queued job; idle threads sleep on it */
-    unsigned idle;               /* threads between jobs */
+    struct cpu_job *head; /* sorted by priority, highest first */
+    _Atomic uint32_t gen; /* bumped per queued job; idle threads sleep on it */
+    unsigned idle;        /* threads between jobs */
     int configured;
-    unsigned nthreads;           /* wanted */
-    unsigned started;            /* running */
+    unsigned nthreads; /* wanted */
+    unsigned started;  /* running */
     pthread_t *threads;
     int stop;
-    uint64_t retry_ns;           /* a failed start is tried again from then */
+    uint64_t retry_ns; /* a failed start is tried again from then */
 } cpu_pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* A fork()ed child has none of the parent's threads: start over, so the
@@ -46,7 +46,7 @@ static void cpu_pool_atfork_child(void)
     cpu_pool.idle = 0;
     cpu_pool.configured = 0;
     cpu_pool.started = 0;
-    cpu_pool.threads = NULL;     /* the parent's array: leaked in the child */
+    cpu_pool.threads = NULL; /* the parent's array: leaked in the child */
     cpu_pool.stop = 0;
     cpu_pool.retry_ns = 0;
 }
@@ -71,8 +71,10 @@ static int cpu_pool_config_locked(void)
         errno = 0;
         n = strtoul(v, &end, 10);
         if (errno || *end || end == v || !isdigit((unsigned char)v[0]) || n < 1 || n > CPU_POOL_MAX_THREADS)
-            return cpu_host->error(-EINVAL, "DEVQ_CPU_THREADS: '%s' is not a thread count "
-                                   "(want 1..%d)", v, CPU_POOL_MAX_THREADS);
+            return cpu_host->error(-EINVAL,
+                                   "DEVQ_CPU_THREADS: '%s' is not a thread count "
+                                   "(want 1..%d)",
+                                   v, CPU_POOL_MAX_THREADS);
     }
     cpu_pool.nthreads = (unsigned)n;
     cpu_pool.configured = 1;
@@ -206,13 +208,14 @@ static void cpu_pool_start_locked(void)
     for (unsigned i = cpu_pool.started; i < cpu_pool.nthreads; i++) {
         int rc = pthread_create(&cpu_pool.threads[i], NULL, cpu_pool_thread, NULL);
         if (rc) {
-            cpu_host->log(DEVQ_LOG_BASIC, "cpu: started %u of %u pool threads: %s (the "
+            cpu_host->log(DEVQ_LOG_BASIC,
+                          "cpu: started %u of %u pool threads: %s (the "
                           "streams run their launches themselves; retried in 1 s)",
                           i, cpu_pool.nthreads, strerror(rc));
             cpu_pool.retry_ns = pool_now_ns() + CPU_POOL_RETRY_NS;
             break;
         }
-        char name[32];     /* the kernel keeps 15 characters */
+        char name[32]; /* the kernel keeps 15 characters */
         snprintf(name, sizeof name, "devq-cpu-p%u", i);
         name[15] = '\0';
         pthread_setname_np(cpu_pool.threads[i], name);
@@ -276,8 +279,7 @@ int cpu_pool_run(struct cpu_job *job)
         pthread_mutex_unlock(&cpu_pool.lock);
         if (wake) {
             uint64_t want = job->total - 1;
-            cpu_host->futex_wake((const uint32_t *)&cpu_pool.gen,
-                                 want < wake ? (int)want : (int)wake);
+            cpu_host->futex_wake((const uint32_t *)&cpu_pool.gen, want < wake ? (int)want : (int)wake);
         }
     }
     cpu_job_work(job, 0, 0);

@@ -105,12 +105,24 @@ void cpu_stream_unref(devq_pl_stream *s)
 static void cpu_op_run(devq_pl_stream *s, struct cpu_op *op)
 {
     switch (op->kind) {
-    case CPU_OP_HOST_FN:   cpu_host_fn_run(s, op); break;
-    case CPU_OP_COPY:      cpu_copy_run(s, op); break;
-    case CPU_OP_FILL:      cpu_fill_run(s, op); break;
-    case CPU_OP_LAUNCH:    cpu_launch_run(s, op); break;
-    case CPU_OP_WAIT:      cpu_event_run_wait(s, op); break;
-    case CPU_OP_TIMESTAMP: cpu_event_run_stamp(s, op); break;
+    case CPU_OP_HOST_FN:
+        cpu_host_fn_run(s, op);
+        break;
+    case CPU_OP_COPY:
+        cpu_copy_run(s, op);
+        break;
+    case CPU_OP_FILL:
+        cpu_fill_run(s, op);
+        break;
+    case CPU_OP_LAUNCH:
+        cpu_launch_run(s, op);
+        break;
+    case CPU_OP_WAIT:
+        cpu_event_run_wait(s, op);
+        break;
+    case CPU_OP_TIMESTAMP:
+        cpu_event_run_stamp(s, op);
+        break;
     }
 }
 
@@ -168,8 +180,7 @@ static void *cpu_worker(void *arg)
             if (pos == CPU_CHUNK_OPS) {
                 /* The producer linked the next chunk before publishing
                  * the op that lives in it. */
-                struct cpu_chunk *next =
-                    atomic_load_explicit(&s->head_chunk->next, memory_order_acquire);
+                struct cpu_chunk *next = atomic_load_explicit(&s->head_chunk->next, memory_order_acquire);
                 cpu_chunk_put(s, s->head_chunk);
                 s->head_chunk = next;
                 pos = 0;
@@ -238,8 +249,8 @@ struct cpu_op *cpu_stream_queue(devq_pl_stream *s, int kind, const char *what)
 static void cpu_atomic_min(_Atomic uint64_t *v, uint64_t x)
 {
     uint64_t cur = atomic_load_explicit(v, memory_order_seq_cst);
-    while (x < cur && !atomic_compare_exchange_weak_explicit(v, &cur, x, memory_order_seq_cst,
-                                                             memory_order_seq_cst))
+    while (x < cur &&
+           !atomic_compare_exchange_weak_explicit(v, &cur, x, memory_order_seq_cst, memory_order_seq_cst))
         ;
 }
 
@@ -299,10 +310,12 @@ int cpu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_
     if (rc) {
         free(s->head_chunk);
         free(s);
-        return cpu_host->error(-rc, "cpu: cannot start a stream worker thread: %s "
-                               "(check RLIMIT_NPROC / threads-max)", strerror(rc));
+        return cpu_host->error(-rc,
+                               "cpu: cannot start a stream worker thread: %s "
+                               "(check RLIMIT_NPROC / threads-max)",
+                               strerror(rc));
     }
-    char name[32];         /* the kernel keeps 15 characters */
+    char name[32]; /* the kernel keeps 15 characters */
     snprintf(name, sizeof name, "devq-cpu-s%u", s->index);
     name[15] = '\0';
     pthread_setname_np(s->thread, name);

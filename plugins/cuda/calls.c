@@ -5,9 +5,15 @@
 #include <stdio.h>
 #include "cuda_plugin.h"
 
-static CUdeviceptr dptr(const void *p) { return (CUdeviceptr)(uintptr_t)p; }
+static CUdeviceptr dptr(const void *p)
+{
+    return (CUdeviceptr)(uintptr_t)p;
+}
 
-static const char *desc(int r, char *buf, size_t n) { return cu_err_desc((CUresult)r, buf, n); }
+static const char *desc(int r, char *buf, size_t n)
+{
+    return cu_err_desc((CUresult)r, buf, n);
+}
 
 static const char *work_desc(int r, char *buf, size_t n)
 {
@@ -15,22 +21,40 @@ static const char *work_desc(int r, char *buf, size_t n)
     return buf;
 }
 
-static int to_errno(int r) { return cu_errno((CUresult)r); }
-static bool sticky(int r) { return cu_sticky((CUresult)r); }
+static int to_errno(int r)
+{
+    return cu_errno((CUresult)r);
+}
+static bool sticky(int r)
+{
+    return cu_sticky((CUresult)r);
+}
 
 /* CUDA: lower number runs first, from prio_least (normal) down to
  * prio_greatest. */
-static long priority(const struct devq_pl_device *dev, int p) { return (long)dev->prio_least - p; }
+static long priority(const struct devq_pl_device *dev, int p)
+{
+    return (long)dev->prio_least - p;
+}
 
-static int device_name(char *buf, int n, int dev) { return cu_drv.DeviceGetName(buf, n, dev); }
-static int total_mem(size_t *bytes, int dev) { return cu_drv.DeviceTotalMem(bytes, dev); }
+static int device_name(char *buf, int n, int dev)
+{
+    return cu_drv.DeviceGetName(buf, n, dev);
+}
+static int total_mem(size_t *bytes, int dev)
+{
+    return cu_drv.DeviceTotalMem(bytes, dev);
+}
 
 static int priority_range(int *least, int *greatest)
 {
     return cu_drv.CtxGetStreamPriorityRange(least, greatest);
 }
 
-static int make_current(struct devq_pl_device *dev) { return cu_drv.CtxSetCurrent(dev->ctx); }
+static int make_current(struct devq_pl_device *dev)
+{
+    return cu_drv.CtxSetCurrent(dev->ctx);
+}
 
 static int stream_create(void **stream, int prio)
 {
@@ -40,7 +64,10 @@ static int stream_create(void **stream, int prio)
     return r;
 }
 
-static int stream_destroy(void *stream) { return cu_drv.StreamDestroy(stream); }
+static int stream_destroy(void *stream)
+{
+    return cu_drv.StreamDestroy(stream);
+}
 
 static void CUDA_CB trampoline(CUstream hs, CUresult status, void *cb)
 {
@@ -53,7 +80,10 @@ static int add_callback(void *stream, struct gpu_cb *cb)
     return cu_drv.StreamAddCallback(stream, trampoline, cb, 0);
 }
 
-static int wait_event(void *stream, void *event) { return cu_drv.StreamWaitEvent(stream, event, 0); }
+static int wait_event(void *stream, void *event)
+{
+    return cu_drv.StreamWaitEvent(stream, event, 0);
+}
 
 static int event_create(void **event, bool timing)
 {
@@ -63,10 +93,22 @@ static int event_create(void **event, bool timing)
     return r;
 }
 
-static int event_destroy(void *event) { return cu_drv.EventDestroy(event); }
-static int event_record(void *event, void *stream) { return cu_drv.EventRecord(event, stream); }
-static int event_query(void *event) { return cu_drv.EventQuery(event); }
-static int event_elapsed(float *ms, void *a, void *b) { return cu_drv.EventElapsedTime(ms, a, b); }
+static int event_destroy(void *event)
+{
+    return cu_drv.EventDestroy(event);
+}
+static int event_record(void *event, void *stream)
+{
+    return cu_drv.EventRecord(event, stream);
+}
+static int event_query(void *event)
+{
+    return cu_drv.EventQuery(event);
+}
+static int event_elapsed(float *ms, void *a, void *b)
+{
+    return cu_drv.EventElapsedTime(ms, a, b);
+}
 
 static int mem_alloc(void **ptr, size_t bytes)
 {
@@ -76,7 +118,10 @@ static int mem_alloc(void **ptr, size_t bytes)
     return r;
 }
 
-static int mem_free(void *ptr) { return cu_drv.MemFree(dptr(ptr)); }
+static int mem_free(void *ptr)
+{
+    return cu_drv.MemFree(dptr(ptr));
+}
 
 static int mem_alloc_async(void **ptr, size_t bytes, void *stream)
 {
@@ -86,7 +131,10 @@ static int mem_alloc_async(void **ptr, size_t bytes, void *stream)
     return r;
 }
 
-static int mem_free_async(void *ptr, void *stream) { return cu_drv.MemFreeAsync(dptr(ptr), stream); }
+static int mem_free_async(void *ptr, void *stream)
+{
+    return cu_drv.MemFreeAsync(dptr(ptr), stream);
+}
 
 static int copy_h2d(void *dst, const void *src, size_t n, void *stream)
 {
@@ -113,7 +161,10 @@ static int host_register(void *p, size_t bytes)
     return cu_drv.MemHostRegister(p, bytes, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
 }
 
-static int host_unregister(void *p) { return cu_drv.MemHostUnregister(p); }
+static int host_unregister(void *p)
+{
+    return cu_drv.MemHostUnregister(p);
+}
 
 static int host_device_pointer(void **dev_ptr, void *p)
 {
@@ -149,12 +200,15 @@ static int module_get_function(void **function, void *module, const char *entry)
     return r;
 }
 
-static int module_unload(void *module) { return cu_drv.ModuleUnload(module); }
+static int module_unload(void *module)
+{
+    return cu_drv.ModuleUnload(module);
+}
 
 static int launch(void *function, const struct gpu_launch *g, unsigned shared_bytes, void *stream)
 {
-    return cu_drv.LaunchKernel(function, g->grid[0], g->grid[1], g->grid[2], g->block[0],
-                               g->block[1], g->block[2], shared_bytes, stream, g->params, NULL);
+    return cu_drv.LaunchKernel(function, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1],
+                               g->block[2], shared_bytes, stream, g->params, NULL);
 }
 
 const struct gpu_driver gpu_drv = {

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* The part of the CUDA driver API (cuda.h, cudaTypedefs.h) that devq-cuda.so
  * and the emulated driver (tests/emu/emu_cuda.c) use, declared here so that
  * neither needs the CUDA toolkit to build: the plugin only dlopens

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* devq-cuda.so internals: the driver's entry points, and what only cuda
  * has (primary contexts, kernel parameter info).  Streams, events, memory
  * and values are gpu_common's, over the table in calls.c.  See devq-cuda(7). */

@@ -25,8 +25,9 @@ int cu_attrs(struct devq_pl_device *d, struct gpu_attrs *a, int *sms)
     /* 64-bit waits/writes: the core attribute from 11.7, the opt-in V1
      * attribute before. */
     if (cu_drv.StreamWaitValue64 &&
-        (err = attr(d, cu_drv.memops_v2 ? CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
-                                        : CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1,
+        (err = attr(d,
+                    cu_drv.memops_v2 ? CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+                                     : CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1,
                     &a->value_ops)))
         return err;
     a->param_info = cu_drv.FuncGetParamInfo != NULL;

@@ -21,14 +21,19 @@ static struct {
 /* Names of the errors a host callback may be handed.  Callbacks must not
  * call the driver (CUDA_ERROR_NOT_PERMITTED), cuGetErrorName included,
  * so these are looked up here first. */
-static const struct { CUresult code; const char *name, *text; } known[] = {
+static const struct {
+    CUresult code;
+    const char *name, *text;
+} known[] = {
     { CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered" },
     { CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure" },
     { CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated" },
     { CUDA_ERROR_HARDWARE_STACK_ERROR, "CUDA_ERROR_HARDWARE_STACK_ERROR", "hardware stack error" },
-    { CUDA_ERROR_ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION", "an illegal instruction was encountered" },
+    { CUDA_ERROR_ILLEGAL_INSTRUCTION, "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+      "an illegal instruction was encountered" },
     { CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS", "misaligned address" },
-    { CUDA_ERROR_INVALID_ADDRESS_SPACE, "CUDA_ERROR_INVALID_ADDRESS_SPACE", "operation not supported on global/shared address space" },
+    { CUDA_ERROR_INVALID_ADDRESS_SPACE, "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+      "operation not supported on global/shared address space" },
     { CUDA_ERROR_INVALID_PC, "CUDA_ERROR_INVALID_PC", "invalid program counter" },
     { CUDA_ERROR_ASSERT, "CUDA_ERROR_ASSERT", "device-side assert triggered" },
     { CUDA_ERROR_ECC_UNCORRECTABLE, "CUDA_ERROR_ECC_UNCORRECTABLE", "uncorrectable ECC error encountered" },
@@ -99,36 +104,47 @@ int cu_errno(CUresult r)
     if (cu_sticky(r))
         return -EIO;
     switch (r) {
-    case CUDA_SUCCESS: return 0;
-    case CUDA_ERROR_OUT_OF_MEMORY: return -ENOMEM;
+    case CUDA_SUCCESS:
+        return 0;
+    case CUDA_ERROR_OUT_OF_MEMORY:
+        return -ENOMEM;
     case CUDA_ERROR_INVALID_VALUE:
     case CUDA_ERROR_INVALID_HANDLE:
     case CUDA_ERROR_INVALID_CONTEXT:
-    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES: return -EINVAL;
-    case CUDA_ERROR_NOT_READY: return -EAGAIN;
-    case CUDA_ERROR_NOT_FOUND: return -ENOENT;
+    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
+        return -EINVAL;
+    case CUDA_ERROR_NOT_READY:
+        return -EAGAIN;
+    case CUDA_ERROR_NOT_FOUND:
+        return -ENOENT;
     case CUDA_ERROR_INVALID_IMAGE:
     case CUDA_ERROR_INVALID_PTX:
     case CUDA_ERROR_NO_BINARY_FOR_GPU:
     case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND: return -ENOEXEC;
-    case CUDA_ERROR_NOT_SUPPORTED: return -ENOTSUP;
-    case CUDA_ERROR_NOT_PERMITTED: return -EPERM;
-    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: return -EEXIST;
-    case CUDA_ERROR_TIMEOUT: return -ETIMEDOUT;
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+        return -ENOEXEC;
+    case CUDA_ERROR_NOT_SUPPORTED:
+        return -ENOTSUP;
+    case CUDA_ERROR_NOT_PERMITTED:
+        return -EPERM;
+    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
+        return -EEXIST;
+    case CUDA_ERROR_TIMEOUT:
+        return -ETIMEDOUT;
     case CUDA_ERROR_NOT_INITIALIZED:
     case CUDA_ERROR_DEINITIALIZED:
     case CUDA_ERROR_NO_DEVICE:
     case CUDA_ERROR_INVALID_DEVICE:
-    case CUDA_ERROR_STUB_LIBRARY: return -ENODEV;
-    default: return -EIO;
+    case CUDA_ERROR_STUB_LIBRARY:
+        return -ENODEV;
+    default:
+        return -EIO;
     }
 }
 
 /* ---- entry points ---- */
 
-typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t,
-                                   CUdriverProcAddressQueryResult *);
+typedef CUresult (*get_proc_v2_fn)(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
 typedef CUresult (*get_proc_v1_fn)(const char *, void **, int, cuuint64_t);
 
 static get_proc_v2_fn get_proc_v2;
@@ -136,10 +152,10 @@ static get_proc_v1_fn get_proc_v1;
 
 struct entry {
     const char *name;
-    int         version;            /* cudaVersion of the ABI we call */
-    void      **slot;
-    int         group;              /* enum gpu_entry_group */
-    int         newer;              /* same signature, newer ABI: used when the driver has it */
+    int version; /* cudaVersion of the ABI we call */
+    void **slot;
+    int group; /* enum gpu_entry_group */
+    int newer; /* same signature, newer ABI: used when the driver has it */
 };
 
 #define ENTRY(field, abi, group, newer) { "cu" #field, abi, (void **)&cu_drv.field, group, newer },
@@ -170,9 +186,9 @@ static bool resolve(const struct entry *e, char *why, size_t n)
     if (r != CUDA_SUCCESS || !*e->slot) {
         *e->slot = NULL;
         snprintf(why, n, "%s %s", e->name,
-                 r != CUDA_SUCCESS ? cu_err_name(r)
+                 r != CUDA_SUCCESS                                      ? cu_err_name(r)
                  : status == CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT ? "(version not sufficient)"
-                 : "(not found)");
+                                                                        : "(not found)");
         return false;
     }
     return true;
@@ -194,31 +210,34 @@ int cu_driver_load(void)
     drv.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!drv.lib) {
         const char *e = dlerror();
-        return gpu_load_fail(-ENODEV, "cuda: %s not found (%s); install the NVIDIA driver or set DEVQ_CUDA_LIBRARY",
-                    path, e ? e : "dlopen failed");
+        return gpu_load_fail(-ENODEV,
+                             "cuda: %s not found (%s); install the NVIDIA driver or set DEVQ_CUDA_LIBRARY",
+                             path, e ? e : "dlopen failed");
     }
     PFN_cuInit_v2000 init = (PFN_cuInit_v2000)dlsym(drv.lib, "cuInit");
-    PFN_cuDriverGetVersion_v2020 getver =
-        (PFN_cuDriverGetVersion_v2020)dlsym(drv.lib, "cuDriverGetVersion");
+    PFN_cuDriverGetVersion_v2020 getver = (PFN_cuDriverGetVersion_v2020)dlsym(drv.lib, "cuDriverGetVersion");
     cu_drv.GetErrorName = (PFN_cuGetErrorName_v6000)dlsym(drv.lib, "cuGetErrorName");
     cu_drv.GetErrorString = (PFN_cuGetErrorString_v6000)dlsym(drv.lib, "cuGetErrorString");
     get_proc_v2 = (get_proc_v2_fn)dlsym(drv.lib, "cuGetProcAddress_v2");
     if (!get_proc_v2)
         get_proc_v1 = (get_proc_v1_fn)dlsym(drv.lib, "cuGetProcAddress");
     if (!init || !getver)
-        return gpu_load_fail(-ENODEV, "cuda: %s is not a CUDA driver (no cuInit/cuDriverGetVersion)%s", path, "");
+        return gpu_load_fail(-ENODEV, "cuda: %s is not a CUDA driver (no cuInit/cuDriverGetVersion)%s", path,
+                             "");
     if (getver(&cu_drv.version) != CUDA_SUCCESS)
         cu_drv.version = 0;
     char ver[32];
     version_str(cu_drv.version, ver, sizeof ver);
     if (!get_proc_v2 && !get_proc_v1)
-        return gpu_load_fail(-ENODEV, "cuda: driver %s has no cuGetProcAddress; devq needs a CUDA 11.3 or newer driver%s",
-                    ver, "");
+        return gpu_load_fail(
+            -ENODEV, "cuda: driver %s has no cuGetProcAddress; devq needs a CUDA 11.3 or newer driver%s", ver,
+            "");
     CUresult r = init(0);
     if (r != CUDA_SUCCESS) {
         char what[160];
         snprintf(what, sizeof what, "%s (%s)", cu_err_name(r), cu_err_text(r));
-        return gpu_load_fail(cu_errno(r) == -ENODEV ? -ENODEV : -EIO, "cuda: cuInit: %s; driver %s", what, ver);
+        return gpu_load_fail(cu_errno(r) == -ENODEV ? -ENODEV : -EIO, "cuda: cuInit: %s; driver %s", what,
+                             ver);
     }
     /* Stream memory operations became core ("_v2") in CUDA 11.7. */
     cu_drv.memops_v2 = cu_drv.version >= 11070;
@@ -236,8 +255,10 @@ int cu_driver_load(void)
             snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", why);
         } else if (e->group == GPU_OPT_PARAMS) {
             /* No DEVQ_CAP_KERNEL_CHECK: launches go unchecked, as before 12.4. */
-            gpu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: launches are not checked "
-                         "against their kernels", ver, why);
+            gpu_host->log(DEVQ_LOG_BASIC,
+                          "cuda: driver %s lacks %s: launches are not checked "
+                          "against their kernels",
+                          ver, why);
         } else {
             char *dst = e->group == GPU_OPT_ASYNC ? gpu_missing.async : gpu_missing.memops;
             if (!*dst)
@@ -246,8 +267,9 @@ int cu_driver_load(void)
         }
     }
     if (*missing)
-        return gpu_load_fail(-ENODEV, "cuda: driver %s lacks required entry points: %s; update the NVIDIA driver",
-                    ver, missing);
+        return gpu_load_fail(-ENODEV,
+                             "cuda: driver %s lacks required entry points: %s; update the NVIDIA driver", ver,
+                             missing);
     if (*gpu_missing.async)
         clear_group(GPU_OPT_ASYNC);
     if (*gpu_missing.memops)

@@ -31,11 +31,12 @@ void cu_kernel_read_params(struct devq_pl_kernel *k, const char *entry)
         size_t off = 0, size = 0;
         CUresult r = cu_drv.FuncGetParamInfo(k->function, n, &off, &size);
         if (r == CUDA_ERROR_INVALID_VALUE)
-            break;                 /* past the last parameter */
+            break; /* past the last parameter */
         if (r != CUDA_SUCCESS || n == CU_MAX_PARAMS || size == 0 || size > 4096 || off > UINT32_MAX) {
-            gpu_host->log(DEVQ_LOG_BASIC, "cuda: cuFuncGetParamInfo '%s' parameter %u: %s (size "
-                         "%zu): its launches are not checked", entry, n,
-                         r ? cu_err_name(r) : "out of range", size);
+            gpu_host->log(DEVQ_LOG_BASIC,
+                          "cuda: cuFuncGetParamInfo '%s' parameter %u: %s (size "
+                          "%zu): its launches are not checked",
+                          entry, n, r ? cu_err_name(r) : "out of range", size);
             free(p);
             return;
         }
@@ -48,7 +49,8 @@ void cu_kernel_read_params(struct devq_pl_kernel *k, const char *entry)
             }
             p = np;
         }
-        p[n++] = (struct devq_pl_param){ .kind = DEVQ_PL_PARAM_BYTES, .size = (uint32_t)size,
+        p[n++] = (struct devq_pl_param){ .kind = DEVQ_PL_PARAM_BYTES,
+                                         .size = (uint32_t)size,
                                          .offset = (uint32_t)off };
     }
     k->params = p;
@@ -60,7 +62,8 @@ int cu_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *out)
 {
     if (!k->known)
         return -ENOTSUP;
-    *out = (struct devq_pl_kernel_iface){ .flags = DEVQ_PL_IFACE_POSITIONAL, .nparams = k->nparams,
+    *out = (struct devq_pl_kernel_iface){ .flags = DEVQ_PL_IFACE_POSITIONAL,
+                                          .nparams = k->nparams,
                                           .params = k->params };
     return 0;
 }

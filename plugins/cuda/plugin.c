@@ -11,11 +11,7 @@ static void cu_fini(void)
 }
 
 static const struct devq_backend_ops cuda_ops = {
-    GPU_DRIVER_OPS,
-    GPU_OPS_CHANNELS,
-    .name = "cuda",
-    .fini = cu_fini,
-    .kernel_iface = cu_kernel_iface,
+    GPU_DRIVER_OPS, GPU_OPS_CHANNELS, .name = "cuda", .fini = cu_fini, .kernel_iface = cu_kernel_iface,
 };
 
 GPU_PLUGIN_ENTRY("cuda", cuda_ops, gpu_host)

@@ -42,8 +42,7 @@ int gpu_loss_error(struct gpu_loss *l, uint32_t ordinal, int err)
     return gpu_host->error(err, "%s:%u: device lost: %s", gpu_backend, ordinal, l->cause);
 }
 
-int gpu_fail(struct gpu_loss *l, uint32_t ordinal, const char *call, const char *desc, bool sticky,
-             int err)
+int gpu_fail(struct gpu_loss *l, uint32_t ordinal, const char *call, const char *desc, bool sticky, int err)
 {
     if (sticky) {
         gpu_loss_mark(l, ordinal, call, desc);
@@ -81,8 +80,8 @@ uint64_t gpu_caps(const struct gpu_attrs *a)
     return caps;
 }
 
-void gpu_device_info(devq_device_info *info, const char *name, uint64_t total_memory,
-                     uint32_t compute_units, uint64_t caps)
+void gpu_device_info(devq_device_info *info, const char *name, uint64_t total_memory, uint32_t compute_units,
+                     uint64_t caps)
 {
     snprintf(info->name, sizeof info->name, "%s", name);
     info->total_memory = total_memory;

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* The table of driver calls the GPU plugins' shared ops run on, and the
  * plugin objects those ops own.  Each plugin (cuda, hip) defines one
  * struct gpu_driver, gpu_drv, whose entries are thin adapters over its

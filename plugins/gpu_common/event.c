@@ -34,8 +34,8 @@ void gpu_event_destroy(devq_pl_event *e)
 int gpu_event_record(devq_pl_event *e, devq_pl_stream *s)
 {
     int err = gpu_enter(s->dev);
-    return err ? err : gpu_drv_check(s->dev, gpu_drv.call.event_record,
-                                     gpu_drv.event_record(e->event, s->stream));
+    return err ? err
+               : gpu_drv_check(s->dev, gpu_drv.call.event_record, gpu_drv.event_record(e->event, s->stream));
 }
 
 int gpu_event_query(devq_pl_event *e)
@@ -50,8 +50,9 @@ int gpu_event_query(devq_pl_event *e)
 int gpu_stream_wait_event(devq_pl_stream *s, devq_pl_event *e)
 {
     int err = gpu_enter(s->dev);
-    return err ? err : gpu_drv_check(s->dev, gpu_drv.call.stream_wait_event,
-                                     gpu_drv.stream_wait_event(s->stream, e->event));
+    return err ? err
+               : gpu_drv_check(s->dev, gpu_drv.call.stream_wait_event,
+                               gpu_drv.stream_wait_event(s->stream, e->event));
 }
 
 int gpu_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns)
@@ -60,8 +61,7 @@ int gpu_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns)
     if (err)
         return err;
     if (!a->timing || !b->timing)
-        return gpu_host->error(-EINVAL, "%s: event_elapsed: both events need DEVQ_EVENT_TIMING",
-                               gpu_backend);
+        return gpu_host->error(-EINVAL, "%s: event_elapsed: both events need DEVQ_EVENT_TIMING", gpu_backend);
     float ms = 0;
     int r = gpu_drv.event_elapsed(&ms, a->event, b->event);
     if (r == gpu_drv.not_ready)
@@ -78,8 +78,7 @@ int gpu_event_elapsed(devq_pl_event *a, devq_pl_event *b, uint64_t *ns)
 
 static int helper_create(struct devq_pl_device *dev, void **stream)
 {
-    return gpu_drv_check(dev, gpu_drv.call.stream_create,
-                         gpu_drv.stream_create(stream, dev->prio_greatest));
+    return gpu_drv_check(dev, gpu_drv.call.stream_create, gpu_drv.stream_create(stream, dev->prio_greatest));
 }
 
 static void helper_destroy(struct devq_pl_device *dev, void *stream)
@@ -90,10 +89,10 @@ static void helper_destroy(struct devq_pl_device *dev, void *stream)
 
 static int helper_arm(struct devq_pl_device *dev, void *stream, void *event, struct gpu_cb *cb)
 {
-    int err = gpu_drv_check(dev, gpu_drv.call.stream_wait_event,
-                            gpu_drv.stream_wait_event(stream, event));
-    return err ? err : gpu_drv_check(dev, gpu_drv.call.stream_add_callback,
-                                     gpu_drv.stream_add_callback(stream, cb));
+    int err = gpu_drv_check(dev, gpu_drv.call.stream_wait_event, gpu_drv.stream_wait_event(stream, event));
+    return err ? err
+               : gpu_drv_check(dev, gpu_drv.call.stream_add_callback,
+                               gpu_drv.stream_add_callback(stream, cb));
 }
 
 const struct gpu_evwait_driver gpu_evwait_drv = {

@@ -18,10 +18,10 @@
 
 /* What the waiting thread and the callback share. */
 struct gpu_evwaiter {
-    struct gpu_cb cb;                /* first: the driver's callback runs it */
-    uint32_t word;                   /* 0 until the callback ran */
-    struct pl_ref refs;              /* the waiting thread and the callback */
-    int status;                      /* the driver's status, as the callback saw it */
+    struct gpu_cb cb;   /* first: the driver's callback runs it */
+    uint32_t word;      /* 0 until the callback ran */
+    struct pl_ref refs; /* the waiting thread and the callback */
+    int status;         /* the driver's status, as the callback saw it */
     struct gpu_evwait_pool *pool;
     struct gpu_helper *helper;
 };
@@ -89,7 +89,7 @@ void gpu_evwait_release(struct gpu_evwait_pool *p, bool retire)
     pthread_mutex_unlock(&p->mu);
     while (h) {
         struct gpu_helper *next = h->next;
-        if (h->generation == current)       /* else an earlier retire destroyed it */
+        if (h->generation == current) /* else an earlier retire destroyed it */
             p->drv->stream_destroy(p->dev, h->stream);
         free(h);
         h = next;

@@ -39,30 +39,28 @@ int gpu_plugin_init(const struct devq_host *host, uint32_t host_abi, const char 
 
 /* The ops table entries every GPU plugin fills the same way, each op
  * named <prefix>_<op> (cu_stream_create, hip_stream_create, ...). */
-#define GPU_OPS_COMMON(p)                                                                   \
-    .abi_version = DEVQ_PLUGIN_ABI_VERSION, .size = sizeof(struct devq_backend_ops),        \
-    .device_count = p##_device_count, .device_open = p##_device_open,                       \
-    .device_close = p##_device_close, .device_info = p##_device_info,                       \
-    .stream_create = p##_stream_create, .stream_destroy = p##_stream_destroy,               \
-    .event_create = p##_event_create, .event_destroy = p##_event_destroy,                   \
-    .event_record = p##_event_record, .event_query = p##_event_query,                       \
-    .event_wait = p##_event_wait, .stream_wait_event = p##_stream_wait_event,               \
-    .event_elapsed = p##_event_elapsed, .host_fn = p##_host_fn,                             \
-    .mem_alloc = p##_mem_alloc, .mem_free = p##_mem_free, .copy = p##_copy, .fill = p##_fill, \
-    .kernel_load = p##_kernel_load, .kernel_destroy = p##_kernel_destroy, .launch = p##_launch
+#define GPU_OPS_COMMON(p)                                                                                 \
+    .abi_version = DEVQ_PLUGIN_ABI_VERSION, .size = sizeof(struct devq_backend_ops),                      \
+    .device_count = p##_device_count, .device_open = p##_device_open, .device_close = p##_device_close,   \
+    .device_info = p##_device_info, .stream_create = p##_stream_create,                                   \
+    .stream_destroy = p##_stream_destroy, .event_create = p##_event_create,                               \
+    .event_destroy = p##_event_destroy, .event_record = p##_event_record, .event_query = p##_event_query, \
+    .event_wait = p##_event_wait, .stream_wait_event = p##_stream_wait_event,                             \
+    .event_elapsed = p##_event_elapsed, .host_fn = p##_host_fn, .mem_alloc = p##_mem_alloc,               \
+    .mem_free = p##_mem_free, .copy = p##_copy, .fill = p##_fill, .kernel_load = p##_kernel_load,         \
+    .kernel_destroy = p##_kernel_destroy, .launch = p##_launch
 /* The plugin's one exported symbol: gpu_plugin_init over its table, and
  * the host table kept in host_var.  The driver library is loaded at the
  * first device_count/device_open, not here: a machine without one still
  * loads the plugin and reports why. */
-#define GPU_PLUGIN_ENTRY(name, table, host_var)                                             \
-    __attribute__((visibility("default")))                                                  \
-    int devq_plugin_init(const struct devq_host *host, uint32_t host_abi,                   \
-                         const struct devq_backend_ops **ops)                               \
-    {                                                                                       \
-        int err = gpu_plugin_init(host, host_abi, name, &table, ops);                       \
-        if (!err)                                                                           \
-            host_var = host;                                                                \
-        return err;                                                                         \
+#define GPU_PLUGIN_ENTRY(name, table, host_var)                                               \
+    __attribute__((visibility("default"))) int devq_plugin_init(                              \
+        const struct devq_host *host, uint32_t host_abi, const struct devq_backend_ops **ops) \
+    {                                                                                         \
+        int err = gpu_plugin_init(host, host_abi, name, &table, ops);                         \
+        if (!err)                                                                             \
+            host_var = host;                                                                  \
+        return err;                                                                           \
     }
 
 /* ---- device.c ---- */
@@ -70,9 +68,9 @@ int gpu_plugin_init(const struct devq_host *host, uint32_t host_abi, const char 
 /* A device lost to a sticky driver error: set once, read without the
  * lock, cleared when the plugin has reset the device. */
 struct gpu_loss {
-    atomic_bool     lost;
+    atomic_bool lost;
     pthread_mutex_t mu;
-    char            cause[256];
+    char cause[256];
 };
 
 void gpu_loss_init(struct gpu_loss *l);
@@ -81,15 +79,14 @@ bool gpu_lost(struct gpu_loss *l);
 void gpu_loss_mark(struct gpu_loss *l, uint32_t ordinal, const char *call, const char *desc);
 void gpu_loss_clear(struct gpu_loss *l);
 /* err with "backend:N: device lost: cause" as the message. */
-int  gpu_loss_error(struct gpu_loss *l, uint32_t ordinal, int err);
+int gpu_loss_error(struct gpu_loss *l, uint32_t ordinal, int err);
 
 /* A failed driver call: a sticky error marks the device lost and gives
  * -EIO; others give err.  desc is the driver's "NAME (text)". */
-int  gpu_fail(struct gpu_loss *l, uint32_t ordinal, const char *call, const char *desc, bool sticky,
-              int err);
+int gpu_fail(struct gpu_loss *l, uint32_t ordinal, const char *call, const char *desc, bool sticky, int err);
 
 /* device_count over a plugin's lazy driver load. */
-int  gpu_device_count(uint32_t *count, int (*load)(void), uint32_t (*total)(void));
+int gpu_device_count(uint32_t *count, int (*load)(void), uint32_t (*total)(void));
 
 /* What probing found, as DEVQ_CAP_* bits.  Priority numbers follow the
  * drivers' convention: lower runs first, greatest < least when there is
@@ -97,18 +94,18 @@ int  gpu_device_count(uint32_t *count, int (*load)(void), uint32_t (*total)(void
 struct gpu_attrs {
     int prio_least, prio_greatest;
     int copy_engines;
-    int pools;                   /* stream-ordered allocation */
-    int value_ops;               /* 64-bit stream waits and writes */
-    int map_host;                /* host memory mapped for the device */
-    int param_info;              /* the driver reports each kernel's parameters */
+    int pools;      /* stream-ordered allocation */
+    int value_ops;  /* 64-bit stream waits and writes */
+    int map_host;   /* host memory mapped for the device */
+    int param_info; /* the driver reports each kernel's parameters */
 };
 uint64_t gpu_caps(const struct gpu_attrs *a);
 
-void gpu_device_info(devq_device_info *info, const char *name, uint64_t total_memory,
-                     uint32_t compute_units, uint64_t caps);
+void gpu_device_info(devq_device_info *info, const char *name, uint64_t total_memory, uint32_t compute_units,
+                     uint64_t caps);
 
 /* A driver stream priority clamped to [greatest, least]. */
-int  gpu_clamp_priority(long prio, int least, int greatest);
+int gpu_clamp_priority(long prio, int least, int greatest);
 
 /* ---- hostfn.c ---- */
 
@@ -120,7 +117,7 @@ struct gpu_cb {
 
 /* What a stream shares with its queued host callbacks. */
 struct gpu_callbacks {
-    atomic_int latch;            /* the previous callback's error (driver thread) */
+    atomic_int latch; /* the previous callback's error (driver thread) */
     /* lib's handle plus each queued callback: a callback may still be
      * returning when lib, told of its completion, destroys the stream. */
     struct pl_ref refs;
@@ -132,9 +129,9 @@ bool gpu_callbacks_unref(struct gpu_callbacks *cbs);
 
 /* One host function queued on a stream, holding a reference on it. */
 struct gpu_host_call {
-    struct gpu_cb cb;            /* first: the driver's callback runs it (stream.c) */
+    struct gpu_cb cb; /* first: the driver's callback runs it (stream.c) */
     struct gpu_callbacks *cbs;
-    void *stream;                /* the plugin's stream, for its trampoline */
+    void *stream; /* the plugin's stream, for its trampoline */
     devq_pl_host_fn fn;
     void *arg;
 };
@@ -145,7 +142,7 @@ struct gpu_host_call *gpu_host_call_new(struct gpu_callbacks *cbs, void *stream,
 /* The driver refused to queue it. */
 void gpu_host_call_cancel(struct gpu_host_call *c);
 /* In the driver's callback, first: the previous callback's error, cleared. */
-int  gpu_host_call_latched(struct gpu_host_call *c);
+int gpu_host_call_latched(struct gpu_host_call *c);
 /* Run the function with status and free c.  Its error is latched for the
  * next callback only: the drivers cannot skip work already queued (no
  * DEVQ_CAP_SKIP_ON_ERROR).  True when the stream's last reference went
@@ -157,20 +154,20 @@ bool gpu_host_call_finish(struct gpu_host_call *c, int status);
 /* A pooled helper stream for event_wait. */
 struct gpu_helper {
     struct gpu_helper *next;
-    void    *stream;             /* the driver's stream handle */
-    uint32_t generation;         /* the pool's generation when it was made */
+    void *stream;        /* the driver's stream handle */
+    uint32_t generation; /* the pool's generation when it was made */
 };
 
 /* The driver calls the event-wait pool needs; each returns 0 or a
  * negative errno it has reported (through the plugin's fail path). */
 struct gpu_evwait_driver {
     /* A non-blocking helper stream at the device's greatest priority. */
-    int  (*stream_create)(struct devq_pl_device *dev, void **stream);
+    int (*stream_create)(struct devq_pl_device *dev, void **stream);
     /* Destroy it (makes the device current first: called at close too). */
     void (*stream_destroy)(struct devq_pl_device *dev, void *stream);
     /* Queue on stream a wait for event, then a stream callback that runs
      * cb with the driver's status. */
-    int  (*arm)(struct devq_pl_device *dev, void *stream, void *event, struct gpu_cb *cb);
+    int (*arm)(struct devq_pl_device *dev, void *stream, void *event, struct gpu_cb *cb);
 };
 
 struct gpu_evwait_pool {
@@ -191,7 +188,7 @@ void gpu_evwait_init(struct gpu_evwait_pool *p, const struct gpu_evwait_driver *
 /* Wait up to timeout_ns for event (after the plugin's own query found it
  * not reached): 0 with the driver's status in *status, or -ETIMEDOUT,
  * -ENOMEM or the driver's error, reported. */
-int  gpu_evwait(struct gpu_evwait_pool *p, void *event, uint64_t timeout_ns, int *status);
+int gpu_evwait(struct gpu_evwait_pool *p, void *event, uint64_t timeout_ns, int *status);
 /* At the last close: destroy the idle helpers.  retire when the busy
  * ones' streams die too (the context is released, the device reset):
  * they are dropped when their callbacks bring them back; without it they
@@ -205,18 +202,18 @@ void gpu_evwait_release(struct gpu_evwait_pool *p, bool retire);
 /* Blocks, threads per block and kernelParams for a driver launch. */
 struct gpu_launch {
     unsigned grid[3], block[3];
-    void   **params;             /* kernelParams; NULL when there are no arguments */
-    void   **ptrs;               /* device pointers that params[i] point at */
-    void    *params_small[GPU_LAUNCH_SMALL];
-    void    *ptrs_small[GPU_LAUNCH_SMALL];
+    void **params; /* kernelParams; NULL when there are no arguments */
+    void **ptrs;   /* device pointers that params[i] point at */
+    void *params_small[GPU_LAUNCH_SMALL];
+    void *ptrs_small[GPU_LAUNCH_SMALL];
 };
 
 /* Fill g from devq's sizes (global rounded up to whole blocks) and
  * arguments: params[i] points at argument i's value, the device pointer
  * for buffers, lib's bytes for values (the driver copies them).  0, or
  * -EINVAL/-ENOMEM reported.  g must not move until gpu_launch_release. */
-int  gpu_launch_prepare(struct gpu_launch *g, const devq_launch *l, const struct devq_pl_arg *args,
-                        size_t nargs);
+int gpu_launch_prepare(struct gpu_launch *g, const devq_launch *l, const struct devq_pl_arg *args,
+                       size_t nargs);
 void gpu_launch_release(struct gpu_launch *g);
 
 /* ---- nccl.c: channels over NCCL (cuda) / RCCL (hip) ---- */
@@ -224,28 +221,28 @@ void gpu_launch_release(struct gpu_launch *g);
 /* What differs between the two: names, kept in each plugin's driver
  * table (driver.h, gpu_drv.nccl). */
 struct gpu_nccl_glue {
-    const char *name;            /* "NCCL", "RCCL" */
-    const char *soname;          /* "libnccl.so.2", "librccl.so.1" */
-    const char *env;             /* "DEVQ_NCCL_LIBRARY", "DEVQ_RCCL_LIBRARY" */
-    const char *install;         /* how to get it, for messages */
+    const char *name;    /* "NCCL", "RCCL" */
+    const char *soname;  /* "libnccl.so.2", "librccl.so.1" */
+    const char *env;     /* "DEVQ_NCCL_LIBRARY", "DEVQ_RCCL_LIBRARY" */
+    const char *install; /* how to get it, for messages */
 };
 
 /* Whether the library can be found, without running any of it. */
 bool gpu_nccl_available(void);
-int  gpu_nccl_id(devq_pl_device *dev, void *id, size_t *size);
-int  gpu_nccl_create(devq_pl_device *dev, int rank, int size, const void *id, size_t id_size,
-                     devq_pl_chan **out);
-int  gpu_nccl_split(devq_pl_chan *c, int color, int key, devq_pl_chan **out);
-int  gpu_nccl_rank(const devq_pl_chan *c);
-int  gpu_nccl_size(const devq_pl_chan *c);
+int gpu_nccl_id(devq_pl_device *dev, void *id, size_t *size);
+int gpu_nccl_create(devq_pl_device *dev, int rank, int size, const void *id, size_t id_size,
+                    devq_pl_chan **out);
+int gpu_nccl_split(devq_pl_chan *c, int color, int key, devq_pl_chan **out);
+int gpu_nccl_rank(const devq_pl_chan *c);
+int gpu_nccl_size(const devq_pl_chan *c);
 void gpu_nccl_destroy(devq_pl_chan *c);
-int  gpu_nccl_enqueue(devq_pl_chan *c, devq_pl_stream *s, const struct devq_eng_op *ops, size_t n);
-int  gpu_nccl_error(devq_pl_chan *c);
+int gpu_nccl_enqueue(devq_pl_chan *c, devq_pl_stream *s, const struct devq_eng_op *ops, size_t n);
+int gpu_nccl_error(devq_pl_chan *c);
 void gpu_nccl_abort(devq_pl_chan *c);
 
 /* The ops table's channel entries (devq_plugin.h). */
-#define GPU_OPS_CHANNELS                                                                    \
-    .chan_id = gpu_nccl_id, .chan_create = gpu_nccl_create, .chan_split = gpu_nccl_split,   \
+#define GPU_OPS_CHANNELS                                                                      \
+    .chan_id = gpu_nccl_id, .chan_create = gpu_nccl_create, .chan_split = gpu_nccl_split,     \
     .chan_rank = gpu_nccl_rank, .chan_size = gpu_nccl_size, .chan_destroy = gpu_nccl_destroy, \
     .chan_enqueue = gpu_nccl_enqueue, .chan_error = gpu_nccl_error, .chan_abort = gpu_nccl_abort
 

@@ -11,16 +11,15 @@ int gpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const c
                     devq_pl_kernel **out)
 {
     if (!image || !size || !entry)
-        return gpu_host->error(-EINVAL, "%s: kernel_load: need an image and an entry name",
-                               gpu_backend);
+        return gpu_host->error(-EINVAL, "%s: kernel_load: need an image and an entry name", gpu_backend);
     int err = gpu_enter(dev);
     if (err)
         return err;
     char *text = NULL;
     if (!gpu_drv.is_binary(image, size)) {
         if (!(text = malloc(size + 1)))
-            return gpu_host->error(-ENOMEM, "%s: out of memory for a %zu-byte %s", gpu_backend,
-                                   size, gpu_drv.text_image);
+            return gpu_host->error(-ENOMEM, "%s: out of memory for a %zu-byte %s", gpu_backend, size,
+                                   gpu_drv.text_image);
         memcpy(text, image, size);
         text[size] = '\0';
     }

@@ -12,8 +12,8 @@ int gpu_launch_prepare(struct gpu_launch *g, const devq_launch *l, const struct 
     for (int d = 0; d < 3; d++) {
         if (l->local[d] == 0 || l->global[d] == 0)
             return gpu_host->error(-EINVAL,
-                "%s: launch: global and local sizes must be > 0 (dimension %d: %u/%u)",
-                gpu_backend, d, l->global[d], l->local[d]);
+                                   "%s: launch: global and local sizes must be > 0 (dimension %d: %u/%u)",
+                                   gpu_backend, d, l->global[d], l->local[d]);
         g->block[d] = l->local[d];
         g->grid[d] = l->global[d] / l->local[d] + (l->global[d] % l->local[d] != 0);
     }

@@ -15,7 +15,7 @@ struct gpu_missing gpu_missing;
 
 static struct {
     pthread_once_t once;
-    int err;                        /* 0 or negative errno */
+    int err; /* 0 or negative errno */
     char reason[768];
     uint32_t ndevices;
     struct devq_pl_device *devices;
@@ -52,8 +52,8 @@ int gpu_load_devices(int count, const char *path, const char *ver)
      * threads may still deliver a late callback into them. */
     loaded.devices = devices;
     loaded.ndevices = (uint32_t)count;
-    gpu_host->log(DEVQ_LOG_BASIC, "%s: %s: %s %s, %d device(s)", gpu_backend, path,
-                  gpu_drv.driver_word, ver, count);
+    gpu_host->log(DEVQ_LOG_BASIC, "%s: %s: %s %s, %d device(s)", gpu_backend, path, gpu_drv.driver_word, ver,
+                  count);
     return 0;
 }
 
@@ -70,7 +70,10 @@ int gpu_drv_load(void)
     return 0;
 }
 
-uint32_t gpu_drv_device_total(void) { return loaded.ndevices; }
+uint32_t gpu_drv_device_total(void)
+{
+    return loaded.ndevices;
+}
 
 struct devq_pl_device *gpu_drv_device_get(uint32_t ordinal)
 {

@@ -26,8 +26,8 @@ void gpu_mem_free(devq_pl_device *dev, void *device_ptr)
     int r = gpu_drv.mem_free(device_ptr);
     if (r && !gpu_lost(&dev->loss)) {
         char d[256];
-        gpu_host->log(DEVQ_LOG_BASIC, "%s:%u: %s(%p): %s", gpu_backend, dev->ordinal,
-                      gpu_drv.call.mem_free, device_ptr, gpu_drv.desc(r, d, sizeof d));
+        gpu_host->log(DEVQ_LOG_BASIC, "%s:%u: %s(%p): %s", gpu_backend, dev->ordinal, gpu_drv.call.mem_free,
+                      device_ptr, gpu_drv.desc(r, d, sizeof d));
     }
 }
 
@@ -35,8 +35,8 @@ static int no_async(devq_pl_stream *s, const char *call)
 {
     if (*gpu_missing.async)
         return gpu_host->error(-ENOTSUP, "%s: %s: %s", gpu_backend, call, gpu_missing.async);
-    return gpu_host->error(-ENOTSUP, "%s: %s: device %u has no memory pools (%s is 0)", gpu_backend,
-                           call, s->dev->ordinal, gpu_drv.pools_attr);
+    return gpu_host->error(-ENOTSUP, "%s: %s: device %u has no memory pools (%s is 0)", gpu_backend, call,
+                           s->dev->ordinal, gpu_drv.pools_attr);
 }
 
 int gpu_mem_alloc_async(devq_pl_stream *s, size_t bytes, void **device_ptr)
@@ -57,8 +57,9 @@ int gpu_mem_free_async(devq_pl_stream *s, void *device_ptr)
     if (!(s->dev->caps & DEVQ_CAP_ASYNC_ALLOC))
         return no_async(s, gpu_drv.call.mem_free_async);
     int err = gpu_enter(s->dev);
-    return err ? err : gpu_drv_check(s->dev, gpu_drv.call.mem_free_async,
-                                     gpu_drv.mem_free_async(device_ptr, s->stream));
+    return err ? err
+               : gpu_drv_check(s->dev, gpu_drv.call.mem_free_async,
+                               gpu_drv.mem_free_async(device_ptr, s->stream));
 }
 
 int gpu_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir)

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* Channels over NCCL (cuda) or RCCL (hip): the plugin's chan_* entries
  * (devq_plugin.h), written once over nccl_abi.h and compiled into both
  * plugins.  Mechanism only: lib/channel decides grouping, order,

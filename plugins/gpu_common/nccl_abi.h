@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* The part of the NCCL C API (NCCL 2.x, nccl.h) that devq's channels use,
  * declared from NCCL's public documentation: no NCCL header is needed to
  * build the cuda and hip plugins, which dlopen libnccl.so.2 (NCCL) or

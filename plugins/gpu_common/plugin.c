@@ -12,10 +12,12 @@ int gpu_plugin_init(const struct devq_host *host, uint32_t host_abi, const char 
 {
     if (!host || !ops)
         return -EINVAL;
-    if (host_abi < DEVQ_HOST_ABI_VERSION || host->size < offsetof(struct devq_host, getenv) + sizeof host->getenv)
-        return host->error ? host->error(-EPROTO, "%s: host ABI %u (size %u) is older than this "
-                                         "plugin's %d", backend, host_abi, host->size,
-                                         DEVQ_HOST_ABI_VERSION)
+    if (host_abi < DEVQ_HOST_ABI_VERSION ||
+        host->size < offsetof(struct devq_host, getenv) + sizeof host->getenv)
+        return host->error ? host->error(-EPROTO,
+                                         "%s: host ABI %u (size %u) is older than this "
+                                         "plugin's %d",
+                                         backend, host_abi, host->size, DEVQ_HOST_ABI_VERSION)
                            : -EPROTO;
     gpu_host = host;
     gpu_backend = backend;

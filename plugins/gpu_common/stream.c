@@ -69,8 +69,8 @@ static void host_call_run(struct gpu_cb *cb, int status)
             st = gpu_loss_error(&dev->loss, dev->ordinal, -EIO);
         } else if (!st) {
             char d[256];
-            st = gpu_host->error(gpu_drv.to_errno(status), "%s: stream work failed: %s",
-                                 gpu_backend, gpu_drv.work_desc(status, d, sizeof d));
+            st = gpu_host->error(gpu_drv.to_errno(status), "%s: stream work failed: %s", gpu_backend,
+                                 gpu_drv.work_desc(status, d, sizeof d));
         }
     }
     if (gpu_host_call_finish(c, st))

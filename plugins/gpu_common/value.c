@@ -12,15 +12,14 @@
 struct devq_pl_value {
     struct devq_pl_device *dev;
     uint64_t *host_word;
-    void     *dptr;
-    bool      registered;        /* we registered it (else someone else had) */
+    void *dptr;
+    bool registered; /* we registered it (else someone else had) */
 };
 
 static int no_memops(devq_pl_device *dev)
 {
     if (*gpu_missing.memops)
-        return gpu_host->error(-ENOTSUP, "%s: value wait/write: %s", gpu_backend,
-                               gpu_missing.memops);
+        return gpu_host->error(-ENOTSUP, "%s: value wait/write: %s", gpu_backend, gpu_missing.memops);
     return gpu_host->error(-ENOTSUP, "%s: device %u cannot wait on or write host memory (%s is 0)",
                            gpu_backend, dev->ordinal, gpu_drv.memops_attr);
 }
@@ -33,8 +32,8 @@ int gpu_value_attach(devq_pl_device *dev, uint64_t *host_word, devq_pl_value **o
     if (err)
         return err;
     if (!host_word || ((uintptr_t)host_word & 7))
-        return gpu_host->error(-EINVAL, "%s: value_attach: word %p is not 8-byte aligned",
-                               gpu_backend, (void *)host_word);
+        return gpu_host->error(-EINVAL, "%s: value_attach: word %p is not 8-byte aligned", gpu_backend,
+                               (void *)host_word);
     struct devq_pl_value *v = gpu_zalloc(sizeof *v, "a value");
     if (!v)
         return -ENOMEM;

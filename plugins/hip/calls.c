@@ -4,9 +4,18 @@
 #define _GNU_SOURCE
 #include "hip_plugin.h"
 
-static const char *desc(int r, char *buf, size_t n) { return hip_err_desc((hipError_t)r, buf, n); }
-static int to_errno(int r) { return hip_errno((hipError_t)r); }
-static bool sticky(int r) { return hip_sticky((hipError_t)r); }
+static const char *desc(int r, char *buf, size_t n)
+{
+    return hip_err_desc((hipError_t)r, buf, n);
+}
+static int to_errno(int r)
+{
+    return hip_errno((hipError_t)r);
+}
+static bool sticky(int r)
+{
+    return hip_sticky((hipError_t)r);
+}
 
 /* HIP: lower number runs first, 0 normal; ROCm's range is 1 (low) to -1 (high). */
 static long priority(const struct devq_pl_device *dev, int p)
@@ -15,8 +24,14 @@ static long priority(const struct devq_pl_device *dev, int p)
     return -(long)p;
 }
 
-static int device_name(char *buf, int n, int dev) { return hip_rt.DeviceGetName(buf, n, dev); }
-static int total_mem(size_t *bytes, int dev) { return hip_rt.DeviceTotalMem(bytes, dev); }
+static int device_name(char *buf, int n, int dev)
+{
+    return hip_rt.DeviceGetName(buf, n, dev);
+}
+static int total_mem(size_t *bytes, int dev)
+{
+    return hip_rt.DeviceTotalMem(bytes, dev);
+}
 
 static int priority_range(int *least, int *greatest)
 {
@@ -25,7 +40,10 @@ static int priority_range(int *least, int *greatest)
 
 /* The current device is per thread and the application may switch it
  * behind our back; hipSetDevice is a thread-local store. */
-static int make_current(struct devq_pl_device *dev) { return hip_rt.SetDevice((int)dev->ordinal); }
+static int make_current(struct devq_pl_device *dev)
+{
+    return hip_rt.SetDevice((int)dev->ordinal);
+}
 
 static int stream_create(void **stream, int prio)
 {
@@ -35,7 +53,10 @@ static int stream_create(void **stream, int prio)
     return r;
 }
 
-static int stream_destroy(void *stream) { return hip_rt.StreamDestroy(stream); }
+static int stream_destroy(void *stream)
+{
+    return hip_rt.StreamDestroy(stream);
+}
 
 static void trampoline(hipStream_t hs, hipError_t status, void *cb)
 {
@@ -48,7 +69,10 @@ static int add_callback(void *stream, struct gpu_cb *cb)
     return hip_rt.StreamAddCallback(stream, trampoline, cb, 0);
 }
 
-static int wait_event(void *stream, void *event) { return hip_rt.StreamWaitEvent(stream, event, 0); }
+static int wait_event(void *stream, void *event)
+{
+    return hip_rt.StreamWaitEvent(stream, event, 0);
+}
 
 static int event_create(void **event, bool timing)
 {
@@ -58,19 +82,40 @@ static int event_create(void **event, bool timing)
     return r;
 }
 
-static int event_destroy(void *event) { return hip_rt.EventDestroy(event); }
-static int event_record(void *event, void *stream) { return hip_rt.EventRecord(event, stream); }
-static int event_query(void *event) { return hip_rt.EventQuery(event); }
-static int event_elapsed(float *ms, void *a, void *b) { return hip_rt.EventElapsedTime(ms, a, b); }
-static int mem_alloc(void **ptr, size_t bytes) { return hip_rt.Malloc(ptr, bytes); }
-static int mem_free(void *ptr) { return hip_rt.Free(ptr); }
+static int event_destroy(void *event)
+{
+    return hip_rt.EventDestroy(event);
+}
+static int event_record(void *event, void *stream)
+{
+    return hip_rt.EventRecord(event, stream);
+}
+static int event_query(void *event)
+{
+    return hip_rt.EventQuery(event);
+}
+static int event_elapsed(float *ms, void *a, void *b)
+{
+    return hip_rt.EventElapsedTime(ms, a, b);
+}
+static int mem_alloc(void **ptr, size_t bytes)
+{
+    return hip_rt.Malloc(ptr, bytes);
+}
+static int mem_free(void *ptr)
+{
+    return hip_rt.Free(ptr);
+}
 
 static int mem_alloc_async(void **ptr, size_t bytes, void *stream)
 {
     return hip_rt.MallocAsync(ptr, bytes, stream);
 }
 
-static int mem_free_async(void *ptr, void *stream) { return hip_rt.FreeAsync(ptr, stream); }
+static int mem_free_async(void *ptr, void *stream)
+{
+    return hip_rt.FreeAsync(ptr, stream);
+}
 
 /* HtoD and DtoD take a non-const source in the 5.2 headers; they only read it. */
 static int copy_h2d(void *dst, const void *src, size_t n, void *stream)
@@ -98,8 +143,14 @@ static int host_register(void *p, size_t bytes)
     return hip_rt.HostRegister(p, bytes, hipHostRegisterPortable | hipHostRegisterMapped);
 }
 
-static int host_unregister(void *p) { return hip_rt.HostUnregister(p); }
-static int host_device_pointer(void **dptr, void *p) { return hip_rt.HostGetDevicePointer(dptr, p, 0); }
+static int host_unregister(void *p)
+{
+    return hip_rt.HostUnregister(p);
+}
+static int host_device_pointer(void **dptr, void *p)
+{
+    return hip_rt.HostGetDevicePointer(dptr, p, 0);
+}
 
 /* HIP's >= compares (*word & mask): all bits. */
 static int wait_value(void *stream, void *addr, uint64_t value)
@@ -128,12 +179,15 @@ static int module_get_function(void **function, void *module, const char *entry)
     return r;
 }
 
-static int module_unload(void *module) { return hip_rt.ModuleUnload(module); }
+static int module_unload(void *module)
+{
+    return hip_rt.ModuleUnload(module);
+}
 
 static int launch(void *function, const struct gpu_launch *g, unsigned shared_bytes, void *stream)
 {
-    return hip_rt.ModuleLaunchKernel(function, g->grid[0], g->grid[1], g->grid[2], g->block[0],
-                                     g->block[1], g->block[2], shared_bytes, stream, g->params, NULL);
+    return hip_rt.ModuleLaunchKernel(function, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1],
+                                     g->block[2], shared_bytes, stream, g->params, NULL);
 }
 
 const struct gpu_driver gpu_drv = {

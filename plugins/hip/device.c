@@ -27,8 +27,8 @@ int hip_attrs(struct devq_pl_device *d, struct gpu_attrs *a, int *cus)
         return err;
     /* "Cuda only" in the 5.2 headers: ROCm answers 0 or an error, and a
      * missing answer only costs DEVQ_CAP_COPY_ENGINE. */
-    if (hip_rt.DeviceGetAttribute(&a->copy_engines, hipDeviceAttributeAsyncEngineCount,
-                                  (int)d->ordinal) != hipSuccess)
+    if (hip_rt.DeviceGetAttribute(&a->copy_engines, hipDeviceAttributeAsyncEngineCount, (int)d->ordinal) !=
+        hipSuccess)
         a->copy_engines = 0;
     if (hip_rt.MallocAsync &&
         (err = attr(d, hipDeviceAttributeMemoryPoolsSupported, "MemoryPoolsSupported", &a->pools)))
@@ -36,8 +36,7 @@ int hip_attrs(struct devq_pl_device *d, struct gpu_attrs *a, int *cus)
     /* One attribute covers hipStreamWaitValue64 and
      * hipStreamWriteValue64; both need the word mapped for the device. */
     if (hip_rt.StreamWaitValue64 &&
-        (err = attr(d, hipDeviceAttributeCanUseStreamWaitValue, "CanUseStreamWaitValue",
-                    &a->value_ops)))
+        (err = attr(d, hipDeviceAttributeCanUseStreamWaitValue, "CanUseStreamWaitValue", &a->value_ops)))
         return err;
     return 0;
 }
@@ -51,7 +50,7 @@ int hip_first_open(struct devq_pl_device *d)
 void hip_last_close(struct devq_pl_device *d)
 {
     bool lost = gpu_lost(&d->loss);
-    gpu_evwait_release(&d->waits, lost);  /* the reset below destroys the busy ones */
+    gpu_evwait_release(&d->waits, lost); /* the reset below destroys the busy ones */
     /* A device lost to a sticky error stays broken for the whole
      * process until it is reset.  lib has freed everything of ours,
      * so reset it then, and the next open starts clean.  A healthy

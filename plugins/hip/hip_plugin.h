@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* devq-hip.so internals: the runtime's entry points, devices and kernels.
  * Streams, events, memory and values are gpu_common's, over the table in
  * calls.c.  See devq-hip(7).

@@ -63,29 +63,40 @@ int hip_errno(hipError_t r)
     if (hip_sticky(r))
         return -EIO;
     switch (r) {
-    case hipSuccess: return 0;
-    case hipErrorOutOfMemory: return -ENOMEM;
+    case hipSuccess:
+        return 0;
+    case hipErrorOutOfMemory:
+        return -ENOMEM;
     case hipErrorInvalidValue:
     case hipErrorInvalidHandle:
     case hipErrorInvalidContext:
     case hipErrorInvalidDevicePointer:
     case hipErrorInvalidConfiguration:
-    case hipErrorLaunchOutOfResources: return -EINVAL;
-    case hipErrorNotReady: return -EAGAIN;
+    case hipErrorLaunchOutOfResources:
+        return -EINVAL;
+    case hipErrorNotReady:
+        return -EAGAIN;
     case hipErrorNotFound:
-    case hipErrorInvalidDeviceFunction: return -ENOENT;
+    case hipErrorInvalidDeviceFunction:
+        return -ENOENT;
     case hipErrorInvalidImage:
     case hipErrorInvalidKernelFile:
-    case hipErrorNoBinaryForGpu: return -ENOEXEC;
-    case hipErrorNotSupported: return -ENOTSUP;
-    case hipErrorIllegalState: return -EPERM;
-    case hipErrorHostMemoryAlreadyRegistered: return -EEXIST;
+    case hipErrorNoBinaryForGpu:
+        return -ENOEXEC;
+    case hipErrorNotSupported:
+        return -ENOTSUP;
+    case hipErrorIllegalState:
+        return -EPERM;
+    case hipErrorHostMemoryAlreadyRegistered:
+        return -EEXIST;
     case hipErrorNotInitialized:
     case hipErrorDeinitialized:
     case hipErrorNoDevice:
     case hipErrorInvalidDevice:
-    case hipErrorInsufficientDriver: return -ENODEV;
-    default: return -EIO;
+    case hipErrorInsufficientDriver:
+        return -ENODEV;
+    default:
+        return -EIO;
     }
 }
 
@@ -99,8 +110,8 @@ void hip_version_str(int v, char *buf, size_t n)
 
 struct entry {
     const char *name;
-    void      **slot;
-    int         group;              /* enum gpu_entry_group */
+    void **slot;
+    int group; /* enum gpu_entry_group */
 };
 
 #define ENTRY(field, group) { "hip" #field, (void **)&hip_rt.field, group },
@@ -135,8 +146,10 @@ int hip_runtime_load(void)
     rt.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!rt.lib) {
         const char *e = dlerror();
-        return gpu_load_fail(-ENODEV, "hip: %s not found (%s); install the ROCm HIP runtime "
-                    "(libamdhip64) or set DEVQ_HIP_LIBRARY", path, e ? e : "dlopen failed");
+        return gpu_load_fail(-ENODEV,
+                             "hip: %s not found (%s); install the ROCm HIP runtime "
+                             "(libamdhip64) or set DEVQ_HIP_LIBRARY",
+                             path, e ? e : "dlopen failed");
     }
     char missing[512] = "";
     for (size_t i = 0; i < NENTRIES; i++) {
@@ -155,10 +168,11 @@ int hip_runtime_load(void)
         }
     }
     if (!hip_rt.Init && !hip_rt.GetDeviceCount)
-        return gpu_load_fail(-ENODEV, "hip: %s is not a HIP runtime (no hipInit, hipGetDeviceCount, ...)", path);
+        return gpu_load_fail(-ENODEV, "hip: %s is not a HIP runtime (no hipInit, hipGetDeviceCount, ...)",
+                             path);
     if (*missing)
         return gpu_load_fail(-ENODEV, "hip: %s lacks required entry points: %s; install ROCm 5.2 or newer",
-                    path, missing);
+                             path, missing);
     if (*gpu_missing.async)
         clear_group(GPU_OPT_ASYNC);
     if (*gpu_missing.memops)
@@ -185,11 +199,11 @@ int hip_runtime_load(void)
         else
             snprintf(what, sizeof what, "no devices");
         return gpu_load_fail(-ENODEV, "hip: hipGetDeviceCount: %s%s; runtime %s%s", what, init_what, ver,
-                    no_device_hint());
+                             no_device_hint());
     }
     if (r != hipSuccess)
         return gpu_load_fail(hip_errno(r) == -ENODEV ? -ENODEV : -EIO, "hip: hipInit: %s; runtime %s",
-                    hip_err_desc(r, what, sizeof what), ver);
+                             hip_err_desc(r, what, sizeof what), ver);
     return gpu_load_devices(count, path, ver);
 }
 

@@ -32,7 +32,7 @@ static inline float devq_f16_to_f32(uint16_t h)
     if (e == 0) {
         if (!m)
             u = s;
-        else {                          /* subnormal: normalise */
+        else { /* subnormal: normalise */
             e = 127 - 15 + 1;
             while (!(m & 0x400)) {
                 m <<= 1;
@@ -74,7 +74,7 @@ static inline uint16_t devq_f32_to_f16(float f)
     uint32_t r = (uint32_t)e << 10 | (m >> 13);
     uint32_t rest = m & 0x1fff;
     if (rest > 0x1000 || (rest == 0x1000 && (r & 1)))
-        r++;                            /* may carry into the exponent: still right */
+        r++; /* may carry into the exponent: still right */
     return (uint16_t)(s | r);
 }
 

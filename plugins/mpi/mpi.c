@@ -34,17 +34,17 @@
 static const struct devq_host *host;
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static int mpi_ready;
-static MPI_Op half_ops[2][4];           /* [f16, bf16][sum, prod, min, max] */
+static MPI_Op half_ops[2][4]; /* [f16, bf16][sum, prod, min, max] */
 
 struct devq_eng_comm {
     MPI_Comm comm;
-    MPI_Comm ctl;                       /* peer notices only (a dup: never matches an op's messages) */
-    uint64_t nonce;                     /* rank 0's random number, in every notice of this comm */
+    MPI_Comm ctl;   /* peer notices only (a dup: never matches an op's messages) */
+    uint64_t nonce; /* rank 0's random number, in every notice of this comm */
     int rank, size;
-    char *notice;                       /* what this rank sent, alive until every send is done */
-    MPI_Request *notice_reqs;           /* one per rank (MPI_REQUEST_NULL for itself) */
-    int notice_state;                   /* 0 none, 1 queued, 2 being sent, 3 destroyed while sent, 4 sent */
-    devq_eng_comm *notice_next;         /* the sender's queue */
+    char *notice;               /* what this rank sent, alive until every send is done */
+    MPI_Request *notice_reqs;   /* one per rank (MPI_REQUEST_NULL for itself) */
+    int notice_state;           /* 0 none, 1 queued, 2 being sent, 3 destroyed while sent, 4 sent */
+    devq_eng_comm *notice_next; /* the sender's queue */
     /* Blocking collectives (see blocking_from): a dup of their own, run
      * in start order by one helper thread, started on the first. */
     MPI_Comm blk;
@@ -52,8 +52,8 @@ struct devq_eng_comm {
     pthread_cond_t blk_cond;
     pthread_t blk_thread;
     int blk_started, blk_stop, blk_busy;
-    int blk_dead;                       /* a gate was abandoned: fail the rest */
-    int orphans;                        /* a collective on comm was abandoned */
+    int blk_dead; /* a gate was abandoned: fail the rest */
+    int orphans;  /* a collective on comm was abandoned */
     devq_eng_req *blk_head, *blk_tail;
 };
 
@@ -63,18 +63,18 @@ struct devq_eng_comm {
 struct devq_eng_req {
     MPI_Request req;
     int p2p;
-    void *avg_dst;                      /* AVG: divide these count elements by size */
+    void *avg_dst; /* AVG: divide these count elements by size */
     size_t avg_count;
     enum devq_dtype type;
     int size;
     /* A blocking collective, run by the comm's helper (under blk_lock). */
-    devq_eng_comm *blk_comm;            /* NULL: a non-blocking request */
+    devq_eng_comm *blk_comm; /* NULL: a non-blocking request */
     struct devq_eng_op op;
-    int blk_state;                      /* 0 queued or running, 1 finished */
-    int blk_rc;                         /* its MPI return code */
-    int blk_abandoned;                  /* lib gave up: the helper frees it */
+    int blk_state;     /* 0 queued or running, 1 finished */
+    int blk_rc;        /* its MPI return code */
+    int blk_abandoned; /* lib gave up: the helper frees it */
     devq_eng_req *blk_next;
-    devq_eng_comm *owner;               /* the comm it was started on */
+    devq_eng_comm *owner; /* the comm it was started on */
 };
 
 static int mpi_error(int rc, const char *what)
@@ -86,23 +86,23 @@ static int mpi_error(int rc, const char *what)
 }
 
 /* Host reductions for the 16-bit float types. */
-#define HALF_OP(name, to, from, expr)                                              \
-    static void name(void *in, void *inout, int *len, MPI_Datatype *dt)            \
-    {                                                                              \
-        (void)dt;                                                                  \
-        const uint16_t *a = in;                                                    \
-        uint16_t *b = inout;                                                       \
-        for (int i = 0; i < *len; i++) {                                           \
-            float x = to(a[i]), y = to(b[i]);                                      \
-            b[i] = from(expr);                                                     \
-        }                                                                          \
+#define HALF_OP(name, to, from, expr)                                   \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *dt) \
+    {                                                                   \
+        (void)dt;                                                       \
+        const uint16_t *a = in;                                         \
+        uint16_t *b = inout;                                            \
+        for (int i = 0; i < *len; i++) {                                \
+            float x = to(a[i]), y = to(b[i]);                           \
+            b[i] = from(expr);                                          \
+        }                                                               \
     }
 HALF_OP(f16_sum, devq_f16_to_f32, devq_f32_to_f16, x + y)
-HALF_OP(f16_prod, devq_f16_to_f32, devq_f32_to_f16, x * y)
+HALF_OP(f16_prod, devq_f16_to_f32, devq_f32_to_f16, x *y)
 HALF_OP(f16_min, devq_f16_to_f32, devq_f32_to_f16, x < y ? x : y)
 HALF_OP(f16_max, devq_f16_to_f32, devq_f32_to_f16, x > y ? x : y)
 HALF_OP(bf16_sum, devq_bf16_to_f32, devq_f32_to_bf16, x + y)
-HALF_OP(bf16_prod, devq_bf16_to_f32, devq_f32_to_bf16, x * y)
+HALF_OP(bf16_prod, devq_bf16_to_f32, devq_f32_to_bf16, x *y)
 HALF_OP(bf16_min, devq_bf16_to_f32, devq_f32_to_bf16, x < y ? x : y)
 HALF_OP(bf16_max, devq_bf16_to_f32, devq_f32_to_bf16, x > y ? x : y)
 
@@ -139,9 +139,12 @@ static int ensure_mpi(void)
         MPI_Query_thread(&provided);
     }
     if (provided < MPI_THREAD_MULTIPLE) {
-        r = host->error(-ENOTSUP, "mpi: MPI gives thread level %d, devq needs MPI_THREAD_MULTIPLE (its stream "
-                        "threads call MPI); initialise MPI with MPI_Init_thread(MPI_THREAD_MULTIPLE) or let devq "
-                        "initialise it", provided);
+        r = host->error(
+            -ENOTSUP,
+            "mpi: MPI gives thread level %d, devq needs MPI_THREAD_MULTIPLE (its stream "
+            "threads call MPI); initialise MPI with MPI_Init_thread(MPI_THREAD_MULTIPLE) or let devq "
+            "initialise it",
+            provided);
         goto out;
     }
     MPI_User_function *fns[2][4] = { { f16_sum, f16_prod, f16_min, f16_max },
@@ -158,15 +161,25 @@ out:
 static MPI_Datatype mpi_type(enum devq_dtype t)
 {
     switch (t) {
-    case DEVQ_I8: return MPI_INT8_T;
-    case DEVQ_U8: return MPI_UINT8_T;
-    case DEVQ_I32: return MPI_INT32_T;
-    case DEVQ_U32: return MPI_UINT32_T;
-    case DEVQ_I64: return MPI_INT64_T;
-    case DEVQ_U64: return MPI_UINT64_T;
-    case DEVQ_F16: case DEVQ_BF16: return MPI_UINT16_T;
-    case DEVQ_F32: return MPI_FLOAT;
-    case DEVQ_F64: return MPI_DOUBLE;
+    case DEVQ_I8:
+        return MPI_INT8_T;
+    case DEVQ_U8:
+        return MPI_UINT8_T;
+    case DEVQ_I32:
+        return MPI_INT32_T;
+    case DEVQ_U32:
+        return MPI_UINT32_T;
+    case DEVQ_I64:
+        return MPI_INT64_T;
+    case DEVQ_U64:
+        return MPI_UINT64_T;
+    case DEVQ_F16:
+    case DEVQ_BF16:
+        return MPI_UINT16_T;
+    case DEVQ_F32:
+        return MPI_FLOAT;
+    case DEVQ_F64:
+        return MPI_DOUBLE;
     }
     return MPI_DATATYPE_NULL;
 }
@@ -174,38 +187,61 @@ static MPI_Datatype mpi_type(enum devq_dtype t)
 static size_t type_size(enum devq_dtype t)
 {
     switch (t) {
-    case DEVQ_I8: case DEVQ_U8: return 1;
-    case DEVQ_F16: case DEVQ_BF16: return 2;
-    case DEVQ_I32: case DEVQ_U32: case DEVQ_F32: return 4;
-    default: return 8;
+    case DEVQ_I8:
+    case DEVQ_U8:
+        return 1;
+    case DEVQ_F16:
+    case DEVQ_BF16:
+        return 2;
+    case DEVQ_I32:
+    case DEVQ_U32:
+    case DEVQ_F32:
+        return 4;
+    default:
+        return 8;
     }
 }
 
 static MPI_Op mpi_op(enum devq_dtype t, enum devq_reduce op)
 {
-    int i = op == DEVQ_PROD ? 1 : op == DEVQ_MIN ? 2 : op == DEVQ_MAX ? 3 : 0;   /* AVG: SUM first */
+    int i = op == DEVQ_PROD ? 1 : op == DEVQ_MIN ? 2 : op == DEVQ_MAX ? 3 : 0; /* AVG: SUM first */
     if (t == DEVQ_F16 || t == DEVQ_BF16)
         return half_ops[t == DEVQ_BF16][i];
     switch (i) {
-    case 1: return MPI_PROD;
-    case 2: return MPI_MIN;
-    case 3: return MPI_MAX;
-    default: return MPI_SUM;
+    case 1:
+        return MPI_PROD;
+    case 2:
+        return MPI_MIN;
+    case 3:
+        return MPI_MAX;
+    default:
+        return MPI_SUM;
     }
 }
 
 static void divide(void *p, size_t n, enum devq_dtype t, int by)
 {
     switch (t) {
-#define DIV(T) for (size_t i = 0; i < n; i++) ((T *)p)[i] = (T)(((T *)p)[i] / (T)by); break
-    case DEVQ_I8: DIV(int8_t);
-    case DEVQ_U8: DIV(uint8_t);
-    case DEVQ_I32: DIV(int32_t);
-    case DEVQ_U32: DIV(uint32_t);
-    case DEVQ_I64: DIV(int64_t);
-    case DEVQ_U64: DIV(uint64_t);
-    case DEVQ_F32: DIV(float);
-    case DEVQ_F64: DIV(double);
+#define DIV(T)                                  \
+    for (size_t i = 0; i < n; i++)              \
+        ((T *)p)[i] = (T)(((T *)p)[i] / (T)by); \
+    break
+    case DEVQ_I8:
+        DIV(int8_t);
+    case DEVQ_U8:
+        DIV(uint8_t);
+    case DEVQ_I32:
+        DIV(int32_t);
+    case DEVQ_U32:
+        DIV(uint32_t);
+    case DEVQ_I64:
+        DIV(int64_t);
+    case DEVQ_U64:
+        DIV(uint64_t);
+    case DEVQ_F32:
+        DIV(float);
+    case DEVQ_F64:
+        DIV(double);
 #undef DIV
     case DEVQ_F16:
         for (size_t i = 0; i < n; i++)
@@ -221,8 +257,8 @@ static void divide(void *p, size_t n, enum devq_dtype t, int by)
 static int comm_id(void *id, size_t *size)
 {
     if (*size < ID_SIZE)
-        return host->error(-EINVAL, "devq_channel_id: the MPI engine's id takes %d bytes, capacity is %zu", ID_SIZE,
-                           *size);
+        return host->error(-EINVAL, "devq_channel_id: the MPI engine's id takes %d bytes, capacity is %zu",
+                           ID_SIZE, *size);
     unsigned char b[ID_SIZE];
     memcpy(b, ID_MAGIC, 8);
     if (getrandom(b + 8, 8, 0) != 8)
@@ -333,12 +369,13 @@ static int comm_create(int rank, int size, const void *id, size_t id_size, devq_
     MPI_Comm_rank(MPI_COMM_WORLD, &wrank);
     MPI_Comm_size(MPI_COMM_WORLD, &wsize);
     if (rank >= 0 && (rank != wrank || size != wsize))
-        return host->error(-ENOTSUP, "mpi: rank %d of %d asked for, but this process is rank %d of the launcher's "
-                           "%d; the MPI engine joins ranks started by one launcher (mpirun) only", rank, size,
-                           wrank, wsize);
+        return host->error(-ENOTSUP,
+                           "mpi: rank %d of %d asked for, but this process is rank %d of the launcher's "
+                           "%d; the MPI engine joins ranks started by one launcher (mpirun) only",
+                           rank, size, wrank, wsize);
     if (id && (id_size != ID_SIZE || memcmp(id, ID_MAGIC, 8)))
-        return host->error(-EINVAL, "mpi: the id (%zu bytes) was not made by devq_channel_id on the MPI engine",
-                           id_size);
+        return host->error(
+            -EINVAL, "mpi: the id (%zu bytes) was not made by devq_channel_id on the MPI engine", id_size);
     /* Bounded, so a rank that never comes cannot hang the others. */
     MPI_Comm c;
     int rc;
@@ -350,7 +387,8 @@ static int comm_create(int rank, int size, const void *id, size_t id_size, devq_
         memcpy(mine, id, ID_SIZE);
         memcpy(root, id, ID_SIZE);
         MPI_Request rq;
-        if ((rc = MPI_Ibcast(root, ID_SIZE, MPI_BYTE, 0, c, &rq)) != MPI_SUCCESS || (r = wait_bounded(&rq, "id exchange")) < 0) {
+        if ((rc = MPI_Ibcast(root, ID_SIZE, MPI_BYTE, 0, c, &rq)) != MPI_SUCCESS ||
+            (r = wait_bounded(&rq, "id exchange")) < 0) {
             MPI_Comm_free(&c);
             return rc != MPI_SUCCESS ? mpi_error(rc, "MPI_Ibcast") : r;
         }
@@ -363,7 +401,7 @@ static int comm_create(int rank, int size, const void *id, size_t id_size, devq_
         if (!all) {
             MPI_Comm_free(&c);
             return host->error(-EINVAL, "mpi: the ranks were given different ids; hand rank 0's "
-                               "devq_channel_id bytes to every rank");
+                                        "devq_channel_id bytes to every rank");
         }
     }
     return wrap(c, out);
@@ -375,25 +413,31 @@ static int comm_from_handle(const void *handle, size_t handle_size, devq_eng_com
 {
     struct devq_mpi_handle h;
     if (handle_size != sizeof h)
-        return host->error(-EINVAL, "mpi: the handle has %zu bytes, a struct devq_mpi_handle of this engine has "
-                           "%zu; fill it with devq_channel_create_mpi (devq_mpi.h)", handle_size, sizeof h);
+        return host->error(-EINVAL,
+                           "mpi: the handle has %zu bytes, a struct devq_mpi_handle of this engine has "
+                           "%zu; fill it with devq_channel_create_mpi (devq_mpi.h)",
+                           handle_size, sizeof h);
     memcpy(&h, handle, sizeof h);
     if (h.magic != DEVQ_MPI_HANDLE_MAGIC)
-        return host->error(-EINVAL, "mpi: the handle is not a struct devq_mpi_handle (magic 0x%x); fill it with "
-                           "devq_channel_create_mpi (devq_mpi.h)", (unsigned)h.magic);
+        return host->error(-EINVAL,
+                           "mpi: the handle is not a struct devq_mpi_handle (magic 0x%x); fill it with "
+                           "devq_channel_create_mpi (devq_mpi.h)",
+                           (unsigned)h.magic);
     if (h.family != DEVQ_MPI_FAMILY || h.comm_bytes != sizeof(MPI_Comm))
-        return host->error(-EINVAL, "mpi: the program was compiled against another MPI (%s, MPI_Comm of %u bytes) "
+        return host->error(-EINVAL,
+                           "mpi: the program was compiled against another MPI (%s, MPI_Comm of %u bytes) "
                            "than this engine (%s, %zu bytes); build devq's MPI engine with the program's MPI "
-                           "(configure --with-mpi=ompi-c or mpich)", family_name(h.family), (unsigned)h.comm_bytes,
-                           family_name(DEVQ_MPI_FAMILY), sizeof(MPI_Comm));
+                           "(configure --with-mpi=ompi-c or mpich)",
+                           family_name(h.family), (unsigned)h.comm_bytes, family_name(DEVQ_MPI_FAMILY),
+                           sizeof(MPI_Comm));
     int inited = 0;
     MPI_Initialized(&inited);
     if (!inited)
         return host->error(-EINVAL, "mpi: MPI is not initialised, so the communicator cannot be valid; call "
-                           "MPI_Init_thread(MPI_THREAD_MULTIPLE) first");
+                                    "MPI_Init_thread(MPI_THREAD_MULTIPLE) first");
     if (h.comm == MPI_COMM_NULL)
         return host->error(-EINVAL, "mpi: the communicator is MPI_COMM_NULL (a rank left out of a split?); "
-                           "create channels only on ranks that belong to a communicator");
+                                    "create channels only on ranks that belong to a communicator");
     int r = ensure_mpi();
     if (r < 0)
         return r;
@@ -401,7 +445,8 @@ static int comm_from_handle(const void *handle, size_t handle_size, devq_eng_com
     if (rc != MPI_SUCCESS)
         return mpi_error(rc, "MPI_Comm_test_inter (is the communicator valid?)");
     if (inter)
-        return host->error(-EINVAL, "mpi: the communicator is an inter-communicator; devq's collectives need an "
+        return host->error(-EINVAL,
+                           "mpi: the communicator is an inter-communicator; devq's collectives need an "
                            "intra-communicator (MPI_Intercomm_merge it first)");
     MPI_Comm c;
     if ((r = dup_bounded(h.comm, &c, "MPI_Comm_dup of the program's communicator")) < 0)
@@ -427,8 +472,14 @@ static int comm_split(devq_eng_comm *pc, int color, int key, devq_eng_comm **out
     return wrap(c, out);
 }
 
-static int comm_rank(const devq_eng_comm *c) { return c->rank; }
-static int comm_size(const devq_eng_comm *c) { return c->size; }
+static int comm_rank(const devq_eng_comm *c)
+{
+    return c->rank;
+}
+static int comm_size(const devq_eng_comm *c)
+{
+    return c->size;
+}
 
 /* The notice sender (see notice_send). */
 static pthread_mutex_t sender_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -440,7 +491,8 @@ static void comm_destroy(devq_eng_comm *c)
 {
     int fin = 0, pending = 0;
     pthread_mutex_lock(&sender_lock);
-    if (c->notice_state == 1 || c->notice_state == 2) {   /* queued or being sent: the sender destroys it after */
+    if (c->notice_state == 1 ||
+        c->notice_state == 2) { /* queued or being sent: the sender destroys it after */
         c->notice_state = 3;
         pthread_mutex_unlock(&sender_lock);
         return;
@@ -467,8 +519,8 @@ static void comm_destroy(devq_eng_comm *c)
          * must outlive the request, so it is left allocated then. */
         for (int p = 0; c->notice_reqs && p < c->size; p++) {
             int flag = 1;
-            if (c->notice_reqs[p] != MPI_REQUEST_NULL && MPI_Test(&c->notice_reqs[p], &flag, MPI_STATUS_IGNORE) ==
-                MPI_SUCCESS && !flag) {
+            if (c->notice_reqs[p] != MPI_REQUEST_NULL &&
+                MPI_Test(&c->notice_reqs[p], &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && !flag) {
                 MPI_Request_free(&c->notice_reqs[p]);
                 pending = 1;
             }
@@ -507,7 +559,7 @@ static void send_notices(devq_eng_comm *c)
             continue;
         int rc = MPI_Isend(c->notice, n + 1, MPI_CHAR, p, NOTICE_TAG, c->ctl, &c->notice_reqs[p]);
         if (rc != MPI_SUCCESS)
-            c->notice_reqs[p] = MPI_REQUEST_NULL;    /* best effort: the timeout stays the bound */
+            c->notice_reqs[p] = MPI_REQUEST_NULL; /* best effort: the timeout stays the bound */
     }
 }
 
@@ -521,17 +573,17 @@ static void *sender_main(void *arg)
         devq_eng_comm *c = sender_head;
         sender_head = c->notice_next;
         if (c->notice_state == 1)
-            c->notice_state = 2;               /* being sent (3: destroyed while queued) */
+            c->notice_state = 2; /* being sent (3: destroyed while queued) */
         pthread_mutex_unlock(&sender_lock);
         send_notices(c);
         pthread_mutex_lock(&sender_lock);
-        if (c->notice_state == 3) {            /* destroyed meanwhile: ours to finish */
+        if (c->notice_state == 3) { /* destroyed meanwhile: ours to finish */
             pthread_mutex_unlock(&sender_lock);
             c->notice_state = 4;
             comm_destroy(c);
             pthread_mutex_lock(&sender_lock);
         } else {
-            c->notice_state = 4;               /* sent */
+            c->notice_state = 4; /* sent */
         }
     }
     return NULL;
@@ -566,7 +618,7 @@ static int notice_send(devq_eng_comm *c, const char *why)
         pthread_detach(t);
         sender_started = 1;
     }
-    c->notice_state = 1;                       /* queued */
+    c->notice_state = 1; /* queued */
     devq_eng_comm **at = &sender_head;
     while (*at)
         at = &(*at)->notice_next;
@@ -597,7 +649,7 @@ static int notice_poll(devq_eng_comm *c, int *from, char *why, size_t cap)
             continue;
         memcpy(&nonce, buf, sizeof nonce);
         if (nonce != c->nonce)
-            continue;                       /* for a freed comm that had this context id */
+            continue; /* for a freed comm that had this context id */
         buf[n - 1] = '\0';
         *from = st.MPI_SOURCE;
         snprintf(why, cap, "%s", buf + sizeof nonce);
@@ -638,10 +690,14 @@ static int start_all_reduce(devq_eng_comm *c, const struct devq_eng_op *op, MPI_
 static size_t blocking_from(enum devq_eng_op_kind k)
 {
     switch (k) {
-    case DEVQ_ENG_ALL_REDUCE: return 1u << 20;
-    case DEVQ_ENG_ALL_GATHER: return 4u << 20;
-    case DEVQ_ENG_REDUCE_SCATTER: return 4u << 20;
-    default: return SIZE_MAX;
+    case DEVQ_ENG_ALL_REDUCE:
+        return 1u << 20;
+    case DEVQ_ENG_ALL_GATHER:
+        return 4u << 20;
+    case DEVQ_ENG_REDUCE_SCATTER:
+        return 4u << 20;
+    default:
+        return SIZE_MAX;
     }
 }
 
@@ -652,11 +708,13 @@ static int run_blocking(devq_eng_comm *c, const struct devq_eng_op *op)
     size_t esz = type_size(op->type);
     switch (op->kind) {
     case DEVQ_ENG_ALL_REDUCE:
-        return MPI_Allreduce(op->src == op->dst ? MPI_IN_PLACE : op->src, op->dst, n, t, mpi_op(op->type, op->op),
-                             c->blk);
+        return MPI_Allreduce(op->src == op->dst ? MPI_IN_PLACE : op->src, op->dst, n, t,
+                             mpi_op(op->type, op->op), c->blk);
     case DEVQ_ENG_ALL_GATHER:
-        return MPI_Allgather((const char *)op->src == (char *)op->dst + (size_t)c->rank * op->count * esz ?
-                             MPI_IN_PLACE : op->src, n, t, op->dst, n, t, c->blk);
+        return MPI_Allgather((const char *)op->src == (char *)op->dst + (size_t)c->rank * op->count * esz
+                                 ? MPI_IN_PLACE
+                                 : op->src,
+                             n, t, op->dst, n, t, c->blk);
     case DEVQ_ENG_REDUCE_SCATTER:
         return MPI_Reduce_scatter_block(op->src == op->dst ? MPI_IN_PLACE : op->src, op->dst, n, t,
                                         mpi_op(op->type, op->op), c->blk);
@@ -725,7 +783,7 @@ static void *blk_main(void *arg)
         int rc = gate(c, q);
         pthread_mutex_lock(&c->blk_lock);
         if (rc == GATE_ABANDONED) {
-            c->blk_dead = 1;             /* a barrier left pending: no later op can match */
+            c->blk_dead = 1; /* a barrier left pending: no later op can match */
             free(q);
             continue;
         }
@@ -775,7 +833,8 @@ static int start_blocking(devq_eng_comm *c, const struct devq_eng_op *op, devq_e
 static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **out)
 {
     if (op->count > INT_MAX)
-        return host->error(-EINVAL, "mpi: count %zu is above MPI's int counts (%d); split the op", op->count, INT_MAX);
+        return host->error(-EINVAL, "mpi: count %zu is above MPI's int counts (%d); split the op", op->count,
+                           INT_MAX);
     devq_eng_req *q = calloc(1, sizeof *q);
     if (!q)
         return host->error(-ENOMEM, "mpi: out of memory");
@@ -806,8 +865,10 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
         break;
     case DEVQ_ENG_ALL_GATHER:
         what = "MPI_Iallgather";
-        rc = MPI_Iallgather((const char *)op->src == (char *)op->dst + (size_t)c->rank * op->count * esz ?
-                            MPI_IN_PLACE : op->src, n, t, op->dst, n, t, c->comm, &q->req);
+        rc = MPI_Iallgather((const char *)op->src == (char *)op->dst + (size_t)c->rank * op->count * esz
+                                ? MPI_IN_PLACE
+                                : op->src,
+                            n, t, op->dst, n, t, c->comm, &q->req);
         break;
     case DEVQ_ENG_REDUCE_SCATTER:
         what = "MPI_Ireduce_scatter_block";
@@ -862,8 +923,9 @@ static int test(devq_eng_req *q, int *done)
         if (!finished)
             return 0;
         if (rc != MPI_SUCCESS) {
-            const char *what = q->op.kind == DEVQ_ENG_ALL_REDUCE ? "MPI_Allreduce" :
-                               q->op.kind == DEVQ_ENG_ALL_GATHER ? "MPI_Allgather" : "MPI_Reduce_scatter_block";
+            const char *what = q->op.kind == DEVQ_ENG_ALL_REDUCE   ? "MPI_Allreduce"
+                               : q->op.kind == DEVQ_ENG_ALL_GATHER ? "MPI_Allgather"
+                                                                   : "MPI_Reduce_scatter_block";
             req_free(q);
             return mpi_error(rc, what);
         }

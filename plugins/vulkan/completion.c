@@ -29,9 +29,11 @@ int vk_completion_start(struct devq_pl_stream *s)
         s->thread_started = true;
     pthread_mutex_unlock(&d->mu);
     if (rc)
-        return vk_host->error(rc == ENOMEM ? -ENOMEM : -EAGAIN, "vulkan:%u: cannot start a "
+        return vk_host->error(rc == ENOMEM ? -ENOMEM : -EAGAIN,
+                              "vulkan:%u: cannot start a "
                               "stream's completion thread: pthread_create: %s (raise RLIMIT_NPROC "
-                              "or free memory, then create the queue again)", d->ordinal, strerror(rc));
+                              "or free memory, then create the queue again)",
+                              d->ordinal, strerror(rc));
     return 0;
 }
 
@@ -82,7 +84,8 @@ static void run(struct devq_pl_device *d, struct devq_pl_stream *s, struct vk_it
     }
     vk_transient_free(d, it->release);
     if (!lost) {
-        VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = s->sem,
+        VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                     .semaphore = s->sem,
                                      .value = it->signal };
         VkResult r = vk_vkSignalSemaphore(d->dev, &si);
         if (r != VK_SUCCESS)
@@ -100,8 +103,10 @@ static void run(struct devq_pl_device *d, struct devq_pl_stream *s, struct vk_it
 static void wait_reached(struct devq_pl_stream *s, uint64_t after)
 {
     struct devq_pl_device *d = s->dev;
-    VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
-                               .pSemaphores = &s->sem, .pValues = &after };
+    VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                               .semaphoreCount = 1,
+                               .pSemaphores = &s->sem,
+                               .pValues = &after };
     VkResult r = vk_vkWaitSemaphores(d->dev, &wi, 1000000000ull);
     if (r != VK_SUCCESS && r != VK_TIMEOUT)
         vk_fail(d, "vkWaitSemaphores", r, -EIO);

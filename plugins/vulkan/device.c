@@ -66,7 +66,7 @@ int vk_device_count(uint32_t *count)
     vk_release();
     if (!n)
         return vk_host->error(-ENODEV, "vulkan: the Vulkan loader found no physical device "
-                              "(install a driver, e.g. Debian mesa-vulkan-drivers)");
+                                       "(install a driver, e.g. Debian mesa-vulkan-drivers)");
     *count = n;
     return 0;
 }
@@ -115,9 +115,8 @@ void vk_device_unusable(VkPhysicalDevice p, char *why, size_t n)
     uint32_t qn = 0, ts = 0;
     why[0] = 0;
     if (props.apiVersion < VK_API_VERSION_1_3) {
-        snprintf(why, n, "%s supports Vulkan %u.%u; devq needs 1.3 (update the driver)",
-                 props.deviceName, VK_API_VERSION_MAJOR(props.apiVersion),
-                 VK_API_VERSION_MINOR(props.apiVersion));
+        snprintf(why, n, "%s supports Vulkan %u.%u; devq needs 1.3 (update the driver)", props.deviceName,
+                 VK_API_VERSION_MAJOR(props.apiVersion), VK_API_VERSION_MINOR(props.apiVersion));
         return;
     }
     vk_vkGetPhysicalDeviceFeatures2(p, &f);
@@ -132,9 +131,10 @@ void vk_device_unusable(VkPhysicalDevice p, char *why, size_t n)
  * have host pointers; else device-local. */
 static int pick_memory(struct devq_pl_device *d)
 {
-    VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = 4096,
-                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT };
+    VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .size = 4096,
+                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT };
     VkBuffer b;
     VkResult r = vk_vkCreateBuffer(d->dev, &bi, NULL, &b);
     if (r != VK_SUCCESS)
@@ -154,9 +154,9 @@ static int pick_memory(struct devq_pl_device *d)
             VkMemoryPropertyFlags fl = d->memprops.memoryTypes[i].propertyFlags;
             if ((req.memoryTypeBits & (1u << i)) && (fl & want[w]) == want[w]) {
                 d->mem_type = i;
-                d->host_visible = (fl & (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
-                                         VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) ==
-                                  (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+                d->host_visible =
+                    (fl & (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) ==
+                    (VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
                 d->total_memory = d->memprops.memoryHeaps[d->memprops.memoryTypes[i].heapIndex].size;
                 return 0;
             }
@@ -167,7 +167,8 @@ static int pick_memory(struct devq_pl_device *d)
 static void describe(struct devq_pl_device *d)
 {
     VkPhysicalDeviceDriverProperties drv = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES };
-    VkPhysicalDeviceProperties2 p2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &drv };
+    VkPhysicalDeviceProperties2 p2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                       .pNext = &drv };
     vk_vkGetPhysicalDeviceProperties2(d->phys, &p2);
     uint32_t v = d->props.apiVersion;
     snprintf(d->name, sizeof d->name, "%.60s (Vulkan %u.%u.%u, %.40s)", d->props.deviceName,
@@ -180,7 +181,8 @@ static int create_device(struct devq_pl_device *d, uint32_t qcount)
     float prio[4] = { 1, 1, 1, 1 };
     d->nqueues = qcount > 4 ? 4 : qcount;
     VkDeviceQueueCreateInfo qi = { .sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO,
-                                   .queueFamilyIndex = d->family, .queueCount = d->nqueues,
+                                   .queueFamilyIndex = d->family,
+                                   .queueCount = d->nqueues,
                                    .pQueuePriorities = prio };
     const char *exts[4];
     uint32_t nexts = 0;
@@ -199,9 +201,12 @@ static int create_device(struct devq_pl_device *d, uint32_t qcount)
         exts[nexts++] = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
     struct vk_feature_chain feat;
     vk_features_init(d, &feat, clock);
-    VkDeviceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO, .pNext = &feat.f2,
-                              .queueCreateInfoCount = 1, .pQueueCreateInfos = &qi,
-                              .enabledExtensionCount = nexts, .ppEnabledExtensionNames = exts };
+    VkDeviceCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO,
+                              .pNext = &feat.f2,
+                              .queueCreateInfoCount = 1,
+                              .pQueueCreateInfos = &qi,
+                              .enabledExtensionCount = nexts,
+                              .ppEnabledExtensionNames = exts };
     VkResult r = vk_vkCreateDevice(d->phys, &ci, NULL, &d->dev);
     if (r != VK_SUCCESS)
         return vk_fail(d, "vkCreateDevice", r, -ENODEV);

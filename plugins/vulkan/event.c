@@ -15,7 +15,8 @@ int vk_event_create(struct devq_pl_device *d, uint32_t flags, struct devq_pl_eve
     e->dev = d;
     if (flags & DEVQ_EVENT_TIMING) {
         VkQueryPoolCreateInfo qi = { .sType = VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO,
-                                     .queryType = VK_QUERY_TYPE_TIMESTAMP, .queryCount = 1 };
+                                     .queryType = VK_QUERY_TYPE_TIMESTAMP,
+                                     .queryCount = 1 };
         VkResult r = vk_vkCreateQueryPool(d->dev, &qi, NULL, &e->query);
         if (r != VK_SUCCESS) {
             free(e);
@@ -81,8 +82,10 @@ int vk_event_wait(struct devq_pl_event *e, uint64_t timeout_ns)
     if (!e->s)
         return 0;
     uint64_t deadline = timeout_ns == UINT64_MAX ? UINT64_MAX : vk_host->now_ns() + timeout_ns;
-    VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO, .semaphoreCount = 1,
-                               .pSemaphores = &e->s->sem, .pValues = &e->value };
+    VkSemaphoreWaitInfo wi = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
+                               .semaphoreCount = 1,
+                               .pSemaphores = &e->s->sem,
+                               .pValues = &e->value };
     for (;;) {
         if (atomic_load(&d->lost))
             return vk_lost_error(d);

@@ -18,18 +18,20 @@
 enum where { CORE, V11, V12, CLOCK };
 
 static const struct vk_feature {
-    uint32_t cap;          /* SPIR-V capability */
+    uint32_t cap; /* SPIR-V capability */
     const char *cap_name;
     enum where where;
-    size_t offset;         /* of the VkBool32 in its struct */
+    size_t offset; /* of the VkBool32 in its struct */
     const char *name;
 } features[] = {
-#define F(cap, w, st, field) { cap, #cap, w, offsetof(st, field), #field }
+#define F(cap, w, st, field)                      \
+    {                                             \
+        cap, #cap, w, offsetof(st, field), #field \
+    }
     F(SpvCapabilityFloat64, CORE, VkPhysicalDeviceFeatures, shaderFloat64),
     F(SpvCapabilityInt64, CORE, VkPhysicalDeviceFeatures, shaderInt64),
     F(SpvCapabilityInt16, CORE, VkPhysicalDeviceFeatures, shaderInt16),
-    F(SpvCapabilityStorageBuffer16BitAccess, V11, VkPhysicalDeviceVulkan11Features,
-      storageBuffer16BitAccess),
+    F(SpvCapabilityStorageBuffer16BitAccess, V11, VkPhysicalDeviceVulkan11Features, storageBuffer16BitAccess),
     F(SpvCapabilityUniformAndStorageBuffer16BitAccess, V11, VkPhysicalDeviceVulkan11Features,
       uniformAndStorageBuffer16BitAccess),
     F(SpvCapabilityStoragePushConstant16, V11, VkPhysicalDeviceVulkan11Features, storagePushConstant16),
@@ -53,8 +55,10 @@ _Static_assert(NFEATURES <= 32, "vk_plugin.h: devq_pl_device.features is 32 bits
 
 static VkBool32 *field(struct vk_feature_chain *c, const struct vk_feature *f)
 {
-    char *base = f->where == CORE ? (char *)&c->f2.features : f->where == V11 ? (char *)&c->v11 :
-                 f->where == V12 ? (char *)&c->v12 : (char *)&c->clock;
+    char *base = f->where == CORE  ? (char *)&c->f2.features
+                 : f->where == V11 ? (char *)&c->v11
+                 : f->where == V12 ? (char *)&c->v12
+                                   : (char *)&c->clock;
     return (VkBool32 *)(base + f->offset);
 }
 
@@ -97,7 +101,7 @@ void vk_features_init(struct devq_pl_device *d, struct vk_feature_chain *c, bool
     /* What devq itself needs (vk_device_unusable checked them). */
     c->v12.timelineSemaphore = VK_TRUE;
     c->v13.synchronization2 = VK_TRUE;
-    c->v13.maintenance4 = VK_TRUE;      /* shaders with LocalSizeId (glslc for vulkan1.3) */
+    c->v13.maintenance4 = VK_TRUE; /* shaders with LocalSizeId (glslc for vulkan1.3) */
     char list[512] = "";
     d->features = 0;
     for (size_t i = 0; i < NFEATURES; i++) {
@@ -109,7 +113,8 @@ void vk_features_init(struct devq_pl_device *d, struct vk_feature_chain *c, bool
         size_t l = strlen(list);
         snprintf(list + l, sizeof list - l, "%s%s", l ? " " : "", f->name);
     }
-    vk_host->log(DEVQ_LOG_BASIC, "vulkan:%u: shader features enabled: %s", d->ordinal, list[0] ? list : "none");
+    vk_host->log(DEVQ_LOG_BASIC, "vulkan:%u: shader features enabled: %s", d->ordinal,
+                 list[0] ? list : "none");
 }
 
 int vk_features_check(struct devq_pl_device *d, const struct vk_iface *k)
@@ -120,9 +125,11 @@ int vk_features_check(struct devq_pl_device *d, const struct vk_iface *k)
             /* A clock read needs the subgroup clock at least. */
             if (f->cap != k->caps[i] || (d->features >> j & 1) || !strcmp(f->name, "shaderDeviceClock"))
                 continue;
-            return vk_host->error(-ENOTSUP, "vulkan:%u: kernel_load: the module declares capability %s, "
+            return vk_host->error(-ENOTSUP,
+                                  "vulkan:%u: kernel_load: the module declares capability %s, "
                                   "which needs the device feature %s; %s does not have it (devq-vulkan(7) "
-                                  "Features)", d->ordinal, f->cap_name + strlen("SpvCapability"), f->name,
+                                  "Features)",
+                                  d->ordinal, f->cap_name + strlen("SpvCapability"), f->name,
                                   d->props.deviceName);
         }
     return 0;

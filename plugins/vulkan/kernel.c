@@ -37,7 +37,7 @@ struct devq_pl_kernel {
     VkShaderModule mod;
     char entry[128];
     struct vk_iface iface;
-    struct devq_pl_param params[VK_MAX_BUFFERS + VK_MAX_VALUES];   /* kernel_iface's */
+    struct devq_pl_param params[VK_MAX_BUFFERS + VK_MAX_VALUES]; /* kernel_iface's */
     struct vk_pipeline *pipes;
 };
 
@@ -58,7 +58,8 @@ int vk_kernel_load(struct devq_pl_device *d, const void *image, size_t size, con
     }
     k->dev = d;
     strcpy(k->entry, entry);
-    VkShaderModuleCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO, .codeSize = size,
+    VkShaderModuleCreateInfo ci = { .sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO,
+                                    .codeSize = size,
                                     .pCode = image };
     VkResult r = vk_vkCreateShaderModule(d->dev, &ci, NULL, &k->mod);
     if (r != VK_SUCCESS) {
@@ -76,12 +77,15 @@ int vk_kernel_iface(struct devq_pl_kernel *k, struct devq_pl_kernel_iface *out)
     const struct vk_iface *f = &k->iface;
     uint32_t n = 0;
     for (uint32_t i = 0; i < f->nbuf; i++)
-        k->params[n++] = (struct devq_pl_param){ .kind = DEVQ_PL_PARAM_BUFFER, .size = 0, .offset = UINT32_MAX };
+        k->params[n++] =
+            (struct devq_pl_param){ .kind = DEVQ_PL_PARAM_BUFFER, .size = 0, .offset = UINT32_MAX };
     for (uint32_t i = 0; i < f->nvalues; i++)
-        k->params[n++] = (struct devq_pl_param){ .kind = DEVQ_PL_PARAM_VALUE, .size = f->values[i].size,
+        k->params[n++] = (struct devq_pl_param){ .kind = DEVQ_PL_PARAM_VALUE,
+                                                 .size = f->values[i].size,
                                                  .offset = f->values[i].offset };
-    *out = (struct devq_pl_kernel_iface){ .flags = 0, .nparams = n, .params = k->params,
-                                          .value_block = f->pc_size };
+    *out = (struct devq_pl_kernel_iface){
+        .flags = 0, .nparams = n, .params = k->params, .value_block = f->pc_size
+    };
     return 0;
 }
 
@@ -112,19 +116,23 @@ static int make_pipeline(struct devq_pl_kernel *k, struct vk_pipeline *p)
     struct devq_pl_device *d = k->dev;
     VkDescriptorSetLayoutBinding b[64];
     for (uint32_t i = 0; i < p->nbuf; i++)
-        b[i] = (VkDescriptorSetLayoutBinding){ .binding = i, .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+        b[i] = (VkDescriptorSetLayoutBinding){ .binding = i,
+                                               .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                                .descriptorCount = 1,
                                                .stageFlags = VK_SHADER_STAGE_COMPUTE_BIT };
     VkDescriptorSetLayoutCreateInfo di = { .sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO,
                                            .flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR,
-                                           .bindingCount = p->nbuf, .pBindings = b };
+                                           .bindingCount = p->nbuf,
+                                           .pBindings = b };
     VkResult r = vk_vkCreateDescriptorSetLayout(d->dev, &di, NULL, &p->dsl);
     if (r != VK_SUCCESS)
         return vk_fail(d, "vkCreateDescriptorSetLayout", r, -ENOMEM);
     VkPushConstantRange pr = { VK_SHADER_STAGE_COMPUTE_BIT, 0, p->pc };
     VkPipelineLayoutCreateInfo li = { .sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO,
-                                      .setLayoutCount = 1, .pSetLayouts = &p->dsl,
-                                      .pushConstantRangeCount = p->pc ? 1 : 0, .pPushConstantRanges = &pr };
+                                      .setLayoutCount = 1,
+                                      .pSetLayouts = &p->dsl,
+                                      .pushConstantRangeCount = p->pc ? 1 : 0,
+                                      .pPushConstantRanges = &pr };
     if ((r = vk_vkCreatePipelineLayout(d->dev, &li, NULL, &p->layout)) != VK_SUCCESS)
         return vk_fail(d, "vkCreatePipelineLayout", r, -ENOMEM);
     /* The local size goes to the specialization constants the shader
@@ -138,7 +146,9 @@ static int make_pipeline(struct devq_pl_kernel *k, struct vk_pipeline *p)
     VkComputePipelineCreateInfo ci = {
         .sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO,
         .stage = { .sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
-                   .stage = VK_SHADER_STAGE_COMPUTE_BIT, .module = k->mod, .pName = k->entry,
+                   .stage = VK_SHADER_STAGE_COMPUTE_BIT,
+                   .module = k->mod,
+                   .pName = k->entry,
                    .pSpecializationInfo = nme ? &spec : NULL },
         .layout = p->layout,
         .flags = VK_PIPELINE_CREATE_DISPATCH_BASE_BIT,
@@ -185,17 +195,19 @@ static int check_launch(struct devq_pl_kernel *k, const devq_launch *l, uint32_t
         uint32_t want = l->local[i] ? l->local[i] : 1;
         if (k->iface.local_spec_id[i] == UINT32_MAX) {
             if (l->local[i] && l->local[i] != k->iface.local[i])
-                return vk_host->error(-EINVAL, "vulkan:%u: launch: kernel '%s' has a fixed local size %u in "
-                                      "dimension %d, not %u (pass 0 or %u, or declare local_size_x_id = 0 etc.)",
-                                      d->ordinal, k->entry, k->iface.local[i], i, l->local[i], k->iface.local[i]);
+                return vk_host->error(
+                    -EINVAL,
+                    "vulkan:%u: launch: kernel '%s' has a fixed local size %u in "
+                    "dimension %d, not %u (pass 0 or %u, or declare local_size_x_id = 0 etc.)",
+                    d->ordinal, k->entry, k->iface.local[i], i, l->local[i], k->iface.local[i]);
             want = k->iface.local[i];
         }
         local[i] = want;
         groups[i] = l->global[i] / want + (l->global[i] % want != 0);
         inv *= want;
         if (want > lim->maxComputeWorkGroupSize[i])
-            return vk_host->error(-EINVAL, "vulkan:%u: launch: dimension %d: local %u (max %u)", d->ordinal, i,
-                                  want, lim->maxComputeWorkGroupSize[i]);
+            return vk_host->error(-EINVAL, "vulkan:%u: launch: dimension %d: local %u (max %u)", d->ordinal,
+                                  i, want, lim->maxComputeWorkGroupSize[i]);
     }
     if (inv > lim->maxComputeWorkGroupInvocations)
         return vk_host->error(-EINVAL, "vulkan:%u: launch: %llu work-items per group (max %u)", d->ordinal,
@@ -246,20 +258,26 @@ static int check_args(struct devq_pl_kernel *k, const struct devq_pl_arg *args, 
         uint32_t at = (pc + 3) & ~3u;
         if (at + args[i].size > f->pc_size || !on_member_edges(f, at, args[i].size)) {
             member_offsets(f, members, sizeof members);
-            return vk_host->error(-EINVAL, "vulkan:%u: launch: kernel '%s': value argument %zu (%zu bytes) lands "
+            return vk_host->error(-EINVAL,
+                                  "vulkan:%u: launch: kernel '%s': value argument %zu (%zu bytes) lands "
                                   "at push-constant offset %u, not on members of the shader's %u-byte block "
                                   "(members at %s; values pack at multiples of 4: a 4-byte value before an "
-                                  "8-byte member needs a 4-byte padding argument, devq-vulkan(7))", d->ordinal,
-                                  k->entry, i, args[i].size, at, f->pc_size, members[0] ? members : "none");
+                                  "8-byte member needs a 4-byte padding argument, devq-vulkan(7))",
+                                  d->ordinal, k->entry, i, args[i].size, at, f->pc_size,
+                                  members[0] ? members : "none");
         }
         pc = at + (uint32_t)args[i].size;
     }
     if (nbuf != f->nbuf)
-        return vk_host->error(-EINVAL, "vulkan:%u: launch: kernel '%s' declares %u storage buffers (bindings "
-                              "0..n-1 of set 0); %u buffer arguments given", d->ordinal, k->entry, f->nbuf, nbuf);
+        return vk_host->error(-EINVAL,
+                              "vulkan:%u: launch: kernel '%s' declares %u storage buffers (bindings "
+                              "0..n-1 of set 0); %u buffer arguments given",
+                              d->ordinal, k->entry, f->nbuf, nbuf);
     if (pc < f->pc_size)
-        return vk_host->error(-EINVAL, "vulkan:%u: launch: kernel '%s' reads a %u-byte push-constant block; the "
-                              "value arguments fill %u bytes", d->ordinal, k->entry, f->pc_size, pc);
+        return vk_host->error(-EINVAL,
+                              "vulkan:%u: launch: kernel '%s' reads a %u-byte push-constant block; the "
+                              "value arguments fill %u bytes",
+                              d->ordinal, k->entry, f->pc_size, pc);
     return 0;
 }
 
@@ -308,12 +326,15 @@ int vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_lau
             uint64_t addr = (uintptr_t)args[i].device_ptr;
             struct vk_alloc *a = vk_mem_find(d, addr, 1);
             if (!a)
-                err = vk_host->error(-EINVAL, "vulkan:%u: launch: argument %zu (%p) is not device memory "
-                                     "of this device", d->ordinal, i, args[i].device_ptr);
+                err = vk_host->error(-EINVAL,
+                                     "vulkan:%u: launch: argument %zu (%p) is not device memory "
+                                     "of this device",
+                                     d->ordinal, i, args[i].device_ptr);
             else if ((addr - a->addr) % lim->minStorageBufferOffsetAlignment)
-                err = vk_host->error(-EINVAL, "vulkan:%u: launch: argument %zu is at offset %llu, not a "
-                                     "multiple of minStorageBufferOffsetAlignment (%llu)", d->ordinal, i,
-                                     (unsigned long long)(addr - a->addr),
+                err = vk_host->error(-EINVAL,
+                                     "vulkan:%u: launch: argument %zu is at offset %llu, not a "
+                                     "multiple of minStorageBufferOffsetAlignment (%llu)",
+                                     d->ordinal, i, (unsigned long long)(addr - a->addr),
                                      (unsigned long long)lim->minStorageBufferOffsetAlignment);
             else {
                 VkDeviceSize off = addr - a->addr, range = a->size - off;
@@ -321,7 +342,8 @@ int vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_lau
                     range = lim->maxStorageBufferRange & ~(VkDeviceSize)3;
                 bufs[nbuf] = (VkDescriptorBufferInfo){ a->buf, off, range };
                 writes[nbuf] = (VkWriteDescriptorSet){ .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                                       .dstBinding = nbuf, .descriptorCount = 1,
+                                                       .dstBinding = nbuf,
+                                                       .descriptorCount = 1,
                                                        .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                                                        .pBufferInfo = &bufs[nbuf] };
                 nbuf++;
@@ -329,16 +351,17 @@ int vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_lau
         } else {
             uint32_t at = (pc + 3) & ~3u;
             if (at + args[i].size > lim->maxPushConstantsSize || at + args[i].size > sizeof pcbuf)
-                err = vk_host->error(-EINVAL, "vulkan:%u: launch: value arguments need %zu bytes of push "
-                                     "constants; the device has %u (pass a buffer instead)", d->ordinal,
-                                     at + args[i].size, lim->maxPushConstantsSize);
+                err = vk_host->error(-EINVAL,
+                                     "vulkan:%u: launch: value arguments need %zu bytes of push "
+                                     "constants; the device has %u (pass a buffer instead)",
+                                     d->ordinal, at + args[i].size, lim->maxPushConstantsSize);
             else {
                 memcpy(pcbuf + at, args[i].value, args[i].size);
                 pc = at + (uint32_t)args[i].size;
             }
         }
     }
-    pc = (pc + 3) & ~3u;   /* == the block's size, rounded up (check_args) */
+    pc = (pc + 3) & ~3u; /* == the block's size, rounded up (check_args) */
     struct vk_pipeline *p = NULL;
     VkCommandBuffer cb = VK_NULL_HANDLE;
     if (!err)

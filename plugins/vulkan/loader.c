@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* libvulkan.so.1 loaded at run time, the instance, and the entry points.
  *
  * The library is loaded at the first device_count or device_open, so that

@@ -40,23 +40,28 @@ int vk_mem_paths_init(struct devq_pl_device *d)
     }
     if (d->host_import) {
         VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp = {
-            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT };
-        VkPhysicalDeviceProperties2 p2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, .pNext = &hp };
+            .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT
+        };
+        VkPhysicalDeviceProperties2 p2 = { .sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2,
+                                           .pNext = &hp };
         vk_vkGetPhysicalDeviceProperties2(d->phys, &p2);
         d->import_align = hp.minImportedHostPointerAlignment;
         /* A power of two by the spec; anything else: no imports. */
         if (!d->import_align || (d->import_align & (d->import_align - 1)))
             d->host_import = false;
     }
-    const VkMemoryPropertyFlags want = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    const VkMemoryPropertyFlags want =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
     for (uint32_t i = 0; i < d->memprops.memoryTypeCount && !d->has_staging; i++)
         if ((d->memprops.memoryTypes[i].propertyFlags & want) == want) {
             d->staging_type = i;
             d->has_staging = true;
         }
     vk_host->log(DEVQ_LOG_BASIC, "vulkan:%u: host copies: %s", d->ordinal,
-                 d->host_import ? "import of the user's pages" : d->host_visible ? "through the mapping" :
-                 d->has_staging ? "through staging buffers" : "none (no host-visible memory)");
+                 d->host_import    ? "import of the user's pages"
+                 : d->host_visible ? "through the mapping"
+                 : d->has_staging  ? "through staging buffers"
+                                   : "none (no host-visible memory)");
     return 0;
 }
 
@@ -80,15 +85,19 @@ static int transient(struct devq_pl_device *d, VkDeviceSize size, uint32_t type_
     if (!t)
         return vk_host->error(-ENOMEM, "vulkan:%u: out of memory", d->ordinal);
     VkExternalMemoryBufferCreateInfo eb = { .sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO,
-                                            .handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT };
-    VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .pNext = host ? &eb : NULL,
+                                            .handleTypes =
+                                                VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT };
+    VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .pNext = host ? &eb : NULL,
                               .size = size,
                               .usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT };
     VkMemoryRequirements req;
     VkImportMemoryHostPointerInfoEXT imp = { .sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT,
-                                             .handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
+                                             .handleType =
+                                                 VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
                                              .pHostPointer = host };
-    VkMemoryAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, .pNext = host ? &imp : NULL };
+    VkMemoryAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
+                                .pNext = host ? &imp : NULL };
     const char *call = "vkCreateBuffer";
     VkResult r = vk_vkCreateBuffer(d->dev, &bi, NULL, &t->buf);
     if (r == VK_SUCCESS) {
@@ -128,8 +137,8 @@ static int import_pages(struct devq_pl_device *d, const void *p, size_t n, struc
     uintptr_t a = (uintptr_t)d->import_align, base = (uintptr_t)p & ~(a - 1);
     uintptr_t end = ((uintptr_t)p + n + a - 1) & ~(a - 1);
     VkMemoryHostPointerPropertiesEXT hp = { .sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT };
-    VkResult r = vk_vkGetMemoryHostPointerPropertiesEXT(d->dev, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT,
-                                                        (void *)base, &hp);
+    VkResult r = vk_vkGetMemoryHostPointerPropertiesEXT(
+        d->dev, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, (void *)base, &hp);
     if (r != VK_SUCCESS || !hp.memoryTypeBits)
         return 1;
     int err = transient(d, end - base, hp.memoryTypeBits, (void *)base, out);
@@ -148,16 +157,18 @@ int vk_mem_alloc(struct devq_pl_device *d, size_t bytes, void **device_ptr, void
         return vk_lost_error(d);
     struct vk_alloc a = { .size = bytes ? bytes : 4 };
     a.size = (a.size + 3) & ~(VkDeviceSize)3;
-    VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO, .size = a.size,
-                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT |
-                                       VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT };
+    VkBufferCreateInfo bi = { .sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO,
+                              .size = a.size,
+                              .usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+                                       VK_BUFFER_USAGE_TRANSFER_DST_BIT };
     VkResult r = vk_vkCreateBuffer(d->dev, &bi, NULL, &a.buf);
     if (r != VK_SUCCESS)
         return vk_fail(d, "vkCreateBuffer", r, -ENOMEM);
     VkMemoryRequirements req;
     vk_vkGetBufferMemoryRequirements(d->dev, a.buf, &req);
     VkMemoryAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO,
-                                .allocationSize = req.size, .memoryTypeIndex = d->mem_type };
+                                .allocationSize = req.size,
+                                .memoryTypeIndex = d->mem_type };
     if ((r = vk_vkAllocateMemory(d->dev, &ai, NULL, &a.mem)) != VK_SUCCESS) {
         vk_vkDestroyBuffer(d->dev, a.buf, NULL);
         return vk_fail(d, "vkAllocateMemory", r, -ENOMEM);
@@ -222,8 +233,8 @@ void vk_mem_free(struct devq_pl_device *d, void *device_ptr)
     size_t i = find_index(d, addr);
     if (i == d->nallocs || d->allocs[i].addr != addr) {
         pthread_mutex_unlock(&d->mu);
-        vk_host->log(DEVQ_LOG_BASIC, "vulkan:%u: mem_free of %#llx, which is not an allocation",
-                     d->ordinal, (unsigned long long)addr);
+        vk_host->log(DEVQ_LOG_BASIC, "vulkan:%u: mem_free of %#llx, which is not an allocation", d->ordinal,
+                     (unsigned long long)addr);
         return;
     }
     struct vk_alloc a = d->allocs[i];
@@ -273,7 +284,8 @@ int vk_mem_pattern_init(struct devq_pl_device *d)
     if (r != VK_SUCCESS)
         return vk_fail(d, "vkCreateCommandPool", r, -ENODEV);
     VkCommandBufferAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-                                       .commandPool = pool, .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandPool = pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
                                        .commandBufferCount = 1 };
     VkCommandBuffer cb;
     VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
@@ -285,7 +297,8 @@ int vk_mem_pattern_init(struct devq_pl_device *d)
         if ((r = vk_vkEndCommandBuffer(cb)) == VK_SUCCESS) {
             VkCommandBufferSubmitInfo cbi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
                                               .commandBuffer = cb };
-            VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2, .commandBufferInfoCount = 1,
+            VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
+                                 .commandBufferInfoCount = 1,
                                  .pCommandBufferInfos = &cbi };
             if ((r = vk_vkQueueSubmit2(d->queues[0], 1, &si, VK_NULL_HANDLE)) == VK_SUCCESS)
                 r = vk_vkDeviceWaitIdle(d->dev);
@@ -328,8 +341,10 @@ static int host_copy(struct devq_pl_stream *s, struct vk_alloc *a, void *dst, co
         return vk_stream_host_item(s, VK_ITEM_MEMCPY, NULL, NULL, h2d ? (char *)a->map + at : dst,
                                    h2d ? src : (const char *)a->map + at, n);
     if (!d->has_staging)
-        return vk_host->error(-ENOTSUP, "vulkan:%u: host copies need host-visible memory for staging, which "
-                              "this device does not have", d->ordinal);
+        return vk_host->error(-ENOTSUP,
+                              "vulkan:%u: host copies need host-visible memory for staging, which "
+                              "this device does not have",
+                              d->ordinal);
     if ((err = transient(d, n, 1u << d->staging_type, NULL, &t)))
         return err;
     if (h2d) {

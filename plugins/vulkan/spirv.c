@@ -59,14 +59,22 @@ struct reflect {
 static const char *resource_kind(spvc_resource_type t)
 {
     switch (t) {
-    case SPVC_RESOURCE_TYPE_UNIFORM_BUFFER: return "a uniform buffer";
-    case SPVC_RESOURCE_TYPE_STORAGE_IMAGE: return "a storage image";
-    case SPVC_RESOURCE_TYPE_SAMPLED_IMAGE: return "a sampled image";
-    case SPVC_RESOURCE_TYPE_SEPARATE_IMAGE: return "an image";
-    case SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS: return "a sampler";
-    case SPVC_RESOURCE_TYPE_ATOMIC_COUNTER: return "an atomic counter";
-    case SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE: return "an acceleration structure";
-    default: return "a resource";
+    case SPVC_RESOURCE_TYPE_UNIFORM_BUFFER:
+        return "a uniform buffer";
+    case SPVC_RESOURCE_TYPE_STORAGE_IMAGE:
+        return "a storage image";
+    case SPVC_RESOURCE_TYPE_SAMPLED_IMAGE:
+        return "a sampled image";
+    case SPVC_RESOURCE_TYPE_SEPARATE_IMAGE:
+        return "an image";
+    case SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS:
+        return "a sampler";
+    case SPVC_RESOURCE_TYPE_ATOMIC_COUNTER:
+        return "an atomic counter";
+    case SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE:
+        return "an acceleration structure";
+    default:
+        return "a resource";
     }
 }
 
@@ -75,9 +83,9 @@ static const char *resource_kind(spvc_resource_type t)
 static int reflect_buffers(struct reflect *rf, spvc_resources res)
 {
     static const spvc_resource_type others[] = {
-        SPVC_RESOURCE_TYPE_UNIFORM_BUFFER, SPVC_RESOURCE_TYPE_STORAGE_IMAGE,
-        SPVC_RESOURCE_TYPE_SAMPLED_IMAGE, SPVC_RESOURCE_TYPE_SEPARATE_IMAGE,
-        SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS, SPVC_RESOURCE_TYPE_ATOMIC_COUNTER,
+        SPVC_RESOURCE_TYPE_UNIFORM_BUFFER,         SPVC_RESOURCE_TYPE_STORAGE_IMAGE,
+        SPVC_RESOURCE_TYPE_SAMPLED_IMAGE,          SPVC_RESOURCE_TYPE_SEPARATE_IMAGE,
+        SPVC_RESOURCE_TYPE_SEPARATE_SAMPLERS,      SPVC_RESOURCE_TYPE_ATOMIC_COUNTER,
         SPVC_RESOURCE_TYPE_ACCELERATION_STRUCTURE,
     };
     const spvc_reflected_resource *list;
@@ -85,9 +93,10 @@ static int reflect_buffers(struct reflect *rf, spvc_resources res)
     uint32_t ord = rf->d->ordinal;
     for (size_t t = 0; t < sizeof others / sizeof others[0]; t++)
         if (spvc_resources_get_resource_list_for_type(res, others[t], &list, &n) == SPVC_SUCCESS && n)
-            return REFUSE(rf, -EINVAL, "'%s' is %s; devq passes only storage buffers (bindings 0..n-1 of "
-                          "set 0, in argument order) and push constants", ord, list[0].name ? list[0].name : "?",
-                          resource_kind(others[t]));
+            return REFUSE(rf, -EINVAL,
+                          "'%s' is %s; devq passes only storage buffers (bindings 0..n-1 of "
+                          "set 0, in argument order) and push constants",
+                          ord, list[0].name ? list[0].name : "?", resource_kind(others[t]));
     if (spvc_resources_get_resource_list_for_type(res, SPVC_RESOURCE_TYPE_STORAGE_BUFFER, &list, &n) !=
         SPVC_SUCCESS)
         return REFUSE(rf, -EINVAL, "reflection failed: %s", ord, "storage buffers");
@@ -106,17 +115,20 @@ static int reflect_buffers(struct reflect *rf, spvc_resources res)
             return REFUSE(rf, -EINVAL, "storage buffer '%s' has binding %u; devq binds at most %d buffers",
                           ord, name, binding, VK_MAX_BUFFERS);
         if (spvc_type_get_num_array_dimensions(type))
-            return REFUSE(rf, -EINVAL, "storage buffer '%s' (binding %u) is an array of descriptors; devq "
-                          "binds one buffer per binding", ord, name, binding);
+            return REFUSE(rf, -EINVAL,
+                          "storage buffer '%s' (binding %u) is an array of descriptors; devq "
+                          "binds one buffer per binding",
+                          ord, name, binding);
         seen |= 1ull << binding;
     }
     for (n = 0; n < VK_MAX_BUFFERS && (seen >> n & 1); n++)
         ;
     /* n == 64 when all 64 bindings are used: shifting by 64 is undefined. */
     if (n < VK_MAX_BUFFERS && seen >> n)
-        return REFUSE(rf, -EINVAL, "the shader has storage buffers at bindings up to %d but none at binding %zu; "
-                      "devq binds buffer arguments to bindings 0..n-1 of set 0, in argument order", ord,
-                      63 - __builtin_clzll(seen), n);
+        return REFUSE(rf, -EINVAL,
+                      "the shader has storage buffers at bindings up to %d but none at binding %zu; "
+                      "devq binds buffer arguments to bindings 0..n-1 of set 0, in argument order",
+                      ord, 63 - __builtin_clzll(seen), n);
     rf->out->nbuf = (uint32_t)n;
     return 0;
 }
@@ -157,8 +169,10 @@ static int reflect_push_constants(struct reflect *rf, spvc_resources res)
         rf->out->values[j] = (struct vk_member){ off, (uint32_t)msize };
     }
     if (size > rf->d->props.limits.maxPushConstantsSize)
-        return REFUSE(rf, -ENOTSUP, "the push-constant block is %zu bytes; this device has %u (pass a buffer "
-                      "instead)", ord, size, rf->d->props.limits.maxPushConstantsSize);
+        return REFUSE(rf, -ENOTSUP,
+                      "the push-constant block is %zu bytes; this device has %u (pass a buffer "
+                      "instead)",
+                      ord, size, rf->d->props.limits.maxPushConstantsSize);
     rf->out->nvalues = nm;
     rf->out->pc_size = (uint32_t)size;
     return 0;
@@ -197,8 +211,8 @@ static bool has_entry(spvc_compiler c, const char *entry, char *have, size_t n)
     return found;
 }
 
-static int reflect(struct devq_pl_device *d, spvc_context ctx, const uint32_t *w, size_t nw, const char *entry,
-                   struct vk_iface *out)
+static int reflect(struct devq_pl_device *d, spvc_context ctx, const uint32_t *w, size_t nw,
+                   const char *entry, struct vk_iface *out)
 {
     spvc_parsed_ir ir;
     struct reflect rf = { .d = d, .out = out };
@@ -209,8 +223,10 @@ static int reflect(struct devq_pl_device *d, spvc_context ctx, const uint32_t *w
                               d->ordinal, spvc_context_get_last_error_string(ctx));
     char have[256];
     if (!has_entry(rf.c, entry, have, sizeof have))
-        return vk_host->error(-ENOENT, "vulkan:%u: kernel_load: no compute entry point '%s' in the SPIR-V "
-                              "(has: %s)", d->ordinal, entry, have[0] ? have : "none");
+        return vk_host->error(-ENOENT,
+                              "vulkan:%u: kernel_load: no compute entry point '%s' in the SPIR-V "
+                              "(has: %s)",
+                              d->ordinal, entry, have[0] ? have : "none");
     if (spvc_compiler_set_entry_point(rf.c, entry, SpvExecutionModelGLCompute) != SPVC_SUCCESS)
         return vk_host->error(-EINVAL, "vulkan:%u: kernel_load: entry '%s': %s", d->ordinal, entry,
                               spvc_context_get_last_error_string(ctx));
@@ -233,14 +249,17 @@ int vk_spirv_check(struct devq_pl_device *d, const void *image, size_t size, con
 {
     memset(out, 0, sizeof *out);
     if (!image || !size || size % 4)
-        return vk_host->error(-EINVAL, "vulkan:%u: kernel_load: the image is not SPIR-V (%zu bytes, not whole "
+        return vk_host->error(-EINVAL,
+                              "vulkan:%u: kernel_load: the image is not SPIR-V (%zu bytes, not whole "
                               "32-bit words; compile the shader with glslc -fshader-stage=compute)",
                               d->ordinal, size);
     char msg[512];
     int err = validate(image, size / 4, msg, sizeof msg);
     if (err)
-        return vk_host->error(err, "vulkan:%u: kernel_load: invalid SPIR-V (spirv-val --target-env "
-                              "vulkan1.3): %s", d->ordinal, msg);
+        return vk_host->error(err,
+                              "vulkan:%u: kernel_load: invalid SPIR-V (spirv-val --target-env "
+                              "vulkan1.3): %s",
+                              d->ordinal, msg);
     spvc_context ctx;
     if (spvc_context_create(&ctx) != SPVC_SUCCESS)
         return vk_host->error(-ENOMEM, "vulkan:%u: kernel_load: out of memory", d->ordinal);

@@ -23,7 +23,7 @@
 
 int vk_stream_create(struct devq_pl_device *d, const devq_queue_desc *desc, struct devq_pl_stream **out)
 {
-    (void)desc;   /* one kind of queue; no priorities (no caps claimed) */
+    (void)desc; /* one kind of queue; no priorities (no caps claimed) */
     if (atomic_load(&d->lost))
         return vk_lost_error(d);
     struct devq_pl_stream *s = calloc(1, sizeof *s);
@@ -149,7 +149,7 @@ static void retire(struct devq_pl_stream *s)
         struct vk_inflight *f = &s->inflight[done++];
         release_waits(f->waits, f->nwaits);
         if (vk_vkResetCommandBuffer(f->cb, 0) != VK_SUCCESS)
-            continue;   /* leaks one buffer into the pool; freed with it */
+            continue; /* leaks one buffer into the pool; freed with it */
         if (s->nspare == s->cap_spare) {
             size_t cap = s->cap_spare ? 2 * s->cap_spare : 8;
             VkCommandBuffer *n = realloc(s->spare, cap * sizeof *n);
@@ -201,8 +201,10 @@ static void barrier(VkCommandBuffer cb, VkPipelineStageFlags2 dst_stage, VkAcces
     VkMemoryBarrier2 mb = { .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
                             .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
                             .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
-                            .dstStageMask = dst_stage, .dstAccessMask = dst_access };
-    VkDependencyInfo di = { .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO, .memoryBarrierCount = 1,
+                            .dstStageMask = dst_stage,
+                            .dstAccessMask = dst_access };
+    VkDependencyInfo di = { .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                            .memoryBarrierCount = 1,
                             .pMemoryBarriers = &mb };
     vk_vkCmdPipelineBarrier2(cb, &di);
 }
@@ -281,8 +283,15 @@ static int host_item(struct devq_pl_stream *s, enum vk_item_kind kind, devq_pl_h
         free(it);
         return err;
     }
-    *it = (struct vk_item){ .kind = kind, .after = after, .signal = ++s->next_value,
-                            .fn = fn, .arg = arg, .dst = dst, .src = src, .n = n, .release = release };
+    *it = (struct vk_item){ .kind = kind,
+                            .after = after,
+                            .signal = ++s->next_value,
+                            .fn = fn,
+                            .arg = arg,
+                            .dst = dst,
+                            .src = src,
+                            .n = n,
+                            .release = release };
     append(s, it);
     vk_pump(s->dev);
     return 0;
@@ -360,7 +369,8 @@ static void skip(struct devq_pl_stream *s, struct vk_item *it)
             s->spare[s->nspare++] = it->cb;
     }
     release_waits(it->waits, it->nwaits);
-    VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, .semaphore = s->sem,
+    VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+                                 .semaphore = s->sem,
                                  .value = it->signal };
     if (!atomic_load(&d->lost))
         vk_vkSignalSemaphore(d->dev, &si);
@@ -393,23 +403,30 @@ static int submit(struct devq_pl_stream *s, struct vk_item *it)
         return vk_host->error(-ENOMEM, "vulkan:%u: out of memory", d->ordinal);
     /* After the stream's previous item, whatever ran it. */
     w[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
-                                       .semaphore = s->sem, .value = s->submitted,
+                                       .semaphore = s->sem,
+                                       .value = s->submitted,
                                        .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
     for (uint32_t i = 0; i < it->nwaits; i++)
         w[nw++] = (VkSemaphoreSubmitInfo){ .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
                                            .semaphore = it->waits[i].src->sem,
                                            .value = it->waits[i].value,
                                            .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
-    VkSemaphoreSubmitInfo sig = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO, .semaphore = s->sem,
-                                  .value = it->signal, .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
+    VkSemaphoreSubmitInfo sig = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SUBMIT_INFO,
+                                  .semaphore = s->sem,
+                                  .value = it->signal,
+                                  .stageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT };
     VkCommandBufferSubmitInfo cbi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO,
                                       .commandBuffer = it->cb };
     VkSubmitInfo2 si = { .sType = VK_STRUCTURE_TYPE_SUBMIT_INFO_2,
-                         .waitSemaphoreInfoCount = nw, .pWaitSemaphoreInfos = w,
-                         .commandBufferInfoCount = it->cb ? 1 : 0, .pCommandBufferInfos = &cbi,
-                         .signalSemaphoreInfoCount = 1, .pSignalSemaphoreInfos = &sig };
+                         .waitSemaphoreInfoCount = nw,
+                         .pWaitSemaphoreInfos = w,
+                         .commandBufferInfoCount = it->cb ? 1 : 0,
+                         .pCommandBufferInfos = &cbi,
+                         .signalSemaphoreInfoCount = 1,
+                         .pSignalSemaphoreInfos = &sig };
     VkResult r = d->inject_lost_at && atomic_fetch_add(&d->submissions, 1) + 1 == d->inject_lost_at
-                     ? VK_ERROR_DEVICE_LOST : vk_vkQueueSubmit2(s->queue, 1, &si, VK_NULL_HANDLE);
+                     ? VK_ERROR_DEVICE_LOST
+                     : vk_vkQueueSubmit2(s->queue, 1, &si, VK_NULL_HANDLE);
     free(heap);
     if (r != VK_SUCCESS) {
         /* The stream's timeline can no longer be trusted: treat it as the

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* devq-vulkan.so: shared declarations.  See devq-vulkan(7).
  *
  * A stream is a queue of the device plus its own timeline semaphore; an

@@ -88,8 +88,8 @@ static void test_reductions(void)
             for (size_t i = 0; i < N; i++) {
                 double want = reference((enum devq_reduce)o, (enum devq_dtype)t, i, NSIZE);
                 double got = load(out, i, (enum devq_dtype)t);
-                CHECK(got == want, "all_reduce %s op %d [%zu]: %g, want %g", tname((enum devq_dtype)t), o, i, got,
-                      want);
+                CHECK(got == want, "all_reduce %s op %d [%zu]: %g, want %g", tname((enum devq_dtype)t), o, i,
+                      got, want);
                 if (got != want)
                     break;
             }
@@ -103,8 +103,8 @@ static void test_reductions(void)
             for (size_t i = 0; i < N; i++) {
                 double want = reference((enum devq_reduce)o, (enum devq_dtype)t, i, NSIZE);
                 double got = load(out, i, (enum devq_dtype)t);
-                CHECK(got == want, "reduce_scatter %s op %d [%zu]: %g, want %g", tname((enum devq_dtype)t), o, i,
-                      got, want);
+                CHECK(got == want, "reduce_scatter %s op %d [%zu]: %g, want %g", tname((enum devq_dtype)t), o,
+                      i, got, want);
                 if (got != want)
                     break;
             }
@@ -132,8 +132,8 @@ static void test_data_movement(void)
         finish(qa);
         for (int r = 0; r < NSIZE; r++)
             for (size_t i = 0; i < N; i++)
-                CHECK(load(out, r * N + i, t) == input(r, i), "all_gather %s block %d [%zu]: %g", tname(t), r, i,
-                      load(out, r * N + i, t));
+                CHECK(load(out, r * N + i, t) == input(r, i), "all_gather %s block %d [%zu]: %g", tname(t), r,
+                      i, load(out, r * N + i, t));
         /* In place: this rank's block already sits at its offset. */
         memset(host, 0, sizeof host);
         for (size_t i = 0; i < N; i++)
@@ -154,8 +154,8 @@ static void test_data_movement(void)
             OK(devq_queue_read(qb, out, bc, 0, N * e));
             finish(qb);
             for (size_t i = 0; i < N; i++)
-                CHECK(load(out, i, t) == input(root, i) + 10, "broadcast %s root %d [%zu]: %g", tname(t), root, i,
-                      load(out, i, t));
+                CHECK(load(out, i, t) == input(root, i) + 10, "broadcast %s root %d [%zu]: %g", tname(t),
+                      root, i, load(out, i, t));
         }
         /* One group: a send and a receive to the peer (never deadlocks). */
         int peer = 1 - rank;
@@ -202,7 +202,8 @@ static void test_interleaved(void)
             float sum = 0;
             for (int r = 0; r < NSIZE; r++)
                 sum += (float)(i % 7 + r + round) * 2 + 1;
-            CHECK(out[i] == sum * 2 + 1, "interleaved round %d [%zu]: %g, want %g", round, i, out[i], sum * 2 + 1);
+            CHECK(out[i] == sum * 2 + 1, "interleaved round %d [%zu]: %g, want %g", round, i, out[i],
+                  sum * 2 + 1);
             if (out[i] != sum * 2 + 1)
                 break;
         }
@@ -229,7 +230,8 @@ static void test_split_and_misuse(const unsigned char *id, size_t id_size)
     OK(devq_channel_split(ch, 0, -rank, &sub));
     if (sub) {
         CHECK(devq_channel_size(sub) == NSIZE, "split size %d", devq_channel_size(sub));
-        CHECK(devq_channel_rank(sub) == NSIZE - 1 - rank, "split rank %d (key -rank)", devq_channel_rank(sub));
+        CHECK(devq_channel_rank(sub) == NSIZE - 1 - rank, "split rank %d (key -rank)",
+              devq_channel_rank(sub));
         int32_t v = rank + 1, got = 0;
         devq_buffer *b = alloc(4);
         OK(devq_queue_write(qa, b, 0, &v, 4));
@@ -277,13 +279,13 @@ static int failing_all_reduce(devq_kernel *kfail, devq_signal *failed, char *msg
     uint64_t t0 = now_ms();
     devq_buffer *b = NULL;
     int r = devq_buffer_alloc(dev, sizeof host, NULL, 0, &b);
-    if (r < 0) {                       /* a device the failure lost */
+    if (r < 0) { /* a device the failure lost */
         *ms = now_ms() - t0;
         snprintf(msg, len, "%s", devq_errmsg());
         return r;
     }
     r = devq_queue_write(qa, b, 0, host, sizeof host);
-    if (failed)                        /* the batch fails at issue, before the collective */
+    if (failed) /* the batch fails at issue, before the collective */
         r |= devq_queue_wait(qa, failed, 1);
     if (kfail) {
         devq_launch l = { .global = { 1, 1, 1 }, .local = { 1, 1, 1 } };
@@ -392,8 +394,7 @@ static void test_fault(const char *which)
     CHECK(r < 0, "%s: the batch with the collective did not fail", which);
     CHECK(ms < 15000, "%s: failing took %llu ms", which, (unsigned long long)ms);
     if (!strcmp(which, "fail"))
-        CHECK(cause_has(msg, "asynchronous error",
-                        rank == 1 ? "injected failure" : "rank 1 failed"),
+        CHECK(cause_has(msg, "asynchronous error", rank == 1 ? "injected failure" : "rank 1 failed"),
               "fail: the batch's cause is not the engine's message: %s", msg);
     if (!strcmp(which, "hang"))
         CHECK(cause_has(msg, rank == 1 ? "timed out" : "channel #1 (rank", rank == 1 ? "aborted" : NULL),
@@ -416,7 +417,8 @@ static void test_fault(const char *which)
          * when it was seen while issuing. */
         CHECK(rank == 0 ? cause_has(msg, "channel #1 (rank 0", NULL)
                         : cause_has(msg, "channel #1 (rank 1", "ncclUnhandledCudaError") ||
-                              cause_has(msg, "channel #1 (rank 1", "unhandled cuda error") || cause_has(msg, "aunch", NULL),
+                              cause_has(msg, "channel #1 (rank 1", "unhandled cuda error") ||
+                              cause_has(msg, "aunch", NULL),
               "kernel: the cause is neither the channel's nor the kernel's: %s", msg);
     /* Later ops fail at once with the first cause. */
     r = failing_all_reduce(NULL, NULL, msg, sizeof msg, &ms);
@@ -426,8 +428,8 @@ static void test_fault(const char *which)
     if (!strcmp(which, "hang") && rank == 1)
         CHECK(r == -EIO && strstr(msg, "timed out"), "hang: a later op's cause: %d %s", r, msg);
     if (!strcmp(which, "skip"))
-        CHECK(r == -EIO && strstr(msg, rank == 1 ? "was skipped" : "timed out"), "skip: a later op's cause: %d %s",
-              r, msg);
+        CHECK(r == -EIO && strstr(msg, rank == 1 ? "was skipped" : "timed out"),
+              "skip: a later op's cause: %d %s", r, msg);
     if (!strcmp(which, "input") && rank == 1)
         CHECK(r == -EIO && strstr(msg, "withheld"), "input: a later op's cause: %d %s", r, msg);
     if (failed) {
@@ -460,7 +462,8 @@ static int open_rank(int fd_w, int fd_r, unsigned char *id, size_t *id_size)
             fprintf(stderr, "rank 0: devq_channel_id: %s\n", devq_errmsg());
             return 1;
         }
-        if (write(fd_w, id_size, sizeof *id_size) != sizeof *id_size || write(fd_w, id, *id_size) != (ssize_t)*id_size)
+        if (write(fd_w, id_size, sizeof *id_size) != sizeof *id_size ||
+            write(fd_w, id, *id_size) != (ssize_t)*id_size)
             return 1;
     } else if (read(fd_r, id_size, sizeof *id_size) != sizeof *id_size || *id_size > 128 ||
                read(fd_r, id, *id_size) != (ssize_t)*id_size) {
@@ -514,7 +517,7 @@ static void test_watchdog(void)
 {
     int32_t v = 1, got = 0;
     devq_buffer *b = alloc(4);
-    if (geteuid() == 0) {           /* root is exempt from RLIMIT_NPROC */
+    if (geteuid() == 0) { /* root is exempt from RLIMIT_NPROC */
         OK(setgroups(0, NULL));
         OK(setgid(65534));
         OK(setuid(65534));
@@ -530,7 +533,7 @@ static void test_watchdog(void)
     CHECK(r == -EAGAIN, "submit of the refused op's batch: %d %s", r, devq_errmsg());
     OK(setrlimit(RLIMIT_NPROC, &old));
     /* After the lift: the emulated driver's own streams need threads. */
-    r = devq_queue_finish(qa, 10 * SEC);      /* reports the discarded batch once */
+    r = devq_queue_finish(qa, 10 * SEC); /* reports the discarded batch once */
     CHECK(r == -EAGAIN, "finish after the refused op: %d %s", r, devq_errmsg());
     OK(devq_queue_write(qa, b, 0, &v, 4));
     OK(devq_queue_all_reduce(qa, ch, b, 0, b, 0, 1, DEVQ_I32, DEVQ_SUM));
@@ -581,7 +584,7 @@ static int run_case(const char *which)
         pid[r] = fork();
         if (pid[r] == 0) {
             rank = r;
-            alarm(90);                 /* never hang: SIGALRM ends a stuck rank */
+            alarm(90); /* never hang: SIGALRM ends a stuck rank */
             int rc = run_rank(which, fds[1], fds[0]);
             /* exit, not _exit: LeakSanitizer checks at exit (the parent
              * made no devq call, so its handlers have nothing to do). */
@@ -608,11 +611,13 @@ int main(void)
 {
     backend = getenv("DEVQ_TEST_DEVICE");
     if (!backend || !getenv("DEVQ_TEST_CCL_ENV")) {
-        fprintf(stderr, "chan_gpu: set DEVQ_TEST_DEVICE and DEVQ_TEST_CCL_ENV (see tests/scripts/channels-cuda-emu)\n");
+        fprintf(
+            stderr,
+            "chan_gpu: set DEVQ_TEST_DEVICE and DEVQ_TEST_CCL_ENV (see tests/scripts/channels-cuda-emu)\n");
         return 77;
     }
-    static const char *const cases[] = { "ops", "kernel", "fail", "hang", "die", "skip", "input", "missing",
-                                           "watchdog" };
+    static const char *const cases[] = { "ops",  "kernel", "fail",    "hang",    "die",
+                                         "skip", "input",  "missing", "watchdog" };
     const char *only = getenv("CHAN_ONLY");
     int bad = 0, ran = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

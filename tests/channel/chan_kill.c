@@ -19,7 +19,7 @@
 #include <devq/devq.h>
 
 #define TIMEOUT_S 5
-#define COUNT (4u << 20)          /* F32: 16 MiB */
+#define COUNT (4u << 20) /* F32: 16 MiB */
 
 static uint64_t now_ms(void)
 {
@@ -28,12 +28,12 @@ static uint64_t now_ms(void)
     return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-#define OK(x)                                                                           \
-    do {                                                                                \
-        if ((x) < 0) {                                                                  \
-            fprintf(stderr, "chan_kill: %s: %s\n", #x, devq_errmsg());                  \
-            return 1;                                                                   \
-        }                                                                               \
+#define OK(x)                                                          \
+    do {                                                               \
+        if ((x) < 0) {                                                 \
+            fprintf(stderr, "chan_kill: %s: %s\n", #x, devq_errmsg()); \
+            return 1;                                                  \
+        }                                                              \
     } while (0)
 
 int main(void)
@@ -46,7 +46,8 @@ int main(void)
     OK(devq_channel_create(dev, NULL, &ch));
     int rank = devq_channel_rank(ch), size = devq_channel_size(ch), victim = size - 1;
     if (size < 2) {
-        fprintf(stderr, "chan_kill: skipped: run on 2 or more ranks (tests/scripts/channels-mpi-netns), not alone\n");
+        fprintf(stderr,
+                "chan_kill: skipped: run on 2 or more ranks (tests/scripts/channels-mpi-netns), not alone\n");
         return 77;
     }
     OK(devq_channel_set_timeout(ch, TIMEOUT_S * 1000000000ull));
@@ -90,8 +91,8 @@ int main(void)
         fprintf(stderr, "chan_kill: rank %d: the all_reduce's buffer is not failed\n", rank);
         bad = 1;
     }
-    printf("chan_kill: rank %d: %s after %llu ms: %d: %s\n", rank, bad ? "FAILED" : "ok", (unsigned long long)took,
-           r, devq_errmsg());
+    printf("chan_kill: rank %d: %s after %llu ms: %d: %s\n", rank, bad ? "FAILED" : "ok",
+           (unsigned long long)took, r, devq_errmsg());
     fflush(stdout);
     /* The dead rank's collective cannot be withdrawn from MPI: leave
      * without tearing down (MPI_Finalize would wait for the dead rank). */

@@ -15,15 +15,14 @@
 
 static int rank = -1, failures;
 
-#define CHECK(cond, ...)                                                            \
-    do {                                                                            \
-        if (!(cond)) {                                                              \
-            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank, __FILE__,   \
-                    __LINE__, #cond);                                               \
-            fprintf(stderr, __VA_ARGS__);                                           \
-            fprintf(stderr, " (devq_errmsg: %s)\n", devq_errmsg());                 \
-            failures++;                                                             \
-        }                                                                           \
+#define CHECK(cond, ...)                                                                            \
+    do {                                                                                            \
+        if (!(cond)) {                                                                              \
+            fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", rank, __FILE__, __LINE__, #cond); \
+            fprintf(stderr, __VA_ARGS__);                                                           \
+            fprintf(stderr, " (devq_errmsg: %s)\n", devq_errmsg());                                 \
+            failures++;                                                                             \
+        }                                                                                           \
     } while (0)
 #define OK(call) CHECK((call) == 0, "%s", #call)
 
@@ -34,7 +33,8 @@ int chan_scale(void *const *args, const devq_cpu_group *g)
 {
     float *x = args[0];
     uint32_t n = *(const uint32_t *)args[1];
-    for (uint32_t i = g->group_id[0] * g->local_size[0]; i < n && i < (g->group_id[0] + 1) * g->local_size[0]; i++)
+    for (uint32_t i = g->group_id[0] * g->local_size[0]; i < n && i < (g->group_id[0] + 1) * g->local_size[0];
+         i++)
         x[i] = x[i] * 2 + 1;
     return 0;
 }
@@ -74,32 +74,62 @@ static inline double input(int r, size_t i)
 static inline void store(void *p, size_t i, enum devq_dtype t, double v)
 {
     switch (t) {
-    case DEVQ_I8: ((int8_t *)p)[i] = (int8_t)v; break;
-    case DEVQ_U8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-    case DEVQ_I32: ((int32_t *)p)[i] = (int32_t)v; break;
-    case DEVQ_U32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-    case DEVQ_I64: ((int64_t *)p)[i] = (int64_t)v; break;
-    case DEVQ_U64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-    case DEVQ_F16: ((uint16_t *)p)[i] = devq_f32_to_f16((float)v); break;
-    case DEVQ_BF16: ((uint16_t *)p)[i] = devq_f32_to_bf16((float)v); break;
-    case DEVQ_F32: ((float *)p)[i] = (float)v; break;
-    case DEVQ_F64: ((double *)p)[i] = v; break;
+    case DEVQ_I8:
+        ((int8_t *)p)[i] = (int8_t)v;
+        break;
+    case DEVQ_U8:
+        ((uint8_t *)p)[i] = (uint8_t)v;
+        break;
+    case DEVQ_I32:
+        ((int32_t *)p)[i] = (int32_t)v;
+        break;
+    case DEVQ_U32:
+        ((uint32_t *)p)[i] = (uint32_t)v;
+        break;
+    case DEVQ_I64:
+        ((int64_t *)p)[i] = (int64_t)v;
+        break;
+    case DEVQ_U64:
+        ((uint64_t *)p)[i] = (uint64_t)v;
+        break;
+    case DEVQ_F16:
+        ((uint16_t *)p)[i] = devq_f32_to_f16((float)v);
+        break;
+    case DEVQ_BF16:
+        ((uint16_t *)p)[i] = devq_f32_to_bf16((float)v);
+        break;
+    case DEVQ_F32:
+        ((float *)p)[i] = (float)v;
+        break;
+    case DEVQ_F64:
+        ((double *)p)[i] = v;
+        break;
     }
 }
 
 static inline double load(const void *p, size_t i, enum devq_dtype t)
 {
     switch (t) {
-    case DEVQ_I8: return ((const int8_t *)p)[i];
-    case DEVQ_U8: return ((const uint8_t *)p)[i];
-    case DEVQ_I32: return ((const int32_t *)p)[i];
-    case DEVQ_U32: return ((const uint32_t *)p)[i];
-    case DEVQ_I64: return (double)((const int64_t *)p)[i];
-    case DEVQ_U64: return (double)((const uint64_t *)p)[i];
-    case DEVQ_F16: return devq_f16_to_f32(((const uint16_t *)p)[i]);
-    case DEVQ_BF16: return devq_bf16_to_f32(((const uint16_t *)p)[i]);
-    case DEVQ_F32: return ((const float *)p)[i];
-    case DEVQ_F64: return ((const double *)p)[i];
+    case DEVQ_I8:
+        return ((const int8_t *)p)[i];
+    case DEVQ_U8:
+        return ((const uint8_t *)p)[i];
+    case DEVQ_I32:
+        return ((const int32_t *)p)[i];
+    case DEVQ_U32:
+        return ((const uint32_t *)p)[i];
+    case DEVQ_I64:
+        return (double)((const int64_t *)p)[i];
+    case DEVQ_U64:
+        return (double)((const uint64_t *)p)[i];
+    case DEVQ_F16:
+        return devq_f16_to_f32(((const uint16_t *)p)[i]);
+    case DEVQ_BF16:
+        return devq_bf16_to_f32(((const uint16_t *)p)[i]);
+    case DEVQ_F32:
+        return ((const float *)p)[i];
+    case DEVQ_F64:
+        return ((const double *)p)[i];
     }
     return 0;
 }
@@ -116,10 +146,19 @@ static inline double reference(enum devq_reduce o, enum devq_dtype t, size_t i, 
     for (int r = 1; r < size; r++) {
         double x = input(r, i);
         switch (o) {
-        case DEVQ_SUM: case DEVQ_AVG: acc += x; break;
-        case DEVQ_PROD: acc *= x; break;
-        case DEVQ_MIN: acc = x < acc ? x : acc; break;
-        case DEVQ_MAX: acc = x > acc ? x : acc; break;
+        case DEVQ_SUM:
+        case DEVQ_AVG:
+            acc += x;
+            break;
+        case DEVQ_PROD:
+            acc *= x;
+            break;
+        case DEVQ_MIN:
+            acc = x < acc ? x : acc;
+            break;
+        case DEVQ_MAX:
+            acc = x > acc ? x : acc;
+            break;
         }
     }
     if (o == DEVQ_AVG)

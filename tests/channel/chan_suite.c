@@ -56,7 +56,8 @@ static void test_reductions(void)
     for (int t = DEVQ_I8; t <= DEVQ_F64; t++)
         for (int o = DEVQ_SUM; o <= DEVQ_AVG; o++) {
             devq_queue *q = (t + o) % 2 ? qa : qb;
-            devq_buffer *src = alloc(n * size * esz(t)), *dst = alloc(n * size * esz(t)), *inpl = alloc(n * esz(t));
+            devq_buffer *src = alloc(n * size * esz(t)), *dst = alloc(n * size * esz(t)),
+                        *inpl = alloc(n * esz(t));
             fill_input(src, 0, n, t, rank);
             fill_input(inpl, 0, n, t, rank);
             OK(devq_queue_all_reduce(q, ch, dst, 0, src, 0, n, t, o));
@@ -66,10 +67,11 @@ static void test_reductions(void)
             int bad = 0;
             for (size_t i = 0; i < n && !bad; i++) {
                 double want = reference(o, t, i, size);
-                double got = load(devq_buffer_host_ptr(dst), i, t), got2 = load(devq_buffer_host_ptr(inpl), i, t);
+                double got = load(devq_buffer_host_ptr(dst), i, t),
+                       got2 = load(devq_buffer_host_ptr(inpl), i, t);
                 if (got != want || got2 != want) {
-                    CHECK(0, "all_reduce %s %s element %zu: got %g (in place %g), want %g", tname(t), oname(o), i,
-                          got, got2, want);
+                    CHECK(0, "all_reduce %s %s element %zu: got %g (in place %g), want %g", tname(t),
+                          oname(o), i, got, got2, want);
                     bad = 1;
                 }
             }
@@ -83,7 +85,8 @@ static void test_reductions(void)
             for (size_t i = 0; i < n && !bad; i++) {
                 double want = reference(o, t, i, size), got = load(devq_buffer_host_ptr(dst), i, t);
                 if (got != want) {
-                    CHECK(0, "reduce_scatter %s %s element %zu: got %g, want %g", tname(t), oname(o), i, got, want);
+                    CHECK(0, "reduce_scatter %s %s element %zu: got %g, want %g", tname(t), oname(o), i, got,
+                          want);
                     bad = 1;
                 }
             }
@@ -117,8 +120,8 @@ static void test_data_movement(void)
                 double got = load(devq_buffer_host_ptr(dst), (size_t)r * n + i, t);
                 double got2 = load(devq_buffer_host_ptr(gin), (size_t)r * n + i, t);
                 if (got != input(r, i) || got2 != input(r, i)) {
-                    CHECK(0, "all_gather %s block %d element %zu: got %g (in place %g), want %g", tname(t), r, i,
-                          got, got2, input(r, i));
+                    CHECK(0, "all_gather %s block %d element %zu: got %g (in place %g), want %g", tname(t), r,
+                          i, got, got2, input(r, i));
                     r = size;
                     break;
                 }
@@ -154,7 +157,7 @@ static void test_data_movement(void)
 /* A large exchange in one group (rendezvous-sized messages both ways). */
 static void test_group_large(void)
 {
-    const size_t n = 4u << 20;     /* 16 MiB of F32 */
+    const size_t n = 4u << 20; /* 16 MiB of F32 */
     devq_buffer *tx = alloc(n * 4), *rx = alloc(n * 4);
     float *p = devq_buffer_host_ptr(tx);
     for (size_t i = 0; i < n; i++)
@@ -211,7 +214,8 @@ static void test_interleaved(void)
             OK(devq_queue_finish(qa, 60ull * 1000000000ull));
             OK(devq_queue_finish(qb, 60ull * 1000000000ull));
             const float *yp = devq_buffer_host_ptr(y);
-            CHECK(yp[0] == (float)yv && yp[n - 1] == (float)yv, "round %d: y = %g, want %g", round, yp[0], yv);
+            CHECK(yp[0] == (float)yv && yp[n - 1] == (float)yv, "round %d: y = %g, want %g", round, yp[0],
+                  yv);
             for (uint32_t i = 0; i < n; i++)
                 xp[i] = (float)(rank + 1);
             v[0] = 1;
@@ -238,9 +242,9 @@ static void test_two_queues(void)
     for (int round = 0; round < 50; round++) {
         float *ap = devq_buffer_host_ptr(a);
         ap[0] = (float)(rank + 1);
-        OK(devq_queue_all_reduce(qa, ch, b, 0, a, 0, 1, DEVQ_F32, DEVQ_SUM));   /* 3 */
+        OK(devq_queue_all_reduce(qa, ch, b, 0, a, 0, 1, DEVQ_F32, DEVQ_SUM)); /* 3 */
         OK(devq_queue_submit(qa));
-        OK(devq_queue_all_reduce(qb, ch, c, 0, b, 0, 1, DEVQ_F32, DEVQ_SUM));   /* 6 */
+        OK(devq_queue_all_reduce(qb, ch, c, 0, b, 0, 1, DEVQ_F32, DEVQ_SUM)); /* 6 */
         OK(devq_queue_submit(qb));
         OK(devq_queue_finish(qb, 60ull * 1000000000ull));
         OK(devq_queue_finish(qa, 60ull * 1000000000ull));
@@ -274,9 +278,10 @@ static void test_dependent_group(void)
         const float *ap = devq_buffer_host_ptr(all);
         for (int r = 0; r < size; r++)
             for (int i = 0; i < 4; i++) {
-                float want = (float)(2 * (3 + 2 * i));       /* (1+i) + (2+i), doubled */
+                float want = (float)(2 * (3 + 2 * i)); /* (1+i) + (2+i), doubled */
                 if (ap[r * 4 + i] != want) {
-                    CHECK(0, "round %d: rank %d element %d: got %g, want %g", round, r, i, ap[r * 4 + i], want);
+                    CHECK(0, "round %d: rank %d element %d: got %g, want %g", round, r, i, ap[r * 4 + i],
+                          want);
                     round = 20;
                     r = size;
                     break;
@@ -292,9 +297,12 @@ static void test_dependent_group(void)
 static void test_large_reduce(void)
 {
     const size_t n = (1u << 19) + 3;
-    static const struct { enum devq_dtype t; enum devq_reduce o; } cases[] = {
-        { DEVQ_F32, DEVQ_SUM }, { DEVQ_F32, DEVQ_AVG }, { DEVQ_BF16, DEVQ_MAX }, { DEVQ_I64, DEVQ_PROD },
-        { DEVQ_F16, DEVQ_SUM },
+    static const struct {
+        enum devq_dtype t;
+        enum devq_reduce o;
+    } cases[] = {
+        { DEVQ_F32, DEVQ_SUM },  { DEVQ_F32, DEVQ_AVG }, { DEVQ_BF16, DEVQ_MAX },
+        { DEVQ_I64, DEVQ_PROD }, { DEVQ_F16, DEVQ_SUM },
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         enum devq_dtype t = cases[c].t;
@@ -329,8 +337,8 @@ static void test_large_reduce(void)
 static void expect_rec_err(devq_queue *q, int r, const char *needle, int line)
 {
     if (r != -EINVAL || !strstr(devq_errmsg(), needle)) {
-        fprintf(stderr, "rank %d: line %d: got %d '%s', want -EINVAL naming '%s'\n", rank, line, r, devq_errmsg(),
-                needle);
+        fprintf(stderr, "rank %d: line %d: got %d '%s', want -EINVAL naming '%s'\n", rank, line, r,
+                devq_errmsg(), needle);
         failures++;
     }
     CHECK(devq_queue_submit(q) == -EINVAL, "sticky error at submit");
@@ -349,7 +357,8 @@ static void test_misuse(void)
     REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, 0, b, 0, 65, DEVQ_F32, DEVQ_SUM), "does not fit");
     REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, SIZE_MAX - 3, b, 0, 1, DEVQ_F32, DEVQ_SUM), "does not fit");
     REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, 0, b, 0, SIZE_MAX / 2, DEVQ_F64, DEVQ_SUM), "does not fit");
-    REC_ERR(qa, devq_queue_all_gather(qa, ch, b, 0, b, 0, 64, DEVQ_F32), "does not fit");   /* dst needs size*64 */
+    REC_ERR(qa, devq_queue_all_gather(qa, ch, b, 0, b, 0, 64, DEVQ_F32),
+            "does not fit"); /* dst needs size*64 */
     REC_ERR(qa, devq_queue_reduce_scatter(qa, ch, b, 0, b, 128, 32, DEVQ_F32, DEVQ_SUM), "does not fit");
     REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, 0, b, 0, 4, (enum devq_dtype)42, DEVQ_SUM), "dtype 42");
     REC_ERR(qa, devq_queue_all_reduce(qa, ch, b, 0, b, 0, 4, DEVQ_F32, (enum devq_reduce)9), "reduction 9");
@@ -362,7 +371,8 @@ static void test_misuse(void)
         devq_buffer *b1;
         OK(devq_queue_create(dev1, NULL, &q1));
         OK(devq_buffer_alloc(dev1, 256, NULL, 1, &b1));
-        REC_ERR(q1, devq_queue_all_reduce(q1, ch, b1, 0, b1, 0, 4, DEVQ_F32, DEVQ_SUM), "create a channel per device");
+        REC_ERR(q1, devq_queue_all_reduce(q1, ch, b1, 0, b1, 0, 4, DEVQ_F32, DEVQ_SUM),
+                "create a channel per device");
         REC_ERR(qa, devq_queue_all_reduce(qa, ch, b1, 0, b, 0, 4, DEVQ_F32, DEVQ_SUM), "belongs to cpu:1");
         OK(devq_buffer_free(b1, NULL));
         devq_queue_destroy(q1);
@@ -370,7 +380,8 @@ static void test_misuse(void)
     } else
         CHECK(0, "no cpu:1 (run with DEVQ_CPU_DEVICES=2)");
     devq_channel *sp;
-    CHECK(devq_channel_split(ch, -1, 0, &sp) == -EINVAL && strstr(devq_errmsg(), "color -1"), "split color -1");
+    CHECK(devq_channel_split(ch, -1, 0, &sp) == -EINVAL && strstr(devq_errmsg(), "color -1"),
+          "split color -1");
     OK(devq_buffer_free(b, NULL));
 }
 
@@ -387,8 +398,8 @@ static void test_split(void)
     devq_buffer *b = alloc(64);
     float *p = devq_buffer_host_ptr(b);
     p[0] = (float)(devq_channel_rank(rev) + 1);
-    OK(devq_queue_all_reduce(qa, solo, b, 0, b, 0, 1, DEVQ_F32, DEVQ_SUM));   /* alone: unchanged */
-    OK(devq_queue_broadcast(qa, rev, b, 0, 1, DEVQ_F32, 0));                   /* from world rank 1 */
+    OK(devq_queue_all_reduce(qa, solo, b, 0, b, 0, 1, DEVQ_F32, DEVQ_SUM)); /* alone: unchanged */
+    OK(devq_queue_broadcast(qa, rev, b, 0, 1, DEVQ_F32, 0));                /* from world rank 1 */
     OK(devq_queue_submit(qa));
     OK(devq_queue_finish(qa, 60ull * 1000000000ull));
     CHECK(p[0] == 1.0f, "split broadcast: got %g, want 1", p[0]);
@@ -451,7 +462,8 @@ static void test_failure(void)
     OK(devq_queue_submit(qa));
     int r = devq_queue_finish(qa, 30ull * 1000000000ull);
     if (rank == 0) {
-        CHECK(r == -EIO && strstr(devq_errmsg(), "chan_fail"), "rank 0: finish %d, want -EIO naming the kernel", r);
+        CHECK(r == -EIO && strstr(devq_errmsg(), "chan_fail"),
+              "rank 0: finish %d, want -EIO naming the kernel", r);
     } else {
         CHECK(r == -EIO && strstr(devq_errmsg(), "rank 0 dropped out") && strstr(devq_errmsg(), "chan_fail"),
               "rank 1: finish %d, want -EIO with rank 0's cause", r);
@@ -460,7 +472,8 @@ static void test_failure(void)
         CHECK(!strstr(devq_errmsg(), "timed out"), "rank 1 learnt of rank 0's failure by its timeout: %s",
               devq_errmsg());
     }
-    CHECK(devq_buffer_status(dst) < 0, "dst of the failed collective is not failed (%d)", devq_buffer_status(dst));
+    CHECK(devq_buffer_status(dst) < 0, "dst of the failed collective is not failed (%d)",
+          devq_buffer_status(dst));
     /* The channel is out of step now: later ops fail at once, with the cause. */
     devq_buffer *src2 = alloc(64), *dst2 = alloc(64);
     memset(devq_buffer_host_ptr(src2), 0, 64);
@@ -536,9 +549,10 @@ static void test_failed_input(void)
     if (rank == 0) {
         CHECK(r == -EIO && strstr(devq_errmsg(), "which failed") && strstr(devq_errmsg(), "chan_fail"),
               "rank 0: finish %d, want the chained cause", r);
-        devq_queue_finish(qa, 30ull * 1000000000ull);      /* reports the kernel's failure */
+        devq_queue_finish(qa, 30ull * 1000000000ull); /* reports the kernel's failure */
     } else
-        CHECK(r == -EIO && strstr(devq_errmsg(), "rank 0 dropped out") && strstr(devq_errmsg(), "which failed"),
+        CHECK(r == -EIO && strstr(devq_errmsg(), "rank 0 dropped out") &&
+                  strstr(devq_errmsg(), "which failed"),
               "rank 1: finish %d, want -EIO with rank 0's chained cause", r);
     CHECK(devq_buffer_status(dst) < 0, "dst of the skipped collective is not failed");
     devq_channel_destroy(fc);
@@ -568,8 +582,10 @@ static void test_timeout(void)
         uint64_t took = now_ms() - t0;
         CHECK(r == -ETIMEDOUT && strstr(devq_errmsg(), "timed out"), "rank 0: finish %d, want -ETIMEDOUT", r);
         /* The roll call: rank 1 is alive but not at this op, so silent. */
-        CHECK(strstr(devq_errmsg(), "peer rank 1 did not answer"), "rank 0: the cause does not name the silent "
-              "peer: %s", devq_errmsg());
+        CHECK(strstr(devq_errmsg(), "peer rank 1 did not answer"),
+              "rank 0: the cause does not name the silent "
+              "peer: %s",
+              devq_errmsg());
         CHECK(took >= 900 && took < 20000, "rank 0: the timeout took %llu ms", (unsigned long long)took);
     }
     /* Both ranks here (the world channel): rank 0 has timed out. */
@@ -589,7 +605,7 @@ static void test_timeout(void)
     CHECK(devq_buffer_status(b) < 0, "the recv's dst is not failed");
     devq_channel_destroy(fc);
     devq_buffer_free(one, NULL);
-    devq_buffer_free(b, NULL);       /* abandoned inside MPI: its memory stays held */
+    devq_buffer_free(b, NULL); /* abandoned inside MPI: its memory stays held */
 }
 
 /* Large all_gather and reduce_scatter (above the engine's blocking
@@ -599,7 +615,7 @@ static void test_timeout(void)
  * ran out of order or against the wrong peer op. */
 static void test_large_blocking(void)
 {
-    const size_t n = (1u << 20) + 5;      /* F32: 4 MiB + 20 B per rank */
+    const size_t n = (1u << 20) + 5; /* F32: 4 MiB + 20 B per rank */
     devq_buffer *src = alloc(n * 4), *gat = alloc(n * size * 4), *gin = alloc(n * size * 4);
     devq_buffer *rs_src = alloc(n * size * 4), *rs = alloc(n * 4), *rs_in = alloc(n * size * 4);
     fill_input(src, 0, n, DEVQ_F32, rank);
@@ -619,15 +635,16 @@ static void test_large_blocking(void)
             double got = load(devq_buffer_host_ptr(gat), (size_t)r * n + i, DEVQ_F32);
             double got2 = load(devq_buffer_host_ptr(gin), (size_t)r * n + i, DEVQ_F32);
             if (got != input(r, i) || got2 != input(r, i)) {
-                CHECK(0, "large all_gather block %d element %zu: got %g (in place %g), want %g", r, i, got, got2,
-                      input(r, i));
+                CHECK(0, "large all_gather block %d element %zu: got %g (in place %g), want %g", r, i, got,
+                      got2, input(r, i));
                 r = size;
                 break;
             }
         }
     for (size_t i = 0; i < n; i += 997) {
         double want = reference(DEVQ_SUM, DEVQ_F32, i, size);
-        double got = load(devq_buffer_host_ptr(rs), i, DEVQ_F32), got2 = load(devq_buffer_host_ptr(rs_in), i, DEVQ_F32);
+        double got = load(devq_buffer_host_ptr(rs), i, DEVQ_F32),
+               got2 = load(devq_buffer_host_ptr(rs_in), i, DEVQ_F32);
         if (got != want || got2 != want) {
             CHECK(0, "large reduce_scatter element %zu: got %g (in place %g), want %g", i, got, got2, want);
             break;
@@ -686,7 +703,7 @@ static void test_blocking_failure(void)
 {
     devq_kernel *kf;
     OK(devq_kernel_load(dev, NULL, 0, "chan_fail", &kf));
-    const size_t n = 1u << 20;      /* F32: 4 MiB */
+    const size_t n = 1u << 20; /* F32: 4 MiB */
     int threads = threads_named("devq-mpi-blk");
     devq_channel *fc = NULL;
     OK(devq_channel_create(dev, NULL, &fc));
@@ -708,7 +725,8 @@ static void test_blocking_failure(void)
     int r = devq_queue_finish(qa, 30ull * 1000000000ull);
     uint64_t took = now_ms() - t0;
     if (rank == 0) {
-        CHECK(r == -EIO && strstr(devq_errmsg(), "chan_fail"), "rank 0: finish %d, want -EIO naming the kernel", r);
+        CHECK(r == -EIO && strstr(devq_errmsg(), "chan_fail"),
+              "rank 0: finish %d, want -EIO naming the kernel", r);
     } else {
         CHECK(r == -EIO && strstr(devq_errmsg(), "rank 0 dropped out") && strstr(devq_errmsg(), "chan_fail"),
               "rank 1: finish %d, want -EIO with rank 0's cause: %s", r, devq_errmsg());
@@ -723,12 +741,13 @@ static void test_blocking_failure(void)
         struct timespec ts = { 0, 10000000 };
         nanosleep(&ts, NULL);
     }
-    CHECK(threads_named("devq-mpi-blk") <= threads, "rank %d: %d blocking-op helpers (devq-mpi-blk) after the "
-          "channel's end, %d before: one is stuck in a blocking MPI call", rank, threads_named("devq-mpi-blk"),
-          threads);
+    CHECK(threads_named("devq-mpi-blk") <= threads,
+          "rank %d: %d blocking-op helpers (devq-mpi-blk) after the "
+          "channel's end, %d before: one is stuck in a blocking MPI call",
+          rank, threads_named("devq-mpi-blk"), threads);
     OK(devq_queue_finish(qa, 30ull * 1000000000ull));
     devq_buffer_free(src, NULL);
-    devq_buffer_free(dst, NULL);      /* abandoned on rank 1: its memory stays held */
+    devq_buffer_free(dst, NULL); /* abandoned on rank 1: its memory stays held */
     devq_kernel_destroy(kf);
 }
 
@@ -742,7 +761,9 @@ int main(void)
     devq_device_info info;
     OK(devq_device_info_get(dev, &info));
     if (!(info.caps & DEVQ_CAP_CHANNELS)) {
-        fprintf(stderr, "chan_suite: skipped: cpu has no DEVQ_CAP_CHANNELS (no devq-mpi engine; set DEVQ_MPI_ENGINE)\n");
+        fprintf(
+            stderr,
+            "chan_suite: skipped: cpu has no DEVQ_CAP_CHANNELS (no devq-mpi engine; set DEVQ_MPI_ENGINE)\n");
         return 77;
     }
     int r = devq_channel_create(dev, NULL, &ch);
@@ -759,13 +780,25 @@ int main(void)
     OK(devq_queue_create(dev, NULL, &qa));
     OK(devq_queue_create(dev, NULL, &qb));
     const char *only = getenv("CHAN_ONLY");
-    struct { const char *name; void (*fn)(void); } tests[] = {
-        { "reductions", test_reductions }, { "data_movement", test_data_movement },
-        { "group_large", test_group_large }, { "interleaved", test_interleaved }, { "two_queues", test_two_queues },
-        { "dependent_group", test_dependent_group }, { "large_reduce", test_large_reduce },
-        { "misuse", test_misuse }, { "split", test_split }, { "id", test_id },
-        { "failure", test_failure }, { "failed_input", test_failed_input }, { "timeout", test_timeout },
-        { "large_blocking", test_large_blocking }, { "blocking_failure", test_blocking_failure },
+    struct {
+        const char *name;
+        void (*fn)(void);
+    } tests[] = {
+        { "reductions", test_reductions },
+        { "data_movement", test_data_movement },
+        { "group_large", test_group_large },
+        { "interleaved", test_interleaved },
+        { "two_queues", test_two_queues },
+        { "dependent_group", test_dependent_group },
+        { "large_reduce", test_large_reduce },
+        { "misuse", test_misuse },
+        { "split", test_split },
+        { "id", test_id },
+        { "failure", test_failure },
+        { "failed_input", test_failed_input },
+        { "timeout", test_timeout },
+        { "large_blocking", test_large_blocking },
+        { "blocking_failure", test_blocking_failure },
     };
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         if (only && !strstr(only, tests[i].name))

@@ -162,7 +162,9 @@ int main(int argc, char **argv)
     devq_device_info info;
     OK(devq_device_info_get(dev, &info));
     if (!(info.caps & DEVQ_CAP_CHANNELS)) {
-        fprintf(stderr, "mpi_comm: skipped: no DEVQ_CAP_CHANNELS on %s (no devq-mpi engine, or no NCCL/RCCL)\n", spec);
+        fprintf(stderr,
+                "mpi_comm: skipped: no DEVQ_CAP_CHANNELS on %s (no devq-mpi engine, or no NCCL/RCCL)\n",
+                spec);
         devq_device_close(dev);
         MPI_Finalize();
         return 77;

@@ -21,18 +21,21 @@
 #define MS (1000000ull)
 #define SEC (1000000000ull)
 
-#define CONF_KERNEL(name, sig)                                                       \
-    static int name##_body(void *const *a, const devq_cpu_group *g);                \
-    int conf_cpu_##name(void *const *a, const devq_cpu_group *g);                    \
-    int conf_cpu_##name(void *const *a, const devq_cpu_group *g) { return name##_body(a, g); } \
-    int conf_emu_##name(void **p, const devq_cpu_group *g);                          \
-    int conf_emu_##name(void **p, const devq_cpu_group *g)                           \
-    {                                                                                \
-        void *a[16];                                                                 \
-        for (size_t i = 0; (sig)[i]; i++)                                            \
-            a[i] = (sig)[i] == 'b' ? *(void **)p[i] : p[i];                          \
-        return name##_body(a, g);                                                    \
-    }                                                                                \
+#define CONF_KERNEL(name, sig)                                       \
+    static int name##_body(void *const *a, const devq_cpu_group *g); \
+    int conf_cpu_##name(void *const *a, const devq_cpu_group *g);    \
+    int conf_cpu_##name(void *const *a, const devq_cpu_group *g)     \
+    {                                                                \
+        return name##_body(a, g);                                    \
+    }                                                                \
+    int conf_emu_##name(void **p, const devq_cpu_group *g);          \
+    int conf_emu_##name(void **p, const devq_cpu_group *g)           \
+    {                                                                \
+        void *a[16];                                                 \
+        for (size_t i = 0; (sig)[i]; i++)                            \
+            a[i] = (sig)[i] == 'b' ? *(void **)p[i] : p[i];          \
+        return name##_body(a, g);                                    \
+    }                                                                \
     static int name##_body(void *const *a, const devq_cpu_group *g)
 
 /* Global index of work-item i of group g (1-D). */

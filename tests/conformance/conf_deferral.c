@@ -23,11 +23,11 @@ START_TEST(wait_before_host_signal)
     ck_assert_int_eq(devq_queue_host_fn(q, log_fn, (void *)1), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
     conf_sleep_ms(20);
-    ck_assert_int_eq(atomic_load(&log_n), 0);            /* really waits */
+    ck_assert_int_eq(atomic_load(&log_n), 0); /* really waits */
     ck_assert_int_eq(devq_queue_finish(q, 0), -ETIMEDOUT);
     ck_assert_int_eq(devq_signal_set(s, 4), 0);
     conf_sleep_ms(10);
-    ck_assert_int_eq(atomic_load(&log_n), 0);            /* 4 < 5 */
+    ck_assert_int_eq(atomic_load(&log_n), 0); /* 4 < 5 */
     ck_assert_int_eq(devq_signal_set(s, 5), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     ck_assert_int_eq(atomic_load(&log_n), 1);
@@ -76,14 +76,14 @@ START_TEST(deferral_keeps_queue_order)
     ck_assert_int_eq(devq_queue_wait(q, s, 1), 0);
     ck_assert_int_eq(devq_queue_host_fn(q, log_fn, (void *)2), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
-    for (intptr_t i = 3; i < 10; i++) {          /* no waits, but behind batch 2 */
+    for (intptr_t i = 3; i < 10; i++) { /* no waits, but behind batch 2 */
         ck_assert_int_eq(devq_queue_host_fn(q, log_fn, (void *)i), 0);
         ck_assert_int_eq(devq_queue_submit(q), 0);
     }
-    for (int t = 0; t < 5000 && atomic_load(&log_n) < 1; t++)   /* batch 1 runs... */
+    for (int t = 0; t < 5000 && atomic_load(&log_n) < 1; t++) /* batch 1 runs... */
         conf_sleep_ms(1);
     conf_sleep_ms(10);
-    ck_assert_int_eq(atomic_load(&log_n), 1);                     /* ... and nothing after it */
+    ck_assert_int_eq(atomic_load(&log_n), 1); /* ... and nothing after it */
     ck_assert_int_eq(devq_signal_set(s, 1), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     ck_assert_int_eq(atomic_load(&log_n), 9);
@@ -136,7 +136,7 @@ START_TEST(cycle_detected_and_broken_by_host)
     devq_stats st;
     ck_assert_int_eq(devq_stats_get(dev, &st), 0);
     ck_assert_uint_ge(st.wait_cycles, 1);
-    ck_assert_int_eq(devq_signal_set(s1, 1), 0);     /* the host breaks it */
+    ck_assert_int_eq(devq_signal_set(s1, 1), 0); /* the host breaks it */
     ck_assert_int_eq(devq_queue_finish(q1, 10 * SEC), 0);
     ck_assert_int_eq(devq_queue_finish(q2, 10 * SEC), 0);
     ck_assert_uint_eq(devq_signal_value(s2), 1);
@@ -158,7 +158,7 @@ START_TEST(destroy_cancels_deferred_batches)
     ck_assert_int_eq(devq_queue_host_fn(q, log_fn, (void *)1), 0);
     ck_assert_int_eq(devq_queue_signal(q, out, 1), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
-    devq_queue_destroy(q);                      /* must not hang */
+    devq_queue_destroy(q); /* must not hang */
     ck_assert_int_eq(devq_signal_wait(out, 1, 10 * SEC), -ECANCELED);
     ck_assert_int_eq(atomic_load(&log_n), 0);
     devq_signal_destroy(never);
@@ -175,7 +175,8 @@ START_TEST(finish_timeout_names_the_wait)
     ck_assert_int_eq(devq_queue_wait(q, s, 9), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * MS), -ETIMEDOUT);
-    ck_assert_msg(strstr(devq_errmsg(), " >= 9") && strstr(devq_errmsg(), "value 7"), "errmsg: %s", devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), " >= 9") && strstr(devq_errmsg(), "value 7"), "errmsg: %s",
+                  devq_errmsg());
     ck_assert_int_eq(devq_signal_set(s, 9), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     devq_signal_destroy(s);

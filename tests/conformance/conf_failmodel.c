@@ -20,7 +20,7 @@ static int recoverable_kernel_failures(devq_device *dev)
 struct fixture {
     devq_device *dev;
     devq_queue *q1, *q2, *q3;
-    devq_signal *gate;               /* q1's producer waits on it; failed by the test */
+    devq_signal *gate; /* q1's producer waits on it; failed by the test */
     devq_buffer *a, *b, *c;
 };
 
@@ -53,7 +53,7 @@ static void fx_setup(void)
 
 static void fx_teardown(void)
 {
-    devq_signal_fail(fx.gate, -ECANCELED);      /* nothing may still wait on it */
+    devq_signal_fail(fx.gate, -ECANCELED); /* nothing may still wait on it */
     devq_queue_finish(fx.q1, 10 * SEC);
     devq_queue_finish(fx.q2, 10 * SEC);
     devq_queue_finish(fx.q3, 10 * SEC);
@@ -100,7 +100,7 @@ START_TEST(read_of_failed_buffer_fails_across_queues)
     uint8_t out[256];
     memset(out, 0, sizeof out);
     ck_assert_int_eq(devq_queue_read(fx.q2, out, fx.a, 0, sizeof out), 0);
-    ck_assert_int_eq(devq_queue_submit(fx.q2), 0);     /* ordered after q1 by the tracker */
+    ck_assert_int_eq(devq_queue_submit(fx.q2), 0); /* ordered after q1 by the tracker */
     fail_gate();
     int r = devq_queue_finish(fx.q2, 10 * SEC);
     ck_assert_int_eq(r, -EIO);
@@ -112,7 +112,7 @@ START_TEST(read_of_failed_buffer_fails_across_queues)
     ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
     assert_mentions("buffer status", "devq_signal_fail(-EIO)");
     ck_assert_int_eq(devq_buffer_status(fx.b), 0);
-    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0);   /* reported once */
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0); /* reported once */
 }
 END_TEST
 
@@ -136,9 +136,9 @@ END_TEST
 START_TEST(failure_travels_a_copy_chain)
 {
     producer_fill(fx.a);
-    ck_assert_int_eq(devq_queue_copy(fx.q2, fx.b, 0, fx.a, 0, 256), 0);    /* hop 1: a -> b */
+    ck_assert_int_eq(devq_queue_copy(fx.q2, fx.b, 0, fx.a, 0, 256), 0); /* hop 1: a -> b */
     ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
-    ck_assert_int_eq(devq_queue_copy(fx.q3, fx.c, 0, fx.b, 0, 256), 0);    /* hop 2: b -> c */
+    ck_assert_int_eq(devq_queue_copy(fx.q3, fx.c, 0, fx.b, 0, 256), 0); /* hop 2: b -> c */
     ck_assert_int_eq(devq_queue_submit(fx.q3), 0);
     fail_gate();
     ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), -EIO);
@@ -154,8 +154,8 @@ END_TEST
 
 START_TEST(failure_through_an_elided_wait)
 {
-    producer_fill(fx.a);                             /* batch 1 fails: a */
-    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.c, 0, 256, 1), 0);   /* batch 2 fine: c */
+    producer_fill(fx.a);                                          /* batch 1 fails: a */
+    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.c, 0, 256, 1), 0); /* batch 2 fine: c */
     ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
     fail_gate();
     ck_assert_int_eq(devq_buffer_status(fx.c), 0);
@@ -192,7 +192,7 @@ static void assert_cleared_by(int how)
         ck_assert_int_eq(devq_queue_copy(fx.q2, fx.a, 0, fx.b, 0, 256), 0);
         break;
     default: {
-        devq_kernel *k = conf_kernel(fx.dev, "add_u32");     /* READ_WRITE: does not clear */
+        devq_kernel *k = conf_kernel(fx.dev, "add_u32"); /* READ_WRITE: does not clear */
         uint32_t one = 1;
         devq_arg args[2] = { DEVQ_ARG_BUF(fx.a, DEVQ_READ_WRITE), DEVQ_ARG_VAL(&one) };
         devq_launch l = conf_launch1(64, 64);
@@ -240,7 +240,7 @@ static void assert_partial_keeps_failure(int how)
         break;
     }
     ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
-    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0);     /* the writes themselves ran */
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0); /* the writes themselves ran */
     ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
     assert_mentions("status after a partial write", "devq_signal_fail(-EIO)");
     uint8_t out[256];
@@ -255,20 +255,41 @@ static void assert_partial_keeps_failure(int how)
     ck_assert_int_eq(devq_buffer_status(fx.a), 0);
 }
 
-START_TEST(partial_fill_keeps_the_failure) { assert_partial_keeps_failure(0); }
+START_TEST(partial_fill_keeps_the_failure)
+{
+    assert_partial_keeps_failure(0);
+}
 END_TEST
-START_TEST(partial_write_keeps_the_failure) { assert_partial_keeps_failure(1); }
+START_TEST(partial_write_keeps_the_failure)
+{
+    assert_partial_keeps_failure(1);
+}
 END_TEST
-START_TEST(partial_copy_keeps_the_failure) { assert_partial_keeps_failure(2); }
+START_TEST(partial_copy_keeps_the_failure)
+{
+    assert_partial_keeps_failure(2);
+}
 END_TEST
 
-START_TEST(fill_clears_a_failed_buffer) { assert_cleared_by(0); }
+START_TEST(fill_clears_a_failed_buffer)
+{
+    assert_cleared_by(0);
+}
 END_TEST
-START_TEST(write_clears_a_failed_buffer) { assert_cleared_by(1); }
+START_TEST(write_clears_a_failed_buffer)
+{
+    assert_cleared_by(1);
+}
 END_TEST
-START_TEST(copy_destination_clears_a_failed_buffer) { assert_cleared_by(2); }
+START_TEST(copy_destination_clears_a_failed_buffer)
+{
+    assert_cleared_by(2);
+}
 END_TEST
-START_TEST(exec_write_clears_but_read_write_fails) { assert_cleared_by(3); }
+START_TEST(exec_write_clears_but_read_write_fails)
+{
+    assert_cleared_by(3);
+}
 END_TEST
 
 START_TEST(failure_does_not_spread_to_what_was_only_read)
@@ -276,7 +297,7 @@ START_TEST(failure_does_not_spread_to_what_was_only_read)
     /* The skipped copy read b and would have written a. */
     ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0);
     ck_assert_int_eq(devq_queue_copy(fx.q1, fx.a, 0, fx.b, 0, 256), 0);
-    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.c, 0, 256, 9), 0);     /* skipped too */
+    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.c, 0, 256, 9), 0); /* skipped too */
     ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
     fail_gate();
     ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
@@ -296,7 +317,7 @@ int conf_cpu_fm_fail_write(void *const *a, const devq_cpu_group *g);
 int conf_cpu_fm_fail_write(void *const *a, const devq_cpu_group *g)
 {
     (void)g;
-    ((uint8_t *)a[0])[0] = 0xee;          /* a partial write: spoiled */
+    ((uint8_t *)a[0])[0] = 0xee; /* a partial write: spoiled */
     return -EIO;
 }
 
@@ -306,14 +327,15 @@ START_TEST(failed_kernel_spoils_what_it_writes)
      * device (cuda, hip) or cannot happen (a Vulkan shader cannot fail). */
     if (strcmp(conf_backend(), "cpu") != 0 || !recoverable_kernel_failures(fx.dev)) {
         printf("failed_kernel_spoils_what_it_writes: skipped on %s: needs a kernel that fails and a "
-               "backend that survives it (cpu)\n", conf_backend());
+               "backend that survives it (cpu)\n",
+               conf_backend());
         return;
     }
     devq_kernel *k = NULL;
     ck_assert_int_eq(devq_kernel_load(fx.dev, NULL, 0, "conf_cpu_fm_fail_write", &k), 0);
     devq_arg args[2] = { DEVQ_ARG_BUF(fx.a, DEVQ_WRITE), DEVQ_ARG_BUF(fx.b, DEVQ_READ) };
     devq_launch l = conf_launch1(1, 1);
-    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.c, 0, 256, 1), 0);   /* before the failure: fine */
+    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.c, 0, 256, 1), 0); /* before the failure: fine */
     ck_assert_int_eq(devq_queue_exec(fx.q1, k, args, 2, &l), 0);
     ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
     uint8_t out[256];
@@ -341,10 +363,10 @@ START_TEST(repeated_uses_fail_from_the_failure_on)
     /* 1: a -> c (runs); 2: wait for the gate (fails); 3: fill a (skipped:
      * a fails); 4: a -> b (skipped: b fails); 5: a -> c again (skipped: c
      * fails, although op 1 wrote it fine). */
-    devq_arg read_a[4] = { DEVQ_ARG_BUF(fx.a, DEVQ_READ), DEVQ_ARG_BUF(fx.c, DEVQ_WRITE),
-                           DEVQ_ARG_VAL(&ms), DEVQ_ARG_VAL(&n) };
-    devq_arg a_to_b[4] = { DEVQ_ARG_BUF(fx.a, DEVQ_READ), DEVQ_ARG_BUF(fx.b, DEVQ_WRITE),
-                           DEVQ_ARG_VAL(&ms), DEVQ_ARG_VAL(&n) };
+    devq_arg read_a[4] = { DEVQ_ARG_BUF(fx.a, DEVQ_READ), DEVQ_ARG_BUF(fx.c, DEVQ_WRITE), DEVQ_ARG_VAL(&ms),
+                           DEVQ_ARG_VAL(&n) };
+    devq_arg a_to_b[4] = { DEVQ_ARG_BUF(fx.a, DEVQ_READ), DEVQ_ARG_BUF(fx.b, DEVQ_WRITE), DEVQ_ARG_VAL(&ms),
+                           DEVQ_ARG_VAL(&n) };
     ck_assert_int_eq(devq_queue_exec(fx.q1, k, read_a, 4, &l), 0);
     ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0);
     ck_assert_int_eq(devq_queue_fill(fx.q1, fx.a, 0, 256, 0x55), 0);
@@ -354,13 +376,13 @@ START_TEST(repeated_uses_fail_from_the_failure_on)
     fail_gate();
     ck_assert_int_eq(devq_buffer_status(fx.a), -EIO);
     ck_assert_int_eq(devq_buffer_status(fx.b), -EIO);
-    ck_assert_int_eq(devq_buffer_status(fx.c), -EIO);   /* written again by op 5, skipped */
+    ck_assert_int_eq(devq_buffer_status(fx.c), -EIO); /* written again by op 5, skipped */
     /* A whole write after the failure, on another queue, clears a; the
      * readers of b still fail. */
     uint8_t src[256], out[256];
     memset(src, 9, sizeof src);
     ck_assert_int_eq(devq_queue_write(fx.q2, fx.a, 0, src, sizeof src), 0);
-    ck_assert_int_eq(devq_queue_exec(fx.q2, k, read_a, 4, &l), 0);    /* c = a, good again */
+    ck_assert_int_eq(devq_queue_exec(fx.q2, k, read_a, 4, &l), 0); /* c = a, good again */
     ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
     ck_assert_int_eq(devq_queue_finish(fx.q2, 10 * SEC), 0);
     ck_assert_int_eq(devq_buffer_status(fx.a), 0);
@@ -391,10 +413,10 @@ static void free_waits_for_the_last_use(int others)
         o[i] = conf_buffer(fx.dev, 256);
     uint8_t out[4096];
     memset(out, 0, sizeof out);
-    ck_assert_int_eq(devq_queue_fill(fx.q1, x, 0, size, 0x11), 0);     /* issued before the park */
+    ck_assert_int_eq(devq_queue_fill(fx.q1, x, 0, size, 0x11), 0); /* issued before the park */
     for (int i = 0; i < others; i++)
         ck_assert_int_eq(devq_queue_fill(fx.q1, o[i], 0, 256, (uint8_t)i), 0);
-    ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0);           /* parks here */
+    ck_assert_int_eq(devq_queue_wait(fx.q1, fx.gate, 1), 0); /* parks here */
     ck_assert_int_eq(devq_queue_fill(fx.q1, x, 0, size, 0x55), 0);
     ck_assert_int_eq(devq_queue_read(fx.q1, out, x, 0, size), 0);
     ck_assert_int_eq(devq_queue_submit(fx.q1), 0);
@@ -408,8 +430,10 @@ static void free_waits_for_the_last_use(int others)
     ck_assert_int_eq(devq_mem_stats_get(fx.dev, &st0), 0);
     ck_assert_int_eq(devq_buffer_free(x, NULL), 0);
     ck_assert_int_eq(devq_mem_stats_get(fx.dev, &st1), 0);
-    ck_assert_msg(!parks || st1.frees == st0.frees, "x was freed (%llu -> %llu frees) while the batch had "
-                  "two uses of it left", (unsigned long long)st0.frees, (unsigned long long)st1.frees);
+    ck_assert_msg(!parks || st1.frees == st0.frees,
+                  "x was freed (%llu -> %llu frees) while the batch had "
+                  "two uses of it left",
+                  (unsigned long long)st0.frees, (unsigned long long)st1.frees);
     /* Memory handed out now must not be x's. */
     devq_buffer *y = conf_buffer(fx.dev, size);
     uint8_t ones[4096];
@@ -423,15 +447,21 @@ static void free_waits_for_the_last_use(int others)
     ck_assert_int_eq(out[0], 0x77);
     ck_assert_int_eq(out[size - 1], 0x77);
     ck_assert_int_eq(devq_mem_stats_get(fx.dev, &st1), 0);
-    ck_assert_uint_eq(st1.frees, st0.frees + 1);          /* and then it was freed */
+    ck_assert_uint_eq(st1.frees, st0.frees + 1); /* and then it was freed */
     devq_buffer_free(y, NULL);
     for (int i = 0; i < others; i++)
         devq_buffer_free(o[i], NULL);
 }
 
-START_TEST(free_waits_for_the_last_use_in_a_batch) { free_waits_for_the_last_use(0); }
+START_TEST(free_waits_for_the_last_use_in_a_batch)
+{
+    free_waits_for_the_last_use(0);
+}
 END_TEST
-START_TEST(free_waits_for_the_last_use_past_the_memo) { free_waits_for_the_last_use(24); }
+START_TEST(free_waits_for_the_last_use_past_the_memo)
+{
+    free_waits_for_the_last_use(24);
+}
 END_TEST
 
 /* ---- drops: every dropped batch fails the signals it would have signalled ---- */
@@ -440,14 +470,14 @@ START_TEST(discard_fails_signals_before_and_after_the_error)
 {
     devq_signal *before = conf_signal(0), *after = conf_signal(0);
     ck_assert_int_eq(devq_queue_signal(fx.q1, before, 1), 0);
-    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.a, 0, 4096, 0), -EINVAL);   /* past the end: sticky */
+    ck_assert_int_eq(devq_queue_fill(fx.q1, fx.a, 0, 4096, 0), -EINVAL); /* past the end: sticky */
     ck_assert_int_eq(devq_queue_signal(fx.q1, after, 1), -EINVAL);
     ck_assert_int_eq(devq_queue_submit(fx.q1), -EINVAL);
     ck_assert_int_eq(devq_signal_wait(before, 1, 5 * SEC), -EINVAL);
     assert_mentions("before", "discarded");
     ck_assert_int_eq(devq_signal_wait(after, 1, 5 * SEC), -EINVAL);
     assert_mentions("after", "discarded");
-    ck_assert_int_eq(devq_queue_finish(fx.q1, 5 * SEC), -EINVAL);    /* reported once */
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 5 * SEC), -EINVAL); /* reported once */
     assert_mentions("finish", "discarded");
     ck_assert_int_eq(devq_queue_finish(fx.q1, 5 * SEC), 0);
     /* The queue records normally afterwards. */
@@ -465,7 +495,7 @@ START_TEST(destroy_with_an_open_batch_fails_its_signals)
     devq_signal *s = conf_signal(0);
     ck_assert_int_eq(devq_queue_fill(q, fx.a, 0, 256, 0), 0);
     ck_assert_int_eq(devq_queue_signal(q, s, 1), 0);
-    devq_queue_destroy(q);                                /* never submitted */
+    devq_queue_destroy(q); /* never submitted */
     ck_assert_int_eq(devq_signal_wait(s, 1, 5 * SEC), -ECANCELED);
     assert_mentions("open batch", "destroyed");
     assert_mentions("open batch", "never submitted");
@@ -478,7 +508,7 @@ START_TEST(destroy_with_deferred_batches_fails_their_signals)
     devq_queue *q = conf_queue(fx.dev);
     devq_signal *w = conf_signal(0), *s1 = conf_signal(0), *s2 = conf_signal(0);
     wait_then_signal(q, w, s1);
-    ck_assert_int_eq(devq_queue_signal(q, s2, 1), 0);     /* a second batch behind it */
+    ck_assert_int_eq(devq_queue_signal(q, s2, 1), 0); /* a second batch behind it */
     ck_assert_int_eq(devq_queue_submit(q), 0);
     devq_queue_destroy(q);
     ck_assert_int_eq(devq_signal_wait(s1, 1, 5 * SEC), -ECANCELED);
@@ -528,13 +558,13 @@ START_TEST(a_failed_wait_names_the_waiting_device)
     snprintf(here, sizeof here, "%s:%d", info.backend, info.ordinal);
 
     devq_signal *w = conf_signal(0), *t = conf_signal(0);
-    ck_assert_int_eq(devq_signal_fail(w, -EIO), 0);          /* failed before issue */
+    ck_assert_int_eq(devq_signal_fail(w, -EIO), 0); /* failed before issue */
     wait_then_signal(fx.q2, w, t);
     assert_waiter_named(t, "issue", here);
     devq_queue_finish(fx.q2, 5 * SEC);
 
     devq_signal *w2 = conf_signal(0), *t2 = conf_signal(0);
-    wait_then_signal(fx.q3, w2, t2);                           /* deferred, then failed */
+    wait_then_signal(fx.q3, w2, t2); /* deferred, then failed */
     ck_assert_int_eq(devq_signal_fail(w2, -EIO), 0);
     assert_waiter_named(t2, "deferred", here);
     devq_queue_finish(fx.q3, 5 * SEC);
@@ -555,8 +585,10 @@ START_TEST(a_failed_wait_names_the_waiting_device)
         devq_signal_destroy(t3);
         devq_device_close(other);
     } else {
-        fprintf(stderr, "a_failed_wait_names_the_waiting_device: no %s, the cross-device case "
-                "is skipped (%s)\n", spec, devq_errmsg());
+        fprintf(stderr,
+                "a_failed_wait_names_the_waiting_device: no %s, the cross-device case "
+                "is skipped (%s)\n",
+                spec, devq_errmsg());
     }
     devq_signal_destroy(w);
     devq_signal_destroy(t);
@@ -565,11 +597,20 @@ START_TEST(a_failed_wait_names_the_waiting_device)
 }
 END_TEST
 
-START_TEST(user_fail_ecanceled_is_not_a_destroy) { user_fail_keeps_cause(-ECANCELED, "devq_signal_fail(-ECANCELED)"); }
+START_TEST(user_fail_ecanceled_is_not_a_destroy)
+{
+    user_fail_keeps_cause(-ECANCELED, "devq_signal_fail(-ECANCELED)");
+}
 END_TEST
-START_TEST(user_fail_eio_keeps_its_cause) { user_fail_keeps_cause(-EIO, "devq_signal_fail(-EIO)"); }
+START_TEST(user_fail_eio_keeps_its_cause)
+{
+    user_fail_keeps_cause(-EIO, "devq_signal_fail(-EIO)");
+}
 END_TEST
-START_TEST(user_fail_etimedout_keeps_its_cause) { user_fail_keeps_cause(-ETIMEDOUT, "devq_signal_fail(-ETIMEDOUT)"); }
+START_TEST(user_fail_etimedout_keeps_its_cause)
+{
+    user_fail_keeps_cause(-ETIMEDOUT, "devq_signal_fail(-ETIMEDOUT)");
+}
 END_TEST
 
 START_TEST(destroying_a_waited_signal_cancels_the_batch)
@@ -614,10 +655,9 @@ START_TEST(three_queue_cycle_named_from_each_queue)
         int r = devq_queue_finish(q[i], 50 * MS);
         ck_assert_int_eq(r, -ETIMEDOUT);
         ck_assert_msg(strstr(devq_errmsg(), "wait cycle"), "queue %d: %s", i + 1, devq_errmsg());
-        ck_assert_msg(strstr(devq_errmsg(), "1 batch(es) unfinished"), "queue %d: %s", i + 1,
-                      devq_errmsg());
+        ck_assert_msg(strstr(devq_errmsg(), "1 batch(es) unfinished"), "queue %d: %s", i + 1, devq_errmsg());
     }
-    ck_assert_int_eq(devq_signal_set(a, 1), 0);       /* the host breaks it */
+    ck_assert_int_eq(devq_signal_set(a, 1), 0); /* the host breaks it */
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(devq_queue_finish(q[i], 10 * SEC), 0);
     ck_assert_uint_eq(devq_signal_value(c), 1);

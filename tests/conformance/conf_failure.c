@@ -46,7 +46,7 @@ START_TEST(failed_kernel_fails_its_signals)
     devq_signal *s = conf_signal(0);
     atomic_store(&ran, 0);
     exec_fail(q, fail, -EIO);
-    ck_assert_int_eq(devq_queue_host_fn(q, mark, NULL), 0);     /* must not run */
+    ck_assert_int_eq(devq_queue_host_fn(q, mark, NULL), 0); /* must not run */
     ck_assert_int_eq(devq_queue_signal(q, s, 1), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
     int r = devq_signal_wait(s, 1, 10 * SEC);
@@ -55,7 +55,7 @@ START_TEST(failed_kernel_fails_its_signals)
     ck_assert_msg(strstr(devq_errmsg(), "queue"), "root cause names the queue: %s", devq_errmsg());
     ck_assert_msg(strstr(devq_errmsg(), "conf_"), "root cause names the kernel: %s", devq_errmsg());
     r = devq_queue_finish(q, 10 * SEC);
-    ck_assert_int_lt(r, 0);                     /* finish reports the failure once */
+    ck_assert_int_lt(r, 0); /* finish reports the failure once */
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     ck_assert_int_eq(atomic_load(&ran), 0);
     devq_stats st;
@@ -98,8 +98,8 @@ START_TEST(failure_crosses_two_hops_and_spares_independent_work)
     ck_assert_int_eq(devq_queue_submit(q1), 0);
 
     ck_assert_int_eq(devq_signal_wait(s3, 1, 10 * SEC), -EDOM);
-    ck_assert_msg(strstr(devq_errmsg(), "fail") || strstr(devq_errmsg(), "queue"),
-                  "root cause kept: %s", devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), "fail") || strstr(devq_errmsg(), "queue"), "root cause kept: %s",
+                  devq_errmsg());
     ck_assert_int_eq(devq_signal_status(s1), -EDOM);
     ck_assert_int_eq(devq_signal_status(s2), -EDOM);
     ck_assert_int_eq(devq_signal_wait(ok, 1, 10 * SEC), 0);
@@ -139,7 +139,7 @@ START_TEST(host_failure_crosses_two_hops)
     ck_assert_int_eq(devq_queue_host_fn(q1, mark, NULL), 0);
     ck_assert_int_eq(devq_queue_signal(q1, s1, 1), 0);
     ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_signal(q1, ok, 1), 0);      /* independent, behind it */
+    ck_assert_int_eq(devq_queue_signal(q1, ok, 1), 0); /* independent, behind it */
     ck_assert_int_eq(devq_queue_submit(q1), 0);
     conf_sleep_ms(5);
     ck_assert_int_eq(devq_signal_fail(root, -ENOTCONN), 0);

@@ -60,11 +60,11 @@ START_TEST(read_after_deferred_write)
     ck_assert_int_eq(devq_queue_wait(f.q1, go, 1), 0);
     ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xaa), 0);
     ck_assert_int_eq(devq_queue_submit(f.q1), 0);
-    ck_assert_int_eq(devq_queue_read(f.q2, host, f.x, 0, N), 0);   /* submitted after the write */
+    ck_assert_int_eq(devq_queue_read(f.q2, host, f.x, 0, N), 0); /* submitted after the write */
     ck_assert_int_eq(devq_queue_signal(f.q2, done, 1), 0);
     ck_assert_int_eq(devq_queue_submit(f.q2), 0);
     conf_sleep_ms(20);
-    ck_assert_uint_eq(devq_signal_value(done), 0);                /* the read waits for the write */
+    ck_assert_uint_eq(devq_signal_value(done), 0); /* the read waits for the write */
     assert_all(host, 0x55, "host before the write ran");
     ck_assert_int_eq(devq_signal_set(go, 1), 0);
     ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);
@@ -86,7 +86,7 @@ START_TEST(write_after_deferred_read)
     ck_assert_int_eq(devq_queue_wait(f.q1, go, 1), 0);
     ck_assert_int_eq(devq_queue_read(f.q1, seen, f.x, 0, N), 0);
     ck_assert_int_eq(devq_queue_submit(f.q1), 0);
-    ck_assert_int_eq(devq_queue_fill(f.q2, f.x, 0, N, 0xbb), 0);  /* must not overtake the read */
+    ck_assert_int_eq(devq_queue_fill(f.q2, f.x, 0, N, 0xbb), 0); /* must not overtake the read */
     ck_assert_int_eq(devq_queue_submit(f.q2), 0);
     conf_sleep_ms(10);
     ck_assert_int_eq(devq_signal_set(go, 1), 0);
@@ -140,7 +140,7 @@ START_TEST(chain_through_deferred_batches)
     ck_assert_int_eq(devq_queue_submit(f.q2), 0);
     ck_assert_int_eq(devq_queue_read(q3, host, y, 0, N), 0);
     ck_assert_int_eq(devq_queue_submit(q3), 0);
-    ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xa2), 0);  /* behind q1's deferred head */
+    ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xa2), 0); /* behind q1's deferred head */
     ck_assert_int_eq(devq_queue_submit(f.q1), 0);
     conf_sleep_ms(10);
     ck_assert_int_eq(devq_signal_set(go, 1), 0);
@@ -170,8 +170,8 @@ START_TEST(ops_before_the_conflict_run)
     ck_assert_int_eq(devq_queue_fill(f.q1, f.x, 0, N, 0xa1), 0);
     ck_assert_int_eq(devq_queue_submit(f.q1), 0);
     ck_assert_int_eq(devq_queue_fill(f.q2, y, 0, N, 0x33), 0);
-    ck_assert_int_eq(devq_queue_signal(f.q2, mid, 1), 0);          /* releases q1 */
-    ck_assert_int_eq(devq_queue_read(f.q2, host, f.x, 0, N), 0);   /* needs q1's write */
+    ck_assert_int_eq(devq_queue_signal(f.q2, mid, 1), 0);        /* releases q1 */
+    ck_assert_int_eq(devq_queue_read(f.q2, host, f.x, 0, N), 0); /* needs q1's write */
     ck_assert_int_eq(devq_queue_submit(f.q2), 0);
     ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);
     ck_assert_int_eq(devq_queue_finish(f.q1, 10 * SEC), 0);
@@ -203,8 +203,8 @@ START_TEST(cycle_through_a_buffer)
     ck_assert_msg(strstr(devq_errmsg(), "wait cycle"), "errmsg: %s", devq_errmsg());
     devq_stats st;
     ck_assert_int_eq(devq_stats_get(f.dev, &st), 0);
-    ck_assert_uint_eq(st.wait_cycles, 1);                          /* counted once */
-    ck_assert_int_eq(devq_signal_set(s, 1), 0);                    /* the host breaks it */
+    ck_assert_uint_eq(st.wait_cycles, 1);       /* counted once */
+    ck_assert_int_eq(devq_signal_set(s, 1), 0); /* the host breaks it */
     ck_assert_int_eq(devq_queue_finish(f.q1, 10 * SEC), 0);
     ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);
     assert_all(host, 0xa1, "x read on q2");
@@ -259,7 +259,7 @@ START_TEST(destroy_releases_later_work)
     ck_assert_int_eq(devq_queue_read(f.q2, host, f.x, 0, N), 0);
     ck_assert_int_eq(devq_queue_signal(f.q2, done, 1), 0);
     ck_assert_int_eq(devq_queue_submit(f.q2), 0);
-    devq_queue_destroy(f.q1);                                       /* must not hang */
+    devq_queue_destroy(f.q1); /* must not hang */
     f.q1 = NULL;
     ck_assert_int_eq(devq_signal_wait(out, 1, 10 * SEC), -ECANCELED);
     ck_assert_int_eq(devq_signal_wait(done, 1, 10 * SEC), -ECANCELED);
@@ -284,11 +284,11 @@ START_TEST(no_false_waits)
     ck_assert_int_eq(devq_queue_wait(f.q1, go, 1), 0);
     ck_assert_int_eq(devq_queue_read(f.q1, h1, f.x, 0, N), 0);
     ck_assert_int_eq(devq_queue_submit(f.q1), 0);
-    ck_assert_int_eq(devq_queue_read(f.q2, h2, f.x, 0, N), 0);    /* read after read */
-    ck_assert_int_eq(devq_queue_fill(f.q2, y, 0, N, 0x44), 0);    /* another buffer */
+    ck_assert_int_eq(devq_queue_read(f.q2, h2, f.x, 0, N), 0); /* read after read */
+    ck_assert_int_eq(devq_queue_fill(f.q2, y, 0, N, 0x44), 0); /* another buffer */
     ck_assert_int_eq(devq_queue_read(f.q2, h3, y, 0, N), 0);
     ck_assert_int_eq(devq_queue_submit(f.q2), 0);
-    ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0);      /* before the host sets go */
+    ck_assert_int_eq(devq_queue_finish(f.q2, 10 * SEC), 0); /* before the host sets go */
     assert_all(h2, 0x11, "x read on q2");
     assert_all(h3, 0x44, "y read on q2");
     ck_assert_int_eq(devq_signal_set(go, 1), 0);

@@ -39,7 +39,7 @@ START_TEST(idle_queue_completes_a_signal_batch_at_submit)
         if (completes_at_submit(dev))
             ck_assert_uint_eq(devq_signal_value(s), v);
     }
-    ck_assert_int_eq(devq_queue_submit(q), 0);          /* an empty submit too */
+    ck_assert_int_eq(devq_queue_submit(q), 0); /* an empty submit too */
     ck_assert_int_eq(devq_signal_wait(s, 100, 10 * SEC), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     ck_assert_int_eq(devq_stats_get(dev, &after), 0);
@@ -84,8 +84,8 @@ START_TEST(signal_batch_behind_a_long_kernel_waits_for_it)
      * loops after 65535 iterations in all (slow_copy.comp): a 300 ms
      * spin used them up and cut the copy after it short. */
     uint32_t ms = 50, n = sizeof marker;
-    devq_arg a[4] = { DEVQ_ARG_BUF(src, DEVQ_READ), DEVQ_ARG_BUF(dst, DEVQ_WRITE),
-                      DEVQ_ARG_VAL(&ms), DEVQ_ARG_VAL(&n) };
+    devq_arg a[4] = { DEVQ_ARG_BUF(src, DEVQ_READ), DEVQ_ARG_BUF(dst, DEVQ_WRITE), DEVQ_ARG_VAL(&ms),
+                      DEVQ_ARG_VAL(&n) };
     devq_launch l = conf_launch1(1, 1);
     static uint32_t seen_by_read[4];
     memset(seen_by_read, 0, sizeof seen_by_read);
@@ -107,17 +107,20 @@ START_TEST(signal_batch_behind_a_long_kernel_waits_for_it)
              * a missing marker. */
             uint32_t read_word = seen_by_read[0];
             uint32_t out_word = out ? out[0] : marker[0];
-            ck_assert_msg(read_word == marker[0], "signal seen before the read after the kernel "
-                          "(host word 0x%x after %llu looks)", read_word,
-                          (unsigned long long)looks);
-            ck_assert_msg(out_word == marker[0], "signal seen before the kernel wrote its "
-                          "output (0x%x)", out_word);
+            ck_assert_msg(read_word == marker[0],
+                          "signal seen before the read after the kernel "
+                          "(host word 0x%x after %llu looks)",
+                          read_word, (unsigned long long)looks);
+            ck_assert_msg(out_word == marker[0],
+                          "signal seen before the kernel wrote its "
+                          "output (0x%x)",
+                          out_word);
             break;
         }
         ck_assert_int_eq(devq_signal_status(s), 0);
         int r = devq_signal_wait(s, 1, 1 * MS);
         ck_assert_msg(r == 0 || r == -ETIMEDOUT, "wait: %d %s", r, devq_errmsg());
-        ck_assert_uint_lt(looks, 20000);   /* 20 s at 1 ms a look: hung */
+        ck_assert_uint_lt(looks, 20000); /* 20 s at 1 ms a look: hung */
     }
     ck_assert_mem_eq(seen_by_read, marker, sizeof marker);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
@@ -146,7 +149,7 @@ START_TEST(signal_batch_after_a_failed_batch_keeps_the_failure)
     ck_assert_int_eq(devq_signal_set_name(gate, "gate"), 0);
     gated_signal(q, gate, s, 1);
     ck_assert_int_eq(devq_signal_fail(gate, -EIO), 0);
-    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), -EIO);    /* batch 1 done, failed */
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), -EIO); /* batch 1 done, failed */
     /* The queue is idle now: the next batches may complete at submit,
      * and must end as the end callback would end them: s stays failed
      * with its root cause, t (not involved) is set. */
@@ -156,7 +159,7 @@ START_TEST(signal_batch_after_a_failed_batch_keeps_the_failure)
     ck_assert_int_eq(devq_signal_wait(s, 2, 10 * SEC), -EIO);
     ck_assert_msg(strstr(devq_errmsg(), "signal \"gate\""), "cause: %s", devq_errmsg());
     ck_assert_int_eq(devq_signal_wait(t, 1, 10 * SEC), 0);
-    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);       /* reported once */
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0); /* reported once */
     devq_queue_destroy(q);
     devq_signal_destroy(gate);
     devq_signal_destroy(s);
@@ -172,12 +175,12 @@ START_TEST(signal_batch_behind_a_pending_failing_batch_fails)
     devq_signal *gate = conf_signal(0), *s = conf_signal(0), *t = conf_signal(0);
     ck_assert_int_eq(devq_signal_set_name(gate, "gate"), 0);
     gated_signal(q, gate, s, 1);
-    ck_assert_int_eq(devq_queue_signal(q, s, 2), 0);       /* behind batch 1, still waiting */
+    ck_assert_int_eq(devq_queue_signal(q, s, 2), 0); /* behind batch 1, still waiting */
     ck_assert_int_eq(devq_queue_signal(q, t, 1), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
     conf_sleep_ms(20);
     ck_assert_uint_eq(devq_signal_value(s), 0);
-    ck_assert_uint_eq(devq_signal_value(t), 0);            /* not ahead of batch 1 */
+    ck_assert_uint_eq(devq_signal_value(t), 0); /* not ahead of batch 1 */
     ck_assert_int_eq(devq_signal_fail(gate, -EIO), 0);
     ck_assert_int_eq(devq_signal_wait(s, 2, 10 * SEC), -EIO);
     ck_assert_msg(strstr(devq_errmsg(), "signal \"gate\""), "cause: %s", devq_errmsg());
@@ -198,7 +201,7 @@ START_TEST(signal_destroyed_between_record_and_submit)
     devq_signal *s = conf_signal(0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     ck_assert_int_eq(devq_queue_signal(q, s, 1), 0);
-    devq_signal_destroy(s);                    /* the batch holds its own reference */
+    devq_signal_destroy(s); /* the batch holds its own reference */
     ck_assert_int_eq(devq_queue_submit(q), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     devq_queue_destroy(q);
@@ -235,7 +238,8 @@ static void *stress_waiter(void *arg)
         uint64_t v = devq_signal_value(st->s);
         uint32_t fns = atomic_load(&st->fns);
         if (r != 0 || v < i || v < last || fns < i / 7) {
-            snprintf(st->why, sizeof st->why, "value %llu: wait %d, value %llu after %llu, %u host fns (want %llu)",
+            snprintf(st->why, sizeof st->why,
+                     "value %llu: wait %d, value %llu after %llu, %u host fns (want %llu)",
                      (unsigned long long)i, r, (unsigned long long)v, (unsigned long long)last, fns,
                      (unsigned long long)(i / 7));
             atomic_store(&st->bad, 1);
@@ -264,7 +268,7 @@ START_TEST(waiter_sees_every_value_in_order)
     }
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     if (devq_signal_value(st.s) < STRESS_N)
-        devq_signal_fail(st.s, -ECANCELED);            /* let the waiter go */
+        devq_signal_fail(st.s, -ECANCELED); /* let the waiter go */
     pthread_join(w, NULL);
     ck_assert_msg(!atomic_load(&st.bad), "%s", st.why);
     ck_assert_uint_eq(devq_signal_value(st.s), STRESS_N);

@@ -160,8 +160,7 @@ START_TEST(wrong_value_size)
         return;
     double two = 2.0;
     devq_arg a[] = { DEVQ_ARG_BUF(f.b[0], DEVQ_READ_WRITE), DEVQ_ARG_VAL(&two) };
-    refused(&f, a, 2, "argument 1: the kernel declares a 4-byte value",
-            "an 8-byte value was passed");
+    refused(&f, a, 2, "argument 1: the kernel declares a 4-byte value", "an 8-byte value was passed");
     uint16_t half = 2;
     devq_arg c[] = { DEVQ_ARG_BUF(f.b[0], DEVQ_READ_WRITE), DEVQ_ARG_VAL(&half) };
     refused(&f, c, 2, "argument 1: the kernel declares a 4-byte value", "a 2-byte value was passed");
@@ -180,15 +179,15 @@ START_TEST(short_push_constants)
         return;
     uint32_t ms = 0, n = 64 * sizeof(float);
     uint16_t short_n = 16;
-    devq_arg a[] = { DEVQ_ARG_BUF(f.b[0], DEVQ_READ), DEVQ_ARG_BUF(f.b[1], DEVQ_WRITE),
-                     DEVQ_ARG_VAL(&ms), DEVQ_ARG_VAL(&short_n) };
+    devq_arg a[] = { DEVQ_ARG_BUF(f.b[0], DEVQ_READ), DEVQ_ARG_BUF(f.b[1], DEVQ_WRITE), DEVQ_ARG_VAL(&ms),
+                     DEVQ_ARG_VAL(&short_n) };
     refused(&f, a, 4, "argument 3: the kernel declares a 4-byte value", "a 2-byte value was passed");
     float src[64], dst[64];
     for (int i = 0; i < 64; i++)
         src[i] = (float)(3 * i);
     conf_upload(f.q, f.b[0], src, sizeof src);
-    devq_arg ok[] = { DEVQ_ARG_BUF(f.b[0], DEVQ_READ), DEVQ_ARG_BUF(f.b[1], DEVQ_WRITE),
-                      DEVQ_ARG_VAL(&ms), DEVQ_ARG_VAL(&n) };
+    devq_arg ok[] = { DEVQ_ARG_BUF(f.b[0], DEVQ_READ), DEVQ_ARG_BUF(f.b[1], DEVQ_WRITE), DEVQ_ARG_VAL(&ms),
+                      DEVQ_ARG_VAL(&n) };
     devq_launch l = conf_launch1(1, 1);
     ck_assert_msg(devq_queue_exec(f.q, f.k, ok, 4, &l) == 0, "%s", devq_errmsg());
     ck_assert_int_eq(devq_queue_submit(f.q), 0);

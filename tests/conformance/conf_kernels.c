@@ -65,7 +65,8 @@ CONF_KERNEL(slow_copy, "bbvv")
     memcpy(a[1], a[0], *(const uint32_t *)a[3]);
     return 0;
 }
-DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_slow_copy, DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER, DEVQ_CPU_VALUE(uint32_t), DEVQ_CPU_VALUE(uint32_t));
+DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_slow_copy, DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER, DEVQ_CPU_VALUE(uint32_t),
+                          DEVQ_CPU_VALUE(uint32_t));
 
 /* v[i] += n for every work-item. */
 CONF_KERNEL(add_u32, "bv")
@@ -84,9 +85,9 @@ DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_add_u32, DEVQ_CPU_BUFFER, DEVQ_CPU_VALUE(uint
 /* The tracker oracle's op (see conf_tracker.c): up to three buffers with
  * access modes; reads check the version they see, writes stamp theirs. */
 struct conf_op_args {
-    uint32_t modes[3];        /* 0 unused, else DEVQ_READ/WRITE/READ_WRITE */
-    uint32_t expect[3];       /* version a read must see */
-    uint32_t me;              /* this op's version stamp */
+    uint32_t modes[3];  /* 0 unused, else DEVQ_READ/WRITE/READ_WRITE */
+    uint32_t expect[3]; /* version a read must see */
+    uint32_t me;        /* this op's version stamp */
     uint32_t delay_us;
 };
 
@@ -104,13 +105,14 @@ CONF_KERNEL(oracle_op, "bbbv")
     }
     for (int k = 0; k < 3; k++) {
         if ((o->modes[k] & DEVQ_READ) && *(volatile uint32_t *)a[k] != o->expect[k])
-            return -EILSEQ;   /* overwritten while we read: a missed WAR */
+            return -EILSEQ; /* overwritten while we read: a missed WAR */
         if (o->modes[k] & DEVQ_WRITE)
             *(volatile uint32_t *)a[k] = o->me;
     }
     return 0;
 }
-DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_oracle_op, DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER, DEVQ_CPU_VALUE(struct conf_op_args));
+DEVQ_CPU_KERNEL_SIGNATURE(conf_cpu_oracle_op, DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER, DEVQ_CPU_BUFFER,
+                          DEVQ_CPU_VALUE(struct conf_op_args));
 
 /* Sleep for the given number of milliseconds (group 0 only). */
 CONF_KERNEL(sleep_ms, "v")

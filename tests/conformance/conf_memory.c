@@ -94,7 +94,7 @@ START_TEST(free_with_unsubmitted_use_waits_for_it)
     memset(pattern, 0x5a, sizeof pattern);
     conf_upload(q, buf, pattern, sizeof pattern);
     ck_assert_int_eq(devq_queue_copy(q, dst, 0, buf, 0, 64), 0);
-    ck_assert_int_eq(devq_buffer_free(buf, q), 0);     /* recorded use not yet submitted */
+    ck_assert_int_eq(devq_buffer_free(buf, q), 0); /* recorded use not yet submitted */
     ck_assert_int_eq(devq_queue_submit(q), 0);
     conf_download(q, out, dst, 64);
     ck_assert_mem_eq(out, pattern, 64);
@@ -127,18 +127,49 @@ END_TEST
  * stack and with the guard's canaries or without: a program must not lose
  * alignment by switching DEVQ_MEM_POOL (devq_buffer_alloc(3)). */
 static const size_t align_sizes[] = {
-    1, 2, 63, 64, 100, 255, 256, 257, 300, 320, 384, 449, 511, 512, 513, 640, 777, 1000,
-    1023, 2047, 2049, 2560, 3001, 4095, 4096, 4097, 12345, 65535, 65537, 100003,
-    (1u << 20) + 3, (5u << 20) + 1, (33u << 20) + 1,
+    1,
+    2,
+    63,
+    64,
+    100,
+    255,
+    256,
+    257,
+    300,
+    320,
+    384,
+    449,
+    511,
+    512,
+    513,
+    640,
+    777,
+    1000,
+    1023,
+    2047,
+    2049,
+    2560,
+    3001,
+    4095,
+    4096,
+    4097,
+    12345,
+    65535,
+    65537,
+    100003,
+    (1u << 20) + 3,
+    (5u << 20) + 1,
+    (33u << 20) + 1,
 };
-#define ALIGN_COPIES 3      /* several blocks of a class: carved at different offsets */
+#define ALIGN_COPIES 3 /* several blocks of a class: carved at different offsets */
 
 static void check_aligned(devq_buffer *b, size_t bytes, const char *pool, const char *guard, int ordered)
 {
     uintptr_t d = (uintptr_t)devq_buffer_device_ptr(b), h = (uintptr_t)devq_buffer_host_ptr(b);
-    ck_assert_msg(d % 256 == 0 && h % 256 == 0,
-                  "DEVQ_MEM_POOL=%s DEVQ_MEM_GUARD=%s %s alloc of %zu bytes: device %p host %p not 256-byte aligned",
-                  pool, guard, ordered ? "stream-ordered" : "synchronous", bytes, (void *)d, (void *)h);
+    ck_assert_msg(
+        d % 256 == 0 && h % 256 == 0,
+        "DEVQ_MEM_POOL=%s DEVQ_MEM_GUARD=%s %s alloc of %zu bytes: device %p host %p not 256-byte aligned",
+        pool, guard, ordered ? "stream-ordered" : "synchronous", bytes, (void *)d, (void *)h);
 }
 
 static void align_case(const char *pool, const char *guard, uint64_t caps)
@@ -154,7 +185,8 @@ static void align_case(const char *pool, const char *guard, uint64_t caps)
     if (r == -ENOTSUP && ((pool && !strcmp(pool, "native") && !(caps & DEVQ_CAP_ASYNC_ALLOC)) ||
                           (!strcmp(guard, "1") && !(caps & DEVQ_CAP_HOST_VISIBLE))))
         return;
-    ck_assert_msg(r == 0, "DEVQ_MEM_POOL=%s DEVQ_MEM_GUARD=%s: %s", pool ? pool : "(unset)", guard, devq_errmsg());
+    ck_assert_msg(r == 0, "DEVQ_MEM_POOL=%s DEVQ_MEM_GUARD=%s: %s", pool ? pool : "(unset)", guard,
+                  devq_errmsg());
     devq_queue *q = conf_queue(dev);
     size_t n = sizeof align_sizes / sizeof *align_sizes;
     devq_buffer *bufs[sizeof align_sizes / sizeof *align_sizes][ALIGN_COPIES][2];
@@ -183,7 +215,7 @@ START_TEST(every_base_aligns_to_256_bytes)
     devq_device *dev = conf_open();
     devq_device_info info;
     ck_assert_int_eq(devq_device_info_get(dev, &info), 0);
-    devq_device_close(dev);         /* each case opens it anew, with its own stack */
+    devq_device_close(dev); /* each case opens it anew, with its own stack */
     for (size_t p = 0; p < 4; p++)
         for (size_t g = 0; g < 2; g++)
             align_case(pools[p], guards[g], info.caps);
@@ -245,7 +277,7 @@ START_TEST(frees_reaped_as_work_completes)
     devq_queue *a = conf_queue(dev), *b = conf_queue(dev);
     used_on_two_then_freed(dev, a, b);
     devq_signal *s = conf_signal(0);
-    for (uint64_t v = 1; v <= 3; v++) {   /* later work on both queues, waited on the host */
+    for (uint64_t v = 1; v <= 3; v++) { /* later work on both queues, waited on the host */
         ck_assert_int_eq(devq_queue_signal(a, s, 2 * v - 1), 0);
         ck_assert_int_eq(devq_queue_submit(a), 0);
         ck_assert_int_eq(devq_queue_wait(b, s, 2 * v - 1), 0);
@@ -380,7 +412,7 @@ START_TEST(budget_refusal_exact_with_freed_buffers_kept)
     free(saved);
     devq_queue *q = conf_queue(dev);
     devq_buffer *a, *b, *c;
-    for (int i = 0; i < 3; i++) {          /* freed on q: kept for q */
+    for (int i = 0; i < 3; i++) { /* freed on q: kept for q */
         ck_assert_int_eq(devq_buffer_alloc(dev, 512 << 10, q, 0, &a), 0);
         ck_assert_int_eq(devq_buffer_free(a, q), 0);
     }
@@ -411,7 +443,7 @@ START_TEST(guard_sees_frees_on_the_alloc_queue)
         unsetenv("DEVQ_MEM_GUARD");
     free(saved);
     if (r == -ENOTSUP)
-        return;                         /* no host-visible memory: no guard */
+        return; /* no host-visible memory: no guard */
     ck_assert_msg(r == 0, "%s", devq_errmsg());
     devq_queue *q = conf_queue(dev);
     devq_buffer *b;
@@ -419,8 +451,8 @@ START_TEST(guard_sees_frees_on_the_alloc_queue)
     unsigned char *h = devq_buffer_host_ptr(b);
     ck_assert_int_eq(devq_buffer_free(b, q), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
-    h[10] = 0x77;                        /* written after its free (still quarantined) */
-    for (int i = 0; i < 100; i++) {      /* more frees on q push it out of quarantine */
+    h[10] = 0x77;                   /* written after its free (still quarantined) */
+    for (int i = 0; i < 100; i++) { /* more frees on q push it out of quarantine */
         devq_buffer *o;
         ck_assert_int_eq(devq_buffer_alloc(dev, 300, q, 0, &o), 0);
         ck_assert_int_eq(devq_buffer_free(o, q), 0);

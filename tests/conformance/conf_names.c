@@ -21,21 +21,23 @@
 
 static int child_failed;
 
-#define EXPECT(cond, ...)                                                  \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            fprintf(stderr, "conf_names child, line %d: ", __LINE__);     \
-            fprintf(stderr, __VA_ARGS__);                                  \
-            fputc('\n', stderr);                                           \
-            child_failed = 1;                                              \
-        }                                                                  \
+#define EXPECT(cond, ...)                                             \
+    do {                                                              \
+        if (!(cond)) {                                                \
+            fprintf(stderr, "conf_names child, line %d: ", __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                             \
+            fputc('\n', stderr);                                      \
+            child_failed = 1;                                         \
+        }                                                             \
     } while (0)
 #define OK(call) EXPECT((call) == 0, "%s: %s", #call, devq_errmsg())
-#define SAYS(call, err, text)                                                              \
-    do {                                                                                   \
-        int r_ = (call);                                                                   \
-        EXPECT(r_ == (err) && strstr(devq_errmsg(), text), "%s returned %d (want %d), errmsg '%s' " \
-               "does not say '%s'", #call, r_, err, devq_errmsg(), text);                  \
+#define SAYS(call, err, text)                              \
+    do {                                                   \
+        int r_ = (call);                                   \
+        EXPECT(r_ == (err) && strstr(devq_errmsg(), text), \
+               "%s returned %d (want %d), errmsg '%s' "    \
+               "does not say '%s'",                        \
+               #call, r_, err, devq_errmsg(), text);       \
     } while (0)
 
 static void scenario(void)
@@ -64,7 +66,7 @@ static void scenario(void)
     SAYS(devq_signal_set(s, 0), -EINVAL, "devq_signal_set: signal #1: value 0");
     OK(devq_signal_set_name(s, "grads"));
     SAYS(devq_signal_set(s, 0), -EINVAL, "devq_signal_set: signal \"grads\" (#1): value 0");
-    OK(devq_queue_set_name(q2, "mixer"));      /* after creation: the track is renamed */
+    OK(devq_queue_set_name(q2, "mixer")); /* after creation: the track is renamed */
     /* A wait the tracker turns into a stream wait (q1 is still busy when
      * q2 submits, so the value is not reached yet), then one bridged (the
      * host sets the value later). */
@@ -107,7 +109,7 @@ static void scenario(void)
     devq_queue_destroy(q1);
     devq_queue_destroy(q2);
     devq_signal_destroy(s);
-    devq_device_close(dev);          /* the last close writes the trace */
+    devq_device_close(dev); /* the last close writes the trace */
 }
 
 START_TEST(names_scenario)
@@ -144,7 +146,7 @@ static void run_child(const char *log, const char *trace)
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         setenv("CONF_NAMES_CHILD", "1", 1);
-        unsetenv("CK_RUN_SUITE");      /* the scenario is a suite of its own */
+        unsetenv("CK_RUN_SUITE"); /* the scenario is a suite of its own */
         unsetenv("CK_RUN_CASE");
         setenv("DEVQ_LOG", "basic", 1);
         setenv("DEVQ_LOG_FILE", log, 1);
@@ -153,7 +155,7 @@ static void run_child(const char *log, const char *trace)
         _exit(127);
     }
     int status = 0;
-    uint64_t deadline = 120 * 1000;     /* ms: lavapipe under sanitizers is slow */
+    uint64_t deadline = 120 * 1000; /* ms: lavapipe under sanitizers is slow */
     while (waitpid(pid, &status, WNOHANG) == 0) {
         if (deadline-- == 0) {
             kill(pid, SIGKILL);
@@ -266,7 +268,7 @@ struct race {
     devq_queue *q;
     devq_buffer *b;
     atomic_int stop;
-    char torn[512];               /* the first bad message (formatter) */
+    char torn[512]; /* the first bad message (formatter) */
 };
 
 static void *renamer(void *arg)
@@ -299,7 +301,7 @@ static void *formatter(void *arg)
         int ok = whole(devq_signal_set(r->s, 0), -EINVAL, devq_errmsg(), "signal") &&
                  whole(devq_queue_finish(r->q, 0), -ETIMEDOUT, devq_errmsg(), "queue") &&
                  whole(devq_queue_fill(r->q, r->b, 1u << 20, 8, 0), -EINVAL, devq_errmsg(), "buffer");
-        devq_queue_submit(r->q);       /* drops the fill's sticky error */
+        devq_queue_submit(r->q); /* drops the fill's sticky error */
         if (!ok)
             snprintf(r->torn, sizeof r->torn, "%s", devq_errmsg());
     }
@@ -311,7 +313,7 @@ START_TEST(set_name_races_with_messages)
     devq_device *dev = conf_open();
     struct race r = { .s = conf_signal(0), .q = conf_queue(dev), .b = conf_buffer(dev, 256) };
     atomic_init(&r.stop, 0);
-    ck_assert_int_eq(devq_queue_wait(r.q, r.s, 1), 0);      /* a queue that stays busy */
+    ck_assert_int_eq(devq_queue_wait(r.q, r.s, 1), 0); /* a queue that stays busy */
     ck_assert_int_eq(devq_queue_submit(r.q), 0);
     pthread_t t[2];
     ck_assert_int_eq(pthread_create(&t[0], NULL, renamer, &r), 0);
@@ -322,7 +324,7 @@ START_TEST(set_name_races_with_messages)
     pthread_join(t[1], NULL);
     ck_assert_msg(!r.torn[0], "a message did not name its object whole: %s", r.torn);
     ck_assert_int_eq(devq_signal_set(r.s, 1), 0);
-    int fin = devq_queue_finish(r.q, 30 * SEC);      /* a discarded batch is reported once */
+    int fin = devq_queue_finish(r.q, 30 * SEC); /* a discarded batch is reported once */
     ck_assert_msg(fin == 0 || fin == -EINVAL, "%d %s", fin, devq_errmsg());
     ck_assert_int_eq(devq_queue_finish(r.q, 30 * SEC), 0);
     ck_assert_int_eq(devq_buffer_free(r.b, NULL), 0);

@@ -164,10 +164,10 @@ START_TEST(sticky_error_discards_batch)
     devq_signal *promised = conf_signal(0);
     ck_assert_int_eq(devq_queue_host_fn(q, count_fn, NULL), 0);
     ck_assert_int_eq(devq_queue_signal(q, promised, 1), 0);
-    int r = devq_queue_fill(q, b, 60, 8, 0);          /* past the end */
+    int r = devq_queue_fill(q, b, 60, 8, 0); /* past the end */
     ck_assert_int_eq(r, -EINVAL);
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "outside"));
-    ck_assert_int_eq(devq_queue_host_fn(q, count_fn, NULL), -EINVAL);   /* sticky */
+    ck_assert_int_eq(devq_queue_host_fn(q, count_fn, NULL), -EINVAL); /* sticky */
     ck_assert_int_eq(devq_queue_exec(q, NULL, NULL, 0, NULL), -EINVAL);
     r = devq_queue_submit(q);
     ck_assert_int_eq(r, -EINVAL);
@@ -176,10 +176,10 @@ START_TEST(sticky_error_discards_batch)
     ck_assert_int_eq(devq_signal_wait(promised, 1, 0), -EINVAL);
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "discarded"));
     devq_signal_destroy(promised);
-    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), -EINVAL);   /* the discard, reported once */
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), -EINVAL); /* the discard, reported once */
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "discarded"));
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
-    ck_assert_int_eq(atomic_load(&ran_count), 0);      /* nothing of it ran */
+    ck_assert_int_eq(atomic_load(&ran_count), 0); /* nothing of it ran */
     /* The next batch records and runs normally. */
     ck_assert_int_eq(devq_queue_host_fn(q, count_fn, NULL), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
@@ -196,7 +196,7 @@ START_TEST(bad_arguments_are_errors)
     devq_device *dev = conf_open();
     devq_queue *q = conf_queue(dev);
     devq_buffer *b = conf_buffer(dev, 64);
-    ck_assert_int_eq(devq_queue_copy(q, b, 0, b, 16, 32), -EINVAL);   /* overlap */
+    ck_assert_int_eq(devq_queue_copy(q, b, 0, b, 16, 32), -EINVAL); /* overlap */
     ck_assert_int_eq(devq_queue_submit(q), -EINVAL);
     ck_assert_int_eq(devq_queue_copy(q, b, SIZE_MAX, b, 0, 2), -EINVAL);
     ck_assert_int_eq(devq_queue_submit(q), -EINVAL);
@@ -382,8 +382,8 @@ START_TEST(synchronize_device)
     ck_assert_int_eq(devq_queue_wait(q1, never, 1), 0);
     ck_assert_int_eq(devq_queue_submit(q1), 0);
     ck_assert_int_eq(devq_device_synchronize(dev, 20 * MS), -ETIMEDOUT);
-    ck_assert_msg(strstr(devq_errmsg(), "queue") && strstr(devq_errmsg(), "waits for signal #"),
-                  "errmsg: %s", devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), "queue") && strstr(devq_errmsg(), "waits for signal #"), "errmsg: %s",
+                  devq_errmsg());
     ck_assert_int_eq(devq_signal_set(never, 1), 0);
     ck_assert_int_eq(devq_device_synchronize(dev, 10 * SEC), 0);
     devq_queue_destroy(q1);

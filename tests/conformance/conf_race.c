@@ -12,11 +12,11 @@
 #include "conf.h"
 #include "../helpers/check_main.h"
 
-#define RACE_ROUNDS  4
-#define RACE_MS      300            /* each thread stops after this long (CONF_RACE_MS)... */
-#define RACE_ITERS_PER_MS 500      /* ...or after this many calls per ms of that */
-#define RACE_GRACE_NS (10 * SEC)    /* see running() */
-#define KEEP_TS      2048           /* timestamps kept to check after the run */
+#define RACE_ROUNDS 4
+#define RACE_MS 300              /* each thread stops after this long (CONF_RACE_MS)... */
+#define RACE_ITERS_PER_MS 500    /* ...or after this many calls per ms of that */
+#define RACE_GRACE_NS (10 * SEC) /* see running() */
+#define KEEP_TS 2048             /* timestamps kept to check after the run */
 
 struct race {
     devq_queue *q, *other;
@@ -25,14 +25,14 @@ struct race {
     uint64_t deadline;
     int max_iters;
     int timing;
-    _Atomic int bad;                /* a call returned neither 0 nor -EBUSY */
+    _Atomic int bad; /* a call returned neither 0 nor -EBUSY */
     char bad_msg[256];
     /* Per thread, read after join. */
     devq_timestamp *ts[KEEP_TS];
     size_t nts;
     uint64_t ok_ts, ok_barrier, ok_host_fn, last_signal;
-    _Atomic uint64_t ok_submit;     /* two submitting threads */
-    int last_fill;                  /* byte of the last recorded fill, -1: none */
+    _Atomic uint64_t ok_submit; /* two submitting threads */
+    int last_fill;              /* byte of the last recorded fill, -1: none */
     _Atomic uint64_t host_fn_runs;
 };
 
@@ -51,7 +51,7 @@ static int running(struct race *r, int i, uint64_t ok)
 static int judge(struct race *r, const char *what, int rc)
 {
     if (rc == -EBUSY && strcmp(what, "devq_queue_submit"))
-        sched_yield();              /* recorders step aside so submit gets through */
+        sched_yield(); /* recorders step aside so submit gets through */
     if (rc == 0 || rc == -EBUSY)
         return rc == 0;
     int expected = 0;
@@ -125,8 +125,7 @@ static void *race_submits(void *arg)
     struct race *r = arg;
     /* Counted by successes: a recorder preempted while it holds the
      * role turns many attempts in a row into -EBUSY. */
-    while (atomic_load(&r->ok_submit) < (uint64_t)r->max_iters &&
-           running(r, 0, atomic_load(&r->ok_submit)))
+    while (atomic_load(&r->ok_submit) < (uint64_t)r->max_iters && running(r, 0, atomic_load(&r->ok_submit)))
         atomic_fetch_add(&r->ok_submit, (uint64_t)judge(r, "devq_queue_submit", devq_queue_submit(r->q)));
     return NULL;
 }
@@ -179,8 +178,8 @@ static uint64_t race_round(devq_device *dev)
     }
     for (size_t i = 0; i < r->nts; i++) {
         uint64_t ns = 0;
-        ck_assert_msg(devq_timestamp_elapsed(r->ts[0], r->ts[i], &ns) == 0,
-                      "timestamp %zu of %zu: %s", i, r->nts, devq_errmsg());
+        ck_assert_msg(devq_timestamp_elapsed(r->ts[0], r->ts[i], &ns) == 0, "timestamp %zu of %zu: %s", i,
+                      r->nts, devq_errmsg());
     }
     for (size_t i = 0; i < r->nts; i++)
         devq_timestamp_destroy(r->ts[i]);
@@ -203,7 +202,7 @@ START_TEST(racing_recorders_get_ebusy_and_corrupt_nothing)
     uint64_t submits = 0;
     for (int round = 0; round < RACE_ROUNDS; round++)
         submits += race_round(dev);
-    ck_assert_uint_gt(submits, 0);          /* submit did race the recorders */
+    ck_assert_uint_gt(submits, 0); /* submit did race the recorders */
     devq_device_close(dev);
 }
 END_TEST

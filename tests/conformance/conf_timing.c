@@ -28,7 +28,7 @@ START_TEST(timestamps_measure_a_sleeping_kernel)
     ck_assert_int_eq(devq_queue_timestamp(q, &b), 0);
     ck_assert_int_eq(devq_queue_timestamp(q, &c), 0);
     uint64_t ns = 0;
-    ck_assert_int_eq(devq_timestamp_elapsed(a, b, &ns), -EAGAIN);      /* not submitted */
+    ck_assert_int_eq(devq_timestamp_elapsed(a, b, &ns), -EAGAIN); /* not submitted */
     ck_assert_int_eq(devq_queue_submit(q), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     ck_assert_int_eq(devq_timestamp_elapsed(a, b, &ns), 0);

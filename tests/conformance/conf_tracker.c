@@ -125,8 +125,9 @@ static void property_run(int host_gates)
     uint64_t inserted = s1.waits_inserted - s0.waits_inserted;
     uint64_t naive = (host_gates ? nops : batches) * (NQ - 1);
     ck_assert_uint_le(inserted, naive);
-    fprintf(stderr, "%s: %u ops, %llu batches (%llu deferred), %llu waits inserted, %llu elided (naive %llu)\n",
-            name, nops, (unsigned long long)batches,
+    fprintf(stderr,
+            "%s: %u ops, %llu batches (%llu deferred), %llu waits inserted, %llu elided (naive %llu)\n", name,
+            nops, (unsigned long long)batches,
             (unsigned long long)(s1.batches_deferred - s0.batches_deferred), (unsigned long long)inserted,
             (unsigned long long)(s1.waits_elided - s0.waits_elided), (unsigned long long)naive);
     devq_signal_destroy(gate);

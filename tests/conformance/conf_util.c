@@ -51,8 +51,10 @@ static const char *real_gpu_module(const devq_device_info *info, char *buf, size
 static char *read_module(const char *path, size_t *size)
 {
     FILE *f = fopen(path, "rb");
-    ck_assert_msg(f, "test kernels %s: %s (set CONF_KERNEL_MODULE to "
-                  "tests/gpu/conf_kernels.ptx of the source tree)", path, strerror(errno));
+    ck_assert_msg(f,
+                  "test kernels %s: %s (set CONF_KERNEL_MODULE to "
+                  "tests/gpu/conf_kernels.ptx of the source tree)",
+                  path, strerror(errno));
     char *image = NULL;
     size_t len = 0, cap = 0, got;
     do {
@@ -97,14 +99,16 @@ devq_kernel *conf_kernel(devq_device *dev, const char *name)
         snprintf(entry, sizeof entry, "conf_%s", name);
         r = devq_kernel_load(dev, image, size, entry, &k);
         free(image);
-        ck_assert_msg(r == 0, "devq_kernel_load(%s from %s): %d %s", entry, module, r,
-                      devq_errmsg());
+        ck_assert_msg(r == 0, "devq_kernel_load(%s from %s): %d %s", entry, module, r, devq_errmsg());
     } else {
         /* The emulated drivers resolve entry points in this process; the
          * module text names each kernel with its parameter sizes. */
-        static const struct { const char *name, *sizes; } params[] = {
-            { "scale", "8 4" },     { "add", "8 8" },           { "step", "8 4" },
-            { "fail", "4" },        { "slow_copy", "8 8 4 4" }, { "add_u32", "8 4" },
+        static const struct {
+            const char *name, *sizes;
+        } params[] = {
+            { "scale", "8 4" },          { "add", "8 8" },
+            { "step", "8 4" },           { "fail", "4" },
+            { "slow_copy", "8 8 4 4" },  { "add_u32", "8 4" },
             { "oracle_op", "8 8 8 32" }, { "sleep_ms", "4" },
         };
         const char *sizes = NULL;

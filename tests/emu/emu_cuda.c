@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #define DEVQ_CUDA_DECLS_PROTOTYPES
-#include "cuda_decls.h"   /* plugins/cuda: no CUDA toolkit needed */
+#include "cuda_decls.h" /* plugins/cuda: no CUDA toolkit needed */
 #include "emu_engine.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -24,10 +24,20 @@
 
 /* ---- errors ---- */
 
-struct cu_error { CUresult code; const char *name, *text; bool sticky; };
+struct cu_error {
+    CUresult code;
+    const char *name, *text;
+    bool sticky;
+};
 
-#define E(c, t) { c, #c, t, false }
-#define S(c, t) { c, #c, t, true }
+#define E(c, t)         \
+    {                   \
+        c, #c, t, false \
+    }
+#define S(c, t)        \
+    {                  \
+        c, #c, t, true \
+    }
 static const struct cu_error cu_errors[] = {
     E(CUDA_SUCCESS, "no error"),
     E(CUDA_ERROR_INVALID_VALUE, "invalid argument"),
@@ -53,7 +63,8 @@ static const struct cu_error cu_errors[] = {
     S(CUDA_ERROR_LAUNCH_TIMEOUT, "the launch timed out and was terminated"),
     E(CUDA_ERROR_CONTEXT_IS_DESTROYED, "context is destroyed"),
     S(CUDA_ERROR_ASSERT, "device-side assert triggered"),
-    E(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, "part or all of the requested memory range is already mapped"),
+    E(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+      "part or all of the requested memory range is already mapped"),
     E(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "pointer does not correspond to a registered memory region"),
     S(CUDA_ERROR_HARDWARE_STACK_ERROR, "hardware stack error"),
     S(CUDA_ERROR_ILLEGAL_INSTRUCTION, "an illegal instruction was encountered"),
@@ -95,22 +106,38 @@ static const struct emu_face cuda_face = { .name = "cuda", .parse_error = parse_
 static CUresult cu(int st)
 {
     switch (st) {
-    case EMU_OK: return CUDA_SUCCESS;
-    case EMU_E_INVALID_VALUE: return CUDA_ERROR_INVALID_VALUE;
-    case EMU_E_INVALID_HANDLE: return CUDA_ERROR_INVALID_HANDLE;
-    case EMU_E_OUT_OF_MEMORY: return CUDA_ERROR_OUT_OF_MEMORY;
-    case EMU_E_NOT_READY: return CUDA_ERROR_NOT_READY;
-    case EMU_E_NOT_FOUND: return CUDA_ERROR_NOT_FOUND;
-    case EMU_E_INVALID_IMAGE: return CUDA_ERROR_INVALID_IMAGE;
-    case EMU_E_ILLEGAL_ADDRESS: return CUDA_ERROR_ILLEGAL_ADDRESS;
-    case EMU_E_LAUNCH_FAILED: return CUDA_ERROR_LAUNCH_FAILED;
-    case EMU_E_NOT_INITIALIZED: return CUDA_ERROR_NOT_INITIALIZED;
-    case EMU_E_INVALID_DEVICE: return CUDA_ERROR_INVALID_DEVICE;
-    case EMU_E_INVALID_CONTEXT: return CUDA_ERROR_INVALID_CONTEXT;
-    case EMU_E_ALREADY_REGISTERED: return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-    case EMU_E_NOT_REGISTERED: return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
-    case EMU_E_NOT_SUPPORTED: return CUDA_ERROR_NOT_SUPPORTED;
-    default: return st > 0 ? (CUresult)st : CUDA_ERROR_UNKNOWN;
+    case EMU_OK:
+        return CUDA_SUCCESS;
+    case EMU_E_INVALID_VALUE:
+        return CUDA_ERROR_INVALID_VALUE;
+    case EMU_E_INVALID_HANDLE:
+        return CUDA_ERROR_INVALID_HANDLE;
+    case EMU_E_OUT_OF_MEMORY:
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    case EMU_E_NOT_READY:
+        return CUDA_ERROR_NOT_READY;
+    case EMU_E_NOT_FOUND:
+        return CUDA_ERROR_NOT_FOUND;
+    case EMU_E_INVALID_IMAGE:
+        return CUDA_ERROR_INVALID_IMAGE;
+    case EMU_E_ILLEGAL_ADDRESS:
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    case EMU_E_LAUNCH_FAILED:
+        return CUDA_ERROR_LAUNCH_FAILED;
+    case EMU_E_NOT_INITIALIZED:
+        return CUDA_ERROR_NOT_INITIALIZED;
+    case EMU_E_INVALID_DEVICE:
+        return CUDA_ERROR_INVALID_DEVICE;
+    case EMU_E_INVALID_CONTEXT:
+        return CUDA_ERROR_INVALID_CONTEXT;
+    case EMU_E_ALREADY_REGISTERED:
+        return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    case EMU_E_NOT_REGISTERED:
+        return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+    case EMU_E_NOT_SUPPORTED:
+        return CUDA_ERROR_NOT_SUPPORTED;
+    default:
+        return st > 0 ? (CUresult)st : CUDA_ERROR_UNKNOWN;
     }
 }
 
@@ -188,7 +215,12 @@ static CUresult call_check(void)
         return CUDA_ERROR_NOT_PERMITTED;
     return CUDA_SUCCESS;
 }
-#define CHECK_CALL() do { CUresult r_ = call_check(); if (r_) return r_; } while (0)
+#define CHECK_CALL()                \
+    do {                            \
+        CUresult r_ = call_check(); \
+        if (r_)                     \
+            return r_;              \
+    } while (0)
 
 static CUresult ctx_check(const char *func)
 {
@@ -203,14 +235,19 @@ static CUresult ctx_check(const char *func)
     return cu(emu_ctx_status(current));
 }
 
-#define CHECK(func) do { CUresult r_ = ctx_check(func); if (r_) return r_; } while (0)
+#define CHECK(func)                    \
+    do {                               \
+        CUresult r_ = ctx_check(func); \
+        if (r_)                        \
+            return r_;                 \
+    } while (0)
 
 EXPORT CUresult cuInit(unsigned int Flags)
 {
     if (Flags != 0)
         return CUDA_ERROR_INVALID_VALUE;
     if (emu_init(&cuda_face))
-        return CUDA_ERROR_INVALID_VALUE;   /* a bad DEVQ_EMU_* value, told on stderr */
+        return CUDA_ERROR_INVALID_VALUE; /* a bad DEVQ_EMU_* value, told on stderr */
     return inject("cuInit");
 }
 
@@ -282,20 +319,42 @@ EXPORT CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevic
     if (!pi)
         return CUDA_ERROR_INVALID_VALUE;
     switch (attrib) {
-    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *pi = a->multiprocessors; break;
-    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *pi = a->async_engines; break;
-    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: *pi = a->memory_pools; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+        *pi = a->multiprocessors;
+        break;
+    case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT:
+        *pi = a->async_engines;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED:
+        *pi = a->memory_pools;
+        break;
     case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS:
     case CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS_V1:
-    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1: *pi = a->stream_memops; break;
+    case CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1:
+        *pi = a->stream_memops;
+        break;
     case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY:
-    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *pi = 1; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *pi = 8; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *pi = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *pi = 1024; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *pi = 48 * 1024; break;
-    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *pi = 32; break;
-    default: *pi = 0; break;
+    case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING:
+        *pi = 1;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+        *pi = 8;
+        break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+        *pi = 0;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+        *pi = 1024;
+        break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+        *pi = 48 * 1024;
+        break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE:
+        *pi = 32;
+        break;
+    default:
+        *pi = 0;
+        break;
     }
     return inject("cuDeviceGetAttribute");
 }
@@ -354,7 +413,10 @@ EXPORT CUresult cuCtxGetStreamPriorityRange(int *leastPriority, int *greatestPri
 
 /* ---- streams ---- */
 
-static emu_stream *stream_of(CUstream s) { return (emu_stream *)s; }
+static emu_stream *stream_of(CUstream s)
+{
+    return (emu_stream *)s;
+}
 
 EXPORT CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int priority)
 {
@@ -380,7 +442,7 @@ EXPORT CUresult cuStreamDestroy(CUstream h)
         return CUDA_ERROR_INVALID_HANDLE;
     emu_ctx *c = emu_stream_ctx(stream_of(h));
     int poisoned = emu_ctx_status(c);
-    emu_stream_destroy(stream_of(h));   /* resources go back even when poisoned */
+    emu_stream_destroy(stream_of(h)); /* resources go back even when poisoned */
     return cu(poisoned);
 }
 
@@ -405,7 +467,11 @@ EXPORT CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags)
 }
 
 /* cuStreamAddCallback: run even after a context error, with the error. */
-struct callback { CUstream stream; CUstreamCallback fn; void *arg; };
+struct callback {
+    CUstream stream;
+    CUstreamCallback fn;
+    void *arg;
+};
 
 static void run_callback(void *arg, int status)
 {
@@ -433,7 +499,10 @@ EXPORT CUresult cuStreamAddCallback(CUstream h, CUstreamCallback fn, void *userD
 
 /* cuLaunchHostFunc: like the real driver, never called once the context
  * has failed. */
-struct hostfunc { CUhostFn fn; void *arg; };
+struct hostfunc {
+    CUhostFn fn;
+    void *arg;
+};
 
 static void run_hostfunc(void *arg, int status)
 {
@@ -560,10 +629,14 @@ EXPORT CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream h)
     return cu(emu_enqueue_free(stream_of(h), (void *)(uintptr_t)dptr));
 }
 
-#define ASYNC_INJECT(func, later)                                  \
-    CHECK(NULL);                                                   \
-    struct emu_fail later;                                         \
-    do { CUresult r_ = inject_async(func, &later); if (r_) return r_; } while (0)
+#define ASYNC_INJECT(func, later)                 \
+    CHECK(NULL);                                  \
+    struct emu_fail later;                        \
+    do {                                          \
+        CUresult r_ = inject_async(func, &later); \
+        if (r_)                                   \
+            return r_;                            \
+    } while (0)
 
 EXPORT CUresult cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t n, CUstream h)
 {
@@ -580,8 +653,7 @@ EXPORT CUresult cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t n, CUstream
 EXPORT CUresult cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h)
 {
     ASYNC_INJECT("cuMemcpyDtoDAsync", later);
-    return cu(emu_enqueue_copy(stream_of(h), (void *)(uintptr_t)dst,
-                               (const void *)(uintptr_t)src, n, later));
+    return cu(emu_enqueue_copy(stream_of(h), (void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n, later));
 }
 
 EXPORT CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream h)
@@ -629,7 +701,7 @@ EXPORT CUresult cuStreamWaitValue64(CUstream h, CUdeviceptr addr, cuuint64_t val
     if (!memops_supported())
         return CUDA_ERROR_NOT_SUPPORTED;
     if (flags != CU_STREAM_WAIT_VALUE_GEQ)
-        return CUDA_ERROR_NOT_SUPPORTED;   /* the only condition devq uses */
+        return CUDA_ERROR_NOT_SUPPORTED; /* the only condition devq uses */
     return cu(emu_enqueue_wait_value(stream_of(h), (uint64_t *)(uintptr_t)addr, value));
 }
 
@@ -652,8 +724,7 @@ EXPORT CUresult cuStreamWriteValue64(CUstream h, CUdeviceptr addr, cuuint64_t va
  * pointer), unless the module asks for devq's cpu-kernel convention
  * ("devq-emu-module cpu-args"). */
 
-_Static_assert(sizeof(CUdeviceptr) == sizeof(void *),
-               "emu_module.c sizes a ptr parameter as a host pointer");
+_Static_assert(sizeof(CUdeviceptr) == sizeof(void *), "emu_module.c sizes a ptr parameter as a host pointer");
 
 EXPORT CUresult cuModuleLoadData(CUmodule *module, const void *image)
 {
@@ -691,8 +762,7 @@ EXPORT CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule module, const ch
  * to 8, as the compiler lays them out).  Hidden like any entry point:
  * DEVQ_EMU_MISSING=cuFuncGetParamInfo or DEVQ_EMU_DRIVER_VERSION below
  * 12040 is a driver without it (the plugin then checks no launch). */
-EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset,
-                                   size_t *paramSize)
+EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
 {
     CHECK("cuFuncGetParamInfo");
     const struct emu_kfunc *fn = (const struct emu_kfunc *)func;
@@ -715,9 +785,8 @@ EXPORT CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *p
 }
 
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
-                               unsigned int bx, unsigned int by, unsigned int bz,
-                               unsigned int sharedMemBytes, CUstream h, void **kernelParams,
-                               void **extra)
+                               unsigned int bx, unsigned int by, unsigned int bz, unsigned int sharedMemBytes,
+                               CUstream h, void **kernelParams, void **extra)
 {
     ASYNC_INJECT("cuLaunchKernel", later);
     struct emu_kfunc *fn = (struct emu_kfunc *)f;
@@ -730,32 +799,68 @@ EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, u
     if (fn->nparams && !kernelParams)
         return CUDA_ERROR_INVALID_VALUE;
     const uint32_t grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
-    return cu(emu_enqueue_kernel(stream_of(h), fn->fn, grid, block, kernelParams, fn->sizes,
-                                 fn->deref, fn->nparams, later));
+    return cu(emu_enqueue_kernel(stream_of(h), fn->fn, grid, block, kernelParams, fn->sizes, fn->deref,
+                                 fn->nparams, later));
 }
 
 /* ---- entry points by name ---- */
 
-struct proc { const char *name; int since; void *fn; };
+struct proc {
+    const char *name;
+    int since;
+    void *fn;
+};
 
-#define P(name, since) { #name, since, (void *)name }
+#define P(name, since)             \
+    {                              \
+#name, since, (void *)name \
+    }
 static const struct proc procs[] = {
-    P(cuGetErrorName, 6000), P(cuGetErrorString, 6000), P(cuInit, 2000),
-    P(cuDriverGetVersion, 2020), P(cuDeviceGet, 2000), P(cuDeviceGetCount, 2000),
-    P(cuDeviceGetName, 2000), P(cuDeviceTotalMem, 3020), P(cuDeviceGetAttribute, 2000),
-    P(cuDevicePrimaryCtxRetain, 7000), P(cuDevicePrimaryCtxRelease, 11000),
-    P(cuCtxSetCurrent, 4000), P(cuCtxGetCurrent, 4000), P(cuCtxGetStreamPriorityRange, 5050),
-    P(cuStreamCreateWithPriority, 5050), P(cuStreamDestroy, 4000),
-    P(cuStreamSynchronize, 2000), P(cuStreamQuery, 2000), P(cuStreamWaitEvent, 3020),
-    P(cuStreamAddCallback, 5000), P(cuLaunchHostFunc, 10000),
-    P(cuEventCreate, 2000), P(cuEventDestroy, 4000), P(cuEventRecord, 2000),
-    P(cuEventQuery, 2000), P(cuEventSynchronize, 2000), P(cuEventElapsedTime, 2000),
-    P(cuMemAlloc, 3020), P(cuMemFree, 3020), P(cuMemAllocAsync, 11020), P(cuMemFreeAsync, 11020),
-    P(cuMemcpyHtoDAsync, 3020), P(cuMemcpyDtoHAsync, 3020), P(cuMemcpyDtoDAsync, 3020),
-    P(cuMemsetD8Async, 3020), P(cuMemHostRegister, 6050), P(cuMemHostUnregister, 4000),
-    P(cuMemHostGetDevicePointer, 3020), P(cuStreamWaitValue64, 9000),
-    P(cuStreamWriteValue64, 9000), P(cuModuleLoadData, 2000), P(cuModuleUnload, 2000),
-    P(cuModuleGetFunction, 2000), P(cuLaunchKernel, 4000), P(cuFuncGetParamInfo, 12040),
+    P(cuGetErrorName, 6000),
+    P(cuGetErrorString, 6000),
+    P(cuInit, 2000),
+    P(cuDriverGetVersion, 2020),
+    P(cuDeviceGet, 2000),
+    P(cuDeviceGetCount, 2000),
+    P(cuDeviceGetName, 2000),
+    P(cuDeviceTotalMem, 3020),
+    P(cuDeviceGetAttribute, 2000),
+    P(cuDevicePrimaryCtxRetain, 7000),
+    P(cuDevicePrimaryCtxRelease, 11000),
+    P(cuCtxSetCurrent, 4000),
+    P(cuCtxGetCurrent, 4000),
+    P(cuCtxGetStreamPriorityRange, 5050),
+    P(cuStreamCreateWithPriority, 5050),
+    P(cuStreamDestroy, 4000),
+    P(cuStreamSynchronize, 2000),
+    P(cuStreamQuery, 2000),
+    P(cuStreamWaitEvent, 3020),
+    P(cuStreamAddCallback, 5000),
+    P(cuLaunchHostFunc, 10000),
+    P(cuEventCreate, 2000),
+    P(cuEventDestroy, 4000),
+    P(cuEventRecord, 2000),
+    P(cuEventQuery, 2000),
+    P(cuEventSynchronize, 2000),
+    P(cuEventElapsedTime, 2000),
+    P(cuMemAlloc, 3020),
+    P(cuMemFree, 3020),
+    P(cuMemAllocAsync, 11020),
+    P(cuMemFreeAsync, 11020),
+    P(cuMemcpyHtoDAsync, 3020),
+    P(cuMemcpyDtoHAsync, 3020),
+    P(cuMemcpyDtoDAsync, 3020),
+    P(cuMemsetD8Async, 3020),
+    P(cuMemHostRegister, 6050),
+    P(cuMemHostUnregister, 4000),
+    P(cuMemHostGetDevicePointer, 3020),
+    P(cuStreamWaitValue64, 9000),
+    P(cuStreamWriteValue64, 9000),
+    P(cuModuleLoadData, 2000),
+    P(cuModuleUnload, 2000),
+    P(cuModuleGetFunction, 2000),
+    P(cuLaunchKernel, 4000),
+    P(cuFuncGetParamInfo, 12040),
 };
 #undef P
 
@@ -783,7 +888,7 @@ static CUresult get_proc(const char *symbol, void **pfn, int cudaVersion,
         if (strcmp(procs[i].name, symbol) != 0)
             continue;
         if (procs[i].since > dv)
-            return CUDA_SUCCESS;          /* this driver would not know it */
+            return CUDA_SUCCESS; /* this driver would not know it */
         if (cudaVersion < procs[i].since) {
             *status = CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT;
             return CUDA_SUCCESS;
@@ -795,8 +900,8 @@ static CUresult get_proc(const char *symbol, void **pfn, int cudaVersion,
     return CUDA_SUCCESS;
 }
 
-EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
-                                    cuuint64_t flags, CUdriverProcAddressQueryResult *symbolStatus)
+EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion, cuuint64_t flags,
+                                    CUdriverProcAddressQueryResult *symbolStatus)
 {
     (void)flags;
     return get_proc(symbol, pfn, cudaVersion, symbolStatus);

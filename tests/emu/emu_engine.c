@@ -16,39 +16,39 @@
 #define EMU_MAX_RULES 16
 
 struct emu_rule {
-    char        func[64];
-    long        nth;              /* 1-based call that fails */
+    char func[64];
+    long nth; /* 1-based call that fails */
     atomic_long calls;
     struct emu_fail fail;
 };
 
 struct emu_ctx {
-    int             ordinal;
-    pthread_mutex_t mu;           /* refs, streams */
-    int             refs;
-    atomic_int      sticky;       /* 0 or the poisoning error */
+    int ordinal;
+    pthread_mutex_t mu; /* refs, streams */
+    int refs;
+    atomic_int sticky; /* 0 or the poisoning error */
     atomic_uint_fast64_t generation;
-    emu_stream    **streams;      /* live streams, for waking after a poison */
-    size_t          nstreams, cap;
+    emu_stream **streams; /* live streams, for waking after a poison */
+    size_t nstreams, cap;
     /* Event state of every event of this context changes under ev_mu and
      * is announced on ev_cv: one condvar keeps poison wake-ups simple. */
     pthread_mutex_t ev_mu;
-    pthread_cond_t  ev_cv;
-    int64_t         mem_outstanding;
+    pthread_cond_t ev_cv;
+    int64_t mem_outstanding;
 };
 
 static struct {
     pthread_once_t once;
-    int            status;
+    int status;
     const struct emu_face *face;
-    int            ndevices;
+    int ndevices;
     struct emu_device_attrs attrs[EMU_MAX_DEVICES];
-    emu_ctx        ctx[EMU_MAX_DEVICES];
+    emu_ctx ctx[EMU_MAX_DEVICES];
     struct emu_rule rules[EMU_MAX_RULES];
-    int            nrules;
-    char           missing[512];
-    unsigned       delay_max_us, seed;
-    bool           trace;
+    int nrules;
+    char missing[512];
+    unsigned delay_max_us, seed;
+    bool trace;
 } emu = { .once = PTHREAD_ONCE_INIT };
 
 static const struct emu_face *pending_face;
@@ -60,9 +60,18 @@ uint64_t emu__now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-unsigned emu__delay_max_us(void) { return emu.delay_max_us; }
-unsigned emu__seed(void) { return emu.seed; }
-bool emu__trace(void) { return emu.trace; }
+unsigned emu__delay_max_us(void)
+{
+    return emu.delay_max_us;
+}
+unsigned emu__seed(void)
+{
+    return emu.seed;
+}
+bool emu__trace(void)
+{
+    return emu.trace;
+}
 
 static long env_long(const char *name, long dflt, long min, long max)
 {
@@ -73,8 +82,8 @@ static long env_long(const char *name, long dflt, long min, long max)
     errno = 0;
     long n = strtol(v, &end, 0);
     if (errno || *end || n < min || n > max) {
-        fprintf(stderr, "devq-emu: %s='%s' is not a number in [%ld, %ld]; using %ld\n",
-                name, v, min, max, dflt);
+        fprintf(stderr, "devq-emu: %s='%s' is not a number in [%ld, %ld]; using %ld\n", name, v, min, max,
+                dflt);
         return dflt;
     }
     return n;
@@ -101,16 +110,16 @@ static int parse_faults(void)
         struct emu_rule *r = &emu.rules[emu.nrules];
         char *end = NULL;
         if (emu.nrules == EMU_MAX_RULES || !c1 || !c2 || (size_t)(c1 - tok) >= sizeof r->func) {
-            fprintf(stderr, "devq-emu: DEVQ_EMU_FAIL: bad rule '%s' (want func:N:ERROR, at most %d)\n",
-                    tok, EMU_MAX_RULES);
+            fprintf(stderr, "devq-emu: DEVQ_EMU_FAIL: bad rule '%s' (want func:N:ERROR, at most %d)\n", tok,
+                    EMU_MAX_RULES);
             st = EMU_E_INVALID_VALUE;
             continue;
         }
         *c1 = *c2 = '\0';
         r->nth = strtol(c1 + 1, &end, 10);
         if (*end || r->nth < 1 || !emu.face->parse_error(c2 + 1, &r->fail.code, &r->fail.sticky)) {
-            fprintf(stderr, "devq-emu: DEVQ_EMU_FAIL: bad count '%s' or unknown %s error '%s'\n",
-                    c1 + 1, emu.face->name, c2 + 1);
+            fprintf(stderr, "devq-emu: DEVQ_EMU_FAIL: bad count '%s' or unknown %s error '%s'\n", c1 + 1,
+                    emu.face->name, c2 + 1);
             st = EMU_E_INVALID_VALUE;
             continue;
         }
@@ -152,8 +161,8 @@ static void init_once(void)
     emu.delay_max_us = (unsigned)env_long("DEVQ_EMU_DELAY", 0, 0, 1000000);
     emu.seed = (unsigned)env_long("DEVQ_EMU_SEED", (long)(emu__now_ns() % 1000000007u), 0, 0x7fffffff);
     if (emu.delay_max_us)
-        fprintf(stderr, "devq-emu: random op delays up to %u us, DEVQ_EMU_SEED=%u\n",
-                emu.delay_max_us, emu.seed);
+        fprintf(stderr, "devq-emu: random op delays up to %u us, DEVQ_EMU_SEED=%u\n", emu.delay_max_us,
+                emu.seed);
     emu.status = parse_faults();
 }
 
@@ -169,7 +178,10 @@ bool emu_initialized(void)
     return emu.face != NULL && emu.status == 0;
 }
 
-int emu_device_count(void) { return emu.ndevices; }
+int emu_device_count(void)
+{
+    return emu.ndevices;
+}
 
 const struct emu_device_attrs *emu_device_attrs(int ordinal)
 {
@@ -244,7 +256,10 @@ uint64_t emu_ctx_generation(emu_ctx *c)
     return atomic_load_explicit(&c->generation, memory_order_acquire);
 }
 
-int emu_ctx_ordinal(const emu_ctx *c) { return c->ordinal; }
+int emu_ctx_ordinal(const emu_ctx *c)
+{
+    return c->ordinal;
+}
 
 int emu_ctx_status(emu_ctx *c)
 {
@@ -305,7 +320,7 @@ void emu__ctx_attach_stream(emu_ctx *c, emu_stream *s)
         emu_stream **n = realloc(c->streams, cap * sizeof *n);
         if (!n) {
             pthread_mutex_unlock(&c->mu);
-            return;   /* only costs poison wake-ups for this stream */
+            return; /* only costs poison wake-ups for this stream */
         }
         c->streams = n;
         c->cap = cap;
@@ -330,10 +345,22 @@ void emu__ctx_detach_stream(emu_ctx *c, emu_stream *s)
     pthread_mutex_unlock(&c->mu);
 }
 
-void emu__ctx_event_lock(emu_ctx *c) { pthread_mutex_lock(&c->ev_mu); }
-void emu__ctx_event_unlock(emu_ctx *c) { pthread_mutex_unlock(&c->ev_mu); }
-void emu__ctx_event_wait(emu_ctx *c) { pthread_cond_wait(&c->ev_cv, &c->ev_mu); }
-void emu__ctx_event_broadcast(emu_ctx *c) { pthread_cond_broadcast(&c->ev_cv); }
+void emu__ctx_event_lock(emu_ctx *c)
+{
+    pthread_mutex_lock(&c->ev_mu);
+}
+void emu__ctx_event_unlock(emu_ctx *c)
+{
+    pthread_mutex_unlock(&c->ev_mu);
+}
+void emu__ctx_event_wait(emu_ctx *c)
+{
+    pthread_cond_wait(&c->ev_cv, &c->ev_mu);
+}
+void emu__ctx_event_broadcast(emu_ctx *c)
+{
+    pthread_cond_broadcast(&c->ev_cv);
+}
 
 void emu__mem_account(emu_ctx *c, int64_t delta)
 {

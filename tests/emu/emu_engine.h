@@ -38,8 +38,8 @@ enum emu_status {
     EMU_E_NOT_READY = -4,
     EMU_E_NOT_FOUND = -5,
     EMU_E_INVALID_IMAGE = -6,
-    EMU_E_ILLEGAL_ADDRESS = -7,   /* sticky */
-    EMU_E_LAUNCH_FAILED = -8,     /* sticky */
+    EMU_E_ILLEGAL_ADDRESS = -7, /* sticky */
+    EMU_E_LAUNCH_FAILED = -8,   /* sticky */
     EMU_E_NOT_INITIALIZED = -9,
     EMU_E_INVALID_DEVICE = -10,
     EMU_E_INVALID_CONTEXT = -11,
@@ -50,7 +50,7 @@ enum emu_status {
 
 /* What a face tells the engine about itself. */
 struct emu_face {
-    const char *name;                 /* "cuda", "hip": used in messages */
+    const char *name; /* "cuda", "hip": used in messages */
     /* Parse an error name of DEVQ_EMU_FAIL into the face's code (> 0)
      * and whether that error poisons the context. */
     bool (*parse_error)(const char *name, int *code, bool *sticky);
@@ -58,50 +58,50 @@ struct emu_face {
 
 /* An error to raise when an op executes (code 0: none). */
 struct emu_fail {
-    int  code;
+    int code;
     bool sticky;
 };
 
 struct emu_device_attrs {
-    char     name[64];
+    char name[64];
     uint64_t total_memory;
-    int      multiprocessors;
-    int      async_engines;
-    bool     memory_pools;
-    bool     stream_memops;
+    int multiprocessors;
+    int async_engines;
+    bool memory_pools;
+    bool stream_memops;
 };
 
 /* ---- process ---- */
-int  emu_init(const struct emu_face *face);      /* idempotent */
+int emu_init(const struct emu_face *face); /* idempotent */
 bool emu_initialized(void);
-int  emu_device_count(void);
-const struct emu_device_attrs *emu_device_attrs(int ordinal);   /* NULL if out of range */
-bool emu_symbol_missing(const char *name);       /* DEVQ_EMU_MISSING */
+int emu_device_count(void);
+const struct emu_device_attrs *emu_device_attrs(int ordinal); /* NULL if out of range */
+bool emu_symbol_missing(const char *name);                    /* DEVQ_EMU_MISSING */
 /* Count a call of func; true (and the error) when DEVQ_EMU_FAIL says this
  * call fails. */
 bool emu_fault_take(const char *func, struct emu_fail *fail);
 
 /* ---- contexts: one primary context per device ---- */
 typedef struct emu_ctx emu_ctx;
-int  emu_primary_retain(int ordinal, emu_ctx **out);
-int  emu_primary_release(int ordinal);           /* last release resets the context */
-int  emu_ctx_ordinal(const emu_ctx *c);
-int  emu_ctx_status(emu_ctx *c);                 /* 0 or the sticky error */
+int emu_primary_retain(int ordinal, emu_ctx **out);
+int emu_primary_release(int ordinal); /* last release resets the context */
+int emu_ctx_ordinal(const emu_ctx *c);
+int emu_ctx_status(emu_ctx *c); /* 0 or the sticky error */
 /* Bumped when the last release destroys the context: streams and events
  * of an older generation are dead (EMU_E_INVALID_CONTEXT). */
 uint64_t emu_ctx_generation(emu_ctx *c);
-void emu_ctx_poison(emu_ctx *c, int code);       /* first cause wins */
-int  emu_ctx_synchronize(emu_ctx *c);
+void emu_ctx_poison(emu_ctx *c, int code); /* first cause wins */
+int emu_ctx_synchronize(emu_ctx *c);
 
 /* ---- streams ---- */
 typedef struct emu_stream emu_stream;
-int      emu_stream_create(emu_ctx *c, int priority, emu_stream **out);
+int emu_stream_create(emu_ctx *c, int priority, emu_stream **out);
 /* Returns at once; the worker finishes queued work, then frees itself. */
-int      emu_stream_destroy(emu_stream *s);
-int      emu_stream_synchronize(emu_stream *s);
-int      emu_stream_query(emu_stream *s);        /* 0, EMU_E_NOT_READY, sticky */
+int emu_stream_destroy(emu_stream *s);
+int emu_stream_synchronize(emu_stream *s);
+int emu_stream_query(emu_stream *s); /* 0, EMU_E_NOT_READY, sticky */
 emu_ctx *emu_stream_ctx(emu_stream *s);
-bool     emu_stream_valid(const emu_stream *s);
+bool emu_stream_valid(const emu_stream *s);
 
 /* Ops: each enqueues and returns 0, or an error without enqueueing.
  * After a context is poisoned queued ops are skipped, except host
@@ -116,9 +116,9 @@ int emu_enqueue_host_fn(emu_stream *s, emu_host_fn fn, void *arg, bool run_on_er
  * kernel gets a pointer to each copy, or, where deref[i] is set (deref
  * may be NULL), the pointer stored in it: devq's cpu-kernel convention,
  * where a buffer argument is its address itself. */
-int emu_enqueue_kernel(emu_stream *s, emu_kernel_fn fn, const uint32_t grid[3],
-                       const uint32_t block[3], void *const *params, const size_t *sizes,
-                       const bool *deref, size_t nparams, struct emu_fail f);
+int emu_enqueue_kernel(emu_stream *s, emu_kernel_fn fn, const uint32_t grid[3], const uint32_t block[3],
+                       void *const *params, const size_t *sizes, const bool *deref, size_t nparams,
+                       struct emu_fail f);
 /* Later ops wait until (int64_t)(*addr - value) >= 0. */
 int emu_enqueue_wait_value(emu_stream *s, uint64_t *addr, uint64_t value);
 int emu_enqueue_write_value(emu_stream *s, uint64_t *addr, uint64_t value);
@@ -127,39 +127,39 @@ int emu_enqueue_free(emu_stream *s, void *ptr);
 
 /* ---- events ---- */
 typedef struct emu_event emu_event;
-int  emu_event_create(emu_ctx *c, bool timing, emu_event **out);
-int  emu_event_destroy(emu_event *e);
+int emu_event_create(emu_ctx *c, bool timing, emu_event **out);
+int emu_event_destroy(emu_event *e);
 bool emu_event_valid(const emu_event *e);
-int  emu_event_record(emu_event *e, emu_stream *s);
-int  emu_event_query(emu_event *e);              /* 0, EMU_E_NOT_READY, sticky */
-int  emu_event_synchronize(emu_event *e);
-int  emu_event_elapsed_ms(emu_event *start, emu_event *end, float *ms);
-int  emu_stream_wait_event(emu_stream *s, emu_event *e);
+int emu_event_record(emu_event *e, emu_stream *s);
+int emu_event_query(emu_event *e); /* 0, EMU_E_NOT_READY, sticky */
+int emu_event_synchronize(emu_event *e);
+int emu_event_elapsed_ms(emu_event *start, emu_event *end, float *ms);
+int emu_stream_wait_event(emu_stream *s, emu_event *e);
 
 /* ---- memory ---- */
-int  emu_mem_alloc(emu_ctx *c, size_t bytes, void **out);
-int  emu_mem_free(void *ptr);
+int emu_mem_alloc(emu_ctx *c, size_t bytes, void **out);
+int emu_mem_free(void *ptr);
 bool emu_mem_known(const void *ptr);
-int  emu_host_register(void *p, size_t bytes);
-int  emu_host_unregister(void *p);
-int  emu_host_device_pointer(void *p, void **out);
+int emu_host_register(void *p, size_t bytes);
+int emu_host_unregister(void *p);
+int emu_host_device_pointer(void *p, void **out);
 
 /* ---- modules: "devq-emu-module" text images (emu_module.c) ---- */
 #define EMU_MAX_PARAMS 32
 struct emu_kfunc {
-    char          name[128];
-    size_t        nparams;
-    size_t        sizes[EMU_MAX_PARAMS];
-    bool          deref[EMU_MAX_PARAMS];   /* cpu-args: pass the pointer itself */
-    emu_kernel_fn fn;                      /* set by emu_module_function */
+    char name[128];
+    size_t nparams;
+    size_t sizes[EMU_MAX_PARAMS];
+    bool deref[EMU_MAX_PARAMS]; /* cpu-args: pass the pointer itself */
+    emu_kernel_fn fn;           /* set by emu_module_function */
 };
 typedef struct emu_kmodule emu_kmodule;
-int  emu_module_parse(const char *text, emu_kmodule **out);   /* EMU_E_INVALID_IMAGE if malformed */
+int emu_module_parse(const char *text, emu_kmodule **out); /* EMU_E_INVALID_IMAGE if malformed */
 bool emu_module_valid(const emu_kmodule *m);
-int  emu_module_unload(emu_kmodule *m);
+int emu_module_unload(emu_kmodule *m);
 /* Find name in m and resolve it with dlsym(RTLD_DEFAULT): EMU_E_NOT_FOUND
  * when either fails. */
-int  emu_module_function(emu_kmodule *m, const char *name, struct emu_kfunc **out);
+int emu_module_function(emu_kmodule *m, const char *name, struct emu_kfunc **out);
 
 /* internal, shared by the engine's files */
 uint64_t emu__now_ns(void);
@@ -169,13 +169,13 @@ bool emu__trace(void);
 void emu__wake_value_waiters(void);
 void emu__ctx_attach_stream(emu_ctx *c, emu_stream *s);
 void emu__ctx_detach_stream(emu_ctx *c, emu_stream *s);
-void emu__stream_kick(emu_stream *s);            /* wake waits after a poison */
+void emu__stream_kick(emu_stream *s); /* wake waits after a poison */
 void emu__ctx_event_lock(emu_ctx *c);
 void emu__ctx_event_unlock(emu_ctx *c);
 void emu__ctx_event_wait(emu_ctx *c);
 void emu__ctx_event_broadcast(emu_ctx *c);
 void emu__mem_account(emu_ctx *c, int64_t delta);
 bool emu__mem_reserve(emu_ctx *c, size_t bytes);
-void emu__mem_release_ctx(emu_ctx *c);           /* a destroyed context's memory */
+void emu__mem_release_ctx(emu_ctx *c); /* a destroyed context's memory */
 
 #endif

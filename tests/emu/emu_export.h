@@ -12,13 +12,13 @@
 #define EMU_ENGINE_API_VERSION 1
 
 struct emu_engine_api {
-    unsigned version;                 /* EMU_ENGINE_API_VERSION */
-    bool     (*stream_valid)(const emu_stream *s);
+    unsigned version; /* EMU_ENGINE_API_VERSION */
+    bool (*stream_valid)(const emu_stream *s);
     emu_ctx *(*stream_ctx)(emu_stream *s);
-    int      (*enqueue_host_fn)(emu_stream *s, emu_host_fn fn, void *arg, bool run_on_error);
-    int      (*ctx_status)(emu_ctx *c);
-    void     (*ctx_poison)(emu_ctx *c, int code);
-    int      (*ctx_ordinal)(const emu_ctx *c);
+    int (*enqueue_host_fn)(emu_stream *s, emu_host_fn fn, void *arg, bool run_on_error);
+    int (*ctx_status)(emu_ctx *c);
+    void (*ctx_poison)(emu_ctx *c, int code);
+    int (*ctx_ordinal)(const emu_ctx *c);
 };
 
 typedef const struct emu_engine_api *(*devq_emu_engine_fn)(void);

@@ -47,10 +47,20 @@
 
 /* ---- errors ---- */
 
-struct hip_error { hipError_t code; const char *name, *text; bool sticky; };
+struct hip_error {
+    hipError_t code;
+    const char *name, *text;
+    bool sticky;
+};
 
-#define E(c, t) { c, #c, t, false }
-#define S(c, t) { c, #c, t, true }
+#define E(c, t)         \
+    {                   \
+        c, #c, t, false \
+    }
+#define S(c, t)        \
+    {                  \
+        c, #c, t, true \
+    }
 static const struct hip_error hip_errors[] = {
     E(hipSuccess, "no error"),
     E(hipErrorInvalidValue, "invalid argument"),
@@ -112,22 +122,38 @@ static const struct emu_face hip_face = { .name = "hip", .parse_error = parse_er
 static hipError_t hip(int st)
 {
     switch (st) {
-    case EMU_OK: return hipSuccess;
-    case EMU_E_INVALID_VALUE: return hipErrorInvalidValue;
-    case EMU_E_INVALID_HANDLE: return hipErrorInvalidHandle;
-    case EMU_E_OUT_OF_MEMORY: return hipErrorOutOfMemory;
-    case EMU_E_NOT_READY: return hipErrorNotReady;
-    case EMU_E_NOT_FOUND: return hipErrorNotFound;
-    case EMU_E_INVALID_IMAGE: return hipErrorInvalidImage;
-    case EMU_E_ILLEGAL_ADDRESS: return hipErrorIllegalAddress;
-    case EMU_E_LAUNCH_FAILED: return hipErrorLaunchFailure;
-    case EMU_E_NOT_INITIALIZED: return hipErrorNotInitialized;
-    case EMU_E_INVALID_DEVICE: return hipErrorInvalidDevice;
-    case EMU_E_INVALID_CONTEXT: return hipErrorInvalidContext;
-    case EMU_E_ALREADY_REGISTERED: return hipErrorHostMemoryAlreadyRegistered;
-    case EMU_E_NOT_REGISTERED: return hipErrorHostMemoryNotRegistered;
-    case EMU_E_NOT_SUPPORTED: return hipErrorNotSupported;
-    default: return st > 0 ? (hipError_t)st : hipErrorUnknown;
+    case EMU_OK:
+        return hipSuccess;
+    case EMU_E_INVALID_VALUE:
+        return hipErrorInvalidValue;
+    case EMU_E_INVALID_HANDLE:
+        return hipErrorInvalidHandle;
+    case EMU_E_OUT_OF_MEMORY:
+        return hipErrorOutOfMemory;
+    case EMU_E_NOT_READY:
+        return hipErrorNotReady;
+    case EMU_E_NOT_FOUND:
+        return hipErrorNotFound;
+    case EMU_E_INVALID_IMAGE:
+        return hipErrorInvalidImage;
+    case EMU_E_ILLEGAL_ADDRESS:
+        return hipErrorIllegalAddress;
+    case EMU_E_LAUNCH_FAILED:
+        return hipErrorLaunchFailure;
+    case EMU_E_NOT_INITIALIZED:
+        return hipErrorNotInitialized;
+    case EMU_E_INVALID_DEVICE:
+        return hipErrorInvalidDevice;
+    case EMU_E_INVALID_CONTEXT:
+        return hipErrorInvalidContext;
+    case EMU_E_ALREADY_REGISTERED:
+        return hipErrorHostMemoryAlreadyRegistered;
+    case EMU_E_NOT_REGISTERED:
+        return hipErrorHostMemoryNotRegistered;
+    case EMU_E_NOT_SUPPORTED:
+        return hipErrorNotSupported;
+    default:
+        return st > 0 ? (hipError_t)st : hipErrorUnknown;
     }
 }
 
@@ -153,14 +179,14 @@ static __thread bool in_callback __attribute__((tls_model("initial-exec")));
 
 static struct {
     pthread_once_t once;
-    pthread_mutex_t reset_mu;         /* hipDeviceReset against itself */
+    pthread_mutex_t reset_mu; /* hipDeviceReset against itself */
     emu_ctx *primary[64];
 } face = { .once = PTHREAD_ONCE_INIT, .reset_mu = PTHREAD_MUTEX_INITIALIZER };
 
 static void init_once(void)
 {
     if (emu_init(&hip_face))
-        return;                        /* a bad DEVQ_EMU_* value, told on stderr */
+        return; /* a bad DEVQ_EMU_* value, told on stderr */
     int n = emu_device_count();
     for (int i = 0; i < n && i < 64; i++)
         emu_primary_retain(i, &face.primary[i]);
@@ -226,7 +252,12 @@ static hipError_t call_check(void)
         return hipErrorIllegalState;
     return hipSuccess;
 }
-#define CHECK_CALL() do { hipError_t r_ = call_check(); if (r_) return r_; } while (0)
+#define CHECK_CALL()                  \
+    do {                              \
+        hipError_t r_ = call_check(); \
+        if (r_)                       \
+            return r_;                \
+    } while (0)
 
 static hipError_t dev_check(const char *func)
 {
@@ -243,7 +274,12 @@ static hipError_t dev_check(const char *func)
     return hip(emu_ctx_status(current()));
 }
 
-#define CHECK(func) do { hipError_t r_ = dev_check(func); if (r_) return r_; } while (0)
+#define CHECK(func)                      \
+    do {                                 \
+        hipError_t r_ = dev_check(func); \
+        if (r_)                          \
+            return r_;                   \
+    } while (0)
 
 EXPORT hipError_t hipInit(unsigned int flags)
 {
@@ -252,7 +288,7 @@ EXPORT hipError_t hipInit(unsigned int flags)
     if (!ready())
         return hipErrorInvalidValue;
     if (emu_device_count() == 0)
-        return hipErrorInvalidDevice;       /* what ROCm 5.2 says without a GPU */
+        return hipErrorInvalidDevice; /* what ROCm 5.2 says without a GPU */
     return inject("hipInit");
 }
 
@@ -332,16 +368,34 @@ EXPORT hipError_t hipDeviceGetAttribute(int *pi, hipDeviceAttribute_t attr, int 
     if (!pi)
         return hipErrorInvalidValue;
     switch (attr) {
-    case hipDeviceAttributeMultiprocessorCount: *pi = a->multiprocessors; break;
-    case hipDeviceAttributeAsyncEngineCount: *pi = a->async_engines; break;
-    case hipDeviceAttributeMemoryPoolsSupported: *pi = a->memory_pools; break;
-    case hipDeviceAttributeCanUseStreamWaitValue: *pi = a->stream_memops; break;
+    case hipDeviceAttributeMultiprocessorCount:
+        *pi = a->multiprocessors;
+        break;
+    case hipDeviceAttributeAsyncEngineCount:
+        *pi = a->async_engines;
+        break;
+    case hipDeviceAttributeMemoryPoolsSupported:
+        *pi = a->memory_pools;
+        break;
+    case hipDeviceAttributeCanUseStreamWaitValue:
+        *pi = a->stream_memops;
+        break;
     case hipDeviceAttributeCanMapHostMemory:
-    case hipDeviceAttributeUnifiedAddressing: *pi = 1; break;
-    case hipDeviceAttributeMaxThreadsPerBlock: *pi = 1024; break;
-    case hipDeviceAttributeMaxSharedMemoryPerBlock: *pi = 64 * 1024; break;
-    case hipDeviceAttributeWarpSize: *pi = 64; break;
-    default: *pi = 0; break;
+    case hipDeviceAttributeUnifiedAddressing:
+        *pi = 1;
+        break;
+    case hipDeviceAttributeMaxThreadsPerBlock:
+        *pi = 1024;
+        break;
+    case hipDeviceAttributeMaxSharedMemoryPerBlock:
+        *pi = 64 * 1024;
+        break;
+    case hipDeviceAttributeWarpSize:
+        *pi = 64;
+        break;
+    default:
+        *pi = 0;
+        break;
     }
     return inject("hipDeviceGetAttribute");
 }
@@ -404,7 +458,10 @@ EXPORT hipError_t hipDeviceGetStreamPriorityRange(int *leastPriority, int *great
 
 /* ---- streams ---- */
 
-static emu_stream *stream_of(hipStream_t s) { return (emu_stream *)s; }
+static emu_stream *stream_of(hipStream_t s)
+{
+    return (emu_stream *)s;
+}
 
 EXPORT hipError_t hipStreamCreateWithPriority(hipStream_t *ph, unsigned int flags, int priority)
 {
@@ -430,7 +487,7 @@ EXPORT hipError_t hipStreamDestroy(hipStream_t h)
         return hipErrorInvalidHandle;
     emu_ctx *c = emu_stream_ctx(stream_of(h));
     int poisoned = emu_ctx_status(c);
-    emu_stream_destroy(stream_of(h));   /* resources go back even when poisoned */
+    emu_stream_destroy(stream_of(h)); /* resources go back even when poisoned */
     return hip(poisoned);
 }
 
@@ -456,7 +513,11 @@ EXPORT hipError_t hipStreamWaitEvent(hipStream_t h, hipEvent_t e, unsigned int f
 
 #if HAVE_REQUIRED
 /* hipStreamAddCallback: run even after a device error, with the error. */
-struct callback { hipStream_t stream; hipStreamCallback_t fn; void *arg; };
+struct callback {
+    hipStream_t stream;
+    hipStreamCallback_t fn;
+    void *arg;
+};
 
 /* DEVQ_EMU_HIP_ROCM_CALLBACKS=1: hand every callback hipSuccess, as
  * ROCm's runtime does, to test what the plugin does without the status. */
@@ -476,7 +537,7 @@ static void run_callback(void *arg, int status)
 }
 
 EXPORT hipError_t hipStreamAddCallback(hipStream_t h, hipStreamCallback_t fn, void *userData,
-                                                unsigned int flags)
+                                       unsigned int flags)
 {
     CHECK("hipStreamAddCallback");
     if (!fn || flags != 0)
@@ -584,10 +645,14 @@ EXPORT hipError_t hipFreeAsync(void *dev_ptr, hipStream_t h)
 }
 #endif
 
-#define ASYNC_INJECT(func, later)                                   \
-    CHECK(NULL);                                                    \
-    struct emu_fail later;                                          \
-    do { hipError_t r_ = inject_async(func, &later); if (r_) return r_; } while (0)
+#define ASYNC_INJECT(func, later)                   \
+    CHECK(NULL);                                    \
+    struct emu_fail later;                          \
+    do {                                            \
+        hipError_t r_ = inject_async(func, &later); \
+        if (r_)                                     \
+            return r_;                              \
+    } while (0)
 
 EXPORT hipError_t hipMemcpyHtoDAsync(hipDeviceptr_t dst, void *src, size_t n, hipStream_t h)
 {
@@ -644,8 +709,8 @@ static bool memops_supported(void)
 
 /* Only what devq uses: >= on the whole word.  (HIP's >= is unsigned,
  * the engine's cyclic: the same for values that only grow.) */
-EXPORT hipError_t hipStreamWaitValue64(hipStream_t h, void *ptr, uint64_t value,
-                                                unsigned int flags, uint64_t mask)
+EXPORT hipError_t hipStreamWaitValue64(hipStream_t h, void *ptr, uint64_t value, unsigned int flags,
+                                       uint64_t mask)
 {
     CHECK("hipStreamWaitValue64");
     if (!memops_supported())
@@ -655,8 +720,7 @@ EXPORT hipError_t hipStreamWaitValue64(hipStream_t h, void *ptr, uint64_t value,
     return hip(emu_enqueue_wait_value(stream_of(h), ptr, value));
 }
 
-EXPORT hipError_t hipStreamWriteValue64(hipStream_t h, void *ptr, uint64_t value,
-                                                 unsigned int flags)
+EXPORT hipError_t hipStreamWriteValue64(hipStream_t h, void *ptr, uint64_t value, unsigned int flags)
 {
     CHECK("hipStreamWriteValue64");
     if (!memops_supported())
@@ -702,10 +766,10 @@ EXPORT hipError_t hipModuleGetFunction(hipFunction_t *function, hipModule_t modu
 }
 
 #if HAVE_REQUIRED
-EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy,
-                                                 unsigned int gz, unsigned int bx, unsigned int by,
-                                                 unsigned int bz, unsigned int sharedMemBytes,
-                                                 hipStream_t h, void **kernelParams, void **extra)
+EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsigned int gy, unsigned int gz,
+                                        unsigned int bx, unsigned int by, unsigned int bz,
+                                        unsigned int sharedMemBytes, hipStream_t h, void **kernelParams,
+                                        void **extra)
 {
     ASYNC_INJECT("hipModuleLaunchKernel", later);
     struct emu_kfunc *fn = (struct emu_kfunc *)f;
@@ -718,7 +782,7 @@ EXPORT hipError_t hipModuleLaunchKernel(hipFunction_t f, unsigned int gx, unsign
     if (fn->nparams && !kernelParams)
         return hipErrorInvalidValue;
     const uint32_t grid[3] = { gx, gy, gz }, block[3] = { bx, by, bz };
-    return hip(emu_enqueue_kernel(stream_of(h), fn->fn, grid, block, kernelParams, fn->sizes,
-                                  fn->deref, fn->nparams, later));
+    return hip(emu_enqueue_kernel(stream_of(h), fn->fn, grid, block, kernelParams, fn->sizes, fn->deref,
+                                  fn->nparams, later));
 }
 #endif

@@ -11,15 +11,15 @@
 
 struct alloc {
     struct alloc *next;
-    void         *ptr;
-    size_t        bytes;
-    emu_ctx      *ctx;
+    void *ptr;
+    size_t bytes;
+    emu_ctx *ctx;
 };
 
 struct hostreg {
     struct hostreg *next;
-    char           *p;
-    size_t          bytes;
+    char *p;
+    size_t bytes;
 };
 
 static pthread_mutex_t mem_mu = PTHREAD_MUTEX_INITIALIZER;

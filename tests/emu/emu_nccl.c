@@ -94,85 +94,92 @@ extern __typeof__(*(ncclGroupEnd_fn)0) ncclGroupEnd;
 #ifdef EMU_RCCL
 #define LIB "RCCL"
 #define DRIVER_ENV "DEVQ_HIP_LIBRARY"
-#define DEFAULT_VERSION 21803      /* RCCL 2.18.3 (ROCm 6.0) */
+#define DEFAULT_VERSION 21803 /* RCCL 2.18.3 (ROCm 6.0) */
 #else
 #define LIB "NCCL"
 #define DRIVER_ENV "DEVQ_CUDA_LIBRARY"
-#define DEFAULT_VERSION 22105      /* NCCL 2.21.5 */
+#define DEFAULT_VERSION 22105 /* NCCL 2.21.5 */
 #endif
 
-#define MAX_RANKS   64
+#define MAX_RANKS 64
 #define STAGE_BYTES (256u * 1024)
-#define RING_BYTES  (64u * 1024)
-#define SHM_MAGIC   0x6465767165636c31ull
-#define ID_PREFIX   "devq-emu-nccl:"
-#define DIE_STATUS  86
-#define MAX_RULES   8
+#define RING_BYTES (64u * 1024)
+#define SHM_MAGIC 0x6465767165636c31ull
+#define ID_PREFIX "devq-emu-nccl:"
+#define DIE_STATUS 86
+#define MAX_RULES 8
 
 enum { OP_ALLREDUCE, OP_ALLGATHER, OP_REDUCESCATTER, OP_BROADCAST, OP_SEND, OP_RECV };
 static const char *const op_names[] = { "ncclAllReduce", "ncclAllGather", "ncclReduceScatter",
-                                        "ncclBroadcast", "ncclSend", "ncclRecv" };
+                                        "ncclBroadcast", "ncclSend",      "ncclRecv" };
 
 /* ---- the shared segment ---- */
 
-struct desc { int32_t kind, dtype, op, root; uint64_t count, seq; };
+struct desc {
+    int32_t kind, dtype, op, root;
+    uint64_t count, seq;
+};
 
 struct rank_hdr {
-    _Atomic uint64_t bar;                 /* barriers passed */
-    _Atomic int32_t  joined, pid;
-    struct desc      desc;                /* the collective being run */
+    _Atomic uint64_t bar; /* barriers passed */
+    _Atomic int32_t joined, pid;
+    struct desc desc; /* the collective being run */
     _Atomic uint64_t split_seq, split_ack;
-    int32_t          color, key;
+    int32_t color, key;
 } __attribute__((aligned(128)));
 
 struct ring {
-    _Atomic uint64_t head __attribute__((aligned(64)));   /* bytes written (sender) */
-    _Atomic uint64_t tail __attribute__((aligned(64)));   /* bytes read (receiver) */
+    _Atomic uint64_t head __attribute__((aligned(64))); /* bytes written (sender) */
+    _Atomic uint64_t tail __attribute__((aligned(64))); /* bytes read (receiver) */
 };
 
 struct shm {
     _Atomic uint64_t magic;
-    _Atomic int32_t  nranks, arrived;
-    _Atomic int32_t  fail;       /* the first failure: (rank + 1) << 8 | ncclResult_t */
-    struct rank_hdr  rank[MAX_RANKS];
+    _Atomic int32_t nranks, arrived;
+    _Atomic int32_t fail; /* the first failure: (rank + 1) << 8 | ncclResult_t */
+    struct rank_hdr rank[MAX_RANKS];
     /* then stage[nranks][STAGE_BYTES], ring[nranks*nranks], data[nranks*nranks][RING_BYTES] */
 };
 
 static size_t shm_size(int n)
 {
-    return sizeof(struct shm) + (size_t)n * STAGE_BYTES + (size_t)n * n * sizeof(struct ring)
-         + (size_t)n * n * RING_BYTES;
+    return sizeof(struct shm) + (size_t)n * STAGE_BYTES + (size_t)n * n * sizeof(struct ring) +
+           (size_t)n * n * RING_BYTES;
 }
 
 /* ---- communicators ---- */
 
-struct rule { int rank; uint64_t k; int code; };
+struct rule {
+    int rank;
+    uint64_t k;
+    int code;
+};
 
 struct ncclComm {
-    uint32_t         magic;
-    int              nranks, rank;
-    struct shm      *shm;
-    size_t           size;
-    char             name[64];            /* the segment's name */
-    char             hex[33];             /* the id's random part */
-    pthread_mutex_t  mu;
-    pthread_cond_t   cv;
-    uint64_t         issued, done;        /* units: ticket order */
-    unsigned         pending;             /* units enqueued, not run */
-    atomic_int       refs;                /* the user + pending units */
-    atomic_bool      aborted;
-    atomic_int       async_err;
-    char             errmsg[512];
+    uint32_t magic;
+    int nranks, rank;
+    struct shm *shm;
+    size_t size;
+    char name[64]; /* the segment's name */
+    char hex[33];  /* the id's random part */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    uint64_t issued, done; /* units: ticket order */
+    unsigned pending;      /* units enqueued, not run */
+    atomic_int refs;       /* the user + pending units */
+    atomic_bool aborted;
+    atomic_int async_err;
+    char errmsg[512];
     /* owned by the unit running (units of a communicator run one by one) */
-    uint64_t         bar_epoch, coll_seq, ops_run;
-    unsigned         rng;
+    uint64_t bar_epoch, coll_seq, ops_run;
+    unsigned rng;
     /* host side */
-    uint64_t         split_seq;
-    bool             init_done;
+    uint64_t split_seq;
+    bool init_done;
     /* environment */
-    unsigned         timeout_ms, delay_us;
-    struct rule      fail[MAX_RULES], hang[MAX_RULES], die[MAX_RULES];
-    int              nfail, nhang, ndie;
+    unsigned timeout_ms, delay_us;
+    struct rule fail[MAX_RULES], hang[MAX_RULES], die[MAX_RULES];
+    int nfail, nhang, ndie;
 };
 #define COMM_MAGIC 0x4e43434cu
 
@@ -219,8 +226,8 @@ static void sleep_us(unsigned us)
 /* ---- error names ---- */
 
 static const char *const result_names[] = {
-    "ncclSuccess", "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
-    "ncclInvalidArgument", "ncclInvalidUsage", "ncclRemoteError", "ncclInProgress",
+    "ncclSuccess",         "ncclUnhandledCudaError", "ncclSystemError", "ncclInternalError",
+    "ncclInvalidArgument", "ncclInvalidUsage",       "ncclRemoteError", "ncclInProgress",
 };
 
 static int parse_code(const char *s)
@@ -235,22 +242,36 @@ static int parse_code(const char *s)
 EXPORT const char *ncclGetErrorString(ncclResult_t r)
 {
     switch (r) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
-    default: return "unknown result code";
+    case ncclSuccess:
+        return "no error";
+    case ncclUnhandledCudaError:
+        return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError:
+        return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError:
+        return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument:
+        return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+        return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError:
+        return "remote process exited or there was a network error";
+    case ncclInProgress:
+        return "NCCL operation in progress";
+    default:
+        return "unknown result code";
     }
 }
 
 /* ---- DEVQ_EMU_NCCL_CALL_FAIL ---- */
 
 #define MAX_CALL_RULES 16
-static struct { char func[40]; unsigned n; int code; atomic_uint calls; } call_rules[MAX_CALL_RULES];
+static struct {
+    char func[40];
+    unsigned n;
+    int code;
+    atomic_uint calls;
+} call_rules[MAX_CALL_RULES];
 static int ncall_rules;
 static pthread_once_t call_once = PTHREAD_ONCE_INIT;
 
@@ -278,18 +299,18 @@ static ncclResult_t inject(const char *func)
 {
     pthread_once(&call_once, call_rules_parse);
     for (int i = 0; i < ncall_rules; i++)
-        if (strcmp(call_rules[i].func, func) == 0
-            && atomic_fetch_add(&call_rules[i].calls, 1) + 1 == call_rules[i].n)
+        if (strcmp(call_rules[i].func, func) == 0 &&
+            atomic_fetch_add(&call_rules[i].calls, 1) + 1 == call_rules[i].n)
             return BAD((ncclResult_t)call_rules[i].code, "%s: injected failure (DEVQ_EMU_NCCL_CALL_FAIL)",
                        func);
     return ncclSuccess;
 }
 
-#define CHECK_INJECT(func)                      \
-    do {                                        \
-        ncclResult_t r_ = inject(func);         \
-        if (r_ != ncclSuccess)                  \
-            return r_;                          \
+#define CHECK_INJECT(func)              \
+    do {                                \
+        ncclResult_t r_ = inject(func); \
+        if (r_ != ncclSuccess)          \
+            return r_;                  \
     } while (0)
 
 /* ---- the emulated driver ---- */
@@ -305,8 +326,7 @@ static void eng_resolve(void)
         if (!h)
             h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
         if (!h) {
-            snprintf(eng_error, sizeof eng_error, "cannot load the emulated driver %s: %s", path,
-                     dlerror());
+            snprintf(eng_error, sizeof eng_error, "cannot load the emulated driver %s: %s", path, dlerror());
             return;
         }
         sym = dlsym(h, "devq_emu_engine");
@@ -388,10 +408,10 @@ static bool pid_alive(int pid)
 /* What a wait checks while it waits. */
 struct waiter {
     struct ncclComm *c;
-    emu_ctx         *ctx;        /* the stream's context, or NULL (host calls) */
-    uint64_t         start, last_check;
-    unsigned         spins;
-    const char      *what;
+    emu_ctx *ctx; /* the stream's context, or NULL (host calls) */
+    uint64_t start, last_check;
+    unsigned spins;
+    const char *what;
 };
 
 static void waiter_init(struct waiter *w, struct ncclComm *c, emu_ctx *ctx, const char *what)
@@ -427,8 +447,8 @@ static int waiter_check(struct waiter *w)
         }
     }
     if (now - w->start >= c->timeout_ms)
-        return comm_fail(c, ncclSystemError, "%s: timed out after %u ms waiting for the peers",
-                         w->what, c->timeout_ms);
+        return comm_fail(c, ncclSystemError, "%s: timed out after %u ms waiting for the peers", w->what,
+                         c->timeout_ms);
     return 0;
 }
 
@@ -463,8 +483,8 @@ static struct ring *ring(struct ncclComm *c, int src, int dst)
 
 static unsigned char *ring_data(struct ncclComm *c, int src, int dst)
 {
-    unsigned char *base = (unsigned char *)(c->shm + 1) + (size_t)c->nranks * STAGE_BYTES
-                        + (size_t)c->nranks * c->nranks * sizeof(struct ring);
+    unsigned char *base = (unsigned char *)(c->shm + 1) + (size_t)c->nranks * STAGE_BYTES +
+                          (size_t)c->nranks * c->nranks * sizeof(struct ring);
     return base + ((size_t)src * c->nranks + dst) * RING_BYTES;
 }
 
@@ -485,12 +505,12 @@ static int barrier(struct waiter *w)
 }
 
 struct op {
-    int          kind, dtype, redop, root, peer;
-    const void  *send;
-    void        *recv;
-    size_t       count;
+    int kind, dtype, redop, root, peer;
+    const void *send;
+    void *recv;
+    size_t count;
     /* send/recv progress */
-    uint64_t     done, total;
+    uint64_t done, total;
     unsigned char hdr[16];
 };
 
@@ -511,8 +531,12 @@ static int run_collective(struct waiter *w, struct op *o, bool die)
     int n = c->nranks, me = c->rank;
     size_t esz = emu_nccl_dtype_size(o->dtype);
     size_t per = (o->kind == OP_REDUCESCATTER ? STAGE_BYTES / ((size_t)n * esz) : STAGE_BYTES / esz);
-    struct desc d = { o->kind, o->dtype, o->kind == OP_ALLREDUCE || o->kind == OP_REDUCESCATTER
-                      ? o->redop : -1, o->kind == OP_BROADCAST ? o->root : -1, o->count, ++c->coll_seq };
+    struct desc d = { o->kind,
+                      o->dtype,
+                      o->kind == OP_ALLREDUCE || o->kind == OP_REDUCESCATTER ? o->redop : -1,
+                      o->kind == OP_BROADCAST ? o->root : -1,
+                      o->count,
+                      ++c->coll_seq };
     c->shm->rank[me].desc = d;
     const unsigned char *send = o->send;
     unsigned char *recv = o->recv;
@@ -521,7 +545,8 @@ static int run_collective(struct waiter *w, struct op *o, bool die)
         size_t m = o->count - off < per ? o->count - off : per;
         unsigned char *mine = stage(c, me);
         switch (o->kind) {
-        case OP_ALLREDUCE: case OP_ALLGATHER:
+        case OP_ALLREDUCE:
+        case OP_ALLGATHER:
             memcpy(mine, send + off * esz, m * esz);
             break;
         case OP_BROADCAST:
@@ -548,13 +573,13 @@ static int run_collective(struct waiter *w, struct op *o, bool die)
                     return comm_fail(c, ncclInvalidUsage,
                                      "op %llu: rank %d called %s (count %zu, type %d, op %d, root %d) "
                                      "but rank %d called %s (count %llu, type %d, op %d, root %d)",
-                                     (unsigned long long)d.seq, me, op_names[d.kind], o->count,
-                                     d.dtype, d.op, d.root, r,
-                                     p.kind >= 0 && p.kind <= OP_RECV ? op_names[p.kind] : "?",
+                                     (unsigned long long)d.seq, me, op_names[d.kind], o->count, d.dtype, d.op,
+                                     d.root, r, p.kind >= 0 && p.kind <= OP_RECV ? op_names[p.kind] : "?",
                                      (unsigned long long)p.count, p.dtype, p.op, p.root);
             }
         switch (o->kind) {
-        case OP_ALLREDUCE: case OP_REDUCESCATTER: {
+        case OP_ALLREDUCE:
+        case OP_REDUCESCATTER: {
             size_t at = o->kind == OP_REDUCESCATTER ? (size_t)me * m * esz : 0;
             unsigned char *out = recv + off * esz;
             memmove(out, stage(c, 0) + at, m * esz);
@@ -606,8 +631,9 @@ static bool p2p_step(struct ncclComm *c, struct op *o, int *err)
             chunk = o->total - o->done;
         if (o->done < 16 && chunk > 16 - o->done)
             chunk = 16 - o->done;
-        unsigned char *mem = o->done < 16 ? o->hdr + o->done
-                           : (sending ? (unsigned char *)o->send : (unsigned char *)o->recv) + (o->done - 16);
+        unsigned char *mem =
+            o->done < 16 ? o->hdr + o->done
+                         : (sending ? (unsigned char *)o->send : (unsigned char *)o->recv) + (o->done - 16);
         if (sending)
             memcpy(data + pos % RING_BYTES, mem, chunk);
         else
@@ -626,8 +652,7 @@ static bool p2p_step(struct ncclComm *c, struct op *o, int *err)
             if (magic != P2P_MAGIC || bytes != o->total - 16) {
                 *err = comm_fail(c, ncclInvalidUsage,
                                  "ncclRecv of %llu bytes from rank %d matched a send of %llu bytes",
-                                 (unsigned long long)(o->total - 16), o->peer,
-                                 (unsigned long long)bytes);
+                                 (unsigned long long)(o->total - 16), o->peer, (unsigned long long)bytes);
                 return true;
             }
         }
@@ -697,9 +722,9 @@ static int run_p2p(struct waiter *w, struct op *ops, size_t nops)
  * on those streams comes first) and then holds its stream until the unit
  * is done, as NCCL orders a group's streams. */
 struct join {
-    atomic_int  refs;          /* the unit + the joiners */
-    atomic_int  njoin;         /* joiners enqueued */
-    atomic_int  arrived;
+    atomic_int refs;  /* the unit + the joiners */
+    atomic_int njoin; /* joiners enqueued */
+    atomic_int arrived;
     atomic_bool done;
 };
 
@@ -711,7 +736,7 @@ static void join_unref(struct join *j)
 
 static void run_joiner(void *arg, int status)
 {
-    (void)status;            /* a failed stream still lets the group go */
+    (void)status; /* a failed stream still lets the group go */
     struct join *j = arg;
     atomic_fetch_add(&j->arrived, 1);
     unsigned spins = 0;
@@ -722,11 +747,11 @@ static void run_joiner(void *arg, int status)
 
 struct unit {
     struct ncclComm *c;
-    emu_stream      *stream;
-    struct join     *join;     /* or NULL */
-    uint64_t         ticket;
-    size_t           nops;
-    struct op        ops[];
+    emu_stream *stream;
+    struct join *join; /* or NULL */
+    uint64_t ticket;
+    size_t nops;
+    struct op ops[];
 };
 
 static int run_ops(struct unit *u, emu_ctx *ctx)
@@ -751,8 +776,8 @@ static int run_ops(struct unit *u, emu_ctx *ctx)
         }
         if (o->kind == OP_SEND || o->kind == OP_RECV) {
             if (rule_hit(c->die, c->ndie, c->rank, k, NULL)) {
-                fprintf(stderr, "emulated " LIB ": rank %d: DEVQ_EMU_NCCL_DIE: exiting in %s\n",
-                        c->rank, op_names[o->kind]);
+                fprintf(stderr, "emulated " LIB ": rank %d: DEVQ_EMU_NCCL_DIE: exiting in %s\n", c->rank,
+                        op_names[o->kind]);
                 _exit(DIE_STATUS);
             }
             continue;
@@ -794,14 +819,14 @@ static void run_unit(void *arg, int status)
     if (u->join && !late && !status) {
         struct waiter w;
         waiter_init(&w, c, ctx, "a group on several streams");
-        while (atomic_load(&u->join->arrived) < atomic_load(&u->join->njoin)
-               && (jerr = waiter_check(&w)) == 0)
+        while (atomic_load(&u->join->arrived) < atomic_load(&u->join->njoin) &&
+               (jerr = waiter_check(&w)) == 0)
             waiter_backoff(&w);
     }
 
     int err = 0;
     if (atomic_load(&c->aborted))
-        err = 0;                                /* ends quietly: the user aborted */
+        err = 0; /* ends quietly: the user aborted */
     else if (jerr)
         err = jerr;
     else if (status)
@@ -868,11 +893,11 @@ static ncclResult_t enqueue_unit(struct ncclComm *c, emu_stream *s, const struct
 /* ---- groups ---- */
 
 struct pending {
-    struct pending  *next;
-    struct ncclComm *c;       /* an op's, or an init to wait for */
-    emu_stream      *stream;  /* NULL for an init */
-    bool             joiner;  /* the first op of its communicator on this other stream */
-    struct op        op;
+    struct pending *next;
+    struct ncclComm *c; /* an op's, or an init to wait for */
+    emu_stream *stream; /* NULL for an init */
+    bool joiner;        /* the first op of its communicator on this other stream */
+    struct op op;
 };
 
 static TLS int group_depth;
@@ -930,8 +955,8 @@ static void parse_rules(const char *env, struct rule *rules, int *n)
         char *b = strchr(a + 1, ':');
         if (b)
             *b = '\0';
-        rules[*n] = (struct rule){ atoi(tok), strtoull(a + 1, NULL, 10),
-                                   b ? parse_code(b + 1) : ncclSystemError };
+        rules[*n] =
+            (struct rule){ atoi(tok), strtoull(a + 1, NULL, 10), b ? parse_code(b + 1) : ncclSystemError };
         (*n)++;
     }
     free(copy);
@@ -952,8 +977,7 @@ static ncclResult_t init_wait(struct ncclComm *c)
         int err = waiter_check(&w);
         if (err) {
             shm_unlink(c->name);
-            set_last("%.400s (%d of %d ranks joined)", c->errmsg, atomic_load(&c->shm->arrived),
-                     c->nranks);
+            set_last("%.400s (%d of %d ranks joined)", c->errmsg, atomic_load(&c->shm->arrived), c->nranks);
             return (ncclResult_t)err;
         }
         waiter_backoff(&w);
@@ -987,8 +1011,8 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const char *hex, int 
 
     int fd = shm_open(c->name, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0
-        || ((size_t)st.st_size < c->size && ftruncate(fd, (off_t)c->size) != 0)) {
+    if (fd < 0 || fstat(fd, &st) != 0 ||
+        ((size_t)st.st_size < c->size && ftruncate(fd, (off_t)c->size) != 0)) {
         set_last("ncclCommInitRank: shared memory %s: %s", c->name, strerror(errno));
         if (fd >= 0)
             close(fd);
@@ -1021,7 +1045,7 @@ static ncclResult_t init_rank(ncclComm_t *out, int nranks, const char *hex, int 
     }
     atomic_store(&c->shm->rank[rank].pid, (int)getpid());
     if (atomic_fetch_add(&c->shm->arrived, 1) + 1 == nranks)
-        shm_unlink(c->name);                  /* all mapped it: no leftover */
+        shm_unlink(c->name); /* all mapped it: no leftover */
     *out = c;
     if (group_depth > 0) {
         struct pending *pd = calloc(1, sizeof *pd);
@@ -1207,14 +1231,14 @@ static ncclResult_t submit(const char *func, struct ncclComm *c, void *stream, s
     size_t esz = emu_nccl_dtype_size(o->dtype);
     if (!esz || o->dtype < 0)
         return BAD(ncclInvalidArgument, "%s: invalid data type %d", func, o->dtype);
-    if ((o->kind == OP_ALLREDUCE || o->kind == OP_REDUCESCATTER)
-        && (o->redop < ncclSum || o->redop > ncclAvg))
+    if ((o->kind == OP_ALLREDUCE || o->kind == OP_REDUCESCATTER) &&
+        (o->redop < ncclSum || o->redop > ncclAvg))
         return BAD(ncclInvalidArgument, "%s: invalid reduction operation %d", func, o->redop);
     size_t mult = o->kind == OP_ALLGATHER || o->kind == OP_REDUCESCATTER ? (size_t)c->nranks : 1;
     if (o->count > SIZE_MAX / esz / mult)
         return BAD(ncclInvalidArgument, "%s: count %zu too large", func, o->count);
-    if (o->count && ((o->kind != OP_RECV && !o->send && !(o->kind == OP_BROADCAST && o->root != c->rank))
-                     || (o->kind != OP_SEND && !o->recv)))
+    if (o->count && ((o->kind != OP_RECV && !o->send && !(o->kind == OP_BROADCAST && o->root != c->rank)) ||
+                     (o->kind != OP_SEND && !o->recv)))
         return BAD(ncclInvalidArgument, "%s: NULL buffer", func);
     if (o->kind == OP_BROADCAST && (o->root < 0 || o->root >= c->nranks))
         return BAD(ncclInvalidArgument, "%s: root %d of %d ranks", func, o->root, c->nranks);
@@ -1222,8 +1246,7 @@ static ncclResult_t submit(const char *func, struct ncclComm *c, void *stream, s
         return BAD(ncclInvalidArgument, "%s: peer %d of %d ranks", func, o->peer, c->nranks);
     emu_stream *s = stream;
     if (!s || !eng->stream_valid(s))
-        return BAD(ncclInvalidArgument, "%s: invalid stream (the emulator has no default stream)",
-                   func);
+        return BAD(ncclInvalidArgument, "%s: invalid stream (the emulator has no default stream)", func);
     if (group_depth > 0) {
         struct pending *p = calloc(1, sizeof *p);
         if (!p)
@@ -1237,36 +1260,48 @@ static ncclResult_t submit(const char *func, struct ncclComm *c, void *stream, s
     return enqueue_unit(c, s, o, 1, NULL);
 }
 
-EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count,
-                                  ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, void *stream)
+EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                                  ncclRedOp_t op, ncclComm_t comm, void *stream)
 {
-    struct op o = { .kind = OP_ALLREDUCE, .dtype = datatype, .redop = op, .send = sendbuff,
-                    .recv = recvbuff, .count = count };
+    struct op o = { .kind = OP_ALLREDUCE,
+                    .dtype = datatype,
+                    .redop = op,
+                    .send = sendbuff,
+                    .recv = recvbuff,
+                    .count = count };
     return submit("ncclAllReduce", comm, stream, &o);
 }
 
 EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
                                   ncclDataType_t datatype, ncclComm_t comm, void *stream)
 {
-    struct op o = { .kind = OP_ALLGATHER, .dtype = datatype, .send = sendbuff, .recv = recvbuff,
-                    .count = sendcount };
+    struct op o = {
+        .kind = OP_ALLGATHER, .dtype = datatype, .send = sendbuff, .recv = recvbuff, .count = sendcount
+    };
     return submit("ncclAllGather", comm, stream, &o);
 }
 
 EXPORT ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
-                                      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
-                                      void *stream)
+                                      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, void *stream)
 {
-    struct op o = { .kind = OP_REDUCESCATTER, .dtype = datatype, .redop = op, .send = sendbuff,
-                    .recv = recvbuff, .count = recvcount };
+    struct op o = { .kind = OP_REDUCESCATTER,
+                    .dtype = datatype,
+                    .redop = op,
+                    .send = sendbuff,
+                    .recv = recvbuff,
+                    .count = recvcount };
     return submit("ncclReduceScatter", comm, stream, &o);
 }
 
-EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count,
-                                  ncclDataType_t datatype, int root, ncclComm_t comm, void *stream)
+EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                                  int root, ncclComm_t comm, void *stream)
 {
-    struct op o = { .kind = OP_BROADCAST, .dtype = datatype, .root = root, .send = sendbuff,
-                    .recv = recvbuff, .count = count };
+    struct op o = { .kind = OP_BROADCAST,
+                    .dtype = datatype,
+                    .root = root,
+                    .send = sendbuff,
+                    .recv = recvbuff,
+                    .count = count };
     return submit("ncclBroadcast", comm, stream, &o);
 }
 
@@ -1277,8 +1312,8 @@ EXPORT ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t 
     return submit("ncclSend", comm, stream, &o);
 }
 
-EXPORT ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer,
-                             ncclComm_t comm, void *stream)
+EXPORT ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                             void *stream)
 {
     struct op o = { .kind = OP_RECV, .dtype = datatype, .peer = peer, .recv = recvbuff, .count = count };
     return submit("ncclRecv", comm, stream, &o);
@@ -1307,7 +1342,7 @@ EXPORT ncclResult_t ncclGroupEnd(void)
         if (!p->stream && !p->c->init_done) {
             ncclResult_t r = init_wait(p->c);
             if (r != ncclSuccess && res == ncclSuccess)
-                res = r;          /* the communicator holds the error */
+                res = r; /* the communicator holds the error */
         }
     size_t n = 0;
     for (struct pending *p = list; p; p = p->next)

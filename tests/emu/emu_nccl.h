@@ -15,9 +15,9 @@ void emu_nccl_reduce(void *acc, const void *in, size_t n, int dtype, int op);
 /* acc[i] /= by: the end of ncclAvg (integer division for integer types). */
 void emu_nccl_divide(void *acc, size_t n, int dtype, int by);
 
-float    emu_nccl_half_to_float(uint16_t h);
-uint16_t emu_nccl_float_to_half(float f);      /* round to nearest even */
-float    emu_nccl_bf16_to_float(uint16_t h);
-uint16_t emu_nccl_float_to_bf16(float f);      /* round to nearest even */
+float emu_nccl_half_to_float(uint16_t h);
+uint16_t emu_nccl_float_to_half(float f); /* round to nearest even */
+float emu_nccl_bf16_to_float(uint16_t h);
+uint16_t emu_nccl_float_to_bf16(float f); /* round to nearest even */
 
 #endif

@@ -11,11 +11,22 @@
 size_t emu_nccl_dtype_size(int dtype)
 {
     switch (dtype) {
-    case ncclInt8: case ncclUint8: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
-    default: return 0;
+    case ncclInt8:
+    case ncclUint8:
+        return 1;
+    case ncclFloat16:
+    case ncclBfloat16:
+        return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32:
+        return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64:
+        return 8;
+    default:
+        return 0;
     }
 }
 
@@ -27,9 +38,12 @@ float emu_nccl_half_to_float(uint16_t h)
     } else if (exp == 0) {
         if (man == 0) {
             bits = sign;
-        } else {                    /* subnormal: normalize */
+        } else { /* subnormal: normalize */
             int e = -1;
-            do { man <<= 1; e++; } while (!(man & 0x400));
+            do {
+                man <<= 1;
+                e++;
+            } while (!(man & 0x400));
             bits = sign | ((uint32_t)(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
         }
     } else {
@@ -51,7 +65,7 @@ uint16_t emu_nccl_float_to_half(float f)
     int e = (int)exp - 127 + 15;
     if (e >= 0x1f)
         return sign | 0x7c00;
-    if (e <= 0) {                   /* subnormal or zero */
+    if (e <= 0) { /* subnormal or zero */
         if (e < -10)
             return sign;
         man |= 0x800000;
@@ -63,7 +77,7 @@ uint16_t emu_nccl_float_to_half(float f)
     }
     uint32_t h = ((uint32_t)e << 10) | (man >> 13), rem = man & 0x1fff;
     if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-        h++;                        /* may carry into the exponent: still right */
+        h++; /* may carry into the exponent: still right */
     return sign | (uint16_t)h;
 }
 
@@ -80,37 +94,60 @@ uint16_t emu_nccl_float_to_bf16(float f)
     uint32_t x;
     memcpy(&x, &f, sizeof x);
     if ((x & 0x7f800000) == 0x7f800000 && (x & 0x7fffff))
-        return (uint16_t)((x >> 16) | 0x40);          /* quiet NaN */
+        return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
     x += 0x7fff + ((x >> 16) & 1);
     return (uint16_t)(x >> 16);
 }
 
-#define INT_LOOP(T, U)                                                          \
-    do {                                                                        \
-        T *a = acc;                                                             \
-        const T *b = in;                                                        \
-        for (size_t i = 0; i < n; i++)                                          \
-            switch (op) {                                                       \
-            case ncclSum: case ncclAvg: a[i] = (T)((U)a[i] + (U)b[i]); break;   \
-            case ncclProd: a[i] = (T)((U)a[i] * (U)b[i]); break;                \
-            case ncclMax: a[i] = a[i] > b[i] ? a[i] : b[i]; break;              \
-            case ncclMin: a[i] = a[i] < b[i] ? a[i] : b[i]; break;              \
-            }                                                                   \
+#define INT_LOOP(T, U)                            \
+    do {                                          \
+        T *a = acc;                               \
+        const T *b = in;                          \
+        for (size_t i = 0; i < n; i++)            \
+            switch (op) {                         \
+            case ncclSum:                         \
+            case ncclAvg:                         \
+                a[i] = (T)((U)a[i] + (U)b[i]);    \
+                break;                            \
+            case ncclProd:                        \
+                a[i] = (T)((U)a[i] * (U)b[i]);    \
+                break;                            \
+            case ncclMax:                         \
+                a[i] = a[i] > b[i] ? a[i] : b[i]; \
+                break;                            \
+            case ncclMin:                         \
+                a[i] = a[i] < b[i] ? a[i] : b[i]; \
+                break;                            \
+            }                                     \
     } while (0)
 
-#define FLOAT_OP(x, y) \
-    (op == ncclSum || op == ncclAvg ? (x) + (y) : op == ncclProd ? (x) * (y) \
-     : op == ncclMax ? ((x) > (y) ? (x) : (y)) : ((x) < (y) ? (x) : (y)))
+#define FLOAT_OP(x, y)                                        \
+    (op == ncclSum || op == ncclAvg ? (x) + (y)               \
+     : op == ncclProd               ? (x) * (y)               \
+     : op == ncclMax                ? ((x) > (y) ? (x) : (y)) \
+                                    : ((x) < (y) ? (x) : (y)))
 
 void emu_nccl_reduce(void *acc, const void *in, size_t n, int dtype, int op)
 {
     switch (dtype) {
-    case ncclInt8: INT_LOOP(int8_t, uint8_t); break;
-    case ncclUint8: INT_LOOP(uint8_t, unsigned); break;
-    case ncclInt32: INT_LOOP(int32_t, uint32_t); break;
-    case ncclUint32: INT_LOOP(uint32_t, uint32_t); break;
-    case ncclInt64: INT_LOOP(int64_t, uint64_t); break;
-    case ncclUint64: INT_LOOP(uint64_t, uint64_t); break;
+    case ncclInt8:
+        INT_LOOP(int8_t, uint8_t);
+        break;
+    case ncclUint8:
+        INT_LOOP(uint8_t, unsigned);
+        break;
+    case ncclInt32:
+        INT_LOOP(int32_t, uint32_t);
+        break;
+    case ncclUint32:
+        INT_LOOP(uint32_t, uint32_t);
+        break;
+    case ncclInt64:
+        INT_LOOP(int64_t, uint64_t);
+        break;
+    case ncclUint64:
+        INT_LOOP(uint64_t, uint64_t);
+        break;
     case ncclFloat32: {
         float *a = acc;
         const float *b = in;
@@ -125,7 +162,8 @@ void emu_nccl_reduce(void *acc, const void *in, size_t n, int dtype, int op)
             a[i] = FLOAT_OP(a[i], b[i]);
         break;
     }
-    case ncclFloat16: case ncclBfloat16: {
+    case ncclFloat16:
+    case ncclBfloat16: {
         uint16_t *a = acc;
         const uint16_t *b = in;
         bool half = dtype == ncclFloat16;
@@ -140,25 +178,42 @@ void emu_nccl_reduce(void *acc, const void *in, size_t n, int dtype, int op)
     }
 }
 
-#define DIV_LOOP(T)                         \
-    do {                                    \
-        T *a = acc;                         \
-        for (size_t i = 0; i < n; i++)      \
-            a[i] = (T)(a[i] / (T)by);       \
+#define DIV_LOOP(T)                    \
+    do {                               \
+        T *a = acc;                    \
+        for (size_t i = 0; i < n; i++) \
+            a[i] = (T)(a[i] / (T)by);  \
     } while (0)
 
 void emu_nccl_divide(void *acc, size_t n, int dtype, int by)
 {
     switch (dtype) {
-    case ncclInt8: DIV_LOOP(int8_t); break;
-    case ncclUint8: DIV_LOOP(uint8_t); break;
-    case ncclInt32: DIV_LOOP(int32_t); break;
-    case ncclUint32: DIV_LOOP(uint32_t); break;
-    case ncclInt64: DIV_LOOP(int64_t); break;
-    case ncclUint64: DIV_LOOP(uint64_t); break;
-    case ncclFloat32: DIV_LOOP(float); break;
-    case ncclFloat64: DIV_LOOP(double); break;
-    case ncclFloat16: case ncclBfloat16: {
+    case ncclInt8:
+        DIV_LOOP(int8_t);
+        break;
+    case ncclUint8:
+        DIV_LOOP(uint8_t);
+        break;
+    case ncclInt32:
+        DIV_LOOP(int32_t);
+        break;
+    case ncclUint32:
+        DIV_LOOP(uint32_t);
+        break;
+    case ncclInt64:
+        DIV_LOOP(int64_t);
+        break;
+    case ncclUint64:
+        DIV_LOOP(uint64_t);
+        break;
+    case ncclFloat32:
+        DIV_LOOP(float);
+        break;
+    case ncclFloat64:
+        DIV_LOOP(double);
+        break;
+    case ncclFloat16:
+    case ncclBfloat16: {
         uint16_t *a = acc;
         bool half = dtype == ncclFloat16;
         for (size_t i = 0; i < n; i++) {

@@ -11,41 +11,73 @@
 #include "emu_engine.h"
 
 #define STREAM_MAGIC 0x454d5553u
-#define EVENT_MAGIC  0x454d5645u
+#define EVENT_MAGIC 0x454d5645u
 
-enum op_kind { OP_COPY, OP_FILL, OP_HOST, OP_KERNEL, OP_WAIT_VALUE, OP_WRITE_VALUE,
-               OP_FREE, OP_RECORD, OP_WAIT_EVENT };
+enum op_kind {
+    OP_COPY,
+    OP_FILL,
+    OP_HOST,
+    OP_KERNEL,
+    OP_WAIT_VALUE,
+    OP_WRITE_VALUE,
+    OP_FREE,
+    OP_RECORD,
+    OP_WAIT_EVENT
+};
 
 struct op {
-    struct op      *next;
-    uint64_t        seq;           /* position in its stream, for traces */
-    enum op_kind    kind;
-    struct emu_fail fail;          /* injected error raised when the op runs */
+    struct op *next;
+    uint64_t seq; /* position in its stream, for traces */
+    enum op_kind kind;
+    struct emu_fail fail; /* injected error raised when the op runs */
     union {
-        struct { void *dst; const void *src; size_t n; } copy;
-        struct { void *dst; uint8_t byte; size_t n; } fill;
-        struct { emu_host_fn fn; void *arg; bool run_on_error; } host;
-        struct { emu_kernel_fn fn; uint32_t grid[3], block[3]; void **params; } kernel;
-        struct { uint64_t *addr; uint64_t value; } value;
-        struct { void *ptr; } free;
-        struct { struct emu_mark *mark; } ev;
+        struct {
+            void *dst;
+            const void *src;
+            size_t n;
+        } copy;
+        struct {
+            void *dst;
+            uint8_t byte;
+            size_t n;
+        } fill;
+        struct {
+            emu_host_fn fn;
+            void *arg;
+            bool run_on_error;
+        } host;
+        struct {
+            emu_kernel_fn fn;
+            uint32_t grid[3], block[3];
+            void **params;
+        } kernel;
+        struct {
+            uint64_t *addr;
+            uint64_t value;
+        } value;
+        struct {
+            void *ptr;
+        } free;
+        struct {
+            struct emu_mark *mark;
+        } ev;
     } u;
 };
 
 struct emu_stream {
-    uint32_t        magic;
-    unsigned        id;            /* for DEVQ_EMU_TRACE */
-    emu_ctx        *ctx;
-    uint64_t        gen;           /* the context generation it belongs to */
-    int             priority;
+    uint32_t magic;
+    unsigned id; /* for DEVQ_EMU_TRACE */
+    emu_ctx *ctx;
+    uint64_t gen; /* the context generation it belongs to */
+    int priority;
     pthread_mutex_t mu;
-    pthread_cond_t  work_cv;       /* ops queued or dying */
-    pthread_cond_t  done_cv;       /* an op completed (or a poison) */
-    struct op      *head, *tail;
-    uint64_t        enqueued, completed;
-    int             sync_waiters;
-    bool            dying;
-    unsigned        rng;           /* worker-only: random delays */
+    pthread_cond_t work_cv; /* ops queued or dying */
+    pthread_cond_t done_cv; /* an op completed (or a poison) */
+    struct op *head, *tail;
+    uint64_t enqueued, completed;
+    int sync_waiters;
+    bool dying;
+    unsigned rng; /* worker-only: random delays */
 };
 
 /* One record of an event: the stream position it marks.  A stream wait
@@ -54,20 +86,20 @@ struct emu_stream {
  * never changes what an earlier wait waits for. */
 struct emu_mark {
     emu_ctx *ctx;
-    uint64_t gen;                  /* the context generation of its event */
+    uint64_t gen; /* the context generation of its event */
     /* under ctx's event lock */
-    int      refs;                 /* the event, its record op, waits on it */
-    bool     done;                 /* the record op ran */
-    uint64_t stamp_ns;             /* when */
+    int refs;          /* the event, its record op, waits on it */
+    bool done;         /* the record op ran */
+    uint64_t stamp_ns; /* when */
 };
 
 struct emu_event {
     uint32_t magic;
     emu_ctx *ctx;
     uint64_t gen;
-    bool     timing;
-    bool     destroyed;
-    struct emu_mark *last;         /* under ctx's event lock; NULL: never recorded */
+    bool timing;
+    bool destroyed;
+    struct emu_mark *last; /* under ctx's event lock; NULL: never recorded */
 };
 
 /* Wait-value ops poll host memory as a device does; writes made by the
@@ -85,9 +117,15 @@ void emu__wake_value_waiters(void)
 }
 
 static const char *const op_names[] = {
-    [OP_COPY] = "copy", [OP_FILL] = "fill", [OP_HOST] = "host_fn", [OP_KERNEL] = "kernel",
-    [OP_WAIT_VALUE] = "wait_value", [OP_WRITE_VALUE] = "write_value", [OP_FREE] = "free",
-    [OP_RECORD] = "record", [OP_WAIT_EVENT] = "wait_event",
+    [OP_COPY] = "copy",
+    [OP_FILL] = "fill",
+    [OP_HOST] = "host_fn",
+    [OP_KERNEL] = "kernel",
+    [OP_WAIT_VALUE] = "wait_value",
+    [OP_WRITE_VALUE] = "write_value",
+    [OP_FREE] = "free",
+    [OP_RECORD] = "record",
+    [OP_WAIT_EVENT] = "wait_event",
 };
 
 /* DEVQ_EMU_TRACE: one stderr line per op queued ("+") and run ("="). */
@@ -100,8 +138,8 @@ static void trace(char what, const emu_stream *s, const struct op *op, uint64_t 
         snprintf(extra, sizeof extra, " mark %p", (void *)op->u.ev.mark);
     else if (op->kind == OP_COPY)
         snprintf(extra, sizeof extra, " %p <- %p %zu", op->u.copy.dst, op->u.copy.src, op->u.copy.n);
-    fprintf(stderr, "emu %c s%u #%llu %s%s\n", what, s->id, (unsigned long long)seq,
-            op_names[op->kind], extra);
+    fprintf(stderr, "emu %c s%u #%llu %s%s\n", what, s->id, (unsigned long long)seq, op_names[op->kind],
+            extra);
 }
 
 /* 0, the context's sticky error, or EMU_E_INVALID_CONTEXT when the
@@ -113,7 +151,10 @@ static int ctx_status(emu_ctx *c, uint64_t gen)
     return emu_ctx_status(c);
 }
 
-static int stream_status(emu_stream *s) { return ctx_status(s->ctx, s->gen); }
+static int stream_status(emu_stream *s)
+{
+    return ctx_status(s->ctx, s->gen);
+}
 
 /* ---- events ---- */
 
@@ -232,7 +273,10 @@ bool emu_stream_valid(const emu_stream *s)
     return s && s->magic == STREAM_MAGIC;
 }
 
-emu_ctx *emu_stream_ctx(emu_stream *s) { return s->ctx; }
+emu_ctx *emu_stream_ctx(emu_stream *s)
+{
+    return s->ctx;
+}
 
 void emu__stream_kick(emu_stream *s)
 {
@@ -346,7 +390,7 @@ static int run_op(emu_stream *s, struct op *op)
         __atomic_store_n(op->u.value.addr, op->u.value.value, __ATOMIC_RELEASE);
         emu__wake_value_waiters();
         break;
-    case OP_FREE:           /* release_op gives the memory back, poisoned or not */
+    case OP_FREE: /* release_op gives the memory back, poisoned or not */
         break;
     case OP_RECORD:
         mark_done(op->u.ev.mark);
@@ -563,9 +607,9 @@ int emu_enqueue_host_fn(emu_stream *s, emu_host_fn fn, void *arg, bool run_on_er
     return enqueue(s, op);
 }
 
-int emu_enqueue_kernel(emu_stream *s, emu_kernel_fn fn, const uint32_t grid[3],
-                       const uint32_t block[3], void *const *params, const size_t *sizes,
-                       const bool *deref, size_t nparams, struct emu_fail f)
+int emu_enqueue_kernel(emu_stream *s, emu_kernel_fn fn, const uint32_t grid[3], const uint32_t block[3],
+                       void *const *params, const size_t *sizes, const bool *deref, size_t nparams,
+                       struct emu_fail f)
 {
     int st = enqueue_check(s);
     if (st)
@@ -665,7 +709,7 @@ int emu_event_record(emu_event *e, emu_stream *s)
     }
     m->ctx = e->ctx;
     m->gen = e->gen;
-    m->refs = 2;                    /* the event and the record op */
+    m->refs = 2; /* the event and the record op */
     emu__ctx_event_lock(e->ctx);
     struct emu_mark *old = e->last;
     e->last = m;
@@ -685,7 +729,7 @@ int emu_stream_wait_event(emu_stream *s, emu_event *e)
         return EMU_E_INVALID_HANDLE;
     struct emu_mark *m = last_mark(e);
     if (!m)
-        return 0;                   /* never recorded: nothing to wait for */
+        return 0; /* never recorded: nothing to wait for */
     struct op *op = op_new(OP_WAIT_EVENT, no_fail);
     if (!op) {
         mark_unref(m);

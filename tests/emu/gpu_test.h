@@ -31,12 +31,12 @@ enum gpu_kind { GPU_CUDA, GPU_HIP };
 
 struct gpu_face {
     enum gpu_kind kind;
-    const char *name;               /* the backend, as ops->name and message prefix */
-    const char *library_env;        /* where the plugin is told which driver to load */
-    const char *emu_library;        /* the emulated driver in the build tree */
-    const char *plugin;             /* the plugin, relative to the build tree */
-    const char *missing_library;    /* a path that does not exist */
-    const char *not_a_library;      /* what the plugin says of a library lacking the API */
+    const char *name;            /* the backend, as ops->name and message prefix */
+    const char *library_env;     /* where the plugin is told which driver to load */
+    const char *emu_library;     /* the emulated driver in the build tree */
+    const char *plugin;          /* the plugin, relative to the build tree */
+    const char *missing_library; /* a path that does not exist */
+    const char *not_a_library;   /* what the plugin says of a library lacking the API */
     /* the driver's names that the plugin's messages quote */
     const char *attr_mem_pools, *attr_stream_memops;
     const char *err_invalid_image, *err_not_found, *err_launch_failed;
@@ -119,14 +119,16 @@ __attribute__((unused)) static const struct gpu_face *gpu_face_select(void)
     for (size_t i = 0; want && i < sizeof gpu_faces / sizeof gpu_faces[0]; i++)
         if (strcmp(want, gpu_faces[i].name) == 0)
             return face = &gpu_faces[i];
-    fprintf(stderr, "DEVQ_TEST_DEVICE=%s: set it to cuda or hip (the wrappers "
-            "tests/gpu-*-emu do)\n", want ? want : "(unset)");
+    fprintf(stderr,
+            "DEVQ_TEST_DEVICE=%s: set it to cuda or hip (the wrappers "
+            "tests/gpu-*-emu do)\n",
+            want ? want : "(unset)");
     return NULL;
 }
 
 /* snprintf into buf, for the face's names in rules and messages. */
-__attribute__((unused, format(printf, 3, 4)))
-static const char *strf(char *buf, size_t size, const char *fmt, ...)
+__attribute__((unused, format(printf, 3, 4))) static const char *strf(char *buf, size_t size, const char *fmt,
+                                                                      ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -192,7 +194,9 @@ __attribute__((unused)) static void sleep_ms(long ms)
 }
 
 /* A gate a host callback can block a stream on, released by the test. */
-struct gate { uint32_t open; };
+struct gate {
+    uint32_t open;
+};
 
 __attribute__((unused)) static int gate_wait_cb(void *arg, int status)
 {

@@ -7,10 +7,19 @@
 #include "../host_fns.h"
 #include "test_host.h"
 
-const char *test_errmsg(void) { return host_errbuf; }
-void test_errmsg_clear(void) { host_errbuf[0] = '\0'; }
+const char *test_errmsg(void)
+{
+    return host_errbuf;
+}
+void test_errmsg_clear(void)
+{
+    host_errbuf[0] = '\0';
+}
 
-static int host_log_level(void) { return getenv("DEVQ_TEST_VERBOSE") ? DEVQ_LOG_FULL : DEVQ_LOG_OFF; }
+static int host_log_level(void)
+{
+    return getenv("DEVQ_TEST_VERBOSE") ? DEVQ_LOG_FULL : DEVQ_LOG_OFF;
+}
 
 const struct devq_host test_host = HOST_FNS_TABLE;
 

@@ -17,14 +17,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FUZZ_CHECK(cond, ...)                                                     \
-    do {                                                                          \
-        if (!(cond)) {                                                            \
+#define FUZZ_CHECK(cond, ...)                                                           \
+    do {                                                                                \
+        if (!(cond)) {                                                                  \
             fprintf(stderr, "%s:%d: property failed: %s: ", __FILE__, __LINE__, #cond); \
-            fprintf(stderr, __VA_ARGS__);                                         \
-            fputc('\n', stderr);                                                  \
-            abort();                                                              \
-        }                                                                         \
+            fprintf(stderr, __VA_ARGS__);                                               \
+            fputc('\n', stderr);                                                        \
+            abort();                                                                    \
+        }                                                                               \
     } while (0)
 
 /* The input as a NUL-terminated heap string of exactly size+1 bytes, so

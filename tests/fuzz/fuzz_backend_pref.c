@@ -14,8 +14,7 @@ static int same(const struct devq_backend_pref *a, const struct devq_backend_pre
     if (a->nwant != b->nwant || a->nexclude != b->nexclude)
         return 0;
     for (size_t i = 0; i < a->nwant; i++)
-        if (strcmp(a->want[i].name, b->want[i].name) ||
-            a->want[i].has_ordinal != b->want[i].has_ordinal ||
+        if (strcmp(a->want[i].name, b->want[i].name) || a->want[i].has_ordinal != b->want[i].has_ordinal ||
             a->want[i].ordinal != b->want[i].ordinal)
             return 0;
     for (size_t i = 0; i < a->nexclude; i++)
@@ -37,8 +36,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     }
     FUZZ_CHECK(r == 0, "r=%d", r);
-    FUZZ_CHECK(p.nwant <= DEVQ_PREF_MAX && p.nexclude <= DEVQ_PREF_MAX, "counts %zu %zu",
-               p.nwant, p.nexclude);
+    FUZZ_CHECK(p.nwant <= DEVQ_PREF_MAX && p.nexclude <= DEVQ_PREF_MAX, "counts %zu %zu", p.nwant,
+               p.nexclude);
     char again[DEVQ_PREF_MAX * 2 * 32 + 8] = "";
     size_t len = 0;
     for (size_t i = 0; i < p.nwant; i++) {
@@ -50,14 +49,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     for (size_t i = 0; i < p.nexclude; i++) {
         FUZZ_CHECK(p.exclude[i][0] && strnlen(p.exclude[i], 16) < 16, "exclude[%zu]", i);
-        FUZZ_CHECK(devq__backend_pref_excludes(&p, p.exclude[i]), "'%s' not excluded",
-                   p.exclude[i]);
+        FUZZ_CHECK(devq__backend_pref_excludes(&p, p.exclude[i]), "'%s' not excluded", p.exclude[i]);
         len += (size_t)snprintf(again + len, sizeof again - len, " ^%s ,", p.exclude[i]);
     }
     FUZZ_CHECK(len < sizeof again, "reprint truncated");
     struct devq_backend_pref q;
-    FUZZ_CHECK(devq__backend_pref_parse(again, &q, why, sizeof why) == 0,
-               "reprint '%s' refused: %s", again, why);
+    FUZZ_CHECK(devq__backend_pref_parse(again, &q, why, sizeof why) == 0, "reprint '%s' refused: %s", again,
+               why);
     FUZZ_CHECK(same(&p, &q), "reprint '%s' of '%s' differs", again, text);
     free(text);
     return 0;

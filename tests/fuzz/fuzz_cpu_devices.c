@@ -14,7 +14,7 @@
 #include "cpu_test_host.h"
 #include "fuzz.h"
 
-#define CPU_MAX_DEVICES 64     /* plugins/cpu/device.c; the message says it too */
+#define CPU_MAX_DEVICES 64 /* plugins/cpu/device.c; the message says it too */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -40,8 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     } else {
         FUZZ_CHECK(r == -EINVAL, "r=%d", r);
         FUZZ_CHECK(n == 0, "refusal left count %u", n);
-        FUZZ_CHECK(strstr(cpu_test_errmsg(), "DEVQ_CPU_DEVICES") != NULL, "msg '%s'",
-                   cpu_test_errmsg());
+        FUZZ_CHECK(strstr(cpu_test_errmsg(), "DEVQ_CPU_DEVICES") != NULL, "msg '%s'", cpu_test_errmsg());
     }
     free(text);
     return 0;

@@ -46,8 +46,8 @@ static void check_spec(const uint8_t *data, size_t size)
         struct devq_spec t;
         FUZZ_CHECK(devq__spec_parse(again, (size_t)n, &t, why, sizeof why) == 0,
                    "'%s' does not parse again: %s", again, why);
-        FUZZ_CHECK(!strcmp(s.name, t.name) && s.has_ordinal == t.has_ordinal &&
-                   s.ordinal == t.ordinal, "'%s' changed on reparse", again);
+        FUZZ_CHECK(!strcmp(s.name, t.name) && s.has_ordinal == t.has_ordinal && s.ordinal == t.ordinal,
+                   "'%s' changed on reparse", again);
         /* Only leading zeros may make the reprint shorter than the input. */
         FUZZ_CHECK((size_t)n <= size, "reprint '%s' longer than input", again);
     }

@@ -15,8 +15,14 @@
 #include "../emu/emu_engine.c"
 #include "fuzz.h"
 
-static const struct { const char *name; int code; bool sticky; } fuzz_errors[] = {
-    { "E_ONE", 1, false }, { "E_TWO", 2, true }, { "CUDA_ERROR_OUT_OF_MEMORY", 2, false },
+static const struct {
+    const char *name;
+    int code;
+    bool sticky;
+} fuzz_errors[] = {
+    { "E_ONE", 1, false },
+    { "E_TWO", 2, true },
+    { "CUDA_ERROR_OUT_OF_MEMORY", 2, false },
 };
 
 static bool fuzz_parse_error(const char *name, int *code, bool *sticky)
@@ -59,8 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         p += n;
         p += *p == ',';
     }
-    FUZZ_CHECK((st == 0) == (emu.nrules == nonempty), "st=%d kept %d of %d rules in '%s'", st,
-               emu.nrules, nonempty, text);
+    FUZZ_CHECK((st == 0) == (emu.nrules == nonempty), "st=%d kept %d of %d rules in '%s'", st, emu.nrules,
+               nonempty, text);
     /* The first rule fires on exactly its Nth call when nothing earlier
      * else shares its function name. */
     int shared = 0;

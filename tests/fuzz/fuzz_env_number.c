@@ -48,10 +48,22 @@ static void check_size(const char *text)
     FUZZ_CHECK(end != text && ok, "accepted '%s'", text);
     unsigned shift = 0;
     switch (toupper((unsigned char)*end)) {
-    case 'K': shift = 10; end++; break;
-    case 'M': shift = 20; end++; break;
-    case 'G': shift = 30; end++; break;
-    case 'T': shift = 40; end++; break;
+    case 'K':
+        shift = 10;
+        end++;
+        break;
+    case 'M':
+        shift = 20;
+        end++;
+        break;
+    case 'G':
+        shift = 30;
+        end++;
+        break;
+    case 'T':
+        shift = 40;
+        end++;
+        break;
     }
     if (shift && *end == 'i')
         end++;

@@ -18,7 +18,9 @@
 #include "plugin_validate.h"
 #include "fuzz.h"
 
-static void dummy_op(void) {}
+static void dummy_op(void)
+{
+}
 
 #define HEADER_END offsetof(struct devq_backend_ops, fini)
 #define NOPS ((sizeof(struct devq_backend_ops) - HEADER_END) / sizeof(void (*)(void)))
@@ -47,12 +49,10 @@ static int expected(const struct devq_backend_ops *full, uint32_t abi, uint32_t 
     if (!name_ok)
         return -EINVAL;
     const struct devq_backend_ops *t = full;
-    if (!(SET(t, device_count) && SET(t, device_open) && SET(t, device_close) &&
-          SET(t, device_info) && SET(t, stream_create) && SET(t, stream_destroy) &&
-          SET(t, event_create) && SET(t, event_destroy) && SET(t, event_record) &&
-          SET(t, event_query) && SET(t, event_wait) && SET(t, stream_wait_event) &&
-          SET(t, host_fn) && SET(t, mem_alloc) && SET(t, mem_free) && SET(t, copy) &&
-          SET(t, fill)))
+    if (!(SET(t, device_count) && SET(t, device_open) && SET(t, device_close) && SET(t, device_info) &&
+          SET(t, stream_create) && SET(t, stream_destroy) && SET(t, event_create) && SET(t, event_destroy) &&
+          SET(t, event_record) && SET(t, event_query) && SET(t, event_wait) && SET(t, stream_wait_event) &&
+          SET(t, host_fn) && SET(t, mem_alloc) && SET(t, mem_free) && SET(t, copy) && SET(t, fill)))
         return -EINVAL;
     int k = SET(t, kernel_load) + SET(t, kernel_destroy) + SET(t, launch);
     if (k != 0 && k != 3)
@@ -67,8 +67,9 @@ static int expected(const struct devq_backend_ops *full, uint32_t abi, uint32_t 
         return -EINVAL;
     if (SET(t, mem_alloc_async) != SET(t, mem_free_async))
         return -EINVAL;
-    int c = SET(t, chan_id) + SET(t, chan_create) + SET(t, chan_split) + SET(t, chan_rank) + SET(t, chan_size) +
-            SET(t, chan_destroy) + SET(t, chan_enqueue) + SET(t, chan_error) + SET(t, chan_abort);
+    int c = SET(t, chan_id) + SET(t, chan_create) + SET(t, chan_split) + SET(t, chan_rank) +
+            SET(t, chan_size) + SET(t, chan_destroy) + SET(t, chan_enqueue) + SET(t, chan_error) +
+            SET(t, chan_abort);
     if (c != 0 && c != 9)
         return -EINVAL;
     return 0;
@@ -125,8 +126,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char why[256];
     int r = devq__plugin_validate(table, &out, why, sizeof why);
     int want = expected(&seen, abi, tsize, name && valid_name(name));
-    FUZZ_CHECK(r == want, "validate=%d, rules say %d (abi %u size %u mask %llx name %s): %s", r,
-               want, abi, tsize, (unsigned long long)mask, name ? name : "(null)", why);
+    FUZZ_CHECK(r == want, "validate=%d, rules say %d (abi %u size %u mask %llx name %s): %s", r, want, abi,
+               tsize, (unsigned long long)mask, name ? name : "(null)", why);
     struct devq_backend_ops zero;
     memset(&zero, 0, sizeof zero);
     if (r < 0) {

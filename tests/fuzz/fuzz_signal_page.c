@@ -37,9 +37,9 @@
 
 struct run {
     devq_signal *s;
-    struct devq_timeline *peer;   /* the second mapping */
-    int honest;                   /* the peer only played by the rules */
-    int corrupt;                  /* a call said so */
+    struct devq_timeline *peer; /* the second mapping */
+    int honest;                 /* the peer only played by the rules */
+    int corrupt;                /* a call said so */
     uint64_t last_value;
 };
 
@@ -54,8 +54,7 @@ static void check_msg(void)
     size_t n = strnlen(m, 512);
     FUZZ_CHECK(n < 512, "errmsg not terminated");
     for (size_t i = 0; i < n; i++)
-        FUZZ_CHECK(m[i] >= 0x20 && m[i] < 0x7f, "errmsg byte %zu is 0x%02x: %s", i,
-                   (unsigned char)m[i], m);
+        FUZZ_CHECK(m[i] >= 0x20 && m[i] < 0x7f, "errmsg byte %zu is 0x%02x: %s", i, (unsigned char)m[i], m);
 }
 
 /* Every int result goes through here. */
@@ -69,11 +68,9 @@ static void check(struct run *run, int r, const char *what)
     check_msg();
     int says = r == -EBADMSG && strstr(devq_errmsg(), CORRUPT_TEXT);
     if (run->corrupt)
-        FUZZ_CHECK(says, "%s returned %d (%s) after the signal was corrupted", what, r,
-                   devq_errmsg());
+        FUZZ_CHECK(says, "%s returned %d (%s) after the signal was corrupted", what, r, devq_errmsg());
     if (says) {
-        FUZZ_CHECK(!run->honest, "%s: an honest peer was called corrupt: %s", what,
-                   devq_errmsg());
+        FUZZ_CHECK(!run->honest, "%s: an honest peer was called corrupt: %s", what, devq_errmsg());
         run->corrupt = 1;
     }
 }
@@ -81,8 +78,8 @@ static void check(struct run *run, int r, const char *what)
 static void check_value(struct run *run)
 {
     uint64_t v = devq_signal_value(run->s);
-    FUZZ_CHECK(v >= run->last_value, "value went down to %llu from %llu",
-               (unsigned long long)v, (unsigned long long)run->last_value);
+    FUZZ_CHECK(v >= run->last_value, "value went down to %llu from %llu", (unsigned long long)v,
+               (unsigned long long)run->last_value);
     run->last_value = v;
 }
 
@@ -193,14 +190,13 @@ static void call(struct run *run, uint8_t op, uint64_t arg)
         devq_signal *v[2] = { s, other };
         uint64_t want[2] = { arg & 0xffff, arg >> 48 };
         size_t first = 7;
-        check(run, devq_signal_wait_many(v, want, 2, arg & 1 ? DEVQ_WAIT_ANY : DEVQ_WAIT_ALL,
-                                         0, &first), "wait_many");
+        check(run, devq_signal_wait_many(v, want, 2, arg & 1 ? DEVQ_WAIT_ANY : DEVQ_WAIT_ALL, 0, &first),
+              "wait_many");
         devq_signal_destroy(other);
         break;
     }
     case 7:
-        check(run, devq_signal_fail(s, arg & 1 ? (int)(arg >> 1) : -(int)(arg % 4095) - 1),
-              "fail");
+        check(run, devq_signal_fail(s, arg & 1 ? (int)(arg >> 1) : -(int)(arg % 4095) - 1), "fail");
         break;
     case 8: {
         devq_notify *h = NULL;

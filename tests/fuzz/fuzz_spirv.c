@@ -11,7 +11,10 @@
 #include "vk_plugin.h"
 #include "../helpers/host_fns.h"
 
-static int host_log_level(void) { return DEVQ_LOG_OFF; }
+static int host_log_level(void)
+{
+    return DEVQ_LOG_OFF;
+}
 static const struct devq_host fuzz_host = HOST_FNS_TABLE;
 const struct devq_host *vk_host = &fuzz_host;
 /* features.c's device-creation half needs it; never called here. */

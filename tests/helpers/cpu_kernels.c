@@ -44,6 +44,6 @@ int cpu_test_misdeclared(void *const *args, const devq_cpu_group *g)
     return 0;
 }
 extern const devq_cpu_signature devq_cpu_signature_cpu_test_misdeclared;
-__attribute__((visibility("default"))) const devq_cpu_signature devq_cpu_signature_cpu_test_misdeclared = {
-    DEVQ_CPU_SIGNATURE_MAGIC, 0, NULL, cpu_test_saxpy
-};
+__attribute__((visibility("default")))
+const devq_cpu_signature devq_cpu_signature_cpu_test_misdeclared = { DEVQ_CPU_SIGNATURE_MAGIC, 0, NULL,
+                                                                     cpu_test_saxpy };

@@ -6,8 +6,14 @@
 #include "host_fns.h"
 #include "cpu_test_host.h"
 
-const char *cpu_test_errmsg(void) { return host_errbuf; }
-void cpu_test_errmsg_clear(void) { host_errbuf[0] = '\0'; }
+const char *cpu_test_errmsg(void)
+{
+    return host_errbuf;
+}
+void cpu_test_errmsg_clear(void)
+{
+    host_errbuf[0] = '\0';
+}
 
 static int host_log_level(void)
 {

@@ -32,10 +32,10 @@ extern void *__libc_malloc(size_t n);
 extern void *__libc_calloc(size_t n, size_t size);
 extern void *__libc_realloc(void *p, size_t n);
 extern void *__libc_memalign(size_t align, size_t n);
-extern void  __libc_free(void *p);
+extern void __libc_free(void *p);
 
 static _Atomic int fail_threads;
-static _Atomic long alloc_armed;     /* 0: off; > 0: fail the call numbered this; < 0: count */
+static _Atomic long alloc_armed; /* 0: off; > 0: fail the call numbered this; < 0: count */
 static _Atomic long alloc_count;
 
 void failshim_threads(int on)

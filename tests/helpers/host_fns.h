@@ -48,8 +48,8 @@ static int host_futex_wait(const uint32_t *word, uint32_t expected, uint64_t dea
         ts.tv_nsec = (long)(deadline_ns % 1000000000ull);
         tsp = &ts;
     }
-    long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, tsp,
-                     NULL, FUTEX_BITSET_MATCH_ANY);
+    long r = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected, tsp, NULL,
+                     FUTEX_BITSET_MATCH_ANY);
     return r == -1 && errno == ETIMEDOUT ? -ETIMEDOUT : 0;
 }
 
@@ -78,11 +78,11 @@ static void host_log(int level, const char *fmt, ...)
 }
 
 /* The table, for `const struct devq_host name = HOST_FNS_TABLE;`. */
-#define HOST_FNS_TABLE { \
-        .abi_version = DEVQ_HOST_ABI_VERSION, .size = sizeof(struct devq_host), \
-        .error = host_error, .log = host_log, .log_level = host_log_level, \
-        .futex_wait = host_futex_wait, .futex_wake = host_futex_wake, .now_ns = host_now_ns, \
-        .getenv = host_getenv, \
+#define HOST_FNS_TABLE                                                                               \
+    {                                                                                                \
+        .abi_version = DEVQ_HOST_ABI_VERSION, .size = sizeof(struct devq_host), .error = host_error, \
+        .log = host_log, .log_level = host_log_level, .futex_wait = host_futex_wait,                 \
+        .futex_wake = host_futex_wake, .now_ns = host_now_ns, .getenv = host_getenv,                 \
     }
 
 #endif

@@ -7,8 +7,14 @@
 #include <stdio.h>
 #include <devq/devq.h>
 
-#define CHECK(x) do { int r_ = (x); if (r_ < 0) { \
-    fprintf(stderr, "mem_events: %s: %d %s\n", #x, r_, devq_errmsg()); return 1; } } while (0)
+#define CHECK(x)                                                               \
+    do {                                                                       \
+        int r_ = (x);                                                          \
+        if (r_ < 0) {                                                          \
+            fprintf(stderr, "mem_events: %s: %d %s\n", #x, r_, devq_errmsg()); \
+            return 1;                                                          \
+        }                                                                      \
+    } while (0)
 
 int main(void)
 {

@@ -15,7 +15,7 @@
 #define ALIGN 256
 
 struct devq_pl_event {
-    uint64_t ticket;                  /* 0: never recorded (reached) */
+    uint64_t ticket; /* 0: never recorded (reached) */
 };
 struct devq_pl_stream {
     int id;
@@ -30,7 +30,7 @@ struct host_call {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static uint8_t *done;                 /* [ticket] */
+static uint8_t *done; /* [ticket] */
 static uint64_t nticket, capticket;
 static size_t backend_bytes, mem_limit;
 static uint64_t backend_allocs;
@@ -111,8 +111,8 @@ static int f_mem_alloc(devq_pl_device *d, size_t bytes, void **dptr, void **hptr
     if (mem_limit && backend_bytes + bytes > mem_limit) {
         size_t have = backend_bytes;
         pthread_mutex_unlock(&lock);
-        return devq__err(-ENOMEM, "fake: device full (%zu of %zu bytes used, %zu asked)",
-                         have, mem_limit, bytes);
+        return devq__err(-ENOMEM, "fake: device full (%zu of %zu bytes used, %zu asked)", have, mem_limit,
+                         bytes);
     }
     backend_bytes += bytes;
     backend_allocs++;

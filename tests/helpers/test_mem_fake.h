@@ -12,15 +12,15 @@
 #include "stream.h"
 
 struct fake_config {
-    uint64_t caps;              /* DEVQ_CAP_* (HOST_VISIBLE by default in tests) */
-    size_t mem_limit;           /* backend refuses past this many bytes (0: no limit) */
-    int defer_host_fn;          /* queue host callbacks until fake_run_host_fns() */
-    int attach_mem;             /* run devq__mem_create (the default stack) */
+    uint64_t caps;     /* DEVQ_CAP_* (HOST_VISIBLE by default in tests) */
+    size_t mem_limit;  /* backend refuses past this many bytes (0: no limit) */
+    int defer_host_fn; /* queue host callbacks until fake_run_host_fns() */
+    int attach_mem;    /* run devq__mem_create (the default stack) */
 };
 
 struct devq_device *fake_device_open(const struct fake_config *cfg);
 /* Returns devq__mem_create's result when attach_mem is set. */
-int  fake_device_open_mem(const struct fake_config *cfg, struct devq_device **out);
+int fake_device_open_mem(const struct fake_config *cfg, struct devq_device **out);
 void fake_device_close(struct devq_device *dev);
 
 /* Stream `id` of the fake device (ids 0..15). */
@@ -35,7 +35,7 @@ void fake_complete_all_but(uint64_t ticket);
 void fake_run_host_fns(void);
 
 /* Backend counters. */
-size_t fake_backend_bytes(void);        /* bytes the backend has handed out */
-uint64_t fake_backend_allocs(void);     /* mem_alloc calls that succeeded */
+size_t fake_backend_bytes(void);    /* bytes the backend has handed out */
+uint64_t fake_backend_allocs(void); /* mem_alloc calls that succeeded */
 
 #endif

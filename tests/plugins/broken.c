@@ -22,7 +22,10 @@
 #if defined(BROKEN_NOENTRY)
 /* Exports something, just not the entry point. */
 int devq_plugin_inti(void);
-int devq_plugin_inti(void) { return 0; }
+int devq_plugin_inti(void)
+{
+    return 0;
+}
 #else
 
 #if defined(BROKEN_FUTURE)
@@ -64,12 +67,13 @@ static const struct devq_backend_ops ops = {
 #endif
 #if defined(BROKEN_OLD)
     /* Past `size`: the loader must not see these. */
-    .kernel_load = stub_kernel_load, .kernel_destroy = stub_kernel_destroy, .launch = stub_launch,
+    .kernel_load = stub_kernel_load,
+    .kernel_destroy = stub_kernel_destroy,
+    .launch = stub_launch,
 #endif
 };
 
-int devq_plugin_init(const struct devq_host *host, uint32_t host_abi,
-                     const struct devq_backend_ops **out)
+int devq_plugin_init(const struct devq_host *host, uint32_t host_abi, const struct devq_backend_ops **out)
 {
     (void)host_abi;
     stub_host = host;

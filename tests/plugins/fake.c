@@ -28,9 +28,16 @@ _Atomic int devq_fake_open_delay_us;
 
 static const struct devq_host *host;
 
-struct devq_pl_device { uint32_t ordinal; };
-struct devq_pl_stream { struct devq_pl_device *dev; int error; };
-struct devq_pl_event  { int unused; };
+struct devq_pl_device {
+    uint32_t ordinal;
+};
+struct devq_pl_stream {
+    struct devq_pl_device *dev;
+    int error;
+};
+struct devq_pl_event {
+    int unused;
+};
 
 static int fake_device_count(uint32_t *count)
 {
@@ -56,8 +63,7 @@ static int fake_device_open(uint32_t ordinal, devq_pl_device **out)
     while (fail > 0 && !atomic_compare_exchange_weak(&devq_fake_fail_opens, &fail, fail - 1))
         ;
     if (fail > 0)
-        return host->error(-EIO, "fake:%u: device_open failed on request (devq_fake_fail_opens)",
-                           ordinal);
+        return host->error(-EIO, "fake:%u: device_open failed on request (devq_fake_fail_opens)", ordinal);
     struct devq_pl_device *d = calloc(1, sizeof *d);
     if (!d)
         return host->error(-ENOMEM, "fake: out of memory");
@@ -96,21 +102,47 @@ static int fake_stream_create(devq_pl_device *d, const devq_queue_desc *desc, de
     return 0;
 }
 
-static void fake_stream_destroy(devq_pl_stream *s) { free(s); }
+static void fake_stream_destroy(devq_pl_stream *s)
+{
+    free(s);
+}
 
 static int fake_event_create(devq_pl_device *d, uint32_t flags, devq_pl_event **out)
 {
-    (void)d; (void)flags;
+    (void)d;
+    (void)flags;
     *out = calloc(1, sizeof **out);
     return *out ? 0 : host->error(-ENOMEM, "fake: out of memory");
 }
 
-static void fake_event_destroy(devq_pl_event *e) { free(e); }
+static void fake_event_destroy(devq_pl_event *e)
+{
+    free(e);
+}
 /* Every op has completed when it returns, so every event is reached. */
-static int fake_event_record(devq_pl_event *e, devq_pl_stream *s) { (void)e; (void)s; return 0; }
-static int fake_event_query(devq_pl_event *e) { (void)e; return 0; }
-static int fake_event_wait(devq_pl_event *e, uint64_t t) { (void)e; (void)t; return 0; }
-static int fake_stream_wait_event(devq_pl_stream *s, devq_pl_event *e) { (void)s; (void)e; return 0; }
+static int fake_event_record(devq_pl_event *e, devq_pl_stream *s)
+{
+    (void)e;
+    (void)s;
+    return 0;
+}
+static int fake_event_query(devq_pl_event *e)
+{
+    (void)e;
+    return 0;
+}
+static int fake_event_wait(devq_pl_event *e, uint64_t t)
+{
+    (void)e;
+    (void)t;
+    return 0;
+}
+static int fake_stream_wait_event(devq_pl_stream *s, devq_pl_event *e)
+{
+    (void)s;
+    (void)e;
+    return 0;
+}
 
 static int fake_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
 {
@@ -126,7 +158,7 @@ static int fake_mem_alloc(devq_pl_device *d, size_t bytes, void **dptr, void **h
 {
     (void)d;
     /* 256-byte aligned, as devq-plugin(7) asks. */
-    size_t n = bytes ? (bytes + 255) & ~(size_t)255 : 256;     /* C11: a multiple of 256 */
+    size_t n = bytes ? (bytes + 255) & ~(size_t)255 : 256; /* C11: a multiple of 256 */
     void *p = n >= bytes ? aligned_alloc(256, n) : NULL;
     if (!p)
         return host->error(-ENOMEM, "fake: cannot allocate %zu bytes", bytes);
@@ -136,7 +168,11 @@ static int fake_mem_alloc(devq_pl_device *d, size_t bytes, void **dptr, void **h
     return 0;
 }
 
-static void fake_mem_free(devq_pl_device *d, void *p) { (void)d; free(p); }
+static void fake_mem_free(devq_pl_device *d, void *p)
+{
+    (void)d;
+    free(p);
+}
 
 static int fake_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir)
 {
@@ -176,8 +212,7 @@ static const struct devq_backend_ops fake_ops = {
     .fill = fake_fill,
 };
 
-int devq_plugin_init(const struct devq_host *h, uint32_t host_abi,
-                     const struct devq_backend_ops **out)
+int devq_plugin_init(const struct devq_host *h, uint32_t host_abi, const struct devq_backend_ops **out)
 {
     (void)host_abi;
     host = h;

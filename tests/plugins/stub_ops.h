@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* clang-format off */ /* hand-aligned tables, read as documentation */
 /* Ops that do nothing, for test plugins whose point is to be refused (or
  * accepted) by the loader's table checks, never to run work. */
 #ifndef DEVQ_TEST_STUB_OPS_H

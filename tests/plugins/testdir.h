@@ -29,7 +29,7 @@ __attribute__((unused)) static char *testdir_new(void)
 {
     static int registered;
     if (!registered++)
-        atexit(testdir_cleanup);    /* a failed assertion exits the test process */
+        atexit(testdir_cleanup); /* a failed assertion exits the test process */
     ck_assert_int_lt(ntestdirs, TESTDIR_MAX);
     const char *tmp = getenv("TMPDIR");
     char tmpl[512];

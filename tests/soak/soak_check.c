@@ -43,7 +43,8 @@ static void check_messages(struct soak_round *r, const soak_bset *F, int want_st
             continue;
         const struct soak_batch *sb = &r->batch[b];
         if (want_status && sb->status != want_status) {
-            soak_fail(r, "batch %d failed with %d, not the root cause's %d: %s", b, sb->status, want_status, sb->msg);
+            soak_fail(r, "batch %d failed with %d, not the root cause's %d: %s", b, sb->status, want_status,
+                      sb->msg);
             return;
         }
         if (want_text && !strstr(sb->msg, want_text) && !(want_text2 && strstr(sb->msg, want_text2))) {
@@ -51,11 +52,14 @@ static void check_messages(struct soak_round *r, const soak_bset *F, int want_st
              * sN, which failed: " to its cause, in a bounded buffer: past
              * a few hops the root cause is cut off the end. */
             if (strlen(sb->msg) >= 200 && strstr(sb->msg, "which failed: ")) {
-                soak_known(r, KNOWN_CAUSE_TRUNCATED, "devq_errmsg() after batch %d's failed wait lost the root "
-                           "cause '%s' (%zu characters of hops): %.160s...", b, want_text, strlen(sb->msg), sb->msg);
+                soak_known(r, KNOWN_CAUSE_TRUNCATED,
+                           "devq_errmsg() after batch %d's failed wait lost the root "
+                           "cause '%s' (%zu characters of hops): %.160s...",
+                           b, want_text, strlen(sb->msg), sb->msg);
             } else {
-                soak_fail(r, "devq_errmsg() after batch %d's failed wait does not name the root cause '%s': %s", b,
-                          want_text, sb->msg);
+                soak_fail(r,
+                          "devq_errmsg() after batch %d's failed wait does not name the root cause '%s': %s",
+                          b, want_text, sb->msg);
                 return;
             }
         }
@@ -66,21 +70,32 @@ static void check_messages(struct soak_round *r, const soak_bset *F, int want_st
 static void explain(const struct soak_round *r, const struct soak_sim *s, int b, char *out, size_t cap)
 {
     const struct soak_batch *sb = &r->batch[b];
-    static const char *const names[] = { "waits on batch", "waits on the host signal", "mix", "combine", "gen",
-                                         "copy", "fill", "write", "staged write", "read", "failing kernel",
+    static const char *const names[] = { "waits on batch",
+                                         "waits on the host signal",
+                                         "mix",
+                                         "combine",
+                                         "gen",
+                                         "copy",
+                                         "fill",
+                                         "write",
+                                         "staged write",
+                                         "read",
+                                         "failing kernel",
                                          "host_fn" };
     snprintf(out, cap, "%s", sb->discarded ? "discarded at submit" : "fails after its ops");
     for (int i = sb->mop_first; i < sb->mop_end; i++)
         if (s->op[i] == SIM_FAILED) {
             const struct soak_mop *m = &r->mop[i];
-            snprintf(out, cap, "op %d (%s%s%d), dst buffer %d, src buffer %d", i - sb->mop_first, names[m->kind],
-                     m->kind == MOP_WAIT ? " " : "", m->kind == MOP_WAIT ? m->wait : -1, m->dst, m->src);
+            snprintf(out, cap, "op %d (%s%s%d), dst buffer %d, src buffer %d", i - sb->mop_first,
+                     names[m->kind], m->kind == MOP_WAIT ? " " : "", m->kind == MOP_WAIT ? m->wait : -1,
+                     m->dst, m->src);
             return;
         }
 }
 
 /* The observed failures must be exactly the predicted ones. */
-static bool check_prediction(struct soak_round *r, const soak_bset *F, const struct soak_sim *s, const char *root)
+static bool check_prediction(struct soak_round *r, const soak_bset *F, const struct soak_sim *s,
+                             const char *root)
 {
     int x = first_diff(r, F, s);
     if (x < 0)
@@ -96,14 +111,17 @@ static bool check_prediction(struct soak_round *r, const soak_bset *F, const str
     if (bset_has(F, x) && r->plan->fault == FAULT_CUDA_STICKY && !is_cuda(r, x) &&
         strstr(r->batch[x].msg, "device lost") && !soak_switch_on("SOAK_STRICT_LOSS")) {
         printf("round %d: note: model gap (SOAK_STRICT_LOSS=1 fails the round): cpu batch %d failed from the "
-               "lost device, which the model does not predict: %.200s\n", r->plan->round, x, r->batch[x].msg);
-        r->model_gap = 1;         /* what follows from it is not modelled either */
+               "lost device, which the model does not predict: %.200s\n",
+               r->plan->round, x, r->batch[x].msg);
+        r->model_gap = 1; /* what follows from it is not modelled either */
         return true;
     }
     if (bset_has(F, x))
-        soak_fail(r, "batch %d (queue %d, %s) failed (%d: %s), but nothing it waits on or reads failed (%s); "
-                  "failed: %s", x, r->batch[x].q, is_cuda(r, x) ? "cuda" : "cpu", r->batch[x].status,
-                  r->batch[x].msg, root, names);
+        soak_fail(r,
+                  "batch %d (queue %d, %s) failed (%d: %s), but nothing it waits on or reads failed (%s); "
+                  "failed: %s",
+                  x, r->batch[x].q, is_cuda(r, x) ? "cuda" : "cpu", r->batch[x].status, r->batch[x].msg, root,
+                  names);
     else
         soak_fail(r, "batch %d (queue %d, %s) reached its value, but must fail (%s): %s; failed: %s", x,
                   r->batch[x].q, is_cuda(r, x) ? "cuda" : "cpu", root, why, names);
@@ -122,8 +140,8 @@ static int check_buffer_status(struct soak_round *r, const struct soak_sim *s, i
         bool wrong = (s->buf[i] != SIM_MAYBE && (B->final_status != 0) != (s->buf[i] == SIM_FAILED)) ||
                      (B->final_status && want_status && B->final_status != want_status);
         if (wrong && report && !bad)
-            soak_fail(r, "buffer %d (%s) at the end: devq_buffer_status() is %d (%s), but the model says %s", i,
-                      B->dev ? "cuda" : "cpu", B->final_status, B->final_msg,
+            soak_fail(r, "buffer %d (%s) at the end: devq_buffer_status() is %d (%s), but the model says %s",
+                      i, B->dev ? "cuda" : "cpu", B->final_status, B->final_msg,
                       s->buf[i] ? "failed (its last writer failed or was skipped)" : "clean");
         bad += wrong;
     }
@@ -153,7 +171,7 @@ static void predict(struct soak_round *r, const struct soak_root *root, struct s
         soak_predict(r, &rt, s);
         if (early_publish_strict())
             return;
-        int bad_after[SOAK_MAX_BUFS];      /* first later batch with a failed writer of the buffer */
+        int bad_after[SOAK_MAX_BUFS]; /* first later batch with a failed writer of the buffer */
         bool changed = false;
         for (int k = 0; k < r->nbufs; k++)
             bad_after[k] = INT32_MAX;
@@ -183,8 +201,9 @@ static int judge(struct soak_round *r, const soak_bset *F, const struct soak_roo
 {
     predict(r, rt, s, report);
     if (!report)
-        return first_diff(r, F, s) >= 0 ? 1 : check_buffer_status(r, s, want_status, false) +
-                                           soak_check_data(r, s, false, &r->unknown_elements);
+        return first_diff(r, F, s) >= 0 ? 1
+                                        : check_buffer_status(r, s, want_status, false) +
+                                              soak_check_data(r, s, false, &r->unknown_elements);
     if (!check_prediction(r, F, s, root))
         return 1;
     if (r->model_gap)
@@ -198,10 +217,11 @@ static int judge(struct soak_round *r, const soak_bset *F, const struct soak_roo
 /* The devq op kind (soak_op) of a model op, -1 for waits. */
 static int op_kind_of(int mop_kind)
 {
-    static const int8_t kind[] = { [MOP_WAIT] = -1, [MOP_HOST_WAIT] = -1, [MOP_MIX] = OP_EXEC,
-                                   [MOP_COMBINE] = OP_EXEC, [MOP_GEN] = OP_EXEC, [MOP_COPY] = OP_COPY,
-                                   [MOP_FILL] = OP_FILL, [MOP_WRITE] = OP_WRITE, [MOP_STAGED] = OP_WRITE,
-                                   [MOP_READ] = OP_READ, [MOP_FAIL] = OP_EXEC, [MOP_HOSTFN] = OP_HOSTFN };
+    static const int8_t kind[] = {
+        [MOP_WAIT] = -1,         [MOP_HOST_WAIT] = -1, [MOP_MIX] = OP_EXEC,  [MOP_COMBINE] = OP_EXEC,
+        [MOP_GEN] = OP_EXEC,     [MOP_COPY] = OP_COPY, [MOP_FILL] = OP_FILL, [MOP_WRITE] = OP_WRITE,
+        [MOP_STAGED] = OP_WRITE, [MOP_READ] = OP_READ, [MOP_FAIL] = OP_EXEC, [MOP_HOSTFN] = OP_HOSTFN
+    };
     return kind[mop_kind];
 }
 
@@ -257,7 +277,8 @@ static void check_failures(struct soak_round *r, soak_bset *F)
     case FAULT_NONE:
         judge(r, F, &rt, "no fault injected", 0, true, s);
         if (r->unknown_elements)
-            soak_fail(r, "%d read elements could not be compared with no fault injected", r->unknown_elements);
+            soak_fail(r, "%d read elements could not be compared with no fault injected",
+                      r->unknown_elements);
         break;
     case FAULT_HOST_SIGNAL:
         rt.host_failed = true;
@@ -289,11 +310,14 @@ static void check_failures(struct soak_round *r, soak_bset *F)
             rt.op = first >= 0 ? r->batch[first].mop_first : -1;
             rt.end_batch = first >= 0 && r->batch[first].mop_first == r->batch[first].mop_end ? first : -1;
             rt.late = true;
-            soak_fail(r, "a non-sticky %s failure at no op of a cuda batch explains the failures seen (%s); "
-                      "against the first failed cuda batch, %d:", p->func, names, first);
+            soak_fail(r,
+                      "a non-sticky %s failure at no op of a cuda batch explains the failures seen (%s); "
+                      "against the first failed cuda batch, %d:",
+                      p->func, names, first);
             judge(r, F, &rt, "a cuda call failed in the first failed cuda batch", 0, true, s);
         } else if (root >= 0 && p->op_kind >= 0 && !(r->batch[root].kinds & (1u << p->op_kind))) {
-            soak_fail(r, "batch %d failed from %s but holds no %s op", root, p->func, soak_op_names[p->op_kind]);
+            soak_fail(r, "batch %d failed from %s but holds no %s op", root, p->func,
+                      soak_op_names[p->op_kind]);
         }
         check_messages(r, F, 0, p->error, p->func);
         break;
@@ -310,8 +334,9 @@ static void check_failures(struct soak_round *r, soak_bset *F)
         rt.whole = &roots;
         judge(r, F, &rt, "the cuda device was lost", 0, true, s);
         if (none && p->op_kind >= 0 && r->ops_of_kind[1][p->op_kind] >= p->nth && !r->call_errors)
-            soak_fail(r, "%d %s ops were submitted on cuda, so call %d of %s lost the device, yet nothing failed",
-                      r->ops_of_kind[1][p->op_kind], soak_op_names[p->op_kind], p->nth, p->func);
+            soak_fail(
+                r, "%d %s ops were submitted on cuda, so call %d of %s lost the device, yet nothing failed",
+                r->ops_of_kind[1][p->op_kind], soak_op_names[p->op_kind], p->nth, p->func);
         /* Batches whose recording failed on the lost device were failed
          * by the soak itself: theirs and their followers' cause is that. */
         check_messages(r, F, 0, p->error, r->self_failed ? "devq_signal_fail(-ENODEV)" : NULL);
@@ -329,9 +354,11 @@ static void check_batches(struct soak_round *r)
         struct soak_batch *sb = &r->batch[b];
         int ran = atomic_load(&sb->hostfn_ran);
         if (sb->submit_rc < 0 && sb->status == 0)
-            soak_fail(r, "batch %d: devq_queue_submit failed (%d) yet its signal reached its value", b, sb->submit_rc);
+            soak_fail(r, "batch %d: devq_queue_submit failed (%d) yet its signal reached its value", b,
+                      sb->submit_rc);
         if (sb->status == 0 && ran != sb->hostfns)
-            soak_fail(r, "batch %d reached its value but %d of its %d host functions ran", b, ran, sb->hostfns);
+            soak_fail(r, "batch %d reached its value but %d of its %d host functions ran", b, ran,
+                      sb->hostfns);
         if (ran > sb->hostfns)
             soak_fail(r, "batch %d: host functions ran %d times, %d queued", b, ran, sb->hostfns);
     }
@@ -369,9 +396,11 @@ static void check_probes(struct soak_round *r)
             break;
         }
         if (!fine)
-            soak_fail(r, "host probe %d (how %d on batch %d%s): returned %d, notified %d with %d, but the "
-                      "batch's final status is %d", i, p->how, p->batch[0], p->n > 1 ? " and more" : "", p->rc,
-                      atomic_load(&p->notified), atomic_load(&p->notify_status), first_bad);
+            soak_fail(r,
+                      "host probe %d (how %d on batch %d%s): returned %d, notified %d with %d, but the "
+                      "batch's final status is %d",
+                      i, p->how, p->batch[0], p->n > 1 ? " and more" : "", p->rc, atomic_load(&p->notified),
+                      atomic_load(&p->notify_status), first_bad);
     }
 }
 

@@ -64,8 +64,7 @@ int soak_fail_kernel(void *const *a, const devq_cpu_group *g)
     return *(const int32_t *)a[0];
 }
 
-const char soak_emu_module[] =
-    "devq-emu-module cpu-args\n"
-    "soak_mix ptr 4 4\n"
-    "soak_combine ptr ptr 4\n"
-    "soak_gen ptr 4 4\n";
+const char soak_emu_module[] = "devq-emu-module cpu-args\n"
+                               "soak_mix ptr 4 4\n"
+                               "soak_combine ptr ptr 4\n"
+                               "soak_gen ptr 4 4\n";

@@ -58,15 +58,20 @@ static long env_num(const char *name, long dflt)
 
 /* Driver functions a fault may hit, and the devq op that calls each once
  * (-1: called by lib's ordering, signalling or allocation). */
-static const struct { const char *func; int op; } call_faults[] = {
-    { "cuLaunchKernel", OP_EXEC },       { "cuMemcpyHtoDAsync", OP_WRITE },
-    { "cuMemcpyDtoHAsync", OP_READ },    { "cuMemcpyDtoDAsync", OP_COPY },
-    { "cuMemsetD8Async", OP_FILL },      { "cuEventRecord", -1 },
-    { "cuStreamWaitEvent", -1 },         { "cuStreamAddCallback", -1 },
-    { "cuMemAllocAsync", -1 },           { "cuStreamWaitValue64", -1 },
-    { "cuStreamWriteValue64", -1 },
+static const struct {
+    const char *func;
+    int op;
+} call_faults[] = {
+    { "cuLaunchKernel", OP_EXEC },    { "cuMemcpyHtoDAsync", OP_WRITE }, { "cuMemcpyDtoHAsync", OP_READ },
+    { "cuMemcpyDtoDAsync", OP_COPY }, { "cuMemsetD8Async", OP_FILL },    { "cuEventRecord", -1 },
+    { "cuStreamWaitEvent", -1 },      { "cuStreamAddCallback", -1 },     { "cuMemAllocAsync", -1 },
+    { "cuStreamWaitValue64", -1 },    { "cuStreamWriteValue64", -1 },
 };
-static const struct { const char *func; int op; const char *error; } sticky_faults[] = {
+static const struct {
+    const char *func;
+    int op;
+    const char *error;
+} sticky_faults[] = {
     { "cuLaunchKernel", OP_EXEC, "CUDA_ERROR_LAUNCH_FAILED" },
     { "cuLaunchKernel", OP_EXEC, "CUDA_ERROR_ILLEGAL_ADDRESS" },
     { "cuMemcpyHtoDAsync", OP_WRITE, "CUDA_ERROR_ILLEGAL_ADDRESS" },
@@ -160,7 +165,8 @@ static int warm_up(void)
     if (rc == 0 && (rc = devq_signal_create(0, &gate)) == 0 && (rc = devq_signal_create(0, &done)) == 0) {
         devq_queue_wait(q, gate, 1);
         devq_queue_signal(q, done, 1);
-        if ((rc = devq_queue_submit(q)) == 0 && (rc = devq_signal_notify(done, 1, warm_notify, NULL, NULL)) == 0 &&
+        if ((rc = devq_queue_submit(q)) == 0 &&
+            (rc = devq_signal_notify(done, 1, warm_notify, NULL, NULL)) == 0 &&
             (rc = devq_signal_set(gate, 1)) == 0)
             rc = devq_signal_wait(done, 1, SOAK_WAIT_NS);
     }
@@ -221,14 +227,17 @@ static int child(const struct soak_plan *p)
     soak_phase("round %d: counting fds and threads after close", p->round);
     int fds1 = soak_count_fds(), threads1 = soak_settle_threads(threads0, 5 * SOAK_SEC);
     if (fds1 != fds0) {
-        fprintf(stderr, "SOAK FAILURE round %d (seed %llu): fd leak: %d open after the warm-up, %d after the round\n",
+        fprintf(stderr,
+                "SOAK FAILURE round %d (seed %llu): fd leak: %d open after the warm-up, %d after the round\n",
                 p->round, (unsigned long long)p->seed, fds0, fds1);
         list_fds();
         failures++;
     }
     if (threads1 > threads0) {
-        fprintf(stderr, "SOAK FAILURE round %d (seed %llu): thread leak: %d threads after the warm-up, %d 5 s "
-                "after the round closed everything\n", p->round, (unsigned long long)p->seed, threads0, threads1);
+        fprintf(stderr,
+                "SOAK FAILURE round %d (seed %llu): thread leak: %d threads after the warm-up, %d 5 s "
+                "after the round closed everything\n",
+                p->round, (unsigned long long)p->seed, threads0, threads1);
         soak_dump_stacks("thread leak");
         failures++;
     }
@@ -252,7 +261,7 @@ static int reap(pid_t pid, int round)
             kill(pid, SIGKILL);
         }
     } else {
-        alarm(ROUND_WATCHDOG_MS / 1000);    /* no pidfd: SIGALRM ends the whole test */
+        alarm(ROUND_WATCHDOG_MS / 1000); /* no pidfd: SIGALRM ends the whole test */
     }
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
@@ -267,7 +276,8 @@ static int reap(pid_t pid, int round)
 
 int main(void)
 {
-    uint64_t seed = (uint64_t)env_num("SOAK_SEED", (long)(now_ms() ^ (uint64_t)getpid() << 20) & 0x7fffffffffff);
+    uint64_t seed =
+        (uint64_t)env_num("SOAK_SEED", (long)(now_ms() ^ (uint64_t)getpid() << 20) & 0x7fffffffffff);
     long seconds = env_num("SOAK_SECONDS", 75);
     long only = env_num("SOAK_ROUND", -1 + 0);
     bool replay = getenv("SOAK_ROUND") && *getenv("SOAK_ROUND");
@@ -303,15 +313,15 @@ int main(void)
             passed++;
         } else {
             failed++;
-            fprintf(stderr, "soak: round %d FAILED; replay: SOAK_SEED=%llu SOAK_ROUND=%d (fault %s%s%s)\n", round,
-                    (unsigned long long)seed, round, soak_fault_names[plan.fault],
+            fprintf(stderr, "soak: round %d FAILED; replay: SOAK_SEED=%llu SOAK_ROUND=%d (fault %s%s%s)\n",
+                    round, (unsigned long long)seed, round, soak_fault_names[plan.fault],
                     plan.emu_fail[0] ? " DEVQ_EMU_FAIL=" : "", plan.emu_fail);
         }
         if (replay || now_ms() - start >= (uint64_t)seconds * 1000u)
             break;
     }
-    printf("soak: %d rounds in %.1f s, SOAK_SEED=%llu\n", passed + failed, (double)(now_ms() - start) / 1000.0,
-           (unsigned long long)seed);
+    printf("soak: %d rounds in %.1f s, SOAK_SEED=%llu\n", passed + failed,
+           (double)(now_ms() - start) / 1000.0, (unsigned long long)seed);
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -89,11 +89,14 @@ static bool late_publish_strict(void)
 /* Worse of two verdicts: FAILED, then MAYBE, then OK. */
 static uint8_t worse(uint8_t a, uint8_t b)
 {
-    return a == SIM_FAILED || b == SIM_FAILED ? SIM_FAILED : a == SIM_MAYBE || b == SIM_MAYBE ? SIM_MAYBE : SIM_OK;
+    return a == SIM_FAILED || b == SIM_FAILED ? SIM_FAILED
+           : a == SIM_MAYBE || b == SIM_MAYBE ? SIM_MAYBE
+                                              : SIM_OK;
 }
 
 /* The verdict of op i of batch sb (not yet failed) on its own. */
-static uint8_t own_verdict(const struct soak_round *r, const struct soak_root *rt, const struct soak_sim *s, int i)
+static uint8_t own_verdict(const struct soak_round *r, const struct soak_root *rt, const struct soak_sim *s,
+                           int i)
 {
     const struct soak_mop *m = &r->mop[i];
     uint8_t v = i == rt->op ? SIM_FAILED : rt->maybe && rt->maybe[i] ? SIM_MAYBE : SIM_OK;
@@ -113,18 +116,20 @@ static uint8_t own_verdict(const struct soak_round *r, const struct soak_root *r
  * (lib/batch_walk.c walks from there): the ops since then may count as
  * failed although they ran (tests/soak/repro/fail_position.c).  A read
  * of a failed buffer is placed exactly. */
-static bool placed_late(const struct soak_round *r, const struct soak_root *rt, const struct soak_sim *s, int i)
+static bool placed_late(const struct soak_round *r, const struct soak_root *rt, const struct soak_sim *s,
+                        int i)
 {
     const struct soak_mop *m = &r->mop[i];
     if (exact_fail_op())
         return false;
-    bool by_read = (m->src >= 0 && s->buf[m->src] != SIM_OK) || (reads_dst(m->kind) && s->buf[m->dst] != SIM_OK);
+    bool by_read =
+        (m->src >= 0 && s->buf[m->src] != SIM_OK) || (reads_dst(m->kind) && s->buf[m->dst] != SIM_OK);
     return !by_read || i == rt->op || m->kind == MOP_WAIT || m->kind == MOP_HOST_WAIT;
 }
 
 void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct soak_sim *s)
 {
-    uint32_t haunted[SOAK_MAX_BUFS] = { 0 };      /* queues of failed writers: see late_publish_strict */
+    uint32_t haunted[SOAK_MAX_BUFS] = { 0 }; /* queues of failed writers: see late_publish_strict */
     memset(s, 0, sizeof *s);
     for (int b = 0; b < r->nbatches; b++) {
         const struct soak_batch *sb = &r->batch[b];
@@ -132,8 +137,8 @@ void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct
          * the loss is unknown: they may have failed. */
         bool lost = rt->whole && bset_has(rt->whole, b);
         uint8_t bv = sb->discarded ? SIM_FAILED : lost ? SIM_MAYBE : SIM_OK;
-        int since = sb->mop_first;          /* the batch's last completion point */
-        bool by_wait = false;               /* it failed on a wait (or rt->late) */
+        int since = sb->mop_first; /* the batch's last completion point */
+        bool by_wait = false;      /* it failed on a wait (or rt->late) */
         for (int i = sb->mop_first; i < sb->mop_end; i++) {
             const struct soak_mop *m = &r->mop[i];
             uint8_t own = own_verdict(r, rt, s, i);
@@ -158,19 +163,19 @@ void soak_predict(const struct soak_round *r, const struct soak_root *rt, struct
             if (v == SIM_FAILED && bv != SIM_FAILED) {
                 by_wait = ((m->kind == MOP_WAIT || m->kind == MOP_HOST_WAIT) && i != rt->op) ||
                           ((i == rt->op || b == rt->end_batch) && rt->late);
-                for (int j = i + 1; j < sb->mop_end; j++)      /* the rest may never be issued */
+                for (int j = i + 1; j < sb->mop_end; j++) /* the rest may never be issued */
                     by_wait |= r->mop[j].kind == MOP_WAIT || r->mop[j].kind == MOP_HOST_WAIT;
             }
             s->op[i] = v;
             bv = v;
             if (m->kind == MOP_HOSTFN)
                 since = i;
-            if (writes(m->kind) && !sb->discarded) {  /* a writer that ran cleared it (or it was clean) */
+            if (writes(m->kind) && !sb->discarded) { /* a writer that ran cleared it (or it was clean) */
                 bool late = v == SIM_FAILED && by_wait && !late_publish_strict();
                 if (v != SIM_OK && !late_publish_strict())
                     haunted[m->dst] |= 1u << sb->q;
                 uint8_t nv = late || (v == SIM_OK && (haunted[m->dst] & ~(1u << sb->q))) ? SIM_MAYBE : v;
-                if (v == SIM_OK && !writes_whole(r, m))  /* part of it: the rest keeps its state */
+                if (v == SIM_OK && !writes_whole(r, m)) /* part of it: the rest keeps its state */
                     nv = worse(nv, s->buf[m->dst]);
                 s->buf[m->dst] = nv;
             }
@@ -191,12 +196,13 @@ struct content {
 
 int soak_check_data(struct soak_round *r, const struct soak_sim *s, bool report, int *unknown)
 {
-    struct content *buf = calloc((size_t)r->nbufs, sizeof *buf), *rd = calloc((size_t)r->nreads + 1, sizeof *rd);
+    struct content *buf = calloc((size_t)r->nbufs, sizeof *buf),
+                   *rd = calloc((size_t)r->nreads + 1, sizeof *rd);
     int bad = 0;
     *unknown = 0;
     for (int i = 0; buf && i < r->nbufs; i++) {
         buf[i].v = calloc(r->buf[i].n, 4);
-        buf[i].known = calloc(r->buf[i].n, 1);      /* a new buffer holds garbage */
+        buf[i].known = calloc(r->buf[i].n, 1); /* a new buffer holds garbage */
     }
     for (int i = 0; buf && rd && i < r->nmops; i++) {
         const struct soak_mop *m = &r->mop[i];
@@ -206,7 +212,7 @@ int soak_check_data(struct soak_round *r, const struct soak_sim *s, bool report,
         if (!D && !S)
             continue;
         if ((D && !D->v) || (S && !S->v))
-            break;                                  /* out of memory: nothing more to judge */
+            break; /* out of memory: nothing more to judge */
         if (s->op[i] != SIM_OK) {
             if (writes(m->kind))
                 memset(D->known + m->doff, 0, m->n);
@@ -267,10 +273,12 @@ int soak_check_data(struct soak_round *r, const struct soak_sim *s, bool report,
             }
             if (R->got[j] != C->v[j]) {
                 if (report && !bad)
-                    soak_fail(r, "read %d (op %d of batch %d on queue %d, buffer %d[%u], %u elements) succeeded (batch "
-                              "status %d), but element %u is 0x%08x, expected 0x%08x: stale, lost or reordered data",
-                              m->read, i - r->batch[R->batch].mop_first, R->batch, r->batch[R->batch].q, R->buf,
-                              m->soff, R->n, r->batch[R->batch].status, j, R->got[j], C->v[j]);
+                    soak_fail(
+                        r,
+                        "read %d (op %d of batch %d on queue %d, buffer %d[%u], %u elements) succeeded (batch "
+                        "status %d), but element %u is 0x%08x, expected 0x%08x: stale, lost or reordered data",
+                        m->read, i - r->batch[R->batch].mop_first, R->batch, r->batch[R->batch].q, R->buf,
+                        m->soff, R->n, r->batch[R->batch].status, j, R->got[j], C->v[j]);
                 bad++;
                 break;
             }

@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include "soak_round.h"
 
-#define PEER_TOP 40        /* the peer's last value */
+#define PEER_TOP 40 /* the peer's last value */
 #define PEER_BATCHES 6
 
 static struct {
@@ -61,7 +61,7 @@ static void peer_main(devq_signal *s)
             _exit(3);
     }
     for (;;)
-        pause();   /* produced everything; dies by SIGKILL */
+        pause(); /* produced everything; dies by SIGKILL */
 }
 
 void soak_peer_start(struct soak_round *r)
@@ -112,7 +112,7 @@ void soak_peer_kill(struct soak_round *r)
     (void)r;
     if (!P.on || P.pid <= 0)
         return;
-    nap_us(peer_below(PEER_TOP * 1000));   /* anywhere in its run, or after */
+    nap_us(peer_below(PEER_TOP * 1000)); /* anywhere in its run, or after */
     kill(P.pid, SIGKILL);
 }
 
@@ -128,8 +128,7 @@ void soak_peer_check(struct soak_round *r)
     if (!P.on)
         return;
     int st;
-    if (P.pid > 0 && waitpid(P.pid, &st, 0) == P.pid &&
-        !(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
+    if (P.pid > 0 && waitpid(P.pid, &st, 0) == P.pid && !(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL))
         soak_fail(r, "peer: exited with %d before it was killed", st);
     int lost = 0;
     for (int i = 0; i < P.nb; i++) {
@@ -143,19 +142,21 @@ void soak_peer_check(struct soak_round *r)
             soak_fail(r, "peer batch %d succeeded but the peer reached only %llu of %llu", i,
                       (unsigned long long)v, (unsigned long long)P.want[i]);
         else if (rc < 0 && (rc != -EOWNERDEAD || !names_peer(devq_errmsg())))
-            soak_fail(r, "peer batch %d (on %s, for %llu): %d %s, not -EOWNERDEAD naming "
-                      "process %d", i, P.dev[i] ? "cuda" : "cpu",
-                      (unsigned long long)P.want[i], rc, devq_errmsg(), (int)P.pid);
+            soak_fail(r,
+                      "peer batch %d (on %s, for %llu): %d %s, not -EOWNERDEAD naming "
+                      "process %d",
+                      i, P.dev[i] ? "cuda" : "cpu", (unsigned long long)P.want[i], rc, devq_errmsg(),
+                      (int)P.pid);
     }
     if (getenv("SOAK_VERBOSE"))
         printf("round %d: peer %d killed at value %llu: %d of %d batches lost it "
-               "(-EOWNERDEAD)\n", r->plan->round, (int)P.pid,
-               (unsigned long long)devq_signal_value(P.s), lost, P.nb);
+               "(-EOWNERDEAD)\n",
+               r->plan->round, (int)P.pid, (unsigned long long)devq_signal_value(P.s), lost, P.nb);
     /* A host wait past the last value: never reached, the peer is dead. */
     int rc = devq_signal_wait(P.s, PEER_TOP + 9, SOAK_WAIT_NS);
     if (rc != -EOWNERDEAD || !names_peer(devq_errmsg()))
-        soak_fail(r, "peer: host wait for %d: %d %s, not -EOWNERDEAD naming process %d",
-                  PEER_TOP + 9, rc, devq_errmsg(), (int)P.pid);
+        soak_fail(r, "peer: host wait for %d: %d %s, not -EOWNERDEAD naming process %d", PEER_TOP + 9, rc,
+                  devq_errmsg(), (int)P.pid);
     for (int d = 0; d < SOAK_NDEV; d++)
         if (P.q[d])
             devq_queue_destroy(P.q[d]);

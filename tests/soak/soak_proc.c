@@ -23,11 +23,17 @@ static int count_dir(const char *path)
         if (e->d_name[0] != '.')
             n++;
     closedir(d);
-    return n;     /* includes opendir's own fd for /proc/self/fd: the same each time */
+    return n; /* includes opendir's own fd for /proc/self/fd: the same each time */
 }
 
-int soak_count_fds(void) { return count_dir("/proc/self/fd"); }
-int soak_count_threads(void) { return count_dir("/proc/self/task"); }
+int soak_count_fds(void)
+{
+    return count_dir("/proc/self/fd");
+}
+int soak_count_threads(void)
+{
+    return count_dir("/proc/self/task");
+}
 
 static uint64_t now_ns(void)
 {

@@ -21,13 +21,19 @@ static const char *const dev_names[SOAK_NDEV] = { "cpu", "cuda" };
 
 static uint64_t rnd(struct soak_round *r)
 {
-    uint64_t z = (r->rng += 0x9e3779b97f4a7c15ull);       /* splitmix64 */
+    uint64_t z = (r->rng += 0x9e3779b97f4a7c15ull); /* splitmix64 */
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
 }
-static uint32_t below(struct soak_round *r, uint32_t n) { return n ? (uint32_t)(rnd(r) % n) : 0; }
-static bool chance(struct soak_round *r, uint32_t pct) { return below(r, 100) < pct; }
+static uint32_t below(struct soak_round *r, uint32_t n)
+{
+    return n ? (uint32_t)(rnd(r) % n) : 0;
+}
+static bool chance(struct soak_round *r, uint32_t pct)
+{
+    return below(r, 100) < pct;
+}
 
 void soak_fail(struct soak_round *r, const char *fmt, ...)
 {
@@ -43,7 +49,10 @@ void soak_fail(struct soak_round *r, const char *fmt, ...)
 }
 
 static const char *const known_names[KNOWN_COUNT] = {
-    "lost-device-memory", "alloc-message", "cause-truncated", "free-lost-on-error",
+    "lost-device-memory",
+    "alloc-message",
+    "cause-truncated",
+    "free-lost-on-error",
 };
 
 /* The four notes were lib bugs, fixed since (tests/unit/test_strict_notes.c
@@ -60,7 +69,8 @@ void soak_known(struct soak_round *r, enum soak_known k, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     if (strict) {
-        soak_fail(r, "[lib bug %s, fixed before: see tests/unit/test_strict_notes.c] %s", known_names[k], msg);
+        soak_fail(r, "[lib bug %s, fixed before: see tests/unit/test_strict_notes.c] %s", known_names[k],
+                  msg);
         return;
     }
     r->notes++;
@@ -88,11 +98,11 @@ static bool call_ok(struct soak_round *r, int rc, int dev, const char *what)
         soak_fail(r, "%s on %s failed with no fault injected there: %d %s", what, dev_names[dev], rc, msg);
     else if (!strstr(msg, p->error) && !strstr(msg, p->func)) {
         if (strstr(what, "devq_buffer_alloc") && (rc == -ENODEV || rc == -ENOMEM || rc == -EIO)) {
-            soak_known(r, KNOWN_ALLOC_MESSAGE, "%s fails (%d) with a message that does not name %s: %s", what, rc,
-                       p->error, msg);
+            soak_known(r, KNOWN_ALLOC_MESSAGE, "%s fails (%d) with a message that does not name %s: %s", what,
+                       rc, p->error, msg);
         } else {
-            soak_fail(r, "%s on cuda failed but its message does not name the injected %s (%s): %d %s",
-                      what, p->func, p->error, rc, msg);
+            soak_fail(r, "%s on cuda failed but its message does not name the injected %s (%s): %d %s", what,
+                      p->func, p->error, rc, msg);
         }
     }
     return false;
@@ -100,8 +110,13 @@ static bool call_ok(struct soak_round *r, int rc, int dev, const char *what)
 
 /* SOAK_TRACE=1: a stderr line per op recorded, for replaying a failure. */
 static int trace_on = -1;
-#define TRACE(...) do { if (trace_on < 0) trace_on = getenv("SOAK_TRACE") != NULL; \
-                        if (trace_on) fprintf(stderr, "soak-trace: " __VA_ARGS__); } while (0)
+#define TRACE(...)                                       \
+    do {                                                 \
+        if (trace_on < 0)                                \
+            trace_on = getenv("SOAK_TRACE") != NULL;     \
+        if (trace_on)                                    \
+            fprintf(stderr, "soak-trace: " __VA_ARGS__); \
+    } while (0)
 
 /* ---- buffers and their reference content ---- */
 
@@ -126,7 +141,8 @@ static bool deferred_hazards(void)
 {
     static int on = -1;
     if (on < 0)
-        on = !(getenv("SOAK_DEFERRED_HAZARDS") && *getenv("SOAK_DEFERRED_HAZARDS") == '0');   /* fixed in lib: on unless =0 */
+        on = !(getenv("SOAK_DEFERRED_HAZARDS") &&
+               *getenv("SOAK_DEFERRED_HAZARDS") == '0'); /* fixed in lib: on unless =0 */
     return on;
 }
 
@@ -144,7 +160,8 @@ static bool xdev_release(void)
 {
     static int on = -1;
     if (on < 0)
-        on = !(getenv("SOAK_XDEV_RELEASE") && *getenv("SOAK_XDEV_RELEASE") == '0');   /* fixed in lib: on unless =0 */
+        on = !(getenv("SOAK_XDEV_RELEASE") &&
+               *getenv("SOAK_XDEV_RELEASE") == '0'); /* fixed in lib: on unless =0 */
     return on;
 }
 
@@ -152,7 +169,8 @@ static bool multi_device_waits(void)
 {
     static int on = -1;
     if (on < 0)
-        on = !(getenv("SOAK_MULTI_DEVICE_WAITS") && *getenv("SOAK_MULTI_DEVICE_WAITS") == '0');   /* fixed in lib: on unless =0 */
+        on = !(getenv("SOAK_MULTI_DEVICE_WAITS") &&
+               *getenv("SOAK_MULTI_DEVICE_WAITS") == '0'); /* fixed in lib: on unless =0 */
     return on;
 }
 
@@ -160,7 +178,8 @@ static bool aligned_then_deferred(void)
 {
     static int on = -1;
     if (on < 0)
-        on = !(getenv("SOAK_ALIGNED_THEN_DEFERRED") && *getenv("SOAK_ALIGNED_THEN_DEFERRED") == '0');   /* fixed in lib: on unless =0 */
+        on = !(getenv("SOAK_ALIGNED_THEN_DEFERRED") &&
+               *getenv("SOAK_ALIGNED_THEN_DEFERRED") == '0'); /* fixed in lib: on unless =0 */
     return on;
 }
 
@@ -169,8 +188,8 @@ static int live_buf(struct soak_round *r, int dev, int not, int qi)
 {
     int cand[SOAK_MAX_BUFS], n = 0;
     for (int i = 0; i < r->nbufs; i++)
-        if (r->buf[i].live && r->buf[i].dev == dev && i != not &&
-            (!r->buf[i].block || r->buf[i].block_q == qi || deferred_hazards()))
+        if (r->buf[i].live && r->buf[i].dev == dev &&
+            i != not &&(!r->buf[i].block || r->buf[i].block_q == qi || deferred_hazards()))
             cand[n++] = i;
     return n ? cand[below(r, (uint32_t)n)] : -1;
 }
@@ -208,7 +227,7 @@ static int batch_begin(struct soak_round *r, int qi)
 /* Append an op of batch b to the model (soak_model.c). */
 static struct soak_mop *mop(struct soak_round *r, int b, int kind, int dst, int src)
 {
-    static struct soak_mop spill;      /* the model is full: the round fails, the op goes here */
+    static struct soak_mop spill; /* the model is full: the round fails, the op goes here */
     if (r->nmops == SOAK_MAX_MOPS) {
         if (!r->aborted)
             soak_fail(r, "more than %d ops: raise SOAK_MAX_MOPS", SOAK_MAX_MOPS);
@@ -216,7 +235,9 @@ static struct soak_mop *mop(struct soak_round *r, int b, int kind, int dst, int 
         return &spill;
     }
     struct soak_mop *m = &r->mop[r->nmops++];
-    *m = (struct soak_mop){ .kind = (uint8_t)kind, .batch = b, .dst = dst, .src = src, .read = -1, .wait = -1 };
+    *m = (struct soak_mop){
+        .kind = (uint8_t)kind, .batch = b, .dst = dst, .src = src, .read = -1, .wait = -1
+    };
     r->batch[b].mop_end = r->nmops;
     return m;
 }
@@ -239,7 +260,7 @@ static void follow(struct soak_round *r, int b, int w)
     sb->block |= r->batch[w].block;
     int wdev = r->q[r->batch[w].q].dev, dev = r->q[sb->q].dev;
     if (wdev != dev && !r->native_wait[dev])
-        sb->block |= BLOCK_XDEV;      /* lib defers it until the other device is done */
+        sb->block |= BLOCK_XDEV; /* lib defers it until the other device is done */
     /* On a device with device-side waits, lib turns a wait on a value
      * produced on the same device into a wait for the producer stream's
      * *current tail*, later work included: if that later work is held
@@ -307,11 +328,14 @@ static void tail_batch(struct soak_round *r, int b)
     int rc = devq_queue_signal(r->q[sb->q].q, sb->tail, 1);
     sb->tail_rc = rc < 0 ? rc : devq_queue_submit(r->q[sb->q].q);
     if (sb->tail_rc < 0) {
-        soak_fail(r, "the signal-only batch after batch %d (queue %d): %d %s", b, sb->q, sb->tail_rc, devq_errmsg());
+        soak_fail(r, "the signal-only batch after batch %d (queue %d): %d %s", b, sb->q, sb->tail_rc,
+                  devq_errmsg());
         return;
     }
-    if (devq_signal_value(sb->tail) >= 1 && devq_signal_value(sb->sig) < 1 && devq_signal_status(sb->sig) == 0)
-        soak_fail(r, "the signal-only batch after batch %d (queue %d) was set before batch %d settled", b, sb->q, b);
+    if (devq_signal_value(sb->tail) >= 1 && devq_signal_value(sb->sig) < 1 &&
+        devq_signal_status(sb->sig) == 0)
+        soak_fail(r, "the signal-only batch after batch %d (queue %d) was set before batch %d settled", b,
+                  sb->q, b);
 }
 
 static void batch_end(struct soak_round *r, int b)
@@ -337,7 +361,7 @@ static void batch_end(struct soak_round *r, int b)
             r->buf[r->touched[i]].block_q = sb->q;
         }
     }
-    static int nth[SOAK_NQ];            /* lib numbers a queue's batches from 1 */
+    static int nth[SOAK_NQ]; /* lib numbers a queue's batches from 1 */
     TRACE("batch %d q%d: submit (its batch %d)\n", b, sb->q, ++nth[sb->q]);
     sb->submit_rc = devq_queue_submit(q->q);
     if (sb->submit_rc < 0) {
@@ -345,7 +369,8 @@ static void batch_end(struct soak_round *r, int b)
         const char *msg = devq_errmsg();
         bool cuda_fault = r->plan->fault == FAULT_CUDA_CALL || r->plan->fault == FAULT_CUDA_STICKY;
         if (!cuda_fault || q->dev != 1)
-            soak_fail(r, "devq_queue_submit of batch %d on %s: %d %s", b, dev_names[q->dev], sb->submit_rc, msg);
+            soak_fail(r, "devq_queue_submit of batch %d on %s: %d %s", b, dev_names[q->dev], sb->submit_rc,
+                      msg);
         if (r->plan->fault == FAULT_CUDA_STICKY && q->dev == 1)
             r->device_lost = true;
     }
@@ -366,7 +391,7 @@ static bool rec(struct soak_round *r, int b, int kind, int rc, const char *what)
     int dev = r->q[sb->q].dev;
     if (rc < 0) {
         call_ok(r, rc, dev, what);
-        sb->discarded = true;           /* the error is sticky: submit drops the batch */
+        sb->discarded = true; /* the error is sticky: submit drops the batch */
         return false;
     }
     sb->kinds |= 1u << kind;
@@ -388,7 +413,8 @@ static void op_exec_mix(struct soak_round *r, int b, int bi)
     uint32_t local = 32u << below(r, 3);
     devq_launch l = { { n, 1, 1 }, { local, 1, 1 }, 0 };
     touch(r, b, bi);
-    if (!rec(r, b, OP_EXEC, devq_queue_exec(r->q[sb->q].q, r->mix[B->dev], a, 3, &l), "devq_queue_exec(soak_mix)"))
+    if (!rec(r, b, OP_EXEC, devq_queue_exec(r->q[sb->q].q, r->mix[B->dev], a, 3, &l),
+             "devq_queue_exec(soak_mix)"))
         return;
     TRACE("batch %d q%d: mix buf %d n %u k %u\n", b, sb->q, bi, n, k);
     struct soak_mop *m = mop(r, b, MOP_MIX, bi, -1);
@@ -405,7 +431,8 @@ static void op_exec_gen(struct soak_round *r, int b, int bi)
     devq_arg a[3] = { DEVQ_ARG_BUF(B->b, DEVQ_WRITE), DEVQ_ARG_VAL(&n), DEVQ_ARG_VAL(&k) };
     devq_launch l = { { n, 1, 1 }, { 64, 1, 1 }, 0 };
     touch(r, b, bi);
-    if (!rec(r, b, OP_EXEC, devq_queue_exec(r->q[sb->q].q, r->gen[B->dev], a, 3, &l), "devq_queue_exec(soak_gen)"))
+    if (!rec(r, b, OP_EXEC, devq_queue_exec(r->q[sb->q].q, r->gen[B->dev], a, 3, &l),
+             "devq_queue_exec(soak_gen)"))
         return;
     TRACE("batch %d q%d: gen buf %d n %u k %u\n", b, sb->q, bi, n, k);
     struct soak_mop *m = mop(r, b, MOP_GEN, bi, -1);
@@ -494,7 +521,8 @@ static void op_write_staged(struct soak_round *r, int b, int di, int st)
     int rc = devq_queue_write(r->q[r->batch[b].q].q, D->b, off * 4u, S->data, n * 4u);
     if (!rec(r, b, OP_WRITE, rc, "devq_queue_write(staged)"))
         return;
-    TRACE("batch %d q%d: staged write buf %d[%u] n %u from batch %d\n", b, r->batch[b].q, di, off, n, S->batch);
+    TRACE("batch %d q%d: staged write buf %d[%u] n %u from batch %d\n", b, r->batch[b].q, di, off, n,
+          S->batch);
     struct soak_mop *m = mop(r, b, MOP_STAGED, di, -1);
     m->doff = off;
     m->n = n;
@@ -539,7 +567,8 @@ static void op_fail_kernel(struct soak_round *r, int b)
     int32_t code = -EDOM;
     devq_arg a = DEVQ_ARG_VAL(&code);
     devq_launch l = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
-    if (rec(r, b, OP_EXEC, devq_queue_exec(r->q[r->batch[b].q].q, r->failk, &a, 1, &l), "devq_queue_exec(fail)")) {
+    if (rec(r, b, OP_EXEC, devq_queue_exec(r->q[r->batch[b].q].q, r->failk, &a, 1, &l),
+            "devq_queue_exec(fail)")) {
         TRACE("batch %d q%d: failing kernel\n", b, r->batch[b].q);
         r->batch[b].has_fail_kernel = true;
         r->fail_mop = r->nmops;
@@ -582,8 +611,11 @@ static int new_buffer(struct soak_round *r, int dev, int qi /* -1: synchronous *
             continue;
         uintptr_t b0 = (uintptr_t)devq_buffer_device_ptr(o->b), b1 = b0 + o->n * 4u;
         if (a0 < b1 && b0 < a1)
-            soak_fail(r, "devq_buffer_alloc on %s returned [%#lx, %#lx), which overlaps live buffer %d [%#lx, %#lx)",
-                      dev_names[dev], (unsigned long)a0, (unsigned long)a1, i, (unsigned long)b0, (unsigned long)b1);
+            soak_fail(
+                r,
+                "devq_buffer_alloc on %s returned [%#lx, %#lx), which overlaps live buffer %d [%#lx, %#lx)",
+                dev_names[dev], (unsigned long)a0, (unsigned long)a1, i, (unsigned long)b0,
+                (unsigned long)b1);
     }
     /* Initialise it in a batch of its own on any queue of the device:
      * the tracker must order that after the (stream-ordered) alloc. */
@@ -699,7 +731,7 @@ static void random_batch(struct soak_round *r, bool fail_here)
     } else {
         if (host_wait)
             follow_host(r, b);
-        for (int pass = 0; pass < 2; pass++)       /* other device first */
+        for (int pass = 0; pass < 2; pass++) /* other device first */
             for (int i = 0; i < nw; i++)
                 if ((r->q[r->batch[w[i]].q].dev != dev) == (pass == 0))
                     follow(r, b, w[i]);
@@ -713,8 +745,16 @@ static void random_batch(struct soak_round *r, bool fail_here)
             break;
         int y = live_buf(r, dev, x, qi);
         uint32_t pick = below(r, 100);
-        static const int kind_of_pick[] = { OP_EXEC, OP_COPY, OP_FILL, OP_WRITE, OP_READ, OP_HOSTFN, OP_HOSTFN };
-        int kind = pick < 30 ? 0 : pick < 45 ? 1 : pick < 55 ? 2 : pick < 65 ? 3 : pick < 85 ? 4 : pick < 92 ? 5 : 6;
+        static const int kind_of_pick[] = {
+            OP_EXEC, OP_COPY, OP_FILL, OP_WRITE, OP_READ, OP_HOSTFN, OP_HOSTFN
+        };
+        int kind = pick < 30   ? 0
+                   : pick < 45 ? 1
+                   : pick < 55 ? 2
+                   : pick < 65 ? 3
+                   : pick < 85 ? 4
+                   : pick < 92 ? 5
+                               : 6;
         if (!(ops_mask >> kind_of_pick[kind] & 1))
             continue;
         if (q->kind == DEVQ_QUEUE_COMPUTE && pick < 30) {
@@ -802,7 +842,8 @@ static void probe(struct soak_round *r)
         r->nprobes--;
         return;
     }
-    soak_phase("round %d: host probe %d (how %d) on batch %d", r->plan->round, r->nprobes - 1, p->how, p->batch[0]);
+    soak_phase("round %d: host probe %d (how %d) on batch %d", r->plan->round, r->nprobes - 1, p->how,
+               p->batch[0]);
     devq_signal *s[3];
     uint64_t v[3] = { 1, 1, 1 };
     for (int i = 0; i < p->n; i++)
@@ -835,10 +876,11 @@ static void probe(struct soak_round *r)
         break;
     }
     if (p->rc == -ETIMEDOUT) {
-        soak_fail(r, "HANG: host probe (%s) on batch %d (queue %d, %s) timed out after %llu s: %s",
-                  (const char *[]){ "wait", "wait_many ALL", "wait_many ANY", "wait_fd+poll", "notify" }[p->how],
-                  p->batch[0], r->batch[p->batch[0]].q, dev_names[r->q[r->batch[p->batch[0]].q].dev],
-                  (unsigned long long)(SOAK_WAIT_NS / SOAK_SEC), devq_errmsg());
+        soak_fail(
+            r, "HANG: host probe (%s) on batch %d (queue %d, %s) timed out after %llu s: %s",
+            (const char *[]){ "wait", "wait_many ALL", "wait_many ANY", "wait_fd+poll", "notify" }[p->how],
+            p->batch[0], r->batch[p->batch[0]].q, dev_names[r->q[r->batch[p->batch[0]].q].dev],
+            (unsigned long long)(SOAK_WAIT_NS / SOAK_SEC), devq_errmsg());
         dump_pending(r);
         soak_dump_stacks("probe timed out");
         r->aborted = true;
@@ -858,15 +900,16 @@ static int open_devices(struct soak_round *r)
         if (d == 0)
             rc = devq_kernel_load(r->dev[d], NULL, 0, "soak_mix", &r->mix[d]);
         else
-            rc = devq_kernel_load(r->dev[d], soak_emu_module, strlen(soak_emu_module) + 1, "soak_mix", &r->mix[d]);
+            rc = devq_kernel_load(r->dev[d], soak_emu_module, strlen(soak_emu_module) + 1, "soak_mix",
+                                  &r->mix[d]);
         if (rc == 0)
             rc = d == 0 ? devq_kernel_load(r->dev[d], NULL, 0, "soak_combine", &r->combine[d])
-                        : devq_kernel_load(r->dev[d], soak_emu_module, strlen(soak_emu_module) + 1, "soak_combine",
-                                           &r->combine[d]);
+                        : devq_kernel_load(r->dev[d], soak_emu_module, strlen(soak_emu_module) + 1,
+                                           "soak_combine", &r->combine[d]);
         if (rc == 0)
             rc = d == 0 ? devq_kernel_load(r->dev[d], NULL, 0, "soak_gen", &r->gen[d])
-                        : devq_kernel_load(r->dev[d], soak_emu_module, strlen(soak_emu_module) + 1, "soak_gen",
-                                           &r->gen[d]);
+                        : devq_kernel_load(r->dev[d], soak_emu_module, strlen(soak_emu_module) + 1,
+                                           "soak_gen", &r->gen[d]);
         if (rc < 0) {
             soak_fail(r, "devq_kernel_load on %s: %d %s", dev_names[d], rc, devq_errmsg());
             return rc;
@@ -907,7 +950,8 @@ static int wait_all(struct soak_round *r)
                    dev_names[r->q[sb->q].dev]);
         int rc = devq_signal_wait(sb->sig, 1, SOAK_WAIT_NS);
         if (rc == -ETIMEDOUT) {
-            soak_fail(r, "HANG: batch %d on queue %d (%s, ops 0x%x, host_dep %d) never completed in %llu s: %s",
+            soak_fail(r,
+                      "HANG: batch %d on queue %d (%s, ops 0x%x, host_dep %d) never completed in %llu s: %s",
                       b, sb->q, dev_names[r->q[sb->q].dev], sb->kinds, sb->host_dep,
                       (unsigned long long)(SOAK_WAIT_NS / SOAK_SEC), devq_errmsg());
             dump_pending(r);
@@ -935,7 +979,7 @@ static void free_kept(struct soak_round *r)
         B->final_status = devq_buffer_status(B->b);
         snprintf(B->final_msg, sizeof B->final_msg, "%s", B->final_status ? devq_errmsg() : "");
         free_buffer(r, i);
-        B->kept = true;                 /* free_buffer does not clear it: still judged */
+        B->kept = true; /* free_buffer does not clear it: still judged */
     }
 }
 
@@ -989,7 +1033,8 @@ static int finish_and_check_memory(struct soak_round *r)
     /* A signal-only tail fails only with its queue: every one is set. */
     for (int b = 0; b < r->nbatches; b++) {
         int rc;
-        if (r->batch[b].tail && r->batch[b].tail_rc == 0 && (rc = devq_signal_wait(r->batch[b].tail, 1, 0)) != 0)
+        if (r->batch[b].tail && r->batch[b].tail_rc == 0 &&
+            (rc = devq_signal_wait(r->batch[b].tail, 1, 0)) != 0)
             soak_fail(r, "the signal-only batch after batch %d (queue %d) did not complete: %d %s", b,
                       r->batch[b].q, rc, devq_errmsg());
     }
@@ -1010,20 +1055,25 @@ static int finish_and_check_memory(struct soak_round *r)
             continue;
         }
         bool lost = r->device_lost && d == 1;
-        bool ordering_fault = r->plan->fault == FAULT_CUDA_CALL && d == 1 &&
-                              (!strcmp(r->plan->func, "cuEventRecord") || !strcmp(r->plan->func, "cuStreamWaitEvent"));
+        bool ordering_fault =
+            r->plan->fault == FAULT_CUDA_CALL && d == 1 &&
+            (!strcmp(r->plan->func, "cuEventRecord") || !strcmp(r->plan->func, "cuStreamWaitEvent"));
         if ((st.bytes_outstanding != 0 || st.pending_frees != 0) && lost)
-            soak_known(r, KNOWN_LOST_DEVICE_MEMORY, "the lost cuda device keeps %llu bytes outstanding after "
+            soak_known(r, KNOWN_LOST_DEVICE_MEMORY,
+                       "the lost cuda device keeps %llu bytes outstanding after "
                        "every buffer was freed (allocations %llu, frees %llu)",
                        (unsigned long long)st.bytes_outstanding, (unsigned long long)st.allocations,
                        (unsigned long long)st.frees);
         else if ((st.bytes_outstanding != 0 || st.pending_frees != 0) && ordering_fault)
-            soak_known(r, KNOWN_FREE_LOST_ON_ERROR, "after %s failed, %llu bytes stay outstanding on cuda once every "
-                       "buffer was freed (allocations %llu, frees %llu): a free whose ordering failed was dropped",
-                       r->plan->emu_fail, (unsigned long long)st.bytes_outstanding,
-                       (unsigned long long)st.allocations, (unsigned long long)st.frees);
+            soak_known(
+                r, KNOWN_FREE_LOST_ON_ERROR,
+                "after %s failed, %llu bytes stay outstanding on cuda once every "
+                "buffer was freed (allocations %llu, frees %llu): a free whose ordering failed was dropped",
+                r->plan->emu_fail, (unsigned long long)st.bytes_outstanding,
+                (unsigned long long)st.allocations, (unsigned long long)st.frees);
         else if (st.bytes_outstanding != 0 || st.pending_frees != 0)
-            soak_fail(r, "memory of %s not returned after every buffer was freed and every queue finished: "
+            soak_fail(r,
+                      "memory of %s not returned after every buffer was freed and every queue finished: "
                       "bytes_outstanding %llu, pending_frees %llu (allocations %llu, frees %llu)%s",
                       dev_names[d], (unsigned long long)st.bytes_outstanding,
                       (unsigned long long)st.pending_frees, (unsigned long long)st.allocations,
@@ -1076,7 +1126,8 @@ static void release_host(struct soak_round *r)
     TRACE("host set %llu\n", (unsigned long long)r->host_set);
     int rc = devq_signal_set(r->host_sig, r->host_set);
     if (rc < 0)
-        soak_fail(r, "devq_signal_set(host, %llu): %d %s", (unsigned long long)r->host_set, rc, devq_errmsg());
+        soak_fail(r, "devq_signal_set(host, %llu): %d %s", (unsigned long long)r->host_set, rc,
+                  devq_errmsg());
     if (deferred_hazards())
         return;
     for (int b = 0; b < r->nbatches; b++) {
@@ -1086,8 +1137,10 @@ static void release_host(struct soak_round *r)
                    (unsigned long long)r->host_set);
         rc = devq_signal_wait(r->batch[b].sig, 1, SOAK_WAIT_NS);
         if (rc == -ETIMEDOUT) {
-            soak_fail(r, "HANG: batch %d (queue %d), held up by the host signal, did not complete %llu s after "
-                      "the host set %llu: %s", b, r->batch[b].q, (unsigned long long)(SOAK_WAIT_NS / SOAK_SEC),
+            soak_fail(r,
+                      "HANG: batch %d (queue %d), held up by the host signal, did not complete %llu s after "
+                      "the host set %llu: %s",
+                      b, r->batch[b].q, (unsigned long long)(SOAK_WAIT_NS / SOAK_SEC),
                       (unsigned long long)r->host_set, devq_errmsg());
             dump_pending(r);
             soak_dump_stacks("held-up batch never ran");
@@ -1119,8 +1172,10 @@ static void release_xdev(struct soak_round *r)
             continue;
         soak_phase("round %d: waiting for batch %d, held up by the other device", r->plan->round, b);
         if (devq_signal_wait(r->batch[b].sig, 1, SOAK_WAIT_NS) == -ETIMEDOUT) {
-            soak_fail(r, "HANG: batch %d (queue %d), waiting for work on the other device, did not complete in "
-                      "%llu s: %s", b, r->batch[b].q, (unsigned long long)(SOAK_WAIT_NS / SOAK_SEC), devq_errmsg());
+            soak_fail(r,
+                      "HANG: batch %d (queue %d), waiting for work on the other device, did not complete in "
+                      "%llu s: %s",
+                      b, r->batch[b].q, (unsigned long long)(SOAK_WAIT_NS / SOAK_SEC), devq_errmsg());
             dump_pending(r);
             soak_dump_stacks("cross-device wait never done");
             r->aborted = true;
@@ -1182,7 +1237,8 @@ static void build(struct soak_round *r)
     for (int i = 0; i < r->nbufs; i++) {
         if (!r->buf[i].live)
             continue;
-        int qi = r->buf[i].block && !deferred_hazards() ? r->buf[i].block_q : queue_of(r, r->buf[i].dev, false);
+        int qi =
+            r->buf[i].block && !deferred_hazards() ? r->buf[i].block_q : queue_of(r, r->buf[i].dev, false);
         int b = batch_begin(r, qi);
         if (b < 0)
             break;
@@ -1243,11 +1299,11 @@ int soak_run_round(const struct soak_plan *plan)
     close_all(r);
     if (failures || getenv("SOAK_VERBOSE"))
         printf("round %d: seed %llu fault %s%s%s: %d batches (%d failed), %d reads (%d elements unknown), "
-           "%d buffers, %d probes, %d call errors, %d reads a later failed writer may fail%s\n",
-           plan->round, (unsigned long long)plan->seed, soak_fault_names[plan->fault],
-           plan->emu_fail[0] ? " DEVQ_EMU_FAIL=" : "", plan->emu_fail, r->nbatches, r->failed_batches,
-           r->nreads, r->unknown_elements, r->nbufs, r->nprobes, r->call_errors, r->late_failures,
-           r->device_lost ? " (cuda device lost)" : "");
+               "%d buffers, %d probes, %d call errors, %d reads a later failed writer may fail%s\n",
+               plan->round, (unsigned long long)plan->seed, soak_fault_names[plan->fault],
+               plan->emu_fail[0] ? " DEVQ_EMU_FAIL=" : "", plan->emu_fail, r->nbatches, r->failed_batches,
+               r->nreads, r->unknown_elements, r->nbufs, r->nprobes, r->call_errors, r->late_failures,
+               r->device_lost ? " (cuda device lost)" : "");
     free(r);
     return failures;
 }

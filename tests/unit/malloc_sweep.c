@@ -56,9 +56,9 @@ static void say(const char *a, const char *b, long v)
         (void)!write(2, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
 }
 
-static int bad;      /* a call broke the contract */
-static int strict;   /* nothing may fail: say what did */
-static int verbose;  /* MALLOC_SWEEP_VERBOSE: say every failed call */
+static int bad;     /* a call broke the contract */
+static int strict;  /* nothing may fail: say what did */
+static int verbose; /* MALLOC_SWEEP_VERBOSE: say every failed call */
 
 /* r must be 0 or a negative errno with a message; 1 when it is 0. */
 static int ok(int r, const char *call)
@@ -277,8 +277,8 @@ int main(int argc, char **argv)
     }
     close(pfd[1]);
     int st;
-    if (read(pfd[0], &total, sizeof total) != sizeof total || waitpid(p, &st, 0) != p ||
-        !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+    if (read(pfd[0], &total, sizeof total) != sizeof total || waitpid(p, &st, 0) != p || !WIFEXITED(st) ||
+        WEXITSTATUS(st) != 0) {
         fprintf(stderr, "malloc_sweep: the clean run failed\n");
         return 1;
     }

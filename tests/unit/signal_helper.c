@@ -22,9 +22,13 @@ static int recv_fd(int sock)
 {
     char byte;
     struct iovec iov = { &byte, 1 };
-    union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } u;
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                          .msg_controllen = sizeof u.buf };
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } u;
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+    };
     if (recvmsg(sock, &msg, 0) != 1)
         return -1;
     struct cmsghdr *c = CMSG_FIRSTHDR(&msg);

@@ -33,9 +33,9 @@ START_TEST(bind_numbers_writes_only)
 {
     devq_buffer *b = fresh();
     ck_assert_uint_eq(devq__buffer_bind_gen(b, DEVQ_READ), 0);
-    ck_assert_uint_eq(devq__buffer_bind_gen(b, DEVQ_WRITE), 0);       /* reads 0, is write 1 */
+    ck_assert_uint_eq(devq__buffer_bind_gen(b, DEVQ_WRITE), 0); /* reads 0, is write 1 */
     ck_assert_uint_eq(devq__buffer_bind_gen(b, DEVQ_READ), 1);
-    ck_assert_uint_eq(devq__buffer_bind_gen(b, DEVQ_READ_WRITE), 1);  /* reads 1, is write 2 */
+    ck_assert_uint_eq(devq__buffer_bind_gen(b, DEVQ_READ_WRITE), 1); /* reads 1, is write 2 */
     ck_assert_uint_eq(b->wgen, 2);
     done(b);
 }
@@ -96,7 +96,7 @@ START_TEST(generations_wrap)
 {
     devq_buffer *b = fresh();
     b->wgen = UINT32_MAX;
-    uint32_t g = devq__buffer_bind_gen(b, DEVQ_WRITE);      /* reads UINT32_MAX, is write 0 */
+    uint32_t g = devq__buffer_bind_gen(b, DEVQ_WRITE); /* reads UINT32_MAX, is write 0 */
     devq__buffer_fail(b, -EIO, "wrapped", g + 1);
     ck_assert_int_eq(devq__buffer_failed_at(b, UINT32_MAX, NULL, 0), 0);
     ck_assert_int_eq(devq__buffer_failed_at(b, 0, NULL, 0), -EIO);

@@ -53,16 +53,16 @@ START_TEST(inline_completion_waits_for_earlier_batches)
     ck_assert_int_eq(devq_queue_signal(q, s1, 1), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
     ck_assert_int_eq(devq_queue_signal(q, s2, 1), 0);
-    r = devq_queue_submit(q);                     /* its end callback cannot be queued */
+    r = devq_queue_submit(q); /* its end callback cannot be queued */
     ck_assert_msg(r < 0 && strstr(devq_errmsg(), "cuStreamAddCallback"), "submit: %d %s", r, devq_errmsg());
-    ck_assert_int_eq(devq_signal_wait(s2, 1, 0), r);   /* batch 2 failed at once */
+    ck_assert_int_eq(devq_signal_wait(s2, 1, 0), r); /* batch 2 failed at once */
     r = devq_queue_finish(q, 10 * SEC);
     ck_assert_int_ne(r, -ETIMEDOUT);
     /* finish returned: batch 1, still sleeping when batch 2 failed, is
      * done (reached, or failed with the device). */
     ck_assert_msg(devq_signal_value(s1) == 1 || devq_signal_status(s1) != 0,
                   "finish returned while batch 1 was still running");
-    devq_queue_destroy(q);                        /* no callback of batch 1 left to touch q */
+    devq_queue_destroy(q); /* no callback of batch 1 left to touch q */
     devq_signal_destroy(s1);
     devq_signal_destroy(s2);
     devq_kernel_destroy(k);

@@ -64,7 +64,10 @@ struct gate {
     int open;
     int arrived;
 };
-#define GATE_INIT { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 }
+#define GATE_INIT                                                 \
+    {                                                             \
+        PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0 \
+    }
 
 static void gate_pass(struct gate *g)
 {
@@ -143,7 +146,7 @@ START_TEST(test_in_order)
     for (int i = 0; i < 32; i++) {
         ck_assert_int_eq(log.seen[i], i);
         ck_assert_int_eq(log.statuses[i], 0);
-        ck_assert_int_eq(snap[i], i);   /* the copy saw the fill just before it */
+        ck_assert_int_eq(snap[i], i); /* the copy saw the fill just before it */
     }
     ops->mem_free(dev, buf);
     ops->stream_destroy(s);
@@ -157,7 +160,7 @@ START_TEST(test_event_record_query_wait)
     devq_pl_stream *s = stream_new(0);
     devq_pl_event *e;
     ck_assert_int_eq(ops->event_create(dev, 0, &e), 0);
-    ck_assert_int_eq(ops->event_query(e), 0);            /* never recorded */
+    ck_assert_int_eq(ops->event_query(e), 0); /* never recorded */
     ck_assert_int_eq(ops->event_wait(e, 0), 0);
 
     struct gate g = GATE_INIT;
@@ -190,14 +193,16 @@ static int b_saw_a_done = -1;
 
 static int cb_set_a_done(void *arg, int status)
 {
-    (void)arg; (void)status;
+    (void)arg;
+    (void)status;
     atomic_store(&a_done, 1);
     return 0;
 }
 
 static int cb_check_a_done(void *arg, int status)
 {
-    (void)arg; (void)status;
+    (void)arg;
+    (void)status;
     b_saw_a_done = atomic_load(&a_done);
     return 0;
 }
@@ -218,7 +223,7 @@ START_TEST(test_stream_wait_event)
     devq_pl_event *eb;
     ck_assert_int_eq(ops->event_create(dev, 0, &eb), 0);
     ck_assert_int_eq(ops->event_record(eb, b), 0);
-    ck_assert_int_eq(ops->event_wait(eb, 50000000), -ETIMEDOUT);  /* b is held by a */
+    ck_assert_int_eq(ops->event_wait(eb, 50000000), -ETIMEDOUT); /* b is held by a */
     gate_open(&g);
     ck_assert_int_eq(ops->event_wait(eb, 30 * SEC), 0);
     ck_assert_int_eq(b_saw_a_done, 1);
@@ -233,7 +238,7 @@ END_TEST
  * stream_wait_event: any lost wake-up hangs (caught by the timeout), any
  * ordering bug shows as a wrong count. */
 struct ping {
-    int counter;             /* touched only by ops ordered by the waits */
+    int counter; /* touched only by ops ordered by the waits */
     int errors;
 };
 
@@ -311,7 +316,7 @@ int cpu_test_fail_kernel(void *const *args, const devq_cpu_group *g)
 struct status_log {
     int n;
     int status[8];
-    int ret[8];      /* what the callback returns */
+    int ret[8]; /* what the callback returns */
 };
 
 static int cb_status(void *arg, int status)
@@ -346,7 +351,7 @@ START_TEST(test_host_fn_status_after_failed_kernel)
     ck_assert_int_eq(ops->fill(s, buf, 0xAA, 128), 0);
     ck_assert_int_eq(ops->copy(s, buf + 128, src, 128, DEVQ_COPY_D2D), 0);
     ck_assert_int_eq(ops->launch(s, k, &l, &arg, 1), 0);
-    ck_assert_int_eq(ops->event_record(t0, s), 0);      /* records still happen */
+    ck_assert_int_eq(ops->event_record(t0, s), 0); /* records still happen */
     ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);
     /* batch 2: runs normally */
     ck_assert_int_eq(ops->event_record(t1, s), 0);
@@ -357,10 +362,10 @@ START_TEST(test_host_fn_status_after_failed_kernel)
     ck_assert_int_eq(log.n, 2);
     ck_assert_int_eq(log.status[0], -EDOM);
     ck_assert_int_eq(log.status[1], 0);
-    ck_assert_int_eq(atomic_load(&groups_run), 1);      /* the second launch was skipped */
-    ck_assert_int_eq(buf[0], 0xBB);                     /* batch 2 fill ran */
-    ck_assert_int_eq(buf[1], 0x11);                     /* batch 1 fill skipped */
-    ck_assert_int_eq(buf[128], 0x11);                   /* batch 1 copy skipped */
+    ck_assert_int_eq(atomic_load(&groups_run), 1); /* the second launch was skipped */
+    ck_assert_int_eq(buf[0], 0xBB);                /* batch 2 fill ran */
+    ck_assert_int_eq(buf[1], 0x11);                /* batch 1 fill skipped */
+    ck_assert_int_eq(buf[128], 0x11);              /* batch 1 copy skipped */
     uint64_t ns;
     ck_assert_int_eq(ops->event_elapsed(t0, t1, &ns), 0);
     ops->event_destroy(t0);
@@ -380,11 +385,11 @@ START_TEST(test_host_fn_error_latches)
     ck_assert_int_eq(ops->mem_alloc(dev, 64, (void **)&buf, &h), 0);
     buf[0] = 1;
     struct status_log log = { .ret = { -EPIPE, 0, 0 } };
-    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);  /* fails */
-    ck_assert_int_eq(ops->fill(s, buf, 2, 1), 0);             /* skipped */
-    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);  /* gets -EPIPE */
-    ck_assert_int_eq(ops->fill(s, buf + 1, 3, 1), 0);         /* runs */
-    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);  /* gets 0 */
+    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0); /* fails */
+    ck_assert_int_eq(ops->fill(s, buf, 2, 1), 0);          /* skipped */
+    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0); /* gets -EPIPE */
+    ck_assert_int_eq(ops->fill(s, buf + 1, 3, 1), 0);      /* runs */
+    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0); /* gets 0 */
     stream_sync(s);
     ck_assert_int_eq(log.n, 3);
     ck_assert_int_eq(log.status[0], 0);
@@ -404,19 +409,19 @@ START_TEST(test_stream_idle)
 {
     ck_assert_ptr_nonnull(ops->stream_idle);
     devq_pl_stream *s = stream_new(0);
-    ck_assert_int_eq(ops->stream_idle(s), 1);              /* nothing queued yet */
+    ck_assert_int_eq(ops->stream_idle(s), 1); /* nothing queued yet */
     struct gate g = GATE_INIT;
     ck_assert_int_eq(ops->host_fn(s, cb_gate, &g), 0);
     gate_await_arrivals(&g, 1);
-    ck_assert_int_eq(ops->stream_idle(s), 0);              /* running */
+    ck_assert_int_eq(ops->stream_idle(s), 0); /* running */
     gate_open(&g);
     stream_sync(s);
     ck_assert_int_eq(ops->stream_idle(s), 1);
     struct status_log log = { .ret = { -EPIPE, 0 } };
-    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);  /* latches -EPIPE */
+    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0); /* latches -EPIPE */
     stream_sync(s);
     ck_assert_int_eq(ops->stream_idle(s), 0);              /* ran, but an error is latched */
-    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);  /* takes it */
+    ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0); /* takes it */
     stream_sync(s);
     ck_assert_int_eq(ops->stream_idle(s), 1);
     ck_assert_int_eq(log.status[1], -EPIPE);
@@ -446,8 +451,7 @@ int cpu_test_record_groups(void *const *args, const devq_cpu_group *g)
     devq_cpu_group *out = args[0];
     uint32_t scale = *(const uint32_t *)args[1];
     uint32_t *data = args[2];
-    uint32_t id = g->group_id[0] + g->num_groups[0] * (g->group_id[1] + g->num_groups[1] *
-                                                       g->group_id[2]);
+    uint32_t id = g->group_id[0] + g->num_groups[0] * (g->group_id[1] + g->num_groups[1] * g->group_id[2]);
     out[id] = *g;
     for (uint32_t i = 0; i < g->local_size[0]; i++) {
         uint32_t x = g->group_id[0] * g->local_size[0] + i;
@@ -479,7 +483,7 @@ START_TEST(test_kernel_from_process)
     struct gate g = GATE_INIT;
     ck_assert_int_eq(ops->host_fn(s, cb_gate, &g), 0);
     ck_assert_int_eq(ops->launch(s, k, &l, args, 3), 0);
-    scale = 99;                  /* value bytes were copied at launch */
+    scale = 99; /* value bytes were copied at launch */
     gate_open(&g);
     stream_sync(s);
     for (uint32_t i = 0; i < 1000; i++)
@@ -494,7 +498,7 @@ START_TEST(test_kernel_from_process)
             ck_assert_uint_eq(c->num_groups[1], 2);
             ck_assert_uint_eq(c->num_groups[2], 1);
             ck_assert_uint_eq(c->local_size[0], 64);
-            ck_assert_uint_eq(c->local_size[2], 1);      /* local 0 means 1 */
+            ck_assert_uint_eq(c->local_size[2], 1); /* local 0 means 1 */
             ck_assert_uint_eq(c->global_size[0], 1000);
             ck_assert_uint_eq(c->global_size[1], 3);
         }
@@ -541,7 +545,7 @@ START_TEST(test_launch_records_recycled)
     devq_launch l = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
     for (int round = 0; round < 2; round++) {
         struct gate g = GATE_INIT;
-        if (round == 0)            /* everything in flight at once */
+        if (round == 0) /* everything in flight at once */
             ck_assert_int_eq(ops->host_fn(s, cb_gate, &g), 0);
         for (uint32_t i = 0; i < N; i++) {
             uint32_t n = sizes[(i + (uint32_t)round) % 5];
@@ -583,8 +587,7 @@ START_TEST(test_kernel_from_shared_object)
     module_path(path, sizeof path);
     devq_pl_stream *s = stream_new(0);
     devq_pl_kernel *k;
-    ck_assert_msg(ops->kernel_load(dev, path, 0, "cpu_test_saxpy", &k) == 0, "%s",
-                  cpu_test_errmsg());
+    ck_assert_msg(ops->kernel_load(dev, path, 0, "cpu_test_saxpy", &k) == 0, "%s", cpu_test_errmsg());
     enum { N = 10000 };
     float *x, *y;
     void *h;
@@ -597,8 +600,10 @@ START_TEST(test_kernel_from_shared_object)
     float a = 2.0f;
     uint32_t n = N;
     struct devq_pl_arg args[4] = {
-        { .is_buffer = 1, .device_ptr = x }, { .is_buffer = 1, .device_ptr = y },
-        { .value = &a, .size = sizeof a }, { .value = &n, .size = sizeof n },
+        { .is_buffer = 1, .device_ptr = x },
+        { .is_buffer = 1, .device_ptr = y },
+        { .value = &a, .size = sizeof a },
+        { .value = &n, .size = sizeof n },
     };
     devq_launch l = { { N, 1, 1 }, { 256, 1, 1 }, 0 };
     ck_assert_int_eq(ops->launch(s, k, &l, args, 4), 0);
@@ -641,8 +646,10 @@ START_TEST(test_kernels_switch_and_outlive_destroy)
     uint8_t byte = 0;
     devq_launch l = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
     struct devq_pl_arg sx[4] = {
-        { .is_buffer = 1, .device_ptr = x }, { .is_buffer = 1, .device_ptr = y },
-        { .value = &a, .size = sizeof a }, { .value = &one, .size = sizeof one },
+        { .is_buffer = 1, .device_ptr = x },
+        { .is_buffer = 1, .device_ptr = y },
+        { .value = &a, .size = sizeof a },
+        { .value = &one, .size = sizeof one },
     };
     struct gate g = GATE_INIT;
     ck_assert_int_eq(ops->host_fn(s, cb_gate, &g), 0);
@@ -655,12 +662,14 @@ START_TEST(test_kernels_switch_and_outlive_destroy)
             continue;
         }
         struct devq_pl_arg vs[4] = {
-            { .is_buffer = 1, .device_ptr = out }, { .value = &i, .size = sizeof i },
-            { .value = &zero, .size = sizeof zero }, { .value = &byte, .size = sizeof byte },
+            { .is_buffer = 1, .device_ptr = out },
+            { .value = &i, .size = sizeof i },
+            { .value = &zero, .size = sizeof zero },
+            { .value = &byte, .size = sizeof byte },
         };
         ck_assert_int_eq(ops->launch(s, sum, &l, vs, 4), 0);
     }
-    ops->kernel_destroy(saxpy);       /* queued launches keep both loaded */
+    ops->kernel_destroy(saxpy); /* queued launches keep both loaded */
     ops->kernel_destroy(sum);
     gate_open(&g);
     stream_sync(s);
@@ -674,7 +683,7 @@ START_TEST(test_kernels_switch_and_outlive_destroy)
     ops->mem_free(dev, x);
     ops->mem_free(dev, y);
     ops->mem_free(dev, out);
-    ops->stream_destroy(s);           /* drops the last kernel it held */
+    ops->stream_destroy(s); /* drops the last kernel it held */
 }
 END_TEST
 
@@ -692,7 +701,8 @@ START_TEST(test_kernel_signature)
     ck_assert_uint_eq(iface.flags, DEVQ_PL_IFACE_POSITIONAL);
     ck_assert_uint_eq(iface.nparams, 4);
     static const uint32_t kind[] = { DEVQ_PL_PARAM_BUFFER, DEVQ_PL_PARAM_BUFFER, DEVQ_PL_PARAM_VALUE,
-                                     DEVQ_PL_PARAM_VALUE }, size[] = { 0, 0, 4, 4 };
+                                     DEVQ_PL_PARAM_VALUE },
+                          size[] = { 0, 0, 4, 4 };
     for (int i = 0; i < 4; i++) {
         ck_assert_uint_eq(iface.params[i].kind, kind[i]);
         ck_assert_uint_eq(iface.params[i].size, size[i]);
@@ -788,7 +798,7 @@ int cpu_test_fail_every_group(void *const *args, const devq_cpu_group *g)
 {
     (void)g;
     atomic_fetch_add((atomic_int *)args[0], 1);
-    return 7;      /* positive: still a failure (-EIO) */
+    return 7; /* positive: still a failure (-EIO) */
 }
 
 START_TEST(test_failed_launch_stops_groups)
@@ -855,8 +865,7 @@ START_TEST(test_concurrent_streams_share_the_pool)
     for (int i = 0; i < STREAMS; i++) {
         void *h;
         d[i] = (struct driver){ stream_new(i * 3 - 4), k, NULL, 0 };
-        ck_assert_int_eq(ops->mem_alloc(dev, DRIVER_GROUPS * sizeof(uint32_t),
-                                        (void **)&d[i].out, &h), 0);
+        ck_assert_int_eq(ops->mem_alloc(dev, DRIVER_GROUPS * sizeof(uint32_t), (void **)&d[i].out, &h), 0);
         memset(d[i].out, 0, DRIVER_GROUPS * sizeof(uint32_t));
     }
     for (int i = 0; i < STREAMS; i++)
@@ -867,7 +876,7 @@ START_TEST(test_concurrent_streams_share_the_pool)
         stream_sync(d[i].s);
         ck_assert_int_eq(d[i].failures, 0);
         for (int g = 0; g < DRIVER_GROUPS; g++)
-            ck_assert_uint_eq(d[i].out[g], DRIVER_LAUNCHES);   /* every group ran once per launch */
+            ck_assert_uint_eq(d[i].out[g], DRIVER_LAUNCHES); /* every group ran once per launch */
         ops->mem_free(dev, d[i].out);
         ops->stream_destroy(d[i].s);
     }
@@ -895,7 +904,7 @@ int cpu_test_prio(void *const *args, const devq_cpu_group *g)
     else if (tag == 2 && id == 0)
         gate_pass(&log->high_gate);
     else if (tag == 1) {
-        struct timespec ts = { 0, 1000000 };   /* keep low's own worker busy */
+        struct timespec ts = { 0, 1000000 }; /* keep low's own worker busy */
         nanosleep(&ts, NULL);
     }
     pthread_mutex_lock(&log->m);
@@ -910,7 +919,8 @@ int cpu_test_prio(void *const *args, const devq_cpu_group *g)
 static const char *priority_scenario(void)
 {
     static struct prio_log log = { .m = PTHREAD_MUTEX_INITIALIZER,
-                                   .low_gate = GATE_INIT, .high_gate = GATE_INIT };
+                                   .low_gate = GATE_INIT,
+                                   .high_gate = GATE_INIT };
     devq_queue_desc dl = { DEVQ_QUEUE_COMPUTE, 0 }, dh = { DEVQ_QUEUE_COMPUTE, 5 };
     devq_pl_stream *low, *high;
     devq_pl_kernel *k;
@@ -982,7 +992,7 @@ START_TEST(test_priorities)
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
-        alarm(60);         /* never outlive a parent that timed out */
+        alarm(60); /* never outlive a parent that timed out */
         setenv("DEVQ_CPU_THREADS", "1", 1);
         const char *why = NULL;
         ops = cpu_test_ops();
@@ -1018,8 +1028,7 @@ START_TEST(test_threads_env_malformed)
         setenv("DEVQ_CPU_THREADS", "lots", 1);
         devq_pl_device *d2;
         int rc = ops->device_open(0, &d2);
-        int named = strstr(cpu_test_errmsg(), "DEVQ_CPU_THREADS") &&
-                    strstr(cpu_test_errmsg(), "lots");
+        int named = strstr(cpu_test_errmsg(), "DEVQ_CPU_THREADS") && strstr(cpu_test_errmsg(), "lots");
         _exit(rc == -EINVAL && named ? 0 : 1);
     }
     int st;
@@ -1032,7 +1041,8 @@ END_TEST
 
 static int cb_sleep_20ms(void *arg, int status)
 {
-    (void)arg; (void)status;
+    (void)arg;
+    (void)status;
     struct timespec ts = { 0, 20000000 };
     nanosleep(&ts, NULL);
     return 0;
@@ -1046,14 +1056,14 @@ START_TEST(test_timing_events)
     ck_assert_int_eq(ops->event_create(dev, DEVQ_EVENT_TIMING, &t1), 0);
     ck_assert_int_eq(ops->event_create(dev, 0, &plain), 0);
     uint64_t ns = 0;
-    ck_assert_int_eq(ops->event_elapsed(t0, t1, &ns), -EINVAL);   /* never recorded */
+    ck_assert_int_eq(ops->event_elapsed(t0, t1, &ns), -EINVAL); /* never recorded */
     struct gate g = GATE_INIT;
     ck_assert_int_eq(ops->host_fn(s, cb_gate, &g), 0);
     ck_assert_int_eq(ops->event_record(t0, s), 0);
     ck_assert_int_eq(ops->host_fn(s, cb_sleep_20ms, NULL), 0);
     ck_assert_int_eq(ops->event_record(t1, s), 0);
     ck_assert_int_eq(ops->event_record(plain, s), 0);
-    ck_assert_int_eq(ops->event_elapsed(t0, t1, &ns), -EAGAIN);   /* not reached */
+    ck_assert_int_eq(ops->event_elapsed(t0, t1, &ns), -EAGAIN); /* not reached */
     gate_open(&g);
     ck_assert_int_eq(ops->event_wait(t1, 30 * SEC), 0);
     ck_assert_int_eq(ops->event_elapsed(t0, t1, &ns), 0);
@@ -1073,7 +1083,7 @@ END_TEST
 static int cb_count(void *arg, int status)
 {
     (void)status;
-    (*(uint64_t *)arg)++;      /* runs on the worker only */
+    (*(uint64_t *)arg)++; /* runs on the worker only */
     return 0;
 }
 
@@ -1094,7 +1104,7 @@ START_TEST(test_wakes_at_every_idle_phase)
     int late = 0;
     for (int i = 0; i < N; i++) {
         seed = seed * 1103515245u + 12345u;
-        uint64_t until = now_ns() + (seed >> 8) % 150000;    /* 0-150 us: the spin is 50 */
+        uint64_t until = now_ns() + (seed >> 8) % 150000; /* 0-150 us: the spin is 50 */
         while (now_ns() < until)
             ;
         ck_assert_int_eq(ops->host_fn(s, cb_count, &count), 0);
@@ -1114,15 +1124,15 @@ START_TEST(test_million_host_fns)
     uint64_t count = 0;
     enum { N = 1000000 };
     uint64_t t0 = now_ns();
-    int failures = 0;      /* one assertion: Check's are too slow for a loop */
+    int failures = 0; /* one assertion: Check's are too slow for a loop */
     for (int i = 0; i < N; i++)
         failures += ops->host_fn(s, cb_count, &count) != 0;
     stream_sync(s);
     uint64_t dt = now_ns() - t0;
     ck_assert_int_eq(failures, 0);
     ck_assert_uint_eq(count, N);
-    printf("cpu: %d host callbacks through one stream in %.1f ms: %.2f M/s\n", N,
-           (double)dt / 1e6, (double)N * 1e3 / (double)dt);
+    printf("cpu: %d host callbacks through one stream in %.1f ms: %.2f M/s\n", N, (double)dt / 1e6,
+           (double)N * 1e3 / (double)dt);
     ops->stream_destroy(s);
 }
 END_TEST
@@ -1141,7 +1151,7 @@ START_TEST(test_memory)
     ops->mem_free(dev, p);
     ck_assert_int_eq(ops->mem_alloc(dev, (8u << 20) + 5, &p, &h), 0);
     ck_assert_uint_eq((uintptr_t)p % (2u << 20), 0);
-    memset(p, 3, (8u << 20) + 5);       /* all of it is mapped */
+    memset(p, 3, (8u << 20) + 5); /* all of it is mapped */
     ops->mem_free(dev, p);
     ck_assert_int_eq(ops->mem_alloc(dev, 0, &p, &h), 0);
     ops->mem_free(dev, p);
@@ -1178,8 +1188,8 @@ START_TEST(test_device)
     ck_assert_str_ne(info.name, "");
     ck_assert_uint_ge(info.compute_units, 1);
     ck_assert_uint_gt(info.total_memory, 1u << 20);
-    uint64_t want = DEVQ_CAP_KERNELS | DEVQ_CAP_HOST_VISIBLE | DEVQ_CAP_PRIORITIES |
-                    DEVQ_CAP_SKIP_ON_ERROR | DEVQ_CAP_TIMING | DEVQ_CAP_KERNEL_CHECK;
+    uint64_t want = DEVQ_CAP_KERNELS | DEVQ_CAP_HOST_VISIBLE | DEVQ_CAP_PRIORITIES | DEVQ_CAP_SKIP_ON_ERROR |
+                    DEVQ_CAP_TIMING | DEVQ_CAP_KERNEL_CHECK;
     ck_assert_uint_eq(info.caps, want);
     ck_assert_ptr_null(ops->value_attach);
     ck_assert_ptr_null(ops->mem_alloc_async);
@@ -1223,7 +1233,7 @@ START_TEST(test_device_close_frees_everything)
     for (int i = 0; i < 1000; i++)
         ck_assert_int_eq(ops->host_fn(s, cb_count, &count), 0);
     ck_assert_int_eq(ops->event_record(e, s), 0);
-    ops->device_close(d2);      /* drains the stream, then frees it all */
+    ops->device_close(d2); /* drains the stream, then frees it all */
     ck_assert_uint_eq(count, 1000);
 }
 END_TEST

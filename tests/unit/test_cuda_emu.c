@@ -11,7 +11,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
-#include "cuda_decls.h"   /* plugins/cuda: no CUDA toolkit needed */
+#include "cuda_decls.h" /* plugins/cuda: no CUDA toolkit needed */
 #include <devq/devq.h>
 #include "../helpers/check_main.h"
 
@@ -31,7 +31,7 @@ static void *sym(const char *name, int version)
     return fn;
 }
 
-#define F(name, ver, ...) ((CUresult (*)(__VA_ARGS__))sym(#name, ver))
+#define F(name, ver, ...) ((CUresult(*)(__VA_ARGS__))sym(#name, ver))
 
 static CUcontext ctx;
 
@@ -41,7 +41,7 @@ static void load(void)
     ck_assert_msg(h != NULL, "%s", dlerror());
     get_proc = (get_proc_fn)dlsym(h, "cuGetProcAddress_v2");
     ck_assert_ptr_nonnull(get_proc);
-    CUresult (*init)(unsigned) = (CUresult (*)(unsigned))dlsym(h, "cuInit");
+    CUresult (*init)(unsigned) = (CUresult(*)(unsigned))dlsym(h, "cuInit");
     ck_assert_ptr_nonnull(init);
     ck_assert_int_eq(init(0), CUDA_SUCCESS);
 }
@@ -56,8 +56,9 @@ static void open_ctx(void)
 static CUstream new_stream(void)
 {
     CUstream s;
-    ck_assert_int_eq(F(cuStreamCreateWithPriority, 5050, CUstream *, unsigned, int)(&s, CU_STREAM_NON_BLOCKING, 0),
-                     CUDA_SUCCESS);
+    ck_assert_int_eq(
+        F(cuStreamCreateWithPriority, 5050, CUstream *, unsigned, int)(&s, CU_STREAM_NON_BLOCKING, 0),
+        CUDA_SUCCESS);
     return s;
 }
 
@@ -88,11 +89,14 @@ START_TEST(test_error_names)
 {
     load();
     const char *s = NULL;
-    ck_assert_int_eq(F(cuGetErrorName, 6000, CUresult, const char **)(CUDA_ERROR_INVALID_HANDLE, &s), CUDA_SUCCESS);
+    ck_assert_int_eq(F(cuGetErrorName, 6000, CUresult, const char **)(CUDA_ERROR_INVALID_HANDLE, &s),
+                     CUDA_SUCCESS);
     ck_assert_str_eq(s, "CUDA_ERROR_INVALID_HANDLE");
-    ck_assert_int_eq(F(cuGetErrorString, 6000, CUresult, const char **)(CUDA_ERROR_INVALID_HANDLE, &s), CUDA_SUCCESS);
+    ck_assert_int_eq(F(cuGetErrorString, 6000, CUresult, const char **)(CUDA_ERROR_INVALID_HANDLE, &s),
+                     CUDA_SUCCESS);
     ck_assert_str_eq(s, "invalid resource handle");
-    ck_assert_int_eq(F(cuGetErrorName, 6000, CUresult, const char **)((CUresult)12345, &s), CUDA_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(F(cuGetErrorName, 6000, CUresult, const char **)((CUresult)12345, &s),
+                     CUDA_ERROR_INVALID_VALUE);
 }
 END_TEST
 
@@ -110,12 +114,15 @@ START_TEST(test_fail_nth_call)
     ck_assert_int_eq(mfree(p[0]), CUDA_SUCCESS);
     ck_assert_int_eq(mfree(p[1]), CUDA_SUCCESS);
     ck_assert_int_eq(mfree(p[3]), CUDA_SUCCESS);
-    ck_assert_int_eq(mfree(p[3]), CUDA_ERROR_INVALID_VALUE);   /* double free */
+    ck_assert_int_eq(mfree(p[3]), CUDA_ERROR_INVALID_VALUE); /* double free */
 }
 END_TEST
 
 static int hostfunc_calls;
-static void CUDA_CB hostfunc(void *arg) { __atomic_fetch_add(&hostfunc_calls, 1, __ATOMIC_RELAXED); }
+static void CUDA_CB hostfunc(void *arg)
+{
+    __atomic_fetch_add(&hostfunc_calls, 1, __ATOMIC_RELAXED);
+}
 
 static CUresult callback_status = CUDA_SUCCESS;
 static int callback_calls;
@@ -130,7 +137,7 @@ static CUresult call_from_callback = CUDA_SUCCESS;
 static void CUDA_CB alloc_in_callback(CUstream s, CUresult st, void *arg)
 {
     CUdeviceptr p;
-    call_from_callback = ((CUresult (*)(CUdeviceptr *, size_t))arg)(&p, 16);
+    call_from_callback = ((CUresult(*)(CUdeviceptr *, size_t))arg)(&p, 16);
 }
 
 START_TEST(test_no_driver_calls_in_callbacks)
@@ -138,8 +145,9 @@ START_TEST(test_no_driver_calls_in_callbacks)
     open_ctx();
     CUstream s = new_stream();
     void *alloc = sym("cuMemAlloc", 3020);
-    ck_assert_int_eq(F(cuStreamAddCallback, 5000, CUstream, CUstreamCallback, void *, unsigned)(
-                         s, alloc_in_callback, alloc, 0), CUDA_SUCCESS);
+    ck_assert_int_eq(F(cuStreamAddCallback, 5000, CUstream, CUstreamCallback, void *,
+                       unsigned)(s, alloc_in_callback, alloc, 0),
+                     CUDA_SUCCESS);
     ck_assert_int_eq(F(cuStreamSynchronize, 2000, CUstream)(s), CUDA_SUCCESS);
     ck_assert_int_eq(call_from_callback, CUDA_ERROR_NOT_PERMITTED);
     F(cuStreamDestroy, 4000, CUstream)(s);
@@ -162,8 +170,9 @@ START_TEST(test_sticky_error_poisons_context)
     static const char image[] = "devq-emu-module\ndevq_emu_test_ok 8\n";
     ck_assert_int_eq(F(cuModuleLoadData, 2000, CUmodule *, const void *)(&m, image), CUDA_SUCCESS);
     CUfunction fn;
-    ck_assert_int_eq(F(cuModuleGetFunction, 2000, CUfunction *, CUmodule, const char *)(&fn, m, "devq_emu_test_ok"),
-                     CUDA_SUCCESS);
+    ck_assert_int_eq(
+        F(cuModuleGetFunction, 2000, CUfunction *, CUmodule, const char *)(&fn, m, "devq_emu_test_ok"),
+        CUDA_SUCCESS);
     CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                        CUstream, void **, void **) =
         F(cuLaunchKernel, 4000, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
@@ -172,12 +181,13 @@ START_TEST(test_sticky_error_poisons_context)
     int *pb = &blocks;
     void *params[1] = { &pb };
     ck_assert_int_eq(launch(fn, 3, 1, 1, 1, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);
-    ck_assert_int_eq(launch(fn, 3, 1, 1, 1, 1, 1, 0, s, params, NULL), CUDA_SUCCESS);   /* faults later */
+    ck_assert_int_eq(launch(fn, 3, 1, 1, 1, 1, 1, 0, s, params, NULL), CUDA_SUCCESS); /* faults later */
     CUresult (*sync)(CUstream) = F(cuStreamSynchronize, 2000, CUstream);
     CUresult r = sync(s);
     /* the context is poisoned: every call now fails */
     CUresult r1 = F(cuLaunchHostFunc, 10000, CUstream, CUhostFn, void *)(s, hostfunc, NULL);
-    CUresult r2 = F(cuStreamAddCallback, 5000, CUstream, CUstreamCallback, void *, unsigned)(s, callback, NULL, 0);
+    CUresult r2 =
+        F(cuStreamAddCallback, 5000, CUstream, CUstreamCallback, void *, unsigned)(s, callback, NULL, 0);
     ck_assert_int_eq(r, CUDA_ERROR_ILLEGAL_ADDRESS);
     ck_assert_int_eq(r1, CUDA_ERROR_ILLEGAL_ADDRESS);
     ck_assert_int_eq(r2, CUDA_ERROR_ILLEGAL_ADDRESS);
@@ -212,14 +222,17 @@ START_TEST(test_queued_hostfunc_dropped_callback_told)
     static const char image[] = "devq-emu-module\ndevq_emu_test_fail\n";
     ck_assert_int_eq(F(cuModuleLoadData, 2000, CUmodule *, const void *)(&m, image), CUDA_SUCCESS);
     CUfunction fn;
-    ck_assert_int_eq(F(cuModuleGetFunction, 2000, CUfunction *, CUmodule, const char *)(&fn, m, "devq_emu_test_fail"),
-                     CUDA_SUCCESS);
+    ck_assert_int_eq(
+        F(cuModuleGetFunction, 2000, CUfunction *, CUmodule, const char *)(&fn, m, "devq_emu_test_fail"),
+        CUDA_SUCCESS);
     ck_assert_int_eq(F(cuLaunchKernel, 4000, CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-                       unsigned, unsigned, CUstream, void **, void **)(fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
+                       unsigned, unsigned, CUstream, void **,
+                       void **)(fn, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL),
                      CUDA_SUCCESS);
     ck_assert_int_eq(hf(s, hostfunc, NULL), CUDA_SUCCESS);
-    ck_assert_int_eq(F(cuStreamAddCallback, 5000, CUstream, CUstreamCallback, void *, unsigned)(s, callback, NULL, 0),
-                     CUDA_SUCCESS);
+    ck_assert_int_eq(
+        F(cuStreamAddCallback, 5000, CUstream, CUstreamCallback, void *, unsigned)(s, callback, NULL, 0),
+        CUDA_SUCCESS);
     __atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
     syscall(SYS_futex, &gate, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     ck_assert_int_eq(F(cuStreamSynchronize, 2000, CUstream)(s), CUDA_ERROR_LAUNCH_FAILED);
@@ -227,7 +240,7 @@ START_TEST(test_queued_hostfunc_dropped_callback_told)
      * stream thread got to the callback: wait for it (bounded). */
     for (int t = 0; t < 5000 && __atomic_load_n(&callback_calls, __ATOMIC_ACQUIRE) == 0; t++)
         usleep(1000);
-    ck_assert_int_eq(hostfunc_calls, 0);                 /* like the real driver: dropped */
+    ck_assert_int_eq(hostfunc_calls, 0); /* like the real driver: dropped */
     ck_assert_int_eq(__atomic_load_n(&callback_calls, __ATOMIC_ACQUIRE), 1);
     ck_assert_int_eq(callback_status, CUDA_ERROR_LAUNCH_FAILED);
     F(cuStreamDestroy, 4000, CUstream)(s);
@@ -236,7 +249,10 @@ START_TEST(test_queued_hostfunc_dropped_callback_told)
 END_TEST
 
 int devq_emu_test_fail(void **p, const devq_cpu_group *g);
-int devq_emu_test_fail(void **p, const devq_cpu_group *g) { return 1; }
+int devq_emu_test_fail(void **p, const devq_cpu_group *g)
+{
+    return 1;
+}
 
 START_TEST(test_modules)
 {
@@ -252,11 +268,12 @@ START_TEST(test_modules)
     ck_assert_int_eq(load_data(&m, "devq-emu-module cpu-argsx\n"), CUDA_ERROR_INVALID_IMAGE);
     ck_assert_int_eq(load_data(&m, "devq-emu-module cpu-args\nk ptr 4\n"), CUDA_SUCCESS);
     ck_assert_int_eq(F(cuModuleUnload, 2000, CUmodule)(m), CUDA_SUCCESS);
-    ck_assert_int_eq(load_data(&m, "devq-emu-module\ndevq_emu_test_ok 8\nnot_in_this_process 4\n"), CUDA_SUCCESS);
+    ck_assert_int_eq(load_data(&m, "devq-emu-module\ndevq_emu_test_ok 8\nnot_in_this_process 4\n"),
+                     CUDA_SUCCESS);
     CUfunction f;
     ck_assert_int_eq(get_fn(&f, m, "devq_emu_test_ok"), CUDA_SUCCESS);
-    ck_assert_int_eq(get_fn(&f, m, "not_in_this_process"), CUDA_ERROR_NOT_FOUND);   /* no such symbol */
-    ck_assert_int_eq(get_fn(&f, m, "devq_emu_test_fail"), CUDA_ERROR_NOT_FOUND);    /* not in the module */
+    ck_assert_int_eq(get_fn(&f, m, "not_in_this_process"), CUDA_ERROR_NOT_FOUND); /* no such symbol */
+    ck_assert_int_eq(get_fn(&f, m, "devq_emu_test_fail"), CUDA_ERROR_NOT_FOUND);  /* not in the module */
     ck_assert_int_eq(F(cuModuleUnload, 2000, CUmodule)(m), CUDA_SUCCESS);
 }
 END_TEST
@@ -268,11 +285,13 @@ START_TEST(test_func_param_info)
 {
     open_ctx();
     CUmodule m;
-    ck_assert_int_eq(F(cuModuleLoadData, 2000, CUmodule *, const void *)(
-                         &m, "devq-emu-module\ndevq_emu_test_ok 2 ptr 4 1 16 4\n"), CUDA_SUCCESS);
-    CUfunction f;
-    ck_assert_int_eq(F(cuModuleGetFunction, 2000, CUfunction *, CUmodule, const char *)(&f, m, "devq_emu_test_ok"),
+    ck_assert_int_eq(F(cuModuleLoadData, 2000, CUmodule *,
+                       const void *)(&m, "devq-emu-module\ndevq_emu_test_ok 2 ptr 4 1 16 4\n"),
                      CUDA_SUCCESS);
+    CUfunction f;
+    ck_assert_int_eq(
+        F(cuModuleGetFunction, 2000, CUfunction *, CUmodule, const char *)(&f, m, "devq_emu_test_ok"),
+        CUDA_SUCCESS);
     CUresult (*info)(CUfunction, size_t, size_t *, size_t *) =
         F(cuFuncGetParamInfo, 12040, CUfunction, size_t, size_t *, size_t *);
     static const size_t want_off[] = { 0, 8, 16, 20, 24, 40 }, want_size[] = { 2, 8, 4, 1, 16, 4 };
@@ -284,7 +303,7 @@ START_TEST(test_func_param_info)
     }
     size_t off;
     ck_assert_int_eq(info(f, 6, &off, NULL), CUDA_ERROR_INVALID_VALUE);
-    ck_assert_int_eq(info(f, 1, &off, NULL), CUDA_SUCCESS);   /* size optional */
+    ck_assert_int_eq(info(f, 1, &off, NULL), CUDA_SUCCESS); /* size optional */
     ck_assert_uint_eq(off, 8);
     ck_assert_int_eq(info(NULL, 0, &off, NULL), CUDA_ERROR_INVALID_HANDLE);
     ck_assert_int_eq(F(cuModuleUnload, 2000, CUmodule)(m), CUDA_SUCCESS);

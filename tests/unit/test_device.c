@@ -38,11 +38,13 @@ static struct fake_knobs fake_knobs(void)
     void *h = dlopen(fake_path, RTLD_NOW | RTLD_NOLOAD);
     ck_assert_msg(h != NULL, "fake plugin not loaded: %s", dlerror());
     struct fake_knobs k = {
-        dlsym(h, "devq_fake_open_calls"), dlsym(h, "devq_fake_close_calls"),
-        dlsym(h, "devq_fake_fail_opens"), dlsym(h, "devq_fake_open_delay_us"),
+        dlsym(h, "devq_fake_open_calls"),
+        dlsym(h, "devq_fake_close_calls"),
+        dlsym(h, "devq_fake_fail_opens"),
+        dlsym(h, "devq_fake_open_delay_us"),
     };
     ck_assert(k.open_calls && k.close_calls && k.fail_opens && k.open_delay_us);
-    dlclose(h);    /* drops only our reference */
+    dlclose(h); /* drops only our reference */
     return k;
 }
 
@@ -50,11 +52,10 @@ static void expect_error(const char *spec, int err, const char *msg_part)
 {
     devq_device *d = (devq_device *)0x1;
     int r = devq_device_open(spec, &d);
-    ck_assert_msg(r == err, "open('%s') = %d, want %d (%s)", spec ? spec : "NULL", r, err,
-                  devq_errmsg());
+    ck_assert_msg(r == err, "open('%s') = %d, want %d (%s)", spec ? spec : "NULL", r, err, devq_errmsg());
     ck_assert_ptr_null(d);
-    ck_assert_msg(strstr(devq_errmsg(), msg_part), "open('%s'): '%s' lacks '%s'",
-                  spec ? spec : "NULL", devq_errmsg(), msg_part);
+    ck_assert_msg(strstr(devq_errmsg(), msg_part), "open('%s'): '%s' lacks '%s'", spec ? spec : "NULL",
+                  devq_errmsg(), msg_part);
 }
 
 static devq_device *open_ok(const char *spec)
@@ -80,13 +81,13 @@ START_TEST(open_shares_one_instance_per_ordinal)
     use_fake();
     devq_device *a = open_ok("fake:0");
     struct fake_knobs k = fake_knobs();
-    devq_device *b = open_ok("fake");          /* "fake" is "fake:0" */
+    devq_device *b = open_ok("fake"); /* "fake" is "fake:0" */
     devq_device *c = open_ok("fake:1");
     ck_assert_ptr_eq(a, b);
     ck_assert_ptr_ne(a, c);
     ck_assert_int_eq(*k.open_calls, 2);
     devq_device_close(a);
-    ck_assert_int_eq(*k.close_calls, 0);       /* b still holds it */
+    ck_assert_int_eq(*k.close_calls, 0); /* b still holds it */
     ck_assert_str_eq(info_of(b).name, "fake device zero");
     devq_device_close(b);
     ck_assert_int_eq(*k.close_calls, 1);
@@ -97,7 +98,7 @@ START_TEST(open_shares_one_instance_per_ordinal)
     devq_device *d = open_ok("fake:0");
     ck_assert_int_eq(*k.open_calls, 3);
     devq_device_close(d);
-    devq_device_close(NULL);                   /* harmless */
+    devq_device_close(NULL); /* harmless */
 }
 END_TEST
 
@@ -128,7 +129,10 @@ struct race {
     devq_device *got[RACERS];
     int rc[RACERS];
 };
-struct racer { struct race *race; int i; };
+struct racer {
+    struct race *race;
+    int i;
+};
 
 static void *racer_main(void *p)
 {
@@ -155,9 +159,9 @@ static void run_race(struct race *race)
 START_TEST(racing_first_opens_share_one_plugin_open)
 {
     use_fake();
-    devq_device_close(open_ok("fake:1"));      /* load, to reach the knobs */
+    devq_device_close(open_ok("fake:1")); /* load, to reach the knobs */
     struct fake_knobs k = fake_knobs();
-    *k.open_delay_us = 200;                    /* keep the first open in flight */
+    *k.open_delay_us = 200; /* keep the first open in flight */
     for (int round = 0; round < ROUNDS; round++) {
         int opens = *k.open_calls, closes = *k.close_calls;
         struct race race = { .spec = "fake:0" };
@@ -242,7 +246,8 @@ START_TEST(spec_errors_are_named)
      * fake one is): not installed, never "did you mean" the same name. */
     expect_error("cuda", -ENODEV, "backend 'cuda' is not installed (have: cpu, fake");
     ck_assert_msg(strstr(devq_errmsg(), "no devq-cuda.so was found in DEVQ_PLUGIN_PATH") &&
-                  !strstr(devq_errmsg(), "did you mean"), "%s", devq_errmsg());
+                      !strstr(devq_errmsg(), "did you mean"),
+                  "%s", devq_errmsg());
 }
 END_TEST
 
@@ -311,7 +316,7 @@ START_TEST(default_without_plugins_is_cpu)
     setenv("DEVQ_PLUGIN_PATH", testdir_new(), 1);
     unsetenv("DEVQ_BACKEND");
     if (other_backend_has_device())
-        setenv("DEVQ_BACKEND", "cpu", 1);     /* an installed accelerator would win */
+        setenv("DEVQ_BACKEND", "cpu", 1); /* an installed accelerator would win */
     devq_device *d = open_ok(NULL);
     ck_assert_str_eq(info_of(d).backend, "cpu");
     ck_assert_ptr_eq(d, open_ok("cpu:0"));
@@ -373,8 +378,8 @@ START_TEST(backend_typo_suggests_nearest)
     setenv("DEVQ_BACKEND", "fkae", 1);
     expect_error(NULL, -EINVAL,
                  "DEVQ_BACKEND='fkae': unknown backend 'fkae'; did you mean 'fake'? (have: cpu, fake");
-    ck_assert_ptr_eq(strstr(devq_errmsg(), "DEVQ_BACKEND"), devq_errmsg());   /* leads with it */
-    setenv("DEVQ_BACKEND", "cpu,^fak", 1);       /* a typo in an exclusion is an error too */
+    ck_assert_ptr_eq(strstr(devq_errmsg(), "DEVQ_BACKEND"), devq_errmsg()); /* leads with it */
+    setenv("DEVQ_BACKEND", "cpu,^fak", 1); /* a typo in an exclusion is an error too */
     expect_error(NULL, -EINVAL, "unknown backend 'fak'; did you mean 'fake'?");
     setenv("DEVQ_BACKEND", "zzzzzz", 1);
     expect_error(NULL, -EINVAL, "DEVQ_BACKEND='zzzzzz': unknown backend 'zzzzzz' (have: cpu, fake");
@@ -411,13 +416,13 @@ START_TEST(backends_report_counts_and_fills)
     setenv("DEVQ_PLUGIN_PATH", dir, 1);
     size_t n = 0;
     ck_assert_int_eq(devq_backends_report(NULL, 0, &n), 0);
-    ck_assert_uint_ge(n, 3);     /* cpu, fake, nullop, then any installed ones */
+    ck_assert_uint_ge(n, 3); /* cpu, fake, nullop, then any installed ones */
     ck_assert_int_eq(devq_backends_report(NULL, 2, &n), -EINVAL);
 
     devq_backend_report r[3];
     memset(r, 0x5a, sizeof r);
     size_t n2 = 0;
-    ck_assert_int_eq(devq_backends_report(r, 2, &n2), 0);    /* short buffer: filled, total */
+    ck_assert_int_eq(devq_backends_report(r, 2, &n2), 0); /* short buffer: filled, total */
     ck_assert_uint_eq(n2, n);
     ck_assert_str_eq(r[0].path, "(built in)");
     ck_assert_str_eq(r[0].name, "cpu");
@@ -425,7 +430,7 @@ START_TEST(backends_report_counts_and_fills)
     ck_assert_uint_eq(r[1].devices, 2);
     ck_assert_int_eq(r[1].status, 0);
     ck_assert_str_eq(r[1].reason, "");
-    ck_assert_uint_eq((unsigned char)r[2].name[0], 0x5a);    /* untouched */
+    ck_assert_uint_eq((unsigned char)r[2].name[0], 0x5a); /* untouched */
     ck_assert_int_eq(devq_backends_report(r, 3, NULL), 0);
     ck_assert_int_eq(r[2].status, -EINVAL);
     ck_assert_ptr_nonnull(strstr(r[2].reason, "required op 'event_wait' is NULL"));

@@ -56,15 +56,16 @@ START_TEST(loss_fails_pending_work_and_destroy_is_safe)
     devq_queue_submit(q1);
     r = devq_signal_wait(s, 2, 10 * SEC);
     ck_assert_msg(r == -EIO || r == -ENODEV, "wait: %d %s", r, devq_errmsg());
-    ck_assert_msg(strstr(devq_errmsg(), "ILLEGAL_ADDRESS") || strstr(devq_errmsg(), "lost"),
-                  "root cause: %s", devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), "ILLEGAL_ADDRESS") || strstr(devq_errmsg(), "lost"), "root cause: %s",
+                  devq_errmsg());
     r = devq_signal_wait(after, 8, 10 * SEC);
     ck_assert_msg(r < 0, "work after the loss must fail, got %d", r);
     /* Later calls say the device is lost. */
     devq_queue *q3;
     r = devq_queue_create(dev, NULL, &q3);
-    ck_assert_msg(r == -ENODEV && strstr(devq_errmsg(), "lost"), "create after loss: %d %s", r, devq_errmsg());
-    devq_queue_destroy(q2);     /* callbacks may still be queued: must be safe */
+    ck_assert_msg(r == -ENODEV && strstr(devq_errmsg(), "lost"), "create after loss: %d %s", r,
+                  devq_errmsg());
+    devq_queue_destroy(q2); /* callbacks may still be queued: must be safe */
     devq_queue_destroy(q1);
     devq_kernel_destroy(k);
     devq_signal_destroy(s);
@@ -94,10 +95,10 @@ START_TEST(loss_fails_signals_and_buffers_of_every_dropped_batch)
     ck_assert_int_eq(devq_signal_create(0, &late), 0);
     devq_launch l = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
     devq_arg a = DEVQ_ARG_BUF(b, DEVQ_WRITE);
-    ck_assert_int_eq(devq_queue_exec(q, k, &a, 1, &l), 0);        /* loses the device */
+    ck_assert_int_eq(devq_queue_exec(q, k, &a, 1, &l), 0); /* loses the device */
     ck_assert_int_eq(devq_queue_fill(q, b, 0, 256, 1), 0);
     ck_assert_int_eq(devq_queue_signal(q, ran, 1), 0);
-    r = devq_queue_submit(q);          /* the driver may refuse the launch at once */
+    r = devq_queue_submit(q); /* the driver may refuse the launch at once */
     ck_assert_msg(r == 0 || r == -EIO || r == -ENODEV, "submit: %d %s", r, devq_errmsg());
     r = devq_signal_wait(ran, 1, 10 * SEC);
     ck_assert_msg(r == -EIO || r == -ENODEV, "batch that ran: %d %s", r, devq_errmsg());
@@ -113,7 +114,7 @@ START_TEST(loss_fails_signals_and_buffers_of_every_dropped_batch)
     ck_assert_int_eq(devq_queue_submit(q), -ENODEV);
     ck_assert_int_eq(devq_signal_wait(late, 1, 10 * SEC), -ENODEV);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), -ENODEV);
-    ck_assert_msg(strstr(devq_errmsg(), "lost"), "finish: %s", devq_errmsg());   /* and stays lost */
+    ck_assert_msg(strstr(devq_errmsg(), "lost"), "finish: %s", devq_errmsg()); /* and stays lost */
     /* Now lib knows: recording fails at once, and a signal op recorded
      * then is kept, so the destroy of the open batch fails it. */
     ck_assert_int_eq(devq_queue_signal(q, open_sig, 1), -ENODEV);

@@ -24,8 +24,9 @@
 #endif
 
 static const char *const vars[] = {
-    "DEVQ_BACKEND", "DEVQ_LOG", "DEVQ_LOG_FILE", "DEVQ_TRACE", "DEVQ_TRACE_MAX", "DEVQ_MEM_POOL",
-    "DEVQ_MEM_BUDGET", "DEVQ_MEM_GUARD", "DEVQ_MEM_LOG", "DEVQ_CPU_DEVICES", "DEVQ_CPU_THREADS",
+    "DEVQ_BACKEND",   "DEVQ_LOG",         "DEVQ_LOG_FILE",    "DEVQ_TRACE",
+    "DEVQ_TRACE_MAX", "DEVQ_MEM_POOL",    "DEVQ_MEM_BUDGET",  "DEVQ_MEM_GUARD",
+    "DEVQ_MEM_LOG",   "DEVQ_CPU_DEVICES", "DEVQ_CPU_THREADS",
 };
 
 static void clear_env(void)
@@ -35,7 +36,9 @@ static void clear_env(void)
 }
 
 /* One malformed value per variable lib reads, and what the message names. */
-static const struct { const char *var, *value, *says; } bad[] = {
+static const struct {
+    const char *var, *value, *says;
+} bad[] = {
     { "DEVQ_MEM_BUDGET", "12Q", "unknown suffix 'Q'" },
     { "DEVQ_MEM_BUDGET", "1.5G", "1536M" },
     { "DEVQ_MEM_BUDGET", "0", "unset it" },
@@ -62,8 +65,8 @@ static void expect_einval(const char *spec, int i)
                   spec ? spec : "NULL", r, devq_errmsg());
     ck_assert_ptr_null(dev);
     ck_assert_msg(strstr(devq_errmsg(), want), "message '%s' does not name %s", devq_errmsg(), want);
-    ck_assert_msg(strstr(devq_errmsg(), bad[i].says), "message '%s' does not say '%s'",
-                  devq_errmsg(), bad[i].says);
+    ck_assert_msg(strstr(devq_errmsg(), bad[i].says), "message '%s' does not say '%s'", devq_errmsg(),
+                  bad[i].says);
 }
 
 START_TEST(malformed_is_einval_from_every_open)
@@ -72,7 +75,7 @@ START_TEST(malformed_is_einval_from_every_open)
     setenv(bad[_i].var, bad[_i].value, 1);
     expect_einval(NULL, _i);
     expect_einval("cpu", _i);
-    expect_einval(NULL, _i);   /* and again: not only the first call */
+    expect_einval(NULL, _i); /* and again: not only the first call */
 }
 END_TEST
 
@@ -102,9 +105,8 @@ START_TEST(backend_names)
     setenv("DEVQ_BACKEND", "gpu", 1);
     ck_assert_int_eq(devq_device_open(NULL, &dev), -EINVAL);
     ck_assert_msg(!strstr(devq_errmsg(), "did you mean 'cpu'"), "%s", devq_errmsg());
-    ck_assert_msg(strstr(devq_errmsg(), "cuda") && strstr(devq_errmsg(), "hip"), "%s",
-                  devq_errmsg());
-    ck_assert_int_eq(devq_device_open("gpu", &dev), -ENODEV);   /* a spec names a device */
+    ck_assert_msg(strstr(devq_errmsg(), "cuda") && strstr(devq_errmsg(), "hip"), "%s", devq_errmsg());
+    ck_assert_int_eq(devq_device_open("gpu", &dev), -ENODEV); /* a spec names a device */
     ck_assert_msg(!strstr(devq_errmsg(), "did you mean 'cpu'"), "%s", devq_errmsg());
     setenv("DEVQ_BACKEND", "cdua", 1);
     ck_assert_int_eq(devq_device_open(NULL, &dev), -EINVAL);
@@ -136,8 +138,7 @@ START_TEST(kernel_positive_return)
     ck_assert_int_eq(devq_queue_exec(q, k, NULL, 0, &l), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
     ck_assert_int_eq(devq_queue_finish(q, 5000000000ull), -EIO);
-    ck_assert_msg(strstr(devq_errmsg(), "returned 7") && strstr(devq_errmsg(), "-EIO"), "%s",
-                  devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), "returned 7") && strstr(devq_errmsg(), "-EIO"), "%s", devq_errmsg());
     devq_kernel_destroy(k);
     devq_queue_destroy(q);
     devq_device_close(dev);
@@ -156,13 +157,14 @@ START_TEST(library_functions_are_not_kernels)
 #ifndef SANITIZED
         "printf",
 #endif
-        "gnu_get_libc_version", "devq_version",
+        "gnu_get_libc_version",
+        "devq_version",
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         ck_assert_int_eq(devq_kernel_load(dev, NULL, 0, names[i], &k), -EINVAL);
         ck_assert_ptr_null(k);
-        ck_assert_msg(strstr(devq_errmsg(), names[i]) && strstr(devq_errmsg(), "not a kernel"),
-                      "%s", devq_errmsg());
+        ck_assert_msg(strstr(devq_errmsg(), names[i]) && strstr(devq_errmsg(), "not a kernel"), "%s",
+                      devq_errmsg());
     }
     devq_device_close(dev);
 }

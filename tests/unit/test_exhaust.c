@@ -66,7 +66,7 @@ static void expect_thread_error(int r, const char *call, const char *thread)
                   devq_errmsg());
 }
 
-static _Atomic int fired_status = 1;   /* 1: not yet */
+static _Atomic int fired_status = 1; /* 1: not yet */
 
 static void on_fire(void *arg, int status)
 {
@@ -162,7 +162,7 @@ static void while_blocked(struct world *w)
     expect_thread_error(r, "devq_signal_notify", "notifier thread");
     ck_assert_int_eq(devq_signal_set(s, 1), 0);
     check_nap_ms(20);
-    ck_assert_int_eq(atomic_load(&fired_status), 1);     /* never registered */
+    ck_assert_int_eq(atomic_load(&fired_status), 1); /* never registered */
 
     /* So is one on a shared signal (the notifier watches its page). */
     if (devq_signal_create_shared(0, &shared) == 0) {
@@ -227,7 +227,7 @@ static void after_lift(struct world *w)
     ck_assert_int_eq(devq_queue_signal(w->q, out, 1), 0);
     r = devq_queue_submit(w->q);
     ck_assert_msg(r == 0, "submit after the lift: %d %s", r, devq_errmsg());
-    ck_assert_uint_eq(devq_signal_value(out), 0);        /* deferred: it waits */
+    ck_assert_uint_eq(devq_signal_value(out), 0); /* deferred: it waits */
     ck_assert_int_eq(devq_signal_set(gate, 1), 0);
     ck_assert_int_eq(devq_signal_wait(out, 1, 5 * SEC), 0);
     ck_assert_int_eq(devq_queue_finish(w->q, 5 * SEC), 0);
@@ -276,7 +276,7 @@ static void lift_threads(int nproc)
 {
     if (!nproc)
         shim_threads(0);
-    else    /* an unprivileged process may raise its soft limit to the hard one */
+    else /* an unprivileged process may raise its soft limit to the hard one */
         ck_assert_int_eq(setrlimit(RLIMIT_NPROC, &nproc_old), 0);
 }
 
@@ -319,7 +319,9 @@ START_TEST(watcher_fail)
         int fd;
         devq_signal *mine;
         _exit(devq_signal_export_fd(sigs[FULL], &fd) || devq_signal_import_fd(fd, &mine) ||
-              devq_signal_set(mine, 1) ? 1 : 0);
+                      devq_signal_set(mine, 1)
+                  ? 1
+                  : 0);
     }
     int st;
     ck_assert_int_eq(waitpid(pid, &st, 0), pid);

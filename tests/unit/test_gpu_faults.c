@@ -24,10 +24,9 @@ int devq_test_count_kernel(void **p, const devq_cpu_group *g)
     return 0;
 }
 
-static const char module[] =
-    "devq-emu-module\n"
-    "devq_test_fail_kernel\n"
-    "devq_test_count_kernel 8\n";
+static const char module[] = "devq-emu-module\n"
+                             "devq_test_fail_kernel\n"
+                             "devq_test_count_kernel 8\n";
 
 static devq_pl_kernel *load_kernel(const char *name)
 {
@@ -60,7 +59,7 @@ static void wait_calls(struct status_rec *r, uint32_t n)
     uint32_t seen;
     while ((seen = __atomic_load_n(&r->n, __ATOMIC_ACQUIRE)) < n)
         ck_assert_msg(test_host.futex_wait(&r->n, seen, deadline) == 0 ||
-                      __atomic_load_n(&r->n, __ATOMIC_ACQUIRE) >= n,
+                          __atomic_load_n(&r->n, __ATOMIC_ACQUIRE) >= n,
                       "only %u of %u callbacks ran", __atomic_load_n(&r->n, __ATOMIC_ACQUIRE), n);
 }
 
@@ -76,8 +75,8 @@ static void assert_lost(const char *cause)
     devq_pl_stream *s;
     devq_queue_desc d = { 0 };
     ck_assert_int_eq(ops->stream_create(dev, &d, &s), -ENODEV);
-    ck_assert_msg(strstr(test_errmsg(), "device lost") && strstr(test_errmsg(), cause),
-                  "message: %s", test_errmsg());
+    ck_assert_msg(strstr(test_errmsg(), "device lost") && strstr(test_errmsg(), cause), "message: %s",
+                  test_errmsg());
     void *p;
     ck_assert_int_eq(ops->mem_alloc(dev, 64, &p, NULL), -ENODEV);
 }
@@ -93,7 +92,7 @@ START_TEST(test_failing_launch_reaches_next_callback)
      * then surfaces in the callback, not in a later enqueue call */
     ck_assert_int_eq(ops->host_fn(s, gate_wait_cb, &g), 0);
     ck_assert_int_eq(ops->host_fn(s, record_cb, &r), 0);
-    launch(s, k, NULL, 0);                      /* enqueues fine: fails on the device */
+    launch(s, k, NULL, 0); /* enqueues fine: fails on the device */
     ck_assert_int_eq(ops->host_fn(s, record_cb, &r), 0);
     gate_open(&g);
     wait_calls(&r, 2);
@@ -136,7 +135,7 @@ START_TEST(test_illegal_address_mid_pipeline)
     ck_assert_int_eq(ops->host_fn(s, gate_wait_cb, &g), 0);
     launch(s, k, &counter, 0);
     ck_assert_int_eq(ops->host_fn(s, record_cb, &r), 0);
-    launch(s, k, &counter, 0);                   /* faults when it runs */
+    launch(s, k, &counter, 0); /* faults when it runs */
     ck_assert_int_eq(ops->host_fn(s, record_cb, &r), 0);
     ck_assert_int_eq(ops->copy(s, host, buf, sizeof host, DEVQ_COPY_D2H), 0);
     ck_assert_int_eq(ops->host_fn(s, record_cb, &r), 0);
@@ -146,8 +145,8 @@ START_TEST(test_illegal_address_mid_pipeline)
     ck_assert_int_eq(r.status[1], -EIO);
     ck_assert_int_eq(r.status[2], -EIO);
     ck_assert_msg(strstr(r.msg[1], face->err_illegal_address), "%s", r.msg[1]);
-    ck_assert_uint_eq(__atomic_load_n(&counter, __ATOMIC_RELAXED), 4);   /* only the first launch ran */
-    wait_calls(&ro, 1);                          /* the stuck stream is released too */
+    ck_assert_uint_eq(__atomic_load_n(&counter, __ATOMIC_RELAXED), 4); /* only the first launch ran */
+    wait_calls(&ro, 1);                                                /* the stuck stream is released too */
     ck_assert_int_eq(ro.status[0], -EIO);
     assert_lost(face->err_illegal_address);
     ck_assert_int_eq(ops->host_fn(s, record_cb, &r), -ENODEV);
@@ -194,7 +193,7 @@ START_TEST(test_event_wait_ends_on_device_loss)
     devq_pl_kernel *k = load_kernel("devq_test_fail_kernel");
     launch(s, k, NULL, 0);
     void *ret;
-    pthread_join(t, &ret);                       /* returns: the test would time out otherwise */
+    pthread_join(t, &ret); /* returns: the test would time out otherwise */
     int err = (int)(intptr_t)ret;
     ck_assert_msg(err == -EIO || err == -ENODEV, "event_wait gave %d", err);
     ops->event_destroy(e);
@@ -239,11 +238,11 @@ START_TEST(test_sync_alloc_out_of_memory)
     void *p;
     ck_assert_int_eq(ops->mem_alloc(dev, 2 << 20, &p, NULL), -ENOMEM);
     char want[160];
-    ck_assert_ptr_nonnull(strstr(test_errmsg(), strf(want, sizeof want, "%s: %s", face->fn_alloc,
-                                                     face->err_out_of_memory)));
+    ck_assert_ptr_nonnull(
+        strstr(test_errmsg(), strf(want, sizeof want, "%s: %s", face->fn_alloc, face->err_out_of_memory)));
     ck_assert_int_eq(ops->mem_alloc(dev, 1 << 20, &p, NULL), 0);
     ops->mem_free(dev, p);
-    ck_assert_int_eq(ops->mem_alloc(dev, 1 << 20, &p, NULL), 0);   /* given back */
+    ck_assert_int_eq(ops->mem_alloc(dev, 1 << 20, &p, NULL), 0); /* given back */
     ops->mem_free(dev, p);
     ops->device_close(dev);
 }
@@ -271,13 +270,13 @@ END_TEST
 START_TEST(test_no_driver)
 {
     setenv(face->library_env, face->missing_library, 1);
-    load_plugin();                               /* init succeeds without a driver */
+    load_plugin(); /* init succeeds without a driver */
     uint32_t n = 3;
     ck_assert_int_eq(ops->device_count(&n), -ENODEV);
     ck_assert_uint_eq(n, 0);
     char want[160];
     ck_assert_msg(strstr(test_errmsg(), strf(want, sizeof want, "%s not found", face->missing_library)) &&
-                  strstr(test_errmsg(), "No such file") && strstr(test_errmsg(), face->library_env),
+                      strstr(test_errmsg(), "No such file") && strstr(test_errmsg(), face->library_env),
                   "message: %s", test_errmsg());
     devq_pl_device *d;
     ck_assert_int_eq(ops->device_open(0, &d), -ENODEV);
@@ -305,7 +304,8 @@ START_TEST(test_init_fails)
     ck_assert_int_eq(ops->device_count(&n), -ENODEV);
     ck_assert_uint_eq(n, 0);
     ck_assert_msg(strstr(test_errmsg(), face->init_fail_text) &&
-                  strstr(test_errmsg(), face->driver_version_text), "message: %s", test_errmsg());
+                      strstr(test_errmsg(), face->driver_version_text),
+                  "message: %s", test_errmsg());
 }
 END_TEST
 
@@ -317,7 +317,8 @@ START_TEST(test_no_devices)
     ck_assert_int_eq(ops->device_count(&n), -ENODEV);
     ck_assert_uint_eq(n, 0);
     ck_assert_msg(strstr(test_errmsg(), face->no_devices_text[0]) &&
-                  strstr(test_errmsg(), face->no_devices_text[1]), "message: %s", test_errmsg());
+                      strstr(test_errmsg(), face->no_devices_text[1]),
+                  "message: %s", test_errmsg());
 }
 END_TEST
 
@@ -408,7 +409,8 @@ START_TEST(test_cuda_missing_required_entry_point)
     ck_assert_int_eq(ops->device_count(&n), -ENODEV);
     ck_assert_uint_eq(n, 0);
     ck_assert_msg(strstr(test_errmsg(), "cuStreamCreateWithPriority") &&
-                  strstr(test_errmsg(), "13.0 (13000)"), "message: %s", test_errmsg());
+                      strstr(test_errmsg(), "13.0 (13000)"),
+                  "message: %s", test_errmsg());
     devq_pl_device *d;
     ck_assert_int_eq(ops->device_open(0, &d), -ENODEV);
     ck_assert_ptr_nonnull(strstr(test_errmsg(), "cuStreamCreateWithPriority"));
@@ -479,7 +481,8 @@ START_TEST(test_hip_missing_required_entry_points)
     ck_assert_uint_eq(n, 0);
     /* every missing one by name */
     ck_assert_msg(strstr(test_errmsg(), "lacks required entry points: hipStreamAddCallback, "
-                                        "hipModuleLaunchKernel"), "message: %s", test_errmsg());
+                                        "hipModuleLaunchKernel"),
+                  "message: %s", test_errmsg());
     devq_pl_device *d;
     ck_assert_int_eq(ops->device_open(0, &d), -ENODEV);
     ck_assert_ptr_nonnull(strstr(test_errmsg(), "hipModuleLaunchKernel"));
@@ -514,7 +517,7 @@ START_TEST(test_hip_rocm_callbacks_without_status)
     pthread_join(t, &ret);
     ck_assert_int_eq((int)(intptr_t)ret, -EIO);
     wait_calls(&r, 1);
-    ck_assert_int_eq(r.status[0], 0);            /* the documented ROCm flaw */
+    ck_assert_int_eq(r.status[0], 0); /* the documented ROCm flaw */
     assert_lost(face->err_launch_failed);
     ops->event_destroy(e);
     ops->kernel_destroy(k);

@@ -7,8 +7,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define ALL_CAPS (DEVQ_CAP_KERNELS | DEVQ_CAP_TIMING | DEVQ_CAP_ASYNC_ALLOC | DEVQ_CAP_WAIT_VALUE | \
-                  DEVQ_CAP_WRITE_VALUE | DEVQ_CAP_COPY_ENGINE | DEVQ_CAP_PRIORITIES)
+#define ALL_CAPS                                                                       \
+    (DEVQ_CAP_KERNELS | DEVQ_CAP_TIMING | DEVQ_CAP_ASYNC_ALLOC | DEVQ_CAP_WAIT_VALUE | \
+     DEVQ_CAP_WRITE_VALUE | DEVQ_CAP_COPY_ENGINE | DEVQ_CAP_PRIORITIES)
 
 START_TEST(test_devices_and_caps)
 {
@@ -107,7 +108,10 @@ struct order_log {
     int statuses;
 };
 
-struct order_arg { struct order_log *log; uint32_t id; };
+struct order_arg {
+    struct order_log *log;
+    uint32_t id;
+};
 
 static int order_cb(void *arg, int status)
 {
@@ -138,7 +142,7 @@ START_TEST(test_stream_runs_in_order)
             ck_assert_int_eq(ops->copy(s, dst, d, sizeof dst, DEVQ_COPY_D2H), 0);
         }
         ck_assert_int_eq(ops->host_fn(s, order_cb, &args[i]), 0);
-        if (i % 20 == 0)   /* the H2D read src at execution: wait before reuse */
+        if (i % 20 == 0) /* the H2D read src at execution: wait before reuse */
             ck_assert_int_eq(sync_stream(s, 10 * SEC), 0);
     }
     ck_assert_int_eq(sync_stream(s, 10 * SEC), 0);
@@ -153,7 +157,11 @@ START_TEST(test_stream_runs_in_order)
 }
 END_TEST
 
-struct latch_probe { int status[3]; int ret[3]; int n; };
+struct latch_probe {
+    int status[3];
+    int ret[3];
+    int n;
+};
 
 static int latch_cb(void *arg, int status)
 {
@@ -173,8 +181,8 @@ START_TEST(test_callback_error_latches_for_the_next)
     ck_assert_int_eq(sync_stream(s, 5 * SEC), 0);
     ck_assert_int_eq(p.n, 3);
     ck_assert_int_eq(p.status[0], 0);
-    ck_assert_int_eq(p.status[1], -EPROTO);   /* the previous callback's error */
-    ck_assert_int_eq(p.status[2], 0);         /* then cleared */
+    ck_assert_int_eq(p.status[1], -EPROTO); /* the previous callback's error */
+    ck_assert_int_eq(p.status[2], 0);       /* then cleared */
     ops->stream_destroy(s);
     ops->device_close(dev);
 }
@@ -188,7 +196,7 @@ START_TEST(test_event_query_wait_timeout)
     devq_pl_stream *s = new_stream(0);
     devq_pl_event *e;
     ck_assert_int_eq(ops->event_create(dev, 0, &e), 0);
-    ck_assert_int_eq(ops->event_query(e), 0);           /* never recorded */
+    ck_assert_int_eq(ops->event_query(e), 0); /* never recorded */
     ck_assert_int_eq(ops->event_wait(e, 0), 0);
     struct gate g = { 0 };
     ck_assert_int_eq(ops->host_fn(s, gate_wait_cb, &g), 0);
@@ -217,7 +225,9 @@ START_TEST(test_event_query_wait_timeout)
 }
 END_TEST
 
-struct wake_arg { struct gate *g; };
+struct wake_arg {
+    struct gate *g;
+};
 
 static void *open_gate_later(void *arg)
 {
@@ -282,8 +292,14 @@ START_TEST(test_event_timing)
 }
 END_TEST
 
-struct seq { uint32_t n; uint32_t at[2]; };
-struct seq_arg { struct seq *q; int which; };
+struct seq {
+    uint32_t n;
+    uint32_t at[2];
+};
+struct seq_arg {
+    struct seq *q;
+    int which;
+};
 
 static int seq_cb(void *arg, int status)
 {
@@ -337,7 +353,7 @@ START_TEST(test_wait_captures_the_record_it_saw)
     ck_assert_int_eq(ops->host_fn(slow, gate_wait_cb, &g), 0);
     ck_assert_int_eq(ops->event_record(e, slow), 0);
     ck_assert_int_eq(ops->stream_wait_event(waiter, e), 0);
-    ck_assert_int_eq(ops->event_record(e, idle), 0);    /* reached at once */
+    ck_assert_int_eq(ops->event_record(e, idle), 0); /* reached at once */
     ck_assert_int_eq(ops->event_wait(e, 5 * SEC), 0);
     ck_assert_int_eq(ops->host_fn(waiter, seq_cb, &arg), 0);
     sleep_ms(20);
@@ -372,7 +388,7 @@ START_TEST(test_copies_and_fill)
     ck_assert_int_eq(ops->copy(s, b, a, N, DEVQ_COPY_D2D), 0);
     ck_assert_int_eq(ops->fill(s, (char *)b + 100, 0xee, 50), 0);
     ck_assert_int_eq(ops->copy(s, out, b, N, DEVQ_COPY_D2H), 0);
-    ck_assert_int_eq(ops->copy(s, out, b, 0, DEVQ_COPY_D2H), 0);   /* empty: no-op */
+    ck_assert_int_eq(ops->copy(s, out, b, 0, DEVQ_COPY_D2H), 0); /* empty: no-op */
     ck_assert_int_eq(sync_stream(s, 5 * SEC), 0);
     for (int i = 0; i < N; i++)
         ck_assert_uint_eq(out[i], i >= 100 && i < 150 ? 0xee : (unsigned char)(i * 7 + 3));
@@ -426,10 +442,9 @@ int devq_test_saxpy(void **p, const devq_cpu_group *g)
     return 0;
 }
 
-static const char saxpy_module[] =
-    "devq-emu-module\n"
-    "# name, then each parameter's size\n"
-    "devq_test_saxpy 4 ptr ptr 4\n";
+static const char saxpy_module[] = "devq-emu-module\n"
+                                   "# name, then each parameter's size\n"
+                                   "devq_test_saxpy 4 ptr ptr 4\n";
 
 START_TEST(test_kernel_saxpy)
 {
@@ -459,7 +474,7 @@ START_TEST(test_kernel_saxpy)
     };
     devq_launch l = { .global = { N, 1, 1 }, .local = { 128, 1, 1 } };
     ck_assert_int_eq(ops->launch(s, k, &l, args, 4), 0);
-    a = -1000.0f;   /* the launch copied the value: this must not matter */
+    a = -1000.0f; /* the launch copied the value: this must not matter */
     ck_assert_int_eq(ops->copy(s, out, dy, sizeof out, DEVQ_COPY_D2H), 0);
     ck_assert_int_eq(sync_stream(s, 5 * SEC), 0);
     for (int i = 0; i < N; i++)
@@ -614,7 +629,7 @@ START_TEST(test_value_wait_and_write)
     sleep_ms(20);
     ck_assert_uint_eq(__atomic_load_n(&q.n, __ATOMIC_ACQUIRE), 0);
     ck_assert_uint_eq(__atomic_load_n(&out, __ATOMIC_ACQUIRE), 0);
-    __atomic_store_n(&word, 7, __ATOMIC_RELEASE);          /* >= 5 */
+    __atomic_store_n(&word, 7, __ATOMIC_RELEASE); /* >= 5 */
     ck_assert_int_eq(sync_stream(s, 5 * SEC), 0);
     ck_assert_uint_eq(q.n, 1);
     ck_assert_uint_eq(__atomic_load_n(&out, __ATOMIC_ACQUIRE), 42);

@@ -24,9 +24,9 @@
 
 struct rig {
     devq_device *dev;
-    devq_queue *a, *b, *c, *d;       /* a consumes b's work; c is held by the host */
+    devq_queue *a, *b, *c, *d; /* a consumes b's work; c is held by the host */
     devq_signal *host, *go, *sb, *sc, *sa, *sd;
-    devq_buffer *x, *y, *z;      /* c writes x, b writes y, d writes z */
+    devq_buffer *x, *y, *z; /* c writes x, b writes y, d writes z */
 };
 
 static void rig_open(struct rig *r)
@@ -36,7 +36,8 @@ static void rig_open(struct rig *r)
     ck_assert_msg(rc == 0, "open cuda (emulated): %d %s", rc, devq_errmsg());
     devq_device_info info;
     ck_assert_int_eq(devq_device_info_get(r->dev, &info), 0);
-    ck_assert_msg(info.caps & DEVQ_CAP_WAIT_VALUE, "the emulated cuda device must wait for values on the device");
+    ck_assert_msg(info.caps & DEVQ_CAP_WAIT_VALUE,
+                  "the emulated cuda device must wait for values on the device");
     ck_assert_int_eq(devq_queue_create(r->dev, NULL, &r->a), 0);
     ck_assert_int_eq(devq_queue_create(r->dev, NULL, &r->b), 0);
     ck_assert_int_eq(devq_queue_create(r->dev, NULL, &r->c), 0);
@@ -79,8 +80,10 @@ static void consumer_must_finish(struct rig *r, const char *what)
     int rc = devq_signal_wait(r->sa, 1, 3 * SEC);
     /* Release everything before judging, so a failure tears down cleanly. */
     ck_assert_int_eq(devq_signal_set(r->host, 100), 0);
-    ck_assert_msg(rc == 0, "%s: a queue waiting only for queue b's first batch did not finish while the host "
-                  "held queue c (a false dependency): %d %s", what, rc, devq_errmsg());
+    ck_assert_msg(rc == 0,
+                  "%s: a queue waiting only for queue b's first batch did not finish while the host "
+                  "held queue c (a false dependency): %d %s",
+                  what, rc, devq_errmsg());
 }
 
 static void rig_close(struct rig *r)
@@ -213,7 +216,7 @@ START_TEST(finish_waits_for_callbacks_on_a_lost_device)
     ck_assert_msg(rc != -ETIMEDOUT, "finish on a lost device timed out: %s", devq_errmsg());
     ck_assert_msg(devq_signal_status(s1) != 0 || devq_signal_value(s1) >= 1,
                   "devq_queue_finish returned (%d) while batch 1 of the queue had not completed", rc);
-    devq_queue_destroy(q);       /* must not leave callbacks pointing into q */
+    devq_queue_destroy(q); /* must not leave callbacks pointing into q */
     devq_queue_destroy(p);
     devq_buffer_free(x, NULL);
     devq_buffer_free(y, NULL);

@@ -68,7 +68,7 @@ START_TEST(test_current_device_is_per_thread)
     int other = -2;
     pthread_create(&t, NULL, get_device_thread, &other);
     pthread_join(t, NULL);
-    ck_assert_int_eq(other, 0);                  /* device 0 until set */
+    ck_assert_int_eq(other, 0); /* device 0 until set */
     ck_assert_int_eq(H(hipSetDevice)(2), hipErrorInvalidDevice);
     char name[64];
     ck_assert_int_eq(H(hipDeviceGetName)(name, sizeof name, 1), hipSuccess);
@@ -94,14 +94,18 @@ START_TEST(test_no_gpu_answers_like_rocm)
 }
 END_TEST
 
-struct cb_probe { uint32_t done; hipError_t status, inner; sem_t ran; };
+struct cb_probe {
+    uint32_t done;
+    hipError_t status, inner;
+    sem_t ran;
+};
 
 static void probe_cb(hipStream_t s, hipError_t status, void *arg)
 {
     struct cb_probe *p = arg;
     void *mem = NULL;
     p->status = status;
-    p->inner = H(hipMalloc)(&mem, 16);           /* forbidden in a callback */
+    p->inner = H(hipMalloc)(&mem, 16); /* forbidden in a callback */
     __atomic_store_n(&p->done, 1, __ATOMIC_RELEASE);
     sem_post(&p->ran);
 }
@@ -161,7 +165,7 @@ START_TEST(test_sticky_error_until_reset)
     sem_post(&gate);
     probe_wait(&p);
     ck_assert_int_eq(H(hipStreamSynchronize)(s), hipErrorIllegalAddress);
-    ck_assert_int_eq(p.status, hipErrorIllegalAddress);     /* callbacks still run */
+    ck_assert_int_eq(p.status, hipErrorIllegalAddress); /* callbacks still run */
     void *q;
     ck_assert_int_eq(H(hipMalloc)(&q, 64), hipErrorIllegalAddress);
     ck_assert_int_eq(H(hipDeviceReset)(), hipSuccess);
@@ -185,7 +189,7 @@ START_TEST(test_fault_injection_by_hip_name)
     void *a, *b;
     ck_assert_int_eq(H(hipMalloc)(&a, 64), hipSuccess);
     ck_assert_int_eq(H(hipMalloc)(&b, 64), hipErrorOutOfMemory);
-    ck_assert_int_eq(H(hipMalloc)(&b, 64), hipSuccess);   /* not sticky */
+    ck_assert_int_eq(H(hipMalloc)(&b, 64), hipSuccess); /* not sticky */
     ck_assert_str_eq(H(hipGetErrorString)(hipErrorOutOfMemory), "out of memory");
     ck_assert_int_eq(H(hipFree)(a), hipSuccess);
     ck_assert_int_eq(H(hipFree)(b), hipSuccess);

@@ -30,7 +30,7 @@ static long voluntary_switches(void)
 {
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    return ru.ru_nvcsw;      /* a sleeping thread that wakes up; preemption does not count */
+    return ru.ru_nvcsw; /* a sleeping thread that wakes up; preemption does not count */
 }
 
 START_TEST(idle_process_uses_no_cpu)
@@ -41,7 +41,7 @@ START_TEST(idle_process_uses_no_cpu)
     devq_signal *s[100];
     for (int i = 0; i < 8; i++) {
         ck_assert_int_eq(devq_queue_create(dev, NULL, &q[i]), 0);
-        ck_assert_int_eq(devq_queue_submit(q[i]), 0);         /* workers started, then idle */
+        ck_assert_int_eq(devq_queue_submit(q[i]), 0); /* workers started, then idle */
         ck_assert_int_eq(devq_queue_finish(q[i], 5000000000ull), 0);
     }
     for (int i = 0; i < 100; i++) {

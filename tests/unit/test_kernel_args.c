@@ -38,8 +38,8 @@ static devq_kernel kernel(uint32_t flags, const struct devq_pl_param *p, uint32_
     memset(&k, 0, sizeof k);
     strcpy(k.name, "saxpy");
     k.checked = 1;
-    k.iface = (struct devq_pl_kernel_iface){ .flags = flags, .nparams = n, .params = p,
-                                             .value_block = block };
+    k.iface =
+        (struct devq_pl_kernel_iface){ .flags = flags, .nparams = n, .params = p, .value_block = block };
     return k;
 }
 
@@ -73,16 +73,20 @@ START_TEST(positional_counts)
     devq_kernel k = kernel(DEVQ_PL_IFACE_POSITIONAL, p, 3, 0);
     devq_arg a[] = { A_VAL(4), A_BUF, A_BUF, A_BUF };
     accepted(&k, a, 3);
-    refused(&k, a, 2, "devq_queue_exec: kernel 'saxpy' takes 3 arguments, 2 were passed: "
-                      "argument 2 (a buffer) is missing");
-    refused(&k, a, 1, "devq_queue_exec: kernel 'saxpy' takes 3 arguments, 1 was passed: "
-                      "argument 1 (a buffer) is missing");
-    refused(&k, a, 4, "devq_queue_exec: kernel 'saxpy' takes 3 arguments, 4 were passed: "
-                      "argument 3 is one too many");
+    refused(&k, a, 2,
+            "devq_queue_exec: kernel 'saxpy' takes 3 arguments, 2 were passed: "
+            "argument 2 (a buffer) is missing");
+    refused(&k, a, 1,
+            "devq_queue_exec: kernel 'saxpy' takes 3 arguments, 1 was passed: "
+            "argument 1 (a buffer) is missing");
+    refused(&k, a, 4,
+            "devq_queue_exec: kernel 'saxpy' takes 3 arguments, 4 were passed: "
+            "argument 3 is one too many");
     devq_kernel none = kernel(DEVQ_PL_IFACE_POSITIONAL, NULL, 0, 0);
     accepted(&none, NULL, 0);
-    refused(&none, a, 1, "devq_queue_exec: kernel 'saxpy' takes 0 arguments, 1 was passed: "
-                         "argument 0 is one too many");
+    refused(&none, a, 1,
+            "devq_queue_exec: kernel 'saxpy' takes 0 arguments, 1 was passed: "
+            "argument 0 is one too many");
 }
 END_TEST
 
@@ -91,14 +95,17 @@ START_TEST(positional_kinds_and_sizes)
     struct devq_pl_param p[] = { p_val(4, UINT32_MAX), P_BUF, p_val(8, UINT32_MAX) };
     devq_kernel k = kernel(DEVQ_PL_IFACE_POSITIONAL, p, 3, 0);
     devq_arg wrong_kind[] = { A_VAL(4), A_BUF, A_BUF };
-    refused(&k, wrong_kind, 3, "devq_queue_exec: kernel 'saxpy' argument 2: the kernel declares "
-                               "an 8-byte value, a buffer was passed");
+    refused(&k, wrong_kind, 3,
+            "devq_queue_exec: kernel 'saxpy' argument 2: the kernel declares "
+            "an 8-byte value, a buffer was passed");
     devq_arg value_for_buffer[] = { A_VAL(4), A_VAL(8), A_VAL(8) };
-    refused(&k, value_for_buffer, 3, "devq_queue_exec: kernel 'saxpy' argument 1: the kernel "
-                                     "declares a buffer, an 8-byte value was passed");
+    refused(&k, value_for_buffer, 3,
+            "devq_queue_exec: kernel 'saxpy' argument 1: the kernel "
+            "declares a buffer, an 8-byte value was passed");
     devq_arg wrong_size[] = { A_VAL(2), A_BUF, A_VAL(8) };
-    refused(&k, wrong_size, 3, "devq_queue_exec: kernel 'saxpy' argument 0: the kernel declares "
-                               "a 4-byte value, a 2-byte value was passed");
+    refused(&k, wrong_size, 3,
+            "devq_queue_exec: kernel 'saxpy' argument 0: the kernel declares "
+            "a 4-byte value, a 2-byte value was passed");
     devq_arg ok[] = { A_VAL(4), A_BUF, A_VAL(8) };
     accepted(&k, ok, 3);
 }
@@ -115,15 +122,18 @@ START_TEST(bytes_params)
     devq_arg val_first[] = { A_VAL(sizeof(void *)), A_VAL(4), A_VAL(16) };
     accepted(&k, val_first, 3);
     devq_arg short_first[] = { A_VAL(4), A_VAL(4), A_VAL(16) };
-    refused(&k, short_first, 3, "devq_queue_exec: kernel 'saxpy' argument 0: the kernel declares "
-                                "an 8-byte parameter (a buffer or an 8-byte value), a 4-byte value "
-                                "was passed");
+    refused(&k, short_first, 3,
+            "devq_queue_exec: kernel 'saxpy' argument 0: the kernel declares "
+            "an 8-byte parameter (a buffer or an 8-byte value), a 4-byte value "
+            "was passed");
     devq_arg buf_second[] = { A_BUF, A_BUF, A_VAL(16) };
-    refused(&k, buf_second, 3, "devq_queue_exec: kernel 'saxpy' argument 1: the kernel declares "
-                               "a 4-byte value, a buffer was passed");
+    refused(&k, buf_second, 3,
+            "devq_queue_exec: kernel 'saxpy' argument 1: the kernel declares "
+            "a 4-byte value, a buffer was passed");
     devq_arg big[] = { A_BUF, A_VAL(4), A_VAL(18) };
-    refused(&k, big, 3, "devq_queue_exec: kernel 'saxpy' argument 2: the kernel declares "
-                        "a 16-byte value, an 18-byte value was passed");
+    refused(&k, big, 3,
+            "devq_queue_exec: kernel 'saxpy' argument 2: the kernel declares "
+            "a 16-byte value, an 18-byte value was passed");
 }
 END_TEST
 
@@ -139,20 +149,25 @@ START_TEST(sequences_match_in_any_interleaving)
     devq_arg b[] = { A_BUF, A_BUF, A_VAL(4), A_VAL(2), A_VAL(4) };
     accepted(&k, b, 5);
     devq_arg three_bufs[] = { A_BUF, A_BUF, A_BUF, A_VAL(2), A_VAL(4) };
-    refused(&k, three_bufs, 5, "devq_queue_exec: kernel 'saxpy' argument 2: the kernel declares "
-                               "a 4-byte value, a buffer was passed");
+    refused(&k, three_bufs, 5,
+            "devq_queue_exec: kernel 'saxpy' argument 2: the kernel declares "
+            "a 4-byte value, a buffer was passed");
     devq_arg four_vals[] = { A_BUF, A_VAL(4), A_VAL(2), A_VAL(4), A_VAL(4) };
-    refused(&k, four_vals, 5, "devq_queue_exec: kernel 'saxpy' argument 4: the kernel declares "
-                              "a buffer, a 4-byte value was passed");
+    refused(&k, four_vals, 5,
+            "devq_queue_exec: kernel 'saxpy' argument 4: the kernel declares "
+            "a buffer, a 4-byte value was passed");
     devq_arg wrong_size[] = { A_BUF, A_BUF, A_VAL(4), A_VAL(4), A_VAL(4) };
-    refused(&k, wrong_size, 5, "devq_queue_exec: kernel 'saxpy' argument 3: the kernel declares "
-                               "a 2-byte value, a 4-byte value was passed");
+    refused(&k, wrong_size, 5,
+            "devq_queue_exec: kernel 'saxpy' argument 3: the kernel declares "
+            "a 2-byte value, a 4-byte value was passed");
     devq_arg missing[] = { A_VAL(4), A_BUF, A_VAL(2), A_VAL(4) };
-    refused(&k, missing, 4, "devq_queue_exec: kernel 'saxpy' takes 5 arguments, 4 were passed: "
-                            "argument 4 (a buffer) is missing");
+    refused(&k, missing, 4,
+            "devq_queue_exec: kernel 'saxpy' takes 5 arguments, 4 were passed: "
+            "argument 4 (a buffer) is missing");
     devq_arg missing_value[] = { A_BUF, A_BUF, A_VAL(4), A_VAL(2) };
-    refused(&k, missing_value, 4, "devq_queue_exec: kernel 'saxpy' takes 5 arguments, 4 were "
-                                  "passed: argument 4 (a 4-byte value) is missing");
+    refused(&k, missing_value, 4,
+            "devq_queue_exec: kernel 'saxpy' takes 5 arguments, 4 were "
+            "passed: argument 4 (a 4-byte value) is missing");
 }
 END_TEST
 
@@ -169,9 +184,10 @@ START_TEST(sequences_offsets_follow_the_packing)
     struct devq_pl_param tight[] = { p_val(2, 0), p_val(2, 2) };
     devq_kernel t = kernel(0, tight, 2, 4);
     devq_arg b[] = { A_VAL(2), A_VAL(2) };
-    refused(&t, b, 2, "devq_queue_exec: kernel 'saxpy' argument 1: the kernel reads a value at "
-                      "push-constant byte 2, the arguments before it pack this one at byte 4 "
-                      "(values pack at multiples of 4, devq-vulkan(7))");
+    refused(&t, b, 2,
+            "devq_queue_exec: kernel 'saxpy' argument 1: the kernel reads a value at "
+            "push-constant byte 2, the arguments before it pack this one at byte 4 "
+            "(values pack at multiples of 4, devq-vulkan(7))");
     /* Offsets unknown (UINT32_MAX): only sizes are checked. */
     struct devq_pl_param loose[] = { p_val(2, UINT32_MAX), p_val(2, UINT32_MAX) };
     devq_kernel l = kernel(0, loose, 2, 0);
@@ -192,17 +208,19 @@ START_TEST(sequences_struct_and_padding)
     devq_arg split[] = { A_BUF, A_VAL(24), A_VAL(8) };
     accepted(&k, split, 3);
     devq_arg across[] = { A_BUF, A_VAL(16), A_VAL(16) };
-    refused(&k, across, 3, "devq_queue_exec: kernel 'saxpy' argument 1: the kernel declares a 12-byte "
-                           "value, a 16-byte value was passed");
+    refused(&k, across, 3,
+            "devq_queue_exec: kernel 'saxpy' argument 1: the kernel declares a 12-byte "
+            "value, a 16-byte value was passed");
     struct devq_pl_param padded[] = { p_val(4, 0), p_val(8, 8) };
     devq_kernel d = kernel(0, padded, 2, 16);
     devq_arg with_pad[] = { A_VAL(4), A_VAL(4), A_VAL(8) };
     accepted(&d, with_pad, 3);
     devq_arg no_pad[] = { A_VAL(4), A_VAL(8) };
-    refused(&d, no_pad, 2, "devq_queue_exec: kernel 'saxpy' argument 1: an 8-byte value packed at "
-                           "push-constant byte 4 does not cover whole members of the kernel's 16-byte "
-                           "block (values pack at multiples of 4: a 4-byte value before an 8-byte member "
-                           "needs a 4-byte padding argument, devq-vulkan(7))");
+    refused(&d, no_pad, 2,
+            "devq_queue_exec: kernel 'saxpy' argument 1: an 8-byte value packed at "
+            "push-constant byte 4 does not cover whole members of the kernel's 16-byte "
+            "block (values pack at multiples of 4: a 4-byte value before an 8-byte member "
+            "needs a 4-byte padding argument, devq-vulkan(7))");
 }
 END_TEST
 
@@ -214,15 +232,17 @@ START_TEST(sequences_short_push_constants)
     struct devq_pl_param p[] = { P_BUF, p_val(4, 0), p_val(4, 4) };
     devq_kernel k = kernel(0, p, 3, 16);
     devq_arg a[] = { A_BUF, A_VAL(4), A_VAL(4) };
-    refused(&k, a, 3, "devq_queue_exec: kernel 'saxpy' argument 2: the kernel reads 16 bytes of "
-                      "push constants, the value arguments end at byte 8");
+    refused(&k, a, 3,
+            "devq_queue_exec: kernel 'saxpy' argument 2: the kernel reads 16 bytes of "
+            "push constants, the value arguments end at byte 8");
     k.iface.value_block = 8;
     accepted(&k, a, 3);
     struct devq_pl_param only_buf[] = { P_BUF };
     devq_kernel b = kernel(0, only_buf, 1, 4);
     devq_arg c[] = { A_BUF };
-    refused(&b, c, 1, "devq_queue_exec: kernel 'saxpy': the kernel reads 4 bytes of push "
-                      "constants, no value argument was passed");
+    refused(&b, c, 1,
+            "devq_queue_exec: kernel 'saxpy': the kernel reads 4 bytes of push "
+            "constants, no value argument was passed");
 }
 END_TEST
 
@@ -257,20 +277,19 @@ START_TEST(iface_load_copies_and_validates)
     devq_kernel k;
     struct devq_pl_param p[] = { P_BUF, p_val(4, UINT32_MAX) };
 
-    iface_rc = -ENOTSUP;                  /* unknown interface: unchecked */
+    iface_rc = -ENOTSUP; /* unknown interface: unchecked */
     ck_assert_int_eq(load(&k, &dev, &ops), 0);
     ck_assert_int_eq(k.checked, 0);
 
     iface_rc = 0;
-    iface_out = (struct devq_pl_kernel_iface){ .flags = DEVQ_PL_IFACE_POSITIONAL, .nparams = 2,
-                                               .params = p };
+    iface_out = (struct devq_pl_kernel_iface){ .flags = DEVQ_PL_IFACE_POSITIONAL, .nparams = 2, .params = p };
     ck_assert_int_eq(load(&k, &dev, &ops), 0);
     ck_assert_int_eq(k.checked, 1);
-    ck_assert_ptr_ne(k.iface.params, p);   /* lib's own copy */
+    ck_assert_ptr_ne(k.iface.params, p); /* lib's own copy */
     ck_assert_int_eq(memcmp(k.iface.params, p, sizeof p), 0);
     free((void *)k.iface.params);
 
-    iface_out.params = NULL;               /* 2 parameters at NULL */
+    iface_out.params = NULL; /* 2 parameters at NULL */
     ck_assert_int_eq(load(&k, &dev, &ops), -EINVAL);
     ck_assert_msg(strstr(devq_errmsg(), "a plugin bug"), "%s", devq_errmsg());
     struct devq_pl_param bad[] = { { .kind = 7, .size = 4 } };
@@ -281,7 +300,7 @@ START_TEST(iface_load_copies_and_validates)
     iface_out = (struct devq_pl_kernel_iface){ .nparams = 1, .params = zero };
     ck_assert_int_eq(load(&k, &dev, &ops), -EINVAL);
 
-    iface_rc = -EIO;                       /* the backend failed reading it: the load fails */
+    iface_rc = -EIO; /* the backend failed reading it: the load fails */
     ck_assert_int_eq(load(&k, &dev, &ops), -EIO);
     ck_assert_msg(strstr(devq_errmsg(), "could not read its parameters"), "%s", devq_errmsg());
     ck_assert_int_eq(k.checked, 0);

@@ -138,7 +138,8 @@ START_TEST(null_name_is_generated)
     ck_assert_int_eq(devq_queue_exec(q, k, NULL, 0, &l), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
     int r = devq_queue_finish(q, 10 * SEC);
-    ck_assert_msg(r == -ENOSPC && strstr(devq_errmsg(), want), "finish: %d %s (want %s)", r, devq_errmsg(), want);
+    ck_assert_msg(r == -ENOSPC && strstr(devq_errmsg(), want), "finish: %d %s (want %s)", r, devq_errmsg(),
+                  want);
     devq_kernel_destroy(k);
 }
 END_TEST
@@ -153,7 +154,7 @@ START_TEST(signature_checks_launches)
     devq_launch l = { .global = { N, 1, 1 }, .local = { 64, 1, 1 } };
     int r = devq_queue_exec(q, k, two, 2, &l);
     ck_assert_msg(r == -EINVAL && strstr(devq_errmsg(), "saxpy"), "exec: %d %s", r, devq_errmsg());
-    ck_assert_int_eq(devq_queue_submit(q), -EINVAL);   /* the batch's sticky error */
+    ck_assert_int_eq(devq_queue_submit(q), -EINVAL); /* the batch's sticky error */
     /* A double where a float is declared. */
     double d = 3.0;
     devq_arg wide[3] = { DEVQ_ARG_VAL(&d), DEVQ_ARG_BUF(x, DEVQ_READ), DEVQ_ARG_BUF(y, DEVQ_READ_WRITE) };
@@ -190,7 +191,7 @@ START_TEST(destroyed_while_queued_still_runs)
     devq_kernel *k;
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create(0, &s), 0);
-    ck_assert_int_eq(devq_queue_wait(q, s, 1), 0);   /* hold the batch on the host */
+    ck_assert_int_eq(devq_queue_wait(q, s, 1), 0); /* hold the batch on the host */
     ck_assert_int_eq(devq_kernel_load_fn(dev, saxpy, &devq_cpu_signature_saxpy, NULL, &k), 0);
     ck_assert_int_eq(exec_saxpy(k, 4.0f), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
@@ -235,7 +236,7 @@ START_TEST(kernel_keeps_its_shared_object_loaded)
     ck_assert_int_eq(devq_queue_submit(q), 0);
     ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     devq_kernel_destroy(k);
-    devq_queue_destroy(q);          /* drops the stream's hold on its last kernel */
+    devq_queue_destroy(q); /* drops the stream's hold on its last kernel */
     q = NULL;
     ck_assert_int_eq(devq_queue_create(dev, NULL, &q), 0);
     probe = dlopen(so, RTLD_NOW | RTLD_NOLOAD);
@@ -258,7 +259,8 @@ START_TEST(cuda_emu_refuses)
     }
     devq_kernel *k = NULL;
     r = devq_kernel_load_fn(cu, saxpy, NULL, "saxpy", &k);
-    ck_assert_msg(r == -ENOTSUP && strstr(devq_errmsg(), "devq_kernel_load"), "load: %d %s", r, devq_errmsg());
+    ck_assert_msg(r == -ENOTSUP && strstr(devq_errmsg(), "devq_kernel_load"), "load: %d %s", r,
+                  devq_errmsg());
     ck_assert_ptr_null(k);
     devq_device_close(cu);
 }

@@ -62,7 +62,7 @@ START_TEST(validate_refuses_other_abi_versions_naming_both)
     ck_assert_msg(strstr(why, want), "reason: %s", why);
     snprintf(want, sizeof want, "libdevq's %u", DEVQ_PLUGIN_ABI_VERSION);
     ck_assert_msg(strstr(why, want), "reason: %s", why);
-    ck_assert_ptr_null(out.name);    /* nothing copied */
+    ck_assert_ptr_null(out.name); /* nothing copied */
 
     t.abi_version = 0;
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -ENOTSUP);
@@ -94,7 +94,7 @@ START_TEST(validate_older_table_reads_no_op_past_size)
     ck_assert_ptr_null(out.kernel_load);
     ck_assert_ptr_null(out.launch);
     ck_assert_ptr_eq(out.fill, good.fill);
-    t.size = (uint32_t)DEVQ_PLUGIN_MIN_TABLE_SIZE;   /* exactly the minimum */
+    t.size = (uint32_t)DEVQ_PLUGIN_MIN_TABLE_SIZE; /* exactly the minimum */
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
 }
 END_TEST
@@ -126,18 +126,26 @@ START_TEST(validate_checks_backend_name)
     }
     t.name = NULL;
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
-    t.name = "abcdefghijklmno";       /* 15: the longest allowed */
+    t.name = "abcdefghijklmno"; /* 15: the longest allowed */
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
     t.name = "x_9";
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
 }
 END_TEST
 
-static const struct { size_t off; const char *name; } required[] = {
-#define R(f) { offsetof(struct devq_backend_ops, f), #f }
-    R(device_count), R(device_open), R(device_close), R(device_info), R(stream_create),
-    R(stream_destroy), R(event_create), R(event_destroy), R(event_record), R(event_query),
-    R(event_wait), R(stream_wait_event), R(host_fn), R(mem_alloc), R(mem_free), R(copy), R(fill),
+static const struct {
+    size_t off;
+    const char *name;
+} required[] = {
+#define R(f)                                     \
+    {                                            \
+        offsetof(struct devq_backend_ops, f), #f \
+    }
+    R(device_count),  R(device_open),    R(device_close), R(device_info),
+    R(stream_create), R(stream_destroy), R(event_create), R(event_destroy),
+    R(event_record),  R(event_query),    R(event_wait),   R(stream_wait_event),
+    R(host_fn),       R(mem_alloc),      R(mem_free),     R(copy),
+    R(fill),
 #undef R
 };
 
@@ -150,23 +158,52 @@ START_TEST(validate_names_each_missing_required_op)
         ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
         snprintf(want, sizeof want, "required op '%s' is NULL", required[i].name);
         ck_assert_msg(strstr(why, want), "want '%s', got '%s'", want, why);
-        ck_assert_ptr_null(out.device_count);   /* refused tables are not handed back */
+        ck_assert_ptr_null(out.device_count); /* refused tables are not handed back */
     }
 }
 END_TEST
 
 static int fake_value_attach(devq_pl_device *d, uint64_t *w, devq_pl_value **o)
-{ (void)d; (void)w; (void)o; return -ENOTSUP; }
-static void fake_value_detach(devq_pl_value *v) { (void)v; }
+{
+    (void)d;
+    (void)w;
+    (void)o;
+    return -ENOTSUP;
+}
+static void fake_value_detach(devq_pl_value *v)
+{
+    (void)v;
+}
 static int fake_wait_value(devq_pl_stream *s, devq_pl_value *v, uint64_t x)
-{ (void)s; (void)v; (void)x; return -ENOTSUP; }
+{
+    (void)s;
+    (void)v;
+    (void)x;
+    return -ENOTSUP;
+}
 static int fake_alloc_async(devq_pl_stream *s, size_t n, void **p)
-{ (void)s; (void)n; (void)p; return -ENOTSUP; }
+{
+    (void)s;
+    (void)n;
+    (void)p;
+    return -ENOTSUP;
+}
 static int fake_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *o)
-{ (void)k; (void)o; return -ENOTSUP; }
+{
+    (void)k;
+    (void)o;
+    return -ENOTSUP;
+}
 static int fake_kernel_load_fn(devq_pl_device *d, devq_cpu_kernel_fn fn, const struct devq_cpu_signature *sig,
                                const char *name, devq_pl_kernel **o)
-{ (void)d; (void)fn; (void)sig; (void)name; (void)o; return -ENOTSUP; }
+{
+    (void)d;
+    (void)fn;
+    (void)sig;
+    (void)name;
+    (void)o;
+    return -ENOTSUP;
+}
 
 static int fake_chan_create(devq_pl_device *d, int rank, int size, const void *id, size_t id_size,
                             devq_pl_chan **out)
@@ -274,9 +311,9 @@ END_TEST
 
 START_TEST(spec_parse_refuses_malformed)
 {
-    static const char *const bad[] = { "", ":0", "cpu:", "cpu:x", "cpu:-1", "cpu:+1", "cpu:1x",
-                                       "CPU", "cpu 0", "cpu:0:1", "cpu:4294967296",
-                                       "abcdefghijklmnop" };
+    static const char *const bad[] = { "",       ":0",      "cpu:",           "cpu:x",
+                                       "cpu:-1", "cpu:+1",  "cpu:1x",         "CPU",
+                                       "cpu 0",  "cpu:0:1", "cpu:4294967296", "abcdefghijklmnop" };
     struct devq_spec s;
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(parse(bad[i], &s) == -EINVAL, "'%s' accepted", bad[i]);
@@ -347,16 +384,14 @@ static void expect_skipped(const char *file, int status, const char *reason_part
 {
     const devq_backend_report *r = report_for(file);
     ck_assert_msg(r != NULL, "%s was not tried", file);
-    ck_assert_msg(r->status == status, "%s: status %d, want %d (%s)", file, r->status, status,
-                  r->reason);
-    ck_assert_msg(strstr(r->reason, reason_part), "%s: reason '%s' lacks '%s'", file, r->reason,
-                  reason_part);
+    ck_assert_msg(r->status == status, "%s: status %d, want %d (%s)", file, r->status, status, r->reason);
+    ck_assert_msg(strstr(r->reason, reason_part), "%s: reason '%s' lacks '%s'", file, r->reason, reason_part);
     ck_assert_str_eq(r->name, "");
     ck_assert_uint_eq(r->devices, 0);
 }
 
-static const char *const broken_kinds[] = { "noentry", "initfail", "nulltable", "future", "small",
-                                            "nullop", "badname", "halfkernel", "old" };
+static const char *const broken_kinds[] = { "noentry", "initfail", "nulltable",  "future", "small",
+                                            "nullop",  "badname",  "halfkernel", "old" };
 
 static char *folder_with_everything(void)
 {
@@ -411,8 +446,10 @@ START_TEST(loader_skips_each_broken_plugin_with_its_reason)
     /* Files load in name order within a folder. */
     size_t fake_at = 0, future_at = 0;
     for (size_t i = 0; i < devq__plugin_report_count(); i++) {
-        if (devq__plugin_report_at(i) == report_for("devq-fake.so")) fake_at = i;
-        if (devq__plugin_report_at(i) == report_for("devq-future.so")) future_at = i;
+        if (devq__plugin_report_at(i) == report_for("devq-fake.so"))
+            fake_at = i;
+        if (devq__plugin_report_at(i) == report_for("devq-future.so"))
+            future_at = i;
     }
     ck_assert_uint_lt(fake_at, future_at);
 }
@@ -425,7 +462,7 @@ START_TEST(loader_accepts_older_table_without_its_tail)
     setenv("DEVQ_PLUGIN_PATH", dir, 1);
     struct devq_backend *b = devq__backend_find("old");
     ck_assert_ptr_nonnull(b);
-    ck_assert_ptr_null(b->ops->kernel_load);    /* set in the plugin, but past its size */
+    ck_assert_ptr_null(b->ops->kernel_load); /* set in the plugin, but past its size */
     ck_assert_ptr_null(b->ops->launch);
     ck_assert_ptr_nonnull(b->ops->fill);
     ck_assert_int_eq(report_for("devq-old.so")->status, 0);
@@ -439,7 +476,7 @@ START_TEST(loader_first_backend_of_a_name_wins)
     testdir_link(a, "fake");
     testdir_copy(b, "fake");
     char path[1200];
-    snprintf(path, sizeof path, ":%s::%s:", a, b);    /* empty entries are ignored */
+    snprintf(path, sizeof path, ":%s::%s:", a, b); /* empty entries are ignored */
     setenv("DEVQ_PLUGIN_PATH", path, 1);
     ck_assert_int_eq(devq__backends_load(), 0);
     ck_assert_uint_eq(reports_under(a), 1);
@@ -463,7 +500,7 @@ START_TEST(loader_searches_a_folder_once)
     snprintf(path, sizeof path, "%s:%s/.:/nonexistent-devq-dir", a, a);
     setenv("DEVQ_PLUGIN_PATH", path, 1);
     ck_assert_int_eq(devq__backends_load(), 0);
-    ck_assert_uint_eq(reports_under(a), 1);   /* fake once: no self-duplicate */
+    ck_assert_uint_eq(reports_under(a), 1); /* fake once: no self-duplicate */
 }
 END_TEST
 
@@ -612,7 +649,7 @@ START_TEST(scan_out_of_descriptors_is_retried)
     snprintf(want, sizeof want, "could not open the plugin folder %s: too many open files", dir);
     ck_assert_msg(strstr(devq_errmsg(), want), "message: %s", devq_errmsg());
     ck_assert_ptr_null(strstr(devq_errmsg(), "not installed"));
-    ck_assert_int_eq(devq_device_open("fake", &d), -EMFILE);   /* still short: still said */
+    ck_assert_int_eq(devq_device_open("fake", &d), -EMFILE); /* still short: still said */
 
     for (int i = 0; i < nfds; i++)
         close(fds[i]);
@@ -650,7 +687,7 @@ START_TEST(first_scan_raced_by_threads_runs_once)
         pthread_join(th[i], NULL);
         ck_assert_int_eq(rc[i], 0);
     }
-    ck_assert_uint_eq(reports_under(dir), 11);   /* fake, 9 broken, notelf: once each */
+    ck_assert_uint_eq(reports_under(dir), 11); /* fake, 9 broken, notelf: once each */
     ck_assert_ptr_nonnull(report_for("devq-notelf.so"));
 }
 END_TEST
@@ -668,14 +705,16 @@ START_TEST(manifest_reads_the_format)
 {
     struct devq_manifest m;
     char why[300];
-    ck_assert_int_eq(manifest_parse_str("{\"file_format_version\": 1, " GOOD_PLUGIN "}", &m, why, sizeof why), 0);
+    ck_assert_int_eq(manifest_parse_str("{\"file_format_version\": 1, " GOOD_PLUGIN "}", &m, why, sizeof why),
+                     0);
     ck_assert_str_eq(m.library_path, "devq-x.so");
     ck_assert_uint_eq(m.abi_version, 1);
     ck_assert_str_eq(why, "");
     /* Unknown keys (any JSON value) are skipped; escapes are decoded. */
-    const char *rich = "\n{ \"comment\": [1, -2.5e3, {\"x\": null}, true, false, \"\\\"\"],\r\n"
-                       "  \"file_format_version\": 1,\t\"plugin\": { \"vendor\": {},\n"
-                       "    \"library_path\": \"/opt/a\\/b\\u00e9\\ud83d\\ude00.so\", \"abi_version\": 7 } }\n";
+    const char *rich =
+        "\n{ \"comment\": [1, -2.5e3, {\"x\": null}, true, false, \"\\\"\"],\r\n"
+        "  \"file_format_version\": 1,\t\"plugin\": { \"vendor\": {},\n"
+        "    \"library_path\": \"/opt/a\\/b\\u00e9\\ud83d\\ude00.so\", \"abi_version\": 7 } }\n";
     ck_assert_int_eq(manifest_parse_str(rich, &m, why, sizeof why), 0);
     ck_assert_str_eq(m.library_path, "/opt/a/b\xc3\xa9\xf0\x9f\x98\x80.so");
     ck_assert_uint_eq(m.abi_version, 7);
@@ -684,7 +723,9 @@ END_TEST
 
 START_TEST(manifest_refuses_anything_else_with_line_and_column)
 {
-    static const struct { const char *text, *why; } bad[] = {
+    static const struct {
+        const char *text, *why;
+    } bad[] = {
         { "", "empty file" },
         { "   \n", "empty file" },
         { "[]", "a manifest is a JSON object" },
@@ -711,8 +752,10 @@ START_TEST(manifest_refuses_anything_else_with_line_and_column)
         { "{\"file_format_version\": 1, \"file_format_version\": 1, " GOOD_PLUGIN "}", "given twice" },
         { "{\"file_format_version\": 1, " GOOD_PLUGIN "} x", "text after the object" },
         { "{\"file_format_version\": 1, " GOOD_PLUGIN "}{}", "text after the object" },
-        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a", "unexpected end of file in a string" },
-        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a\",", "unexpected end of file: expected a key" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a",
+          "unexpected end of file in a string" },
+        { "{\"file_format_version\": 1, \"plugin\": {\"library_path\": \"a\",",
+          "unexpected end of file: expected a key" },
         { "{\"file_format_version\": 1,\n \"plugin\" {}}", "line 2, column 11: expected ':' after a key" },
         { "{\"a\": 1,}", "expected a key in quotes" },
         { "{'a': 1}", "expected a key in quotes" },
@@ -733,9 +776,10 @@ START_TEST(manifest_refuses_anything_else_with_line_and_column)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct devq_manifest m;
         char why[300];
-        ck_assert_msg(manifest_parse_str(bad[i].text, &m, why, sizeof why) == -EINVAL, "accepted: %s", bad[i].text);
-        ck_assert_msg(strstr(why, bad[i].why) && !strncmp(why, "line ", 5),
-                      "%s: reason '%s' lacks '%s'", bad[i].text, why, bad[i].why);
+        ck_assert_msg(manifest_parse_str(bad[i].text, &m, why, sizeof why) == -EINVAL, "accepted: %s",
+                      bad[i].text);
+        ck_assert_msg(strstr(why, bad[i].why) && !strncmp(why, "line ", 5), "%s: reason '%s' lacks '%s'",
+                      bad[i].text, why, bad[i].why);
     }
     /* Nesting is bounded (no deep recursion on hostile input). */
     char deep[400] = "{\"a\": ";
@@ -749,17 +793,19 @@ START_TEST(manifest_refuses_anything_else_with_line_and_column)
     ck_assert_int_eq(devq__manifest_parse("{\"a\": \"x\0y\"}", 12, &m, why, sizeof why), -EINVAL);
     /* No terminator needed: the parser stops at len. */
     ck_assert_int_eq(devq__manifest_parse("{\"file_format_version\": 1, " GOOD_PLUGIN "}garbage",
-                                          strlen("{\"file_format_version\": 1, " GOOD_PLUGIN "}"),
-                                          &m, why, sizeof why), 0);
+                                          strlen("{\"file_format_version\": 1, " GOOD_PLUGIN "}"), &m, why,
+                                          sizeof why),
+                     0);
 }
 END_TEST
 
 static void write_manifest(const char *dir, const char *name, const char *lib, unsigned abi)
 {
     char text[4400];
-    snprintf(text, sizeof text,
-             "{\n  \"file_format_version\": 1,\n  \"plugin\": {\"library_path\": \"%s\", \"abi_version\": %u}\n}\n",
-             lib, abi);
+    snprintf(
+        text, sizeof text,
+        "{\n  \"file_format_version\": 1,\n  \"plugin\": {\"library_path\": \"%s\", \"abi_version\": %u}\n}\n",
+        lib, abi);
     testdir_write(dir, name, text);
 }
 
@@ -802,19 +848,19 @@ START_TEST(manifests_add_plugins_from_outside_the_plugin_folders)
     ck_assert_ptr_nonnull(r);
     ck_assert_int_eq(r->status, 0);
     ck_assert_str_eq(r->name, "fake");
-    ck_assert_ptr_nonnull(strstr(r->path, pkgs));     /* the manifest's folder + the relative path */
+    ck_assert_ptr_nonnull(strstr(r->path, pkgs)); /* the manifest's folder + the relative path */
 
     r = report_with("broken.json");
     ck_assert_ptr_nonnull(r);
     ck_assert_int_eq(r->status, -EINVAL);
-    ck_assert_msg(strstr(r->reason, "bad manifest: line 3, column 1: unexpected end of file"),
-                  "%s", r->reason);
+    ck_assert_msg(strstr(r->reason, "bad manifest: line 3, column 1: unexpected end of file"), "%s",
+                  r->reason);
     r = report_with("devq-next.so");
     ck_assert_ptr_nonnull(r);
     ck_assert_int_eq(r->status, -ENOTSUP);
     ck_assert_uint_eq(r->abi_version, DEVQ_PLUGIN_ABI_VERSION + 1);
-    ck_assert_msg(strstr(r->reason, "declares plugin ABI 2, newer than this libdevq's 1: not loaded"),
-                  "%s", r->reason);
+    ck_assert_msg(strstr(r->reason, "declares plugin ABI 2, newer than this libdevq's 1: not loaded"), "%s",
+                  r->reason);
     r = report_with("devq-gone.so");
     ck_assert_ptr_nonnull(r);
     ck_assert_int_eq(r->status, -ENOENT);
@@ -825,7 +871,7 @@ START_TEST(manifests_add_plugins_from_outside_the_plugin_folders)
     ck_assert_msg(strstr(r->reason, "ops table is ABI 99 but its manifest"), "%s", r->reason);
     ck_assert_ptr_null(devq__backend_find("future"));
     ck_assert_ptr_nonnull(report_with("devq-admin.so"));
-    ck_assert_ptr_null(report_with("devq-package.so"));   /* masked */
+    ck_assert_ptr_null(report_with("devq-package.so")); /* masked */
     ck_assert_ptr_null(report_with("README"));
     devq_device_close(d);
 }
@@ -886,12 +932,12 @@ START_TEST(device_check_and_retain)
     struct devq_device *dev = (struct devq_device *)d;
     ck_assert_int_eq(devq__device_check(dev, "x"), 0);
     ck_assert_int_eq(atomic_load(&dev->obj.refs), 1);
-    devq__device_retain(dev);                 /* as a queue would */
-    devq_device_close(d);                     /* the user's reference */
-    ck_assert_int_eq(devq__device_check(dev, "x"), 0);    /* still open */
+    devq__device_retain(dev);                          /* as a queue would */
+    devq_device_close(d);                              /* the user's reference */
+    ck_assert_int_eq(devq__device_check(dev, "x"), 0); /* still open */
     struct devq_backend *b = devq__backend_find("fake");
     ck_assert_ptr_eq(b->slots[0], dev);
-    devq_device_close(d);                     /* the queue's */
+    devq_device_close(d); /* the queue's */
     ck_assert_ptr_null(b->slots[0]);
 }
 END_TEST

@@ -60,7 +60,7 @@ START_TEST(budget_refuses_then_recovers)
     ck_assert_int_eq(devq_resource_allocate(b, 3000, A, 0, &p, &h), 0);
     ck_assert_int_eq(devq_resource_allocate(b, 2000, A, 0, &q, &h), -ENOMEM);
     ck_assert_str_eq(devq_errmsg(), "budget: need 2000, outstanding 3000, limit 4096");
-    ck_assert_int_eq(devq_resource_allocate(b, 1096, B, 0, &q, &h), 0);   /* exactly full */
+    ck_assert_int_eq(devq_resource_allocate(b, 1096, B, 0, &q, &h), 0); /* exactly full */
     ck_assert_int_eq(devq_resource_allocate(b, 1, B, 0, &h, &h), -ENOMEM);
     ck_assert_str_eq(devq_errmsg(), "budget: need 1, outstanding 4096, limit 4096");
     /* A stream-ordered free gives the bytes back at once. */
@@ -74,8 +74,8 @@ START_TEST(budget_refuses_then_recovers)
     ck_assert_int_eq(devq_resource_deallocate(b, p, 2000, NULL, 0), 0);
     ck_assert_int_eq(devq_resource_deallocate(b, q, 1096, NULL, 0), 0);
     ck_assert_uint_eq(devq_resource_bytes_outstanding(b), 0);
-    devq_resource_reap(b);             /* seal A's frees ... */
-    fake_complete_all();               /* else the pool keeps A's block: it may be in use */
+    devq_resource_reap(b); /* seal A's frees ... */
+    fake_complete_all();   /* else the pool keeps A's block: it may be in use */
     devq_resource_destroy(b);
     devq_resource *base = pool_base();
     ck_assert_int_eq(devq_resource_budget(base, 0, &b), -EINVAL);
@@ -89,7 +89,7 @@ START_TEST(decorator_refuses_owned_inner)
     ck_assert_int_eq(devq_resource_budget(p, 100, &b), 0);
     ck_assert_int_eq(devq_resource_stats(p, &c), -EBUSY);
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "already belongs"));
-    devq_resource_destroy(p);           /* owned: ignored, b still works */
+    devq_resource_destroy(p); /* owned: ignored, b still works */
     void *d, *h;
     ck_assert_int_eq(devq_resource_allocate(b, 10, NULL, 0, &d, &h), 0);
     ck_assert_int_eq(devq_resource_deallocate(b, d, 10, NULL, 0), 0);
@@ -128,9 +128,9 @@ START_TEST(stats_by_tag_and_stream)
     ck_assert_uint_eq(st.bytes_peak, 600);
     ck_assert_uint_eq(st.allocations, 3);
     ck_assert_uint_eq(st.frees, 1);
-    ck_assert_uint_eq(st.pending_frees, 1);         /* from the pool below */
+    ck_assert_uint_eq(st.pending_frees, 1); /* from the pool below */
     ck_assert_uint_gt(st.bytes_reserved, 0);
-    ck_assert_int_eq(devq_resource_reap(s), 0);      /* seals A */
+    ck_assert_int_eq(devq_resource_reap(s), 0); /* seals A */
     fake_complete_all();
     ck_assert_int_eq(devq_resource_reap(s), 0);
     ck_assert_int_eq(devq_resource_stats_get(s, &st), 0);
@@ -185,8 +185,7 @@ START_TEST(logging_writes_one_csv_line_per_event)
         uintptr_t a;
         long long s;
         unsigned tg;
-        int got = sscanf(line, "%llu,%31[a-z_],%llu,0x%" SCNxPTR ",%lld,%u", &t, op, &by, &a,
-                         &s, &tg);
+        int got = sscanf(line, "%llu,%31[a-z_],%llu,0x%" SCNxPTR ",%lld,%u", &t, op, &by, &a, &s, &tg);
         ck_assert_msg(got == 6, "line %d unparseable: %s", n, line);
         ck_assert_str_eq(op, ops[n]);
         ck_assert_uint_eq(by, bytes[n]);
@@ -226,8 +225,7 @@ START_TEST(guard_catches_double_free)
     char want[128];
     snprintf(want, sizeof want, "double free of %p", p);
     ck_assert_msg(strstr(devq_errmsg(), want), "%s", devq_errmsg());
-    ck_assert_msg(strstr(devq_errmsg(), "first freed on stream 1 with tag 9"), "%s",
-                  devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), "first freed on stream 1 with tag 9"), "%s", devq_errmsg());
     devq_resource_destroy(g);
 }
 END_TEST
@@ -244,8 +242,7 @@ START_TEST(guard_catches_double_free_after_quarantine)
         ck_assert_int_eq(devq_resource_deallocate(g, q, 8192, NULL, 0), 0);
     }
     ck_assert_int_eq(devq_resource_deallocate(g, p, 64, NULL, 3), -EINVAL);
-    ck_assert_msg(strstr(devq_errmsg(), "first freed on stream -1 with tag 3"), "%s",
-                  devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), "first freed on stream -1 with tag 3"), "%s", devq_errmsg());
     devq_resource_destroy(g);
 }
 END_TEST
@@ -256,16 +253,18 @@ START_TEST(guard_catches_use_after_free)
     void *p, *h, *q, *qh;
     ck_assert_int_eq(devq_resource_allocate(g, 300, A, 6, &p, &h), 0);
     ck_assert_int_eq(devq_resource_deallocate(g, p, 300, B, 8), 0);
-    ((unsigned char *)h)[17] = 1;            /* still quarantined: a write after the free */
-    ck_assert_int_eq(devq_resource_reap(g), 0);   /* not known until it leaves quarantine */
+    ((unsigned char *)h)[17] = 1;               /* still quarantined: a write after the free */
+    ck_assert_int_eq(devq_resource_reap(g), 0); /* not known until it leaves quarantine */
     for (int i = 0; i < 70; i++) {
         ck_assert_int_eq(devq_resource_allocate(g, 300, B, 0, &q, &qh), 0);
         ck_assert_int_eq(devq_resource_deallocate(g, q, 300, B, 0), 0);
     }
     ck_assert_int_eq(devq_resource_reap(g), -EFAULT);
     char want[160];
-    snprintf(want, sizeof want, "use after free of %p (300 bytes, tag 6): written after its "
-             "free on stream 1 (allocated on stream 0), first changed byte at +17", p);
+    snprintf(want, sizeof want,
+             "use after free of %p (300 bytes, tag 6): written after its "
+             "free on stream 1 (allocated on stream 0), first changed byte at +17",
+             p);
     ck_assert_msg(strstr(devq_errmsg(), want), "%s", devq_errmsg());
     ck_assert_int_eq(devq_resource_reap(g), 0);
     fake_complete_all();
@@ -291,7 +290,7 @@ START_TEST(guard_catches_overrun_and_poisons)
     void *p, *h;
     ck_assert_int_eq(devq_resource_allocate(g, 100, NULL, 4, &p, &h), 0);
     memset(h, 1, 100);
-    ((unsigned char *)h)[100 + 3] = 0;            /* 4th byte past the end */
+    ((unsigned char *)h)[100 + 3] = 0; /* 4th byte past the end */
     ck_assert_int_eq(devq_resource_deallocate(g, p, 100, NULL, 4), -EFAULT);
     ck_assert_msg(strstr(devq_errmsg(), "buffer overrun"), "%s", devq_errmsg());
     ck_assert_msg(strstr(devq_errmsg(), "byte 3 past the end"), "%s", devq_errmsg());
@@ -301,13 +300,13 @@ START_TEST(guard_catches_overrun_and_poisons)
     ck_assert_uint_eq(devq_resource_bytes_outstanding(g), 0);
 
     ck_assert_int_eq(devq_resource_allocate(g, 100, A, 4, &p, &h), 0);
-    ((unsigned char *)h)[-1] = 0;                 /* underrun */
+    ((unsigned char *)h)[-1] = 0; /* underrun */
     ck_assert_int_eq(devq_resource_deallocate(g, p, 100, A, 4), -EFAULT);
     ck_assert_msg(strstr(devq_errmsg(), "underrun"), "%s", devq_errmsg());
-    ck_assert_int_eq(devq_resource_reap(g), 0);   /* already reported */
+    ck_assert_int_eq(devq_resource_reap(g), 0); /* already reported */
 
     ck_assert_int_eq(devq_resource_allocate(g, 100, A, 4, &p, &h), 0);
-    memset(h, 7, 100);                            /* in bounds: fine */
+    memset(h, 7, 100); /* in bounds: fine */
     ck_assert_int_eq(devq_resource_deallocate(g, p, 100, A, 4), 0);
     devq_resource_destroy(g);
 }
@@ -318,15 +317,15 @@ START_TEST(guard_checks_stream_frees_in_stream_order)
     devq_resource *g = guard_over_pool();
     void *p, *h;
     ck_assert_int_eq(devq_resource_allocate(g, 50, A, 1, &p, &h), 0);
-    memset(h, 0, 51);                              /* and one byte past the end */
+    memset(h, 0, 51); /* and one byte past the end */
     /* The stream has not run the check yet: the free cannot know. */
     ck_assert_int_eq(devq_resource_deallocate(g, p, 50, A, 1), 0);
-    ck_assert_uint_eq(((unsigned char *)h)[0], 0);   /* not poisoned before the stream gets there */
+    ck_assert_uint_eq(((unsigned char *)h)[0], 0); /* not poisoned before the stream gets there */
     fake_run_host_fns();
     ck_assert_uint_eq(((unsigned char *)h)[0], 0xDD);
     ck_assert_int_eq(devq_resource_reap(g), -EFAULT);
     ck_assert_msg(strstr(devq_errmsg(), "buffer overrun"), "%s", devq_errmsg());
-    ck_assert_int_eq(devq_resource_reap(g), 0);      /* reported once */
+    ck_assert_int_eq(devq_resource_reap(g), 0); /* reported once */
     devq_resource_destroy(g);
 }
 END_TEST
@@ -359,7 +358,7 @@ static void *stack_worker(void *arg)
         void *d, *h;
         int r = devq_resource_allocate(w->top, n, st, (uint32_t)w->id, &d, &h);
         if (r == -ENOMEM)
-            continue;                       /* over budget: others hold it */
+            continue; /* over budget: others hold it */
         if (r < 0) {
             w->errors++;
             continue;
@@ -398,7 +397,7 @@ START_TEST(whole_stack_from_threads)
     ck_assert_uint_eq(st.bytes_outstanding, 0);
     ck_assert_uint_eq(st.allocations, st.frees);
     ck_assert_uint_le(st.bytes_peak, 64 << 10);
-    ck_assert_int_eq(devq_resource_reap(l), 0);      /* no canary was hit */
+    ck_assert_int_eq(devq_resource_reap(l), 0); /* no canary was hit */
     fake_complete_all();
     devq_resource_destroy(l);
     unlink(path);
@@ -453,23 +452,26 @@ START_TEST(user_resource_minimal_table)
 {
     /* A table built against an older header: only up to deallocate. */
     struct counting c = { 0 };
-    struct devq_resource_ops ops = { .abi_version = DEVQ_RESOURCE_ABI_VERSION, .name = "mine",
-                                     .allocate = c_alloc, .deallocate = c_free,
-                                     .reap_pending = c_reap, .destroy = c_destroy };
+    struct devq_resource_ops ops = { .abi_version = DEVQ_RESOURCE_ABI_VERSION,
+                                     .name = "mine",
+                                     .allocate = c_alloc,
+                                     .deallocate = c_free,
+                                     .reap_pending = c_reap,
+                                     .destroy = c_destroy };
     ops.size = (uint32_t)(offsetof(struct devq_resource_ops, deallocate) + sizeof(void *));
     devq_resource *r;
     ck_assert_int_eq(devq_resource_create(dev, &ops, &c, &r), 0);
     void *p, *h;
     ck_assert_int_eq(devq_resource_allocate(r, 33, A, 0, &p, &h), 0);
-    ck_assert_uint_eq(devq_resource_bytes_outstanding(r), 33);    /* counted by lib */
+    ck_assert_uint_eq(devq_resource_bytes_outstanding(r), 33); /* counted by lib */
     ck_assert_int_eq(devq_resource_reap(r), 0);
-    ck_assert_int_eq(c.reaps, 0);              /* beyond size: not read */
+    ck_assert_int_eq(c.reaps, 0); /* beyond size: not read */
     ck_assert_int_eq(devq_resource_prepare_use(r, p, A, DEVQ_READ), -ENOTSUP);
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "'mine' cannot track"));
     ck_assert_int_eq(devq_resource_deallocate(r, p, 33, A, 0), 0);
     ck_assert_uint_eq(devq_resource_bytes_outstanding(r), 0);
     devq_resource_destroy(r);
-    ck_assert_int_eq(c.destroyed, 0);          /* destroy was beyond size too */
+    ck_assert_int_eq(c.destroyed, 0); /* destroy was beyond size too */
 
     ops.size = 8;
     ck_assert_int_eq(devq_resource_create(dev, &ops, &c, &r), -EINVAL);
@@ -486,9 +488,15 @@ START_TEST(user_resource_hooks_forwarded_by_decorators)
 {
     struct counting c = { .track = 1 };
     static const struct devq_resource_ops ops = {
-        .abi_version = DEVQ_RESOURCE_ABI_VERSION, .size = sizeof(struct devq_resource_ops),
-        .name = "tracker", .allocate = c_alloc, .deallocate = c_free, .reap_pending = c_reap,
-        .supports_use_tracking = c_supports, .prepare_use = c_use, .finish_use = c_use,
+        .abi_version = DEVQ_RESOURCE_ABI_VERSION,
+        .size = sizeof(struct devq_resource_ops),
+        .name = "tracker",
+        .allocate = c_alloc,
+        .deallocate = c_free,
+        .reap_pending = c_reap,
+        .supports_use_tracking = c_supports,
+        .prepare_use = c_use,
+        .finish_use = c_use,
         .destroy = c_destroy,
     };
     devq_resource *r, *b, *s;

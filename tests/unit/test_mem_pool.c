@@ -47,7 +47,7 @@ static void *alloc_on(struct devq_stream *s, size_t n)
     void *d = NULL, *h = NULL;
     int r = devq_resource_allocate(pool, n, s, 7, &d, &h);
     ck_assert_msg(r == 0, "allocate %zu: %d %s", n, r, devq_errmsg());
-    ck_assert_ptr_eq(d, h);          /* fake memory is host-visible */
+    ck_assert_ptr_eq(d, h); /* fake memory is host-visible */
     return d;
 }
 
@@ -97,7 +97,7 @@ START_TEST(one_fence_covers_a_batch_of_frees)
     /* B misses: A is sealed with ONE fence for all ten frees. */
     void *q = alloc_on(B, 2048);
     ck_assert_uint_eq(fake_last_ticket(), t0 + 1);
-    void *s = alloc_on(B, 2048);                 /* not reached: no second fence */
+    void *s = alloc_on(B, 2048); /* not reached: no second fence */
     ck_assert_uint_eq(fake_last_ticket(), t0 + 1);
     for (int i = 0; i < N; i++)
         ck_assert(q != p[i] && s != p[i]);
@@ -129,7 +129,7 @@ START_TEST(unfenced_free_on_a_stream_is_sealed_before_crossing)
     free_on(A, p, 700);
     void *q = alloc_on(B, 700);
     fake_complete(fake_last_ticket());
-    ck_assert_ptr_eq(alloc_on(A, 700), p);       /* A's own list first */
+    ck_assert_ptr_eq(alloc_on(A, 700), p); /* A's own list first */
     free_on(A, p, 700);
     void *r = alloc_on(B, 700);
     ck_assert_ptr_ne(r, p);
@@ -147,11 +147,11 @@ START_TEST(stale_fast_entries_fall_back_to_the_lock)
      * from the first time; the free is legal, the second one refused. */
     void *p = alloc_on(A, 3000);
     free_on(NULL, p, 3000);
-    ck_assert_ptr_eq(alloc_on(B, 3000), p);     /* now B's */
-    free_on(A, p, 3000);                         /* legal: A orders the free */
+    ck_assert_ptr_eq(alloc_on(B, 3000), p); /* now B's */
+    free_on(A, p, 3000);                    /* legal: A orders the free */
     ck_assert_int_eq(devq_resource_deallocate(pool, p, 3000, A, 7), -EINVAL);
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "double free"));
-    ck_assert_ptr_eq(alloc_on(A, 3000), p);      /* A's own free list */
+    ck_assert_ptr_eq(alloc_on(A, 3000), p); /* A's own free list */
     /* Cached in A's slot, then freed again on B and synchronously. */
     free_on(A, p, 3000);
     ck_assert_int_eq(devq_resource_deallocate(pool, p, 3000, B, 7), -EINVAL);
@@ -181,10 +181,10 @@ START_TEST(other_stream_waits_for_fence)
     void *p = alloc_on(A, 1000);
     free_on(A, p, 1000);
     ck_assert_uint_eq(stats().pending_frees, 1);
-    void *q = alloc_on(B, 1000);      /* seals A: the fence is recorded now */
+    void *q = alloc_on(B, 1000); /* seals A: the fence is recorded now */
     ck_assert_ptr_ne(q, p);
     uint64_t fence = fake_last_ticket();
-    void *s = alloc_on(NULL, 1000);   /* a synchronous request may not take it either */
+    void *s = alloc_on(NULL, 1000); /* a synchronous request may not take it either */
     ck_assert_ptr_ne(s, p);
     fake_complete(fence);
     void *r = alloc_on(B, 1000);
@@ -202,18 +202,18 @@ START_TEST(three_stream_steal)
      * C must not get it before A's free fence, even when B also churns. */
     void *x = alloc_on(A, 4096);
     free_on(A, x, 4096);
-    void *b1 = alloc_on(B, 4096);                /* seals A */
+    void *b1 = alloc_on(B, 4096); /* seals A */
     ck_assert_ptr_ne(b1, x);
     uint64_t fence = fake_last_ticket();
     free_on(B, b1, 4096);
-    void *c0 = alloc_on(C, 4096);                /* seals B; neither is reached */
+    void *c0 = alloc_on(C, 4096); /* seals B; neither is reached */
     ck_assert_ptr_ne(c0, x);
     ck_assert_ptr_ne(c0, b1);
     ck_assert_uint_eq(fake_last_ticket(), fence + 1);
-    fake_complete(fake_last_ticket());           /* B's free is done, A's is not */
+    fake_complete(fake_last_ticket()); /* B's free is done, A's is not */
     void *c1 = alloc_on(C, 4096);
     ck_assert_ptr_ne(c1, x);
-    ck_assert_ptr_eq(c1, b1);                    /* the reached one is fine */
+    ck_assert_ptr_eq(c1, b1); /* the reached one is fine */
     void *c2 = alloc_on(C, 4096);
     ck_assert_ptr_ne(c2, x);
     fake_complete(fence);
@@ -233,11 +233,11 @@ START_TEST(stuck_fence_does_not_block_others)
     for (int i = 0; i < N; i++)
         blocks[i] = alloc_on(A, 512);
     free_on(A, blocks[0], 512);
-    ck_assert_int_eq(devq_resource_reap(pool), 0);   /* seals A: blocks[0] alone */
+    ck_assert_int_eq(devq_resource_reap(pool), 0); /* seals A: blocks[0] alone */
     uint64_t stuck = fake_last_ticket();
     for (int i = 1; i < N; i++)
         free_on(A, blocks[i], 512);
-    ck_assert_int_eq(devq_resource_reap(pool), 0);   /* a second batch for the rest */
+    ck_assert_int_eq(devq_resource_reap(pool), 0); /* a second batch for the rest */
     ck_assert_uint_eq(fake_last_ticket(), stuck + 1);
     fake_complete_all_but(stuck);
     uint64_t calls = fake_backend_allocs();
@@ -276,17 +276,19 @@ END_TEST
  * quarter more. */
 START_TEST(size_classes_round_to_256_multiples_and_at_most_a_quarter)
 {
-    size_t sizes[] = { 1, 255, 256, 257, 320, 321, 513, 1000, 2047, 2048, 2049, 4097, 65536,
-                       100000, 1 << 20, (32u << 20) - 1, 32u << 20 };
+    size_t sizes[] = { 1,        255,  256,  257,  320,   321,    513,     1000,
+                       2047,     2048, 2049, 4097, 65536, 100000, 1 << 20, (32u << 20) - 1,
+                       32u << 20 };
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) {
         void *p = alloc_on(NULL, sizes[i]);
-        void *q = alloc_on(NULL, sizes[i]);     /* the next block of the chunk */
+        void *q = alloc_on(NULL, sizes[i]); /* the next block of the chunk */
         uint64_t got = stats().bytes_outstanding / 2;
         ck_assert_uint_ge(got, sizes[i]);
         ck_assert_uint_eq(got % 256, 0);
-        ck_assert_msg(got < sizes[i] + 256 || got <= sizes[i] + sizes[i] / 4,
-                      "%zu rounded to %llu", sizes[i], (unsigned long long)got);
-        ck_assert_msg((uintptr_t)p % 256 == 0 && (uintptr_t)q % 256 == 0, "%zu: blocks %p %p", sizes[i], p, q);
+        ck_assert_msg(got < sizes[i] + 256 || got <= sizes[i] + sizes[i] / 4, "%zu rounded to %llu", sizes[i],
+                      (unsigned long long)got);
+        ck_assert_msg((uintptr_t)p % 256 == 0 && (uintptr_t)q % 256 == 0, "%zu: blocks %p %p", sizes[i], p,
+                      q);
         free_on(NULL, q, sizes[i]);
         /* The whole block is writable memory. */
         memset(p, 0x5a, got);
@@ -303,7 +305,7 @@ START_TEST(large_bypasses_bins_and_waits_for_fence)
     ck_assert_uint_eq(fake_backend_bytes(), before + big);
     free_on(A, p, big);
     ck_assert_int_eq(devq_resource_reap(pool), 0);
-    ck_assert_uint_eq(fake_backend_bytes(), before + big);   /* fence not reached */
+    ck_assert_uint_eq(fake_backend_bytes(), before + big); /* fence not reached */
     ck_assert_uint_eq(stats().pending_frees, 1);
     fake_complete_all();
     ck_assert_int_eq(devq_resource_reap(pool), 0);
@@ -392,7 +394,7 @@ START_TEST(reserved_stays_bounded)
         st[k] = s == 4 ? NULL : fake_stream(dev, (uint32_t)s);
         live[k] = alloc_on(st[k], sz[k]);
         if (i % 64 == 0)
-            fake_complete_all();     /* the streams make progress */
+            fake_complete_all(); /* the streams make progress */
         uint64_t res = stats().bytes_reserved;
         if (res > peak)
             peak = res;
@@ -402,8 +404,10 @@ START_TEST(reserved_stays_bounded)
     for (int k = 0; k < LIVE; k++)
         free_on(NULL, live[k], sz[k]);
     ck_assert_msg(peak <= 64u << 20, "reserved peaked at %llu", (unsigned long long)peak);
-    ck_assert_msg(peak <= at_10k + (4u << 20), "reserved kept growing: %llu after 10k, %llu "
-                  "after 100k", (unsigned long long)at_10k, (unsigned long long)peak);
+    ck_assert_msg(peak <= at_10k + (4u << 20),
+                  "reserved kept growing: %llu after 10k, %llu "
+                  "after 100k",
+                  (unsigned long long)at_10k, (unsigned long long)peak);
 }
 END_TEST
 
@@ -411,9 +415,9 @@ START_TEST(stream_gone_settles_its_frees)
 {
     void *p = alloc_on(A, 2000), *q = alloc_on(A, 2000);
     free_on(A, p, 2000);
-    ck_assert_int_eq(devq_resource_reap(pool), 0);   /* sealed ... */
-    fake_complete(fake_last_ticket());               /* ... and reached */
-    free_on(A, q, 2000);                 /* sealed by stream_gone; never completes */
+    ck_assert_int_eq(devq_resource_reap(pool), 0); /* sealed ... */
+    fake_complete(fake_last_ticket());             /* ... and reached */
+    free_on(A, q, 2000);                           /* sealed by stream_gone; never completes */
     /* As devq__mem_stream_gone does when A's queue is destroyed. */
     pool->ops.stream_gone(pool->state, A);
     /* p is idle and goes anywhere; q stays out of use forever. */
@@ -503,7 +507,7 @@ START_TEST(threads_never_share_a_block)
         pthread_join(th[i], NULL);
         ck_assert_int_eq(hs[i].errors, 0);
     }
-    ck_assert_int_eq(devq_resource_reap(pool), 0);   /* seals every stream */
+    ck_assert_int_eq(devq_resource_reap(pool), 0); /* seals every stream */
     fake_complete_all();
     ck_assert_int_eq(devq_resource_reap(pool), 0);
     ck_assert_uint_eq(stats().bytes_outstanding, 0);
@@ -526,7 +530,7 @@ START_TEST(direct_frees_in_stream_order)
     ck_assert_int_eq(devq_resource_deallocate(d, p, 5000, A, 0), 0);
     ck_assert_uint_eq(devq_resource_bytes_outstanding(d), 0);
     ck_assert_int_eq(devq_resource_reap(d), 0);
-    ck_assert_uint_eq(fake_backend_bytes(), before + 5000);  /* A not there yet */
+    ck_assert_uint_eq(fake_backend_bytes(), before + 5000); /* A not there yet */
     fake_complete_all();
     ck_assert_int_eq(devq_resource_reap(d), 0);
     ck_assert_uint_eq(fake_backend_bytes(), before);

@@ -15,8 +15,7 @@
 #include "../helpers/test_mem_fake.h"
 #include "../helpers/check_main.h"
 
-static const char *vars[] = { "DEVQ_MEM_POOL", "DEVQ_MEM_BUDGET", "DEVQ_MEM_GUARD",
-                              "DEVQ_MEM_LOG" };
+static const char *vars[] = { "DEVQ_MEM_POOL", "DEVQ_MEM_BUDGET", "DEVQ_MEM_GUARD", "DEVQ_MEM_LOG" };
 
 static void clear_env(void)
 {
@@ -103,7 +102,7 @@ START_TEST(full_stack_from_environment)
     }
     fclose(f);
     unlink(path);
-    ck_assert_int_eq(n, 5);            /* the device's close reaps */
+    ck_assert_int_eq(n, 5); /* the device's close reaps */
     clear_env();
 }
 END_TEST
@@ -167,10 +166,10 @@ START_TEST(entry_points_stats_and_reap)
     /* A stream going away with a pending free: settled, not leaked. */
     ck_assert_int_eq(devq__mem_alloc(dev, 3000, A, 1, &d, &h), 0);
     ck_assert_int_eq(devq__mem_free(dev, d, 3000, A, 1), 0);
-    ck_assert_int_eq(devq_mem_reap(dev), 0);     /* seals A's free: its fence ... */
+    ck_assert_int_eq(devq_mem_reap(dev), 0); /* seals A's free: its fence ... */
     ck_assert_int_eq(devq_mem_stats_get(dev, &st), 0);
     ck_assert_uint_eq(st.pending_frees, 1);
-    fake_complete_all();                         /* ... is reached, but nobody reaped */
+    fake_complete_all(); /* ... is reached, but nobody reaped */
     devq__mem_stream_gone(dev, A);
     ck_assert_int_eq(devq_mem_stats_get(dev, &st), 0);
     ck_assert_uint_eq(st.pending_frees, 0);
@@ -237,7 +236,7 @@ START_TEST(set_resource_installs_a_user_resource)
     ck_assert_int_eq(m.allocs, 1);
     devq_mem_stats st;
     ck_assert_int_eq(devq_mem_stats_get(dev, &st), 0);
-    ck_assert_uint_eq(st.bytes_outstanding, 100);   /* counted by lib */
+    ck_assert_uint_eq(st.bytes_outstanding, 100); /* counted by lib */
     ck_assert_int_eq(devq__mem_free(dev, d, 100, A, 0), 0);
     ck_assert_int_eq(m.frees, 1);
     /* Installed: the device owns it; destroy by the user is ignored. */
@@ -311,8 +310,8 @@ START_TEST(cpu_device_budget_from_environment)
     ck_assert_msg(r == 0, "open cpu: %s", devq_errmsg());
     devq_buffer *b;
     ck_assert_int_eq(devq_buffer_alloc(dev, 2u << 20, NULL, 0, &b), -ENOMEM);
-    ck_assert_msg(strstr(devq_errmsg(), "budget: need 2097152, outstanding 0, limit 1048576"),
-                  "%s", devq_errmsg());
+    ck_assert_msg(strstr(devq_errmsg(), "budget: need 2097152, outstanding 0, limit 1048576"), "%s",
+                  devq_errmsg());
     ck_assert_int_eq(devq_buffer_alloc(dev, 1u << 20, NULL, 0, &b), 0);
     ck_assert_int_eq(devq_buffer_free(b, NULL), 0);
     devq_device_close(dev);

@@ -64,10 +64,10 @@ static _Alignas(64) unsigned char garbage[4096];
 
 static devq_device *dev0, *dev1;
 static devq_queue *q0, *q1;
-static devq_buffer *b0, *b1;      /* 256 bytes each, on dev0 / dev1 */
+static devq_buffer *b0, *b1; /* 256 bytes each, on dev0 / dev1 */
 static devq_signal *sig;
-static devq_kernel *k0;           /* on dev0 */
-static sem_t notified;            /* posted by count_status */
+static devq_kernel *k0; /* on dev0 */
+static sem_t notified;  /* posted by count_status */
 
 #define BUF_BYTES 256
 
@@ -115,41 +115,41 @@ static void check_msg(const char *needle, const char *what, int line)
     ck_assert_msg(m != NULL && m[0] != '\0', "line %d: %s: devq_errmsg() is empty", line, what);
     ck_assert_msg(strstr(m, "but cap is 1") == NULL || strstr(what, "devq_backends_report"),
                   "line %d: %s: devq_errmsg() was not set (still '%s')", line, what, m);
-    ck_assert_msg(strstr(m, needle) != NULL, "line %d: %s: devq_errmsg() '%s' does not name '%s'",
-                  line, what, m, needle);
+    ck_assert_msg(strstr(m, needle) != NULL, "line %d: %s: devq_errmsg() '%s' does not name '%s'", line, what,
+                  m, needle);
 }
 
 static void expect_err_(long r, long want, const char *needle, const char *what, int line)
 {
-    ck_assert_msg(r == want, "line %d: %s returned %ld, want %ld (devq_errmsg: %s)", line, what,
-                  r, want, devq_errmsg());
+    ck_assert_msg(r == want, "line %d: %s returned %ld, want %ld (devq_errmsg: %s)", line, what, r, want,
+                  devq_errmsg());
     check_msg(needle, what, line);
 }
 
 /* call must return err and name needle in devq_errmsg(). */
-#define EXPECT_ERR(call, err, needle)                                  \
-    do {                                                               \
-        reset_errmsg();                                                \
+#define EXPECT_ERR(call, err, needle)                                      \
+    do {                                                                   \
+        reset_errmsg();                                                    \
         expect_err_((long)(call), (long)(err), (needle), #call, __LINE__); \
     } while (0)
 
 /* A recording call: the error is also kept sticky, so submit returns it
  * (naming the cause) and discards the batch; the queue is clean after. */
-#define EXPECT_REC_ERR(q, call, err, needle)                                          \
-    do {                                                                              \
-        EXPECT_ERR(call, err, needle);                                                \
-        reset_errmsg();                                                               \
-        expect_err_(devq_queue_submit(q), (err), "batch discarded",                   \
-                    "devq_queue_submit after " #call, __LINE__);                      \
-        check_msg(needle, "sticky error of " #call, __LINE__);                        \
-        /* finish reports the discard once, then the queue is clear */               \
-        expect_err_(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE), (err), "batch discarded", \
-                    "devq_queue_finish after the discard of " #call, __LINE__);       \
-        ck_assert_int_eq(devq_queue_submit(q), 0);                                    \
+#define EXPECT_REC_ERR(q, call, err, needle)                                                          \
+    do {                                                                                              \
+        EXPECT_ERR(call, err, needle);                                                                \
+        reset_errmsg();                                                                               \
+        expect_err_(devq_queue_submit(q), (err), "batch discarded", "devq_queue_submit after " #call, \
+                    __LINE__);                                                                        \
+        check_msg(needle, "sticky error of " #call, __LINE__);                                        \
+        /* finish reports the discard once, then the queue is clear */                                \
+        expect_err_(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE), (err), "batch discarded",            \
+                    "devq_queue_finish after the discard of " #call, __LINE__);                       \
+        ck_assert_int_eq(devq_queue_submit(q), 0);                                                    \
     } while (0)
 
 /* A getter on a bad handle: returns `bad` (NULL or 0), no crash. */
-#define EXPECT_VAL(call, bad)                                                   \
+#define EXPECT_VAL(call, bad) \
     ck_assert_msg((call) == (bad), "line %d: %s did not return %s", __LINE__, #call, #bad)
 
 #define G(type) ((type *)(void *)garbage)
@@ -169,7 +169,7 @@ static void t_device_open(void)
     devq_device *d = (devq_device *)garbage;
     EXPECT_ERR(devq_device_open("cpu:0", NULL), -EINVAL, "out");
     EXPECT_ERR(devq_device_open("", &d), -EINVAL, "devq_device_open");
-    ck_assert_ptr_null(d);                      /* *out cleared on failure */
+    ck_assert_ptr_null(d); /* *out cleared on failure */
     EXPECT_ERR(devq_device_open("cpu:", &d), -EINVAL, "ordinal");
     EXPECT_ERR(devq_device_open("cpu:x", &d), -EINVAL, "ordinal");
     EXPECT_ERR(devq_device_open("cpu:99999999999", &d), -EINVAL, "too large");
@@ -181,7 +181,7 @@ static void t_device_open(void)
 
 static void t_device_close(void)
 {
-    devq_device_close(NULL);                    /* no-op, like free(NULL) */
+    devq_device_close(NULL); /* no-op, like free(NULL) */
     reset_errmsg();
     devq_device_close(G(devq_device));
     check_msg("devq_device_close", "devq_device_close(garbage)", __LINE__);
@@ -192,7 +192,7 @@ static void t_device_close(void)
     ck_assert_ptr_eq(again, dev0);
     devq_device_close(again);
     devq_device_info info;
-    ck_assert_int_eq(devq_device_info_get(dev0, &info), 0);    /* still open once */
+    ck_assert_int_eq(devq_device_info_get(dev0, &info), 0); /* still open once */
 }
 
 static void t_device_info_get(void)
@@ -222,7 +222,7 @@ static void t_backends_report(void)
 {
     size_t n = 0;
     EXPECT_ERR(devq_backends_report(NULL, 7, &n), -EINVAL, "cap is 7");
-    ck_assert_int_eq(devq_backends_report(NULL, 0, NULL), 0);   /* counting needs no n */
+    ck_assert_int_eq(devq_backends_report(NULL, 0, NULL), 0); /* counting needs no n */
     ck_assert_int_eq(devq_backends_report(NULL, 0, &n), 0);
     ck_assert_uint_ge(n, 1);
 }
@@ -248,7 +248,7 @@ static void t_signal_destroy(void)
      * then every call on it must say it was destroyed. */
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create(0, &s), 0);
-    ck_assert_int_eq(devq_queue_wait(q0, s, 0), 0);   /* the batch keeps s alive */
+    ck_assert_int_eq(devq_queue_wait(q0, s, 0), 0); /* the batch keeps s alive */
     devq_signal_destroy(s);
     EXPECT_ERR(devq_signal_set(s, 5), -EINVAL, "destroyed");
     EXPECT_ERR(devq_signal_fail(s, -EIO), -EINVAL, "destroyed");
@@ -272,7 +272,7 @@ static void t_signal_set(void)
     EXPECT_ERR(devq_signal_set(NULL, 1), -EINVAL, "devq_signal_set");
     EXPECT_ERR(devq_signal_set(G(devq_signal), 1), -EINVAL, "devq_signal_set");
     ck_assert_int_eq(devq_signal_set(sig, 10), 0);
-    EXPECT_ERR(devq_signal_set(sig, 10), -EINVAL, "devq_signal_set");   /* not above */
+    EXPECT_ERR(devq_signal_set(sig, 10), -EINVAL, "devq_signal_set"); /* not above */
     EXPECT_ERR(devq_signal_set(sig, 3), -EINVAL, "devq_signal_set");
     ck_assert_uint_eq(devq_signal_value(sig), 10);
 }
@@ -283,7 +283,7 @@ static void t_signal_fail(void)
     EXPECT_ERR(devq_signal_fail(G(devq_signal), -EIO), -EINVAL, "devq_signal_fail");
     EXPECT_ERR(devq_signal_fail(sig, 0), -EINVAL, "devq_signal_fail");
     EXPECT_ERR(devq_signal_fail(sig, EIO), -EINVAL, "devq_signal_fail");
-    ck_assert_int_eq(devq_signal_status(sig), 0);        /* refused: not failed */
+    ck_assert_int_eq(devq_signal_status(sig), 0); /* refused: not failed */
 }
 
 static void t_signal_status(void)
@@ -326,12 +326,12 @@ static void t_signal_notify(void)
     devq_notify *h = (devq_notify *)garbage;
     int status = 1;
     EXPECT_ERR(devq_signal_notify(NULL, 1, count_status, &status, &h), -EINVAL, "devq_signal_notify");
-    ck_assert_ptr_null(h);                         /* *handle cleared on failure */
+    ck_assert_ptr_null(h); /* *handle cleared on failure */
     EXPECT_ERR(devq_signal_notify(G(devq_signal), 1, count_status, &status, &h), -EINVAL,
                "devq_signal_notify");
     EXPECT_ERR(devq_signal_notify(sig, 1, NULL, &status, &h), -EINVAL, "fn is NULL");
     ck_assert_ptr_null(h);
-    ck_assert_int_eq(status, 1);                   /* no callback ran */
+    ck_assert_int_eq(status, 1); /* no callback ran */
 }
 
 static void t_notify_cancel(void)
@@ -410,8 +410,7 @@ static void t_signal_producer(void)
     EXPECT_ERR(devq_signal_add_producer(G(devq_signal)), -EINVAL, "devq_signal_add_producer");
     EXPECT_ERR(devq_signal_add_producer(sig), -EINVAL, "not shared");
     EXPECT_ERR(devq_signal_remove_producer(NULL), -EINVAL, "devq_signal_remove_producer");
-    EXPECT_ERR(devq_signal_remove_producer(G(devq_signal)), -EINVAL,
-               "devq_signal_remove_producer");
+    EXPECT_ERR(devq_signal_remove_producer(G(devq_signal)), -EINVAL, "devq_signal_remove_producer");
     EXPECT_ERR(devq_signal_remove_producer(sig), -EINVAL, "not shared");
     devq_signal *sh;
     ck_assert_int_eq(devq_signal_create_shared(0, &sh), 0);
@@ -427,13 +426,13 @@ static void t_buffer_alloc(void)
     EXPECT_ERR(devq_buffer_alloc(dev0, 64, NULL, 0, NULL), -EINVAL, "out is NULL");
     EXPECT_ERR(devq_buffer_alloc(dev0, 0, NULL, 0, &b), -EINVAL, "size is 0");
     EXPECT_ERR(devq_buffer_alloc(dev0, 64, G(devq_queue), 0, &b), -EINVAL, "devq_buffer_alloc");
-    EXPECT_ERR(devq_buffer_alloc(dev0, 64, q1, 0, &b), -EINVAL, "cpu:1");   /* queue of dev1 */
+    EXPECT_ERR(devq_buffer_alloc(dev0, 64, q1, 0, &b), -EINVAL, "cpu:1"); /* queue of dev1 */
     ck_assert_ptr_null(b);
     /* More than any machine has: refused, not wrapped into a small block. */
     reset_errmsg();
     int r = devq_buffer_alloc(dev0, SIZE_MAX, NULL, 0, &b);
     ck_assert_msg(r == -ENOMEM || r == -EINVAL, "SIZE_MAX alloc returned %d", r);
-    check_msg("18446744073709551615", "devq_buffer_alloc(SIZE_MAX)", __LINE__);   /* the size */
+    check_msg("18446744073709551615", "devq_buffer_alloc(SIZE_MAX)", __LINE__); /* the size */
     ck_assert_ptr_null(b);
     r = devq_buffer_alloc(dev0, SIZE_MAX - 4095, q0, 0, &b);
     ck_assert_msg(r == -ENOMEM || r == -EINVAL, "SIZE_MAX-4095 alloc returned %d", r);
@@ -446,13 +445,13 @@ static void t_buffer_free(void)
     EXPECT_ERR(devq_buffer_free(NULL, NULL), -EINVAL, "devq_buffer_free");
     EXPECT_ERR(devq_buffer_free(G(devq_buffer), NULL), -EINVAL, "devq_buffer_free");
     EXPECT_ERR(devq_buffer_free(b0, G(devq_queue)), -EINVAL, "devq_buffer_free");
-    EXPECT_ERR(devq_buffer_free(b0, q1), -EINVAL, "cpu:1");       /* queue of another device */
+    EXPECT_ERR(devq_buffer_free(b0, q1), -EINVAL, "cpu:1"); /* queue of another device */
     /* A freed buffer stays in memory while a recorded op still holds it:
      * then it must be refused as freed, and freeing it again too. */
     devq_buffer *b;
     ck_assert_int_eq(devq_buffer_alloc(dev0, 64, NULL, 0, &b), 0);
-    ck_assert_int_eq(devq_queue_fill(q0, b, 0, 64, 1), 0);       /* unissued use */
-    ck_assert_int_eq(devq_buffer_free(b, q0), 0);                /* pending */
+    ck_assert_int_eq(devq_queue_fill(q0, b, 0, 64, 1), 0); /* unissued use */
+    ck_assert_int_eq(devq_buffer_free(b, q0), 0);          /* pending */
     EXPECT_ERR(devq_buffer_free(b, q0), -EINVAL, "already freed");
     EXPECT_REC_ERR(q0, devq_queue_fill(q0, b, 0, 8, 2), -EINVAL, "freed");
     /* The submit inside EXPECT_REC_ERR discarded the batch with the
@@ -479,19 +478,19 @@ static void t_buffer_status(void)
 }
 
 /* One body for the four set_name functions: the checks are shared. */
-#define SET_NAME_ROW(fn, type, good)                                                     \
-    do {                                                                                 \
-        char long_name[DEVQ_NAME_MAX + 2];                                               \
-        memset(long_name, 'x', sizeof long_name - 1);                                    \
-        long_name[sizeof long_name - 1] = 0;                                             \
-        EXPECT_ERR(fn(NULL, "x"), -EINVAL, #fn);                                         \
-        EXPECT_ERR(fn(G(type), "x"), -EINVAL, #fn);                                      \
-        EXPECT_ERR(fn(good, long_name), -EINVAL, "longer than 63 bytes");                \
-        EXPECT_ERR(fn(good, "two\nlines"), -EINVAL, "control character");                \
-        long_name[DEVQ_NAME_MAX] = 0;                                                    \
-        ck_assert_int_eq(fn(good, long_name), 0);       /* exactly the limit */          \
-        ck_assert_int_eq(fn(good, NULL), 0);                                             \
-        ck_assert_int_eq(fn(good, ""), 0);                                               \
+#define SET_NAME_ROW(fn, type, good)                                      \
+    do {                                                                  \
+        char long_name[DEVQ_NAME_MAX + 2];                                \
+        memset(long_name, 'x', sizeof long_name - 1);                     \
+        long_name[sizeof long_name - 1] = 0;                              \
+        EXPECT_ERR(fn(NULL, "x"), -EINVAL, #fn);                          \
+        EXPECT_ERR(fn(G(type), "x"), -EINVAL, #fn);                       \
+        EXPECT_ERR(fn(good, long_name), -EINVAL, "longer than 63 bytes"); \
+        EXPECT_ERR(fn(good, "two\nlines"), -EINVAL, "control character"); \
+        long_name[DEVQ_NAME_MAX] = 0;                                     \
+        ck_assert_int_eq(fn(good, long_name), 0); /* exactly the limit */ \
+        ck_assert_int_eq(fn(good, NULL), 0);                              \
+        ck_assert_int_eq(fn(good, ""), 0);                                \
     } while (0)
 
 static void t_set_name(void)
@@ -520,8 +519,7 @@ static void t_kernel_load(void)
 {
     devq_kernel *k = NULL;
     EXPECT_ERR(devq_kernel_load(NULL, NULL, 0, "misuse_kernel", &k), -EINVAL, "devq_kernel_load");
-    EXPECT_ERR(devq_kernel_load(G(devq_device), NULL, 0, "misuse_kernel", &k), -EINVAL,
-               "devq_kernel_load");
+    EXPECT_ERR(devq_kernel_load(G(devq_device), NULL, 0, "misuse_kernel", &k), -EINVAL, "devq_kernel_load");
     EXPECT_ERR(devq_kernel_load(dev0, NULL, 0, "misuse_kernel", NULL), -EINVAL, "out is NULL");
     EXPECT_ERR(devq_kernel_load(dev0, NULL, 0, NULL, &k), -EINVAL, "entry");
     EXPECT_ERR(devq_kernel_load(dev0, NULL, 0, "", &k), -EINVAL, "entry");
@@ -573,7 +571,7 @@ static void t_queue_create(void)
     EXPECT_ERR(devq_queue_create(G(devq_device), NULL, &q), -EINVAL, "devq_queue_create");
     EXPECT_ERR(devq_queue_create(dev0, NULL, NULL), -EINVAL, "out is NULL");
     EXPECT_ERR(devq_queue_create(dev0, &bad, &q), -EINVAL, "kind 7");
-    bad.kind = (enum devq_queue_kind)-1;
+    bad.kind = (enum devq_queue_kind) - 1;
     EXPECT_ERR(devq_queue_create(dev0, &bad, &q), -EINVAL, "kind -1");
     ck_assert_ptr_null(q);
 }
@@ -608,12 +606,12 @@ static void t_queue_exec(void)
     EXPECT_ERR(devq_queue_exec(G(devq_queue), k0, good, 2, &l), -EINVAL, "devq_queue_exec");
     EXPECT_REC_ERR(q0, devq_queue_exec(q0, NULL, good, 2, &l), -EINVAL, "kernel is NULL");
     EXPECT_REC_ERR(q0, devq_queue_exec(q0, G(devq_kernel), good, 2, &l), -EINVAL, "devq_queue_exec");
-    EXPECT_REC_ERR(q1, devq_queue_exec(q1, k0, NULL, 0, &l), -EINVAL, "cpu:0");  /* kernel of dev0 */
+    EXPECT_REC_ERR(q1, devq_queue_exec(q1, k0, NULL, 0, &l), -EINVAL, "cpu:0"); /* kernel of dev0 */
     EXPECT_REC_ERR(q0, devq_queue_exec(q0, k0, NULL, 2, &l), -EINVAL, "args is NULL");
     EXPECT_REC_ERR(q0, devq_queue_exec(q0, k0, good, SIZE_MAX, &l), -EINVAL, "devq_queue_exec");
     EXPECT_REC_ERR(q0, devq_queue_exec(q0, k0, good, 2, NULL), -EINVAL, "launch is NULL");
     EXPECT_REC_ERR(q0, devq_queue_exec(q0, k0, good, 2, &zero), -EINVAL, "global[0]");
-    a = DEVQ_ARG_BUF(b1, DEVQ_READ);                                  /* buffer of dev1 */
+    a = DEVQ_ARG_BUF(b1, DEVQ_READ); /* buffer of dev1 */
     EXPECT_REC_ERR(q0, devq_queue_exec(q0, k0, &a, 1, &l), -EINVAL, "cpu:1");
     a = DEVQ_ARG_BUF(G(devq_buffer), DEVQ_READ);
     EXPECT_REC_ERR(q0, devq_queue_exec(q0, k0, &a, 1, &l), -EINVAL, "devq_queue_exec");
@@ -779,7 +777,7 @@ static void t_timestamps(void)
      * stays, and the handle must read as dead. */
     devq_timestamp_destroy(b);
     EXPECT_ERR(devq_timestamp_elapsed(a, b, &ns), -EINVAL, "not a live timestamp");
-    devq_timestamp_destroy(b);       /* a second destroy is refused, not a double drop */
+    devq_timestamp_destroy(b); /* a second destroy is refused, not a double drop */
     ck_assert_int_eq(devq_queue_submit(q0), 0);
     ck_assert_int_eq(devq_queue_submit(q1), 0);
     ck_assert_int_eq(devq_queue_finish(q0, DEVQ_TIMEOUT_INFINITE), 0);
@@ -798,14 +796,13 @@ static void t_stats_get(void)
 
 /* ---- memory resources ---- */
 
-static int fake_alloc(void *state, size_t bytes, devq_stream_ref *stream, uint32_t tag,
-                      void **device_ptr, void **host_ptr)
+static int fake_alloc(void *state, size_t bytes, devq_stream_ref *stream, uint32_t tag, void **device_ptr,
+                      void **host_ptr)
 {
     return -ENOMEM;
 }
 
-static int fake_dealloc(void *state, void *device_ptr, size_t bytes, devq_stream_ref *stream,
-                        uint32_t tag)
+static int fake_dealloc(void *state, void *device_ptr, size_t bytes, devq_stream_ref *stream, uint32_t tag)
 {
     return 0;
 }
@@ -819,8 +816,11 @@ static void t_resource_create(void)
 {
     devq_resource *r = NULL;
     struct devq_resource_ops ops = {
-        .abi_version = DEVQ_RESOURCE_ABI_VERSION, .size = sizeof ops, .name = "fake",
-        .allocate = fake_alloc, .deallocate = fake_dealloc,
+        .abi_version = DEVQ_RESOURCE_ABI_VERSION,
+        .size = sizeof ops,
+        .name = "fake",
+        .allocate = fake_alloc,
+        .deallocate = fake_dealloc,
     };
     EXPECT_ERR(devq_resource_create(NULL, &ops, NULL, &r), -EINVAL, "devq_resource_create");
     EXPECT_ERR(devq_resource_create(G(devq_device), &ops, NULL, &r), -EINVAL, "devq_resource_create");
@@ -897,8 +897,7 @@ static void t_resource_decorators(void)
     EXPECT_ERR(devq_resource_stats(G(devq_resource), &r), -EINVAL, "devq_resource_stats");
     EXPECT_ERR(devq_resource_stats(inner, NULL), -EINVAL, "devq_resource_stats");
     EXPECT_ERR(devq_resource_logging(NULL, "/dev/null", &r), -EINVAL, "devq_resource_logging");
-    EXPECT_ERR(devq_resource_logging(G(devq_resource), "/dev/null", &r), -EINVAL,
-               "devq_resource_logging");
+    EXPECT_ERR(devq_resource_logging(G(devq_resource), "/dev/null", &r), -EINVAL, "devq_resource_logging");
     EXPECT_ERR(devq_resource_logging(inner, "/dev/null", NULL), -EINVAL, "out is NULL");
     EXPECT_ERR(devq_resource_logging(inner, NULL, &r), -EINVAL, "file name");
     EXPECT_ERR(devq_resource_logging(inner, "", &r), -EINVAL, "file name");
@@ -959,13 +958,13 @@ static void t_resource_calls(void)
     EXPECT_ERR(devq_resource_stats_get(r, NULL), -EINVAL, "st is NULL");
     EXPECT_ERR(devq_resource_usage_by_tag(NULL, 0, &u), -EINVAL, "devq_resource_usage_by_tag");
     EXPECT_ERR(devq_resource_usage_by_tag(G(devq_resource), 0, &u), -EINVAL, "devq_resource_usage_by_tag");
-    EXPECT_ERR(devq_resource_usage_by_tag(r, 0, &u), -ENOENT, "stats");     /* no stats layer */
+    EXPECT_ERR(devq_resource_usage_by_tag(r, 0, &u), -ENOENT, "stats"); /* no stats layer */
     EXPECT_ERR(devq_resource_usage_by_stream(NULL, 0, &u), -EINVAL, "devq_resource_usage_by_stream");
     EXPECT_ERR(devq_resource_usage_by_stream(G(devq_resource), 0, &u), -EINVAL,
                "devq_resource_usage_by_stream");
     EXPECT_ERR(devq_resource_usage_by_stream(r, DEVQ_STREAM_NONE, &u), -ENOENT, "stats");
     devq_resource *stats;
-    ck_assert_int_eq(devq_resource_stats(r, &stats), 0);      /* owns r now */
+    ck_assert_int_eq(devq_resource_stats(r, &stats), 0); /* owns r now */
     EXPECT_ERR(devq_resource_usage_by_tag(stats, 0, NULL), -EINVAL, "devq_resource_usage_by_tag");
     EXPECT_ERR(devq_resource_usage_by_stream(stats, 0, NULL), -EINVAL, "devq_resource_usage_by_stream");
     devq_resource_destroy(stats);
@@ -1031,7 +1030,7 @@ static void t_channel_life(void)
     EXPECT_ERR(devq_channel_set_timeout(NULL, 1), -EINVAL, "devq_channel_set_timeout");
     EXPECT_ERR(devq_channel_set_timeout(G(devq_channel), 1), -EINVAL, "devq_channel_set_timeout");
     reset_errmsg();
-    devq_channel_destroy(NULL);                       /* no crash */
+    devq_channel_destroy(NULL); /* no crash */
     devq_channel_destroy(G(devq_channel));
     check_msg("devq_channel_destroy", "devq_channel_destroy(garbage)", __LINE__);
 }
@@ -1043,7 +1042,8 @@ static void t_channel_ops(void)
                    "channel is NULL");
     EXPECT_REC_ERR(q0, devq_queue_all_reduce(q0, g, b0, 0, b0, 0, 4, DEVQ_F32, DEVQ_SUM), -EINVAL,
                    "not a live channel");
-    EXPECT_REC_ERR(q0, devq_queue_all_gather(q0, g, b0, 0, b0, 0, 4, DEVQ_F32), -EINVAL, "not a live channel");
+    EXPECT_REC_ERR(q0, devq_queue_all_gather(q0, g, b0, 0, b0, 0, 4, DEVQ_F32), -EINVAL,
+                   "not a live channel");
     EXPECT_REC_ERR(q0, devq_queue_reduce_scatter(q0, g, b0, 0, b0, 0, 4, DEVQ_F32, DEVQ_SUM), -EINVAL,
                    "not a live channel");
     EXPECT_REC_ERR(q0, devq_queue_broadcast(q0, NULL, b0, 0, 4, DEVQ_F32, 0), -EINVAL, "channel is NULL");
@@ -1057,7 +1057,7 @@ static void t_channel_ops(void)
 /* ---- the table ---- */
 
 struct row {
-    const char *fn;               /* the public function the row covers */
+    const char *fn; /* the public function the row covers */
     void (*test)(void);
 };
 
@@ -1198,10 +1198,10 @@ static void check_header(const char *rel, int at_least)
         regmatch_t m;
         while (regexec(&re, p, 1, &m, 0) == 0) {
             /* Skip matches inside a longer identifier (my_devq_x(). */
-            int inside = m.rm_so > 0 && (p[m.rm_so - 1] == '_' ||
-                                         (p[m.rm_so - 1] >= 'a' && p[m.rm_so - 1] <= 'z') ||
-                                         (p[m.rm_so - 1] >= 'A' && p[m.rm_so - 1] <= 'Z') ||
-                                         (p[m.rm_so - 1] >= '0' && p[m.rm_so - 1] <= '9'));
+            int inside =
+                m.rm_so > 0 && (p[m.rm_so - 1] == '_' || (p[m.rm_so - 1] >= 'a' && p[m.rm_so - 1] <= 'z') ||
+                                (p[m.rm_so - 1] >= 'A' && p[m.rm_so - 1] <= 'Z') ||
+                                (p[m.rm_so - 1] >= '0' && p[m.rm_so - 1] <= '9'));
             /* "devq_resource(3)" in a comment is a man page, not a call. */
             const char *after = p + m.rm_eo;
             inside |= after[0] >= '0' && after[0] <= '9' && after[1] == ')';
@@ -1210,16 +1210,17 @@ static void check_header(const char *rel, int at_least)
             snprintf(name, sizeof name, "%.*s", len, p + m.rm_so);
             if (!inside) {
                 found++;
-                ck_assert_msg(covered(name), "%s declares %s, which has no misuse row in "
-                              "tests/unit/test_misuse.c", rel, name);
+                ck_assert_msg(covered(name),
+                              "%s declares %s, which has no misuse row in "
+                              "tests/unit/test_misuse.c",
+                              rel, name);
             }
             p += m.rm_eo;
         }
     }
     regfree(&re);
     fclose(f);
-    ck_assert_msg(found >= at_least, "%s: %d declarations seen, at least %d expected", rel, found,
-                  at_least);
+    ck_assert_msg(found >= at_least, "%s: %d declarations seen, at least %d expected", rel, found, at_least);
 }
 
 START_TEST(table_covers_headers)

@@ -33,7 +33,7 @@ START_TEST(first_user_signal_is_number_1)
     ck_assert_int_eq(devq_queue_create(dev, NULL, &q1), 0);
     ck_assert_int_eq(devq_queue_create(dev, NULL, &q2), 0);
     ck_assert_int_eq(devq_buffer_alloc(dev, 256, NULL, 0, &b), 0);
-    ck_assert_int_eq(devq_queue_fill(q1, b, 0, 256, 1), 0);      /* q2 is ordered after q1 */
+    ck_assert_int_eq(devq_queue_fill(q1, b, 0, 256, 1), 0); /* q2 is ordered after q1 */
     ck_assert_int_eq(devq_queue_submit(q1), 0);
     ck_assert_int_eq(devq_queue_fill(q2, b, 0, 256, 2), 0);
     ck_assert_int_eq(devq_queue_submit(q2), 0);
@@ -42,7 +42,7 @@ START_TEST(first_user_signal_is_number_1)
     ck_assert_int_eq(devq_signal_create(5, &s), 0);
     ck_assert_int_eq(devq_signal_set(s, 5), -EINVAL);
     ck_assert_str_eq(devq_errmsg(), "devq_signal_set: signal #1: value 5 is not above the current "
-                     "value 5 (values only rise)");
+                                    "value 5 (values only rise)");
     ck_assert_int_eq(devq_buffer_free(b, NULL), 0);
     devq_queue_destroy(q1);
     devq_queue_destroy(q2);
@@ -58,7 +58,7 @@ START_TEST(queues_numbered_per_process)
     open_cpu("cpu:1", &d1);
     devq_queue *q0, *q1;
     ck_assert_int_eq(devq_queue_create(d0, NULL, &q0), 0);
-    ck_assert_int_eq(devq_queue_create(d1, NULL, &q1), 0);   /* the first queue of cpu:1 */
+    ck_assert_int_eq(devq_queue_create(d1, NULL, &q1), 0); /* the first queue of cpu:1 */
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create(0, &s), 0);
     const char *m = blocked_queue_message(q1, s);
@@ -96,7 +96,7 @@ END_TEST
 
 int main(void)
 {
-    setenv("DEVQ_CPU_DEVICES", "2", 1);      /* cpu:0 and cpu:1 */
+    setenv("DEVQ_CPU_DEVICES", "2", 1); /* cpu:0 and cpu:1 */
     Suite *su = suite_create("names");
     TCase *tc = tcase_create("numbers");
     tcase_set_timeout(tc, 60);

@@ -52,18 +52,22 @@ struct face {
     int (*add_callback)(void *, callback_fn, void *, unsigned);
     int (*cu_memset)(unsigned long long, unsigned char, size_t, void *);
     int (*hip_memset)(void *, unsigned char, size_t, void *);
-    const char *memset_fail;      /* DEVQ_EMU_FAIL making the memset a sticky error */
+    const char *memset_fail; /* DEVQ_EMU_FAIL making the memset a sticky error */
 };
 
 static struct face faces[] = {
-    { .name = "nccl", .driver = LIBS "libcuda-emu.so", .nccl = LIBS "libnccl-emu.so",
+    { .name = "nccl",
+      .driver = LIBS "libcuda-emu.so",
+      .nccl = LIBS "libnccl-emu.so",
       .memset_fail = "cuMemsetD8Async:1:CUDA_ERROR_ILLEGAL_ADDRESS" },
 #ifdef TEST_RCCL
-    { .name = "rccl", .driver = LIBS "libamdhip64-emu.so", .nccl = LIBS "librccl-emu.so",
+    { .name = "rccl",
+      .driver = LIBS "libamdhip64-emu.so",
+      .nccl = LIBS "librccl-emu.so",
       .memset_fail = "hipMemsetD8Async:1:hipErrorIllegalAddress" },
 #endif
 };
-static struct face *F;        /* the face of this run (set before the runner forks) */
+static struct face *F; /* the face of this run (set before the runner forks) */
 
 static void *dsym(void *h, const char *name)
 {
@@ -133,15 +137,25 @@ static void load(void)
     if (F->init(0) != 0)
         abort();
 #define L(v, n) v = (__typeof__(v))dsym(l, n)
-    L(GetVersion, "ncclGetVersion"); L(GetUniqueId, "ncclGetUniqueId");
-    L(CommInitRank, "ncclCommInitRank"); L(CommSplit, "ncclCommSplit");
-    L(CommDestroy, "ncclCommDestroy"); L(CommAbort, "ncclCommAbort");
-    L(CommGetAsyncError, "ncclCommGetAsyncError"); L(CommCount, "ncclCommCount");
-    L(CommUserRank, "ncclCommUserRank"); L(GetErrorString, "ncclGetErrorString");
-    L(GetLastError, "ncclGetLastError"); L(AllReduce, "ncclAllReduce");
-    L(AllGather, "ncclAllGather"); L(ReduceScatter, "ncclReduceScatter");
-    L(Broadcast, "ncclBroadcast"); L(Send, "ncclSend"); L(Recv, "ncclRecv");
-    L(GroupStart, "ncclGroupStart"); L(GroupEnd, "ncclGroupEnd");
+    L(GetVersion, "ncclGetVersion");
+    L(GetUniqueId, "ncclGetUniqueId");
+    L(CommInitRank, "ncclCommInitRank");
+    L(CommSplit, "ncclCommSplit");
+    L(CommDestroy, "ncclCommDestroy");
+    L(CommAbort, "ncclCommAbort");
+    L(CommGetAsyncError, "ncclCommGetAsyncError");
+    L(CommCount, "ncclCommCount");
+    L(CommUserRank, "ncclCommUserRank");
+    L(GetErrorString, "ncclGetErrorString");
+    L(GetLastError, "ncclGetLastError");
+    L(AllReduce, "ncclAllReduce");
+    L(AllGather, "ncclAllGather");
+    L(ReduceScatter, "ncclReduceScatter");
+    L(Broadcast, "ncclBroadcast");
+    L(Send, "ncclSend");
+    L(Recv, "ncclRecv");
+    L(GroupStart, "ncclGroupStart");
+    L(GroupEnd, "ncclGroupEnd");
 #undef L
 }
 
@@ -186,23 +200,22 @@ static int dmemset(void *p, unsigned char v, size_t n, void *stream)
 /* ---- ranks ---- */
 
 struct rank {
-    int             rank, nranks;
-    ncclUniqueId    id;
-    void           *stream;
-    ncclComm_t      comm;
-    int             (*scenario)(struct rank *);
-    char            err[512];
-    pthread_barrier_t *bar;      /* thread mode only */
+    int rank, nranks;
+    ncclUniqueId id;
+    void *stream;
+    ncclComm_t comm;
+    int (*scenario)(struct rank *);
+    char err[512];
+    pthread_barrier_t *bar; /* thread mode only */
 };
 
-#define REQUIRE(x, cond, ...)                                                   \
-    do {                                                                        \
-        if (!(cond)) {                                                          \
-            int n_ = snprintf((x)->err, sizeof (x)->err, "rank %d: %s:%d: ",    \
-                              (x)->rank, __FILE__, __LINE__);                   \
-            snprintf((x)->err + n_, sizeof (x)->err - (size_t)n_, __VA_ARGS__); \
-            return -1;                                                          \
-        }                                                                       \
+#define REQUIRE(x, cond, ...)                                                                               \
+    do {                                                                                                    \
+        if (!(cond)) {                                                                                      \
+            int n_ = snprintf((x)->err, sizeof(x)->err, "rank %d: %s:%d: ", (x)->rank, __FILE__, __LINE__); \
+            snprintf((x)->err + n_, sizeof(x)->err - (size_t)n_, __VA_ARGS__);                              \
+            return -1;                                                                                      \
+        }                                                                                                   \
     } while (0)
 
 static double now_s(void)
@@ -301,23 +314,43 @@ static void run_procs(int n, int (*scenario)(struct rank *), const int *expect)
 
 /* ---- element values and the host reference ---- */
 
-static const int dtypes[] = { ncclInt8, ncclUint8, ncclInt32, ncclUint32, ncclInt64, ncclUint64,
-                              ncclFloat16, ncclFloat32, ncclFloat64, ncclBfloat16 };
+static const int dtypes[] = { ncclInt8,   ncclUint8,   ncclInt32,   ncclUint32,  ncclInt64,
+                              ncclUint64, ncclFloat16, ncclFloat32, ncclFloat64, ncclBfloat16 };
 #define NDTYPES (sizeof dtypes / sizeof dtypes[0])
 
 static void put(int dtype, void *buf, size_t i, double v)
 {
     switch (dtype) {
-    case ncclInt8: ((int8_t *)buf)[i] = (int8_t)v; break;
-    case ncclUint8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-    case ncclInt32: ((int32_t *)buf)[i] = (int32_t)v; break;
-    case ncclUint32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
-    case ncclInt64: ((int64_t *)buf)[i] = (int64_t)v; break;
-    case ncclUint64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
-    case ncclFloat16: ((uint16_t *)buf)[i] = emu_nccl_float_to_half((float)v); break;
-    case ncclFloat32: ((float *)buf)[i] = (float)v; break;
-    case ncclFloat64: ((double *)buf)[i] = v; break;
-    case ncclBfloat16: ((uint16_t *)buf)[i] = emu_nccl_float_to_bf16((float)v); break;
+    case ncclInt8:
+        ((int8_t *)buf)[i] = (int8_t)v;
+        break;
+    case ncclUint8:
+        ((uint8_t *)buf)[i] = (uint8_t)v;
+        break;
+    case ncclInt32:
+        ((int32_t *)buf)[i] = (int32_t)v;
+        break;
+    case ncclUint32:
+        ((uint32_t *)buf)[i] = (uint32_t)v;
+        break;
+    case ncclInt64:
+        ((int64_t *)buf)[i] = (int64_t)v;
+        break;
+    case ncclUint64:
+        ((uint64_t *)buf)[i] = (uint64_t)v;
+        break;
+    case ncclFloat16:
+        ((uint16_t *)buf)[i] = emu_nccl_float_to_half((float)v);
+        break;
+    case ncclFloat32:
+        ((float *)buf)[i] = (float)v;
+        break;
+    case ncclFloat64:
+        ((double *)buf)[i] = v;
+        break;
+    case ncclBfloat16:
+        ((uint16_t *)buf)[i] = emu_nccl_float_to_bf16((float)v);
+        break;
     }
 }
 
@@ -339,10 +372,19 @@ static void reference(int dtype, int op, int n, size_t i, void *out, size_t at)
     for (int r = 1; r < n; r++) {
         double v = value(r, i);
         switch (op) {
-        case ncclSum: case ncclAvg: acc += v; break;
-        case ncclProd: acc *= v; break;
-        case ncclMax: acc = acc > v ? acc : v; break;
-        case ncclMin: acc = acc < v ? acc : v; break;
+        case ncclSum:
+        case ncclAvg:
+            acc += v;
+            break;
+        case ncclProd:
+            acc *= v;
+            break;
+        case ncclMax:
+            acc = acc > v ? acc : v;
+            break;
+        case ncclMin:
+            acc = acc < v ? acc : v;
+            break;
         }
     }
     if (op != ncclAvg) {
@@ -366,11 +408,10 @@ static int sync_ok(struct rank *x, const char *what)
     return 0;
 }
 
-#define TRY(x, call)                                                                   \
-    do {                                                                               \
-        ncclResult_t r_ = (call);                                                      \
-        REQUIRE(x, r_ == ncclSuccess, "%s: %s: %s", #call, GetErrorString(r_),         \
-                GetLastError((x)->comm));                                              \
+#define TRY(x, call)                                                                                     \
+    do {                                                                                                 \
+        ncclResult_t r_ = (call);                                                                        \
+        REQUIRE(x, r_ == ncclSuccess, "%s: %s: %s", #call, GetErrorString(r_), GetLastError((x)->comm)); \
     } while (0)
 
 /* Every op x type x reduction against the host reference. */
@@ -488,7 +529,7 @@ static void slow_fill(void *stream, int status, void *arg)
     usleep(150000);
     int32_t *p = arg;
     for (int i = 0; i < 64; i++)
-        p[i] = p[64];            /* p[64]: this rank's value */
+        p[i] = p[64]; /* p[64]: this rank's value */
 }
 
 static int scenario_order(struct rank *x)
@@ -547,8 +588,8 @@ static int scenario_fail(struct rank *x)
     REQUIRE(x, a == (x->rank == 1 ? ncclSystemError : ncclRemoteError), "async error %d: %s", a,
             GetLastError(x->comm));
     REQUIRE(x, dt < 5, "took %.1f s", dt);
-    REQUIRE(x, strstr(GetLastError(x->comm), x->rank == 1 ? "injected" : "rank 1 failed"),
-            "message: %s", GetLastError(x->comm));
+    REQUIRE(x, strstr(GetLastError(x->comm), x->rank == 1 ? "injected" : "rank 1 failed"), "message: %s",
+            GetLastError(x->comm));
     /* A failed communicator refuses new ops with its error. */
     REQUIRE(x, AllReduce(s, s, 1, ncclInt32, ncclSum, x->comm, x->stream) == a, "op after failure");
     CommAbort(x->comm);
@@ -612,7 +653,7 @@ static int scenario_hang(struct rank *x)
     double t0 = now_s();
     TRY(x, AllReduce(s, s, 16, ncclInt32, ncclSum, x->comm, x->stream));
     if (x->rank == 1) {
-        pthread_barrier_wait(x->bar);        /* the others have failed */
+        pthread_barrier_wait(x->bar); /* the others have failed */
         usleep(50000);
         CommAbort(x->comm);
         x->comm = NULL;
@@ -631,7 +672,9 @@ static int scenario_hang(struct rank *x)
 
 /* ncclCommAbort from another thread wakes an op waiting for peers that
  * never come (timeout 60 s). */
-struct aborter { ncclComm_t comm; };
+struct aborter {
+    ncclComm_t comm;
+};
 
 static void *abort_later(void *arg)
 {
@@ -643,7 +686,7 @@ static void *abort_later(void *arg)
 static int scenario_abort(struct rank *x)
 {
     if (x->rank != 0)
-        return 0;                    /* never joins the op */
+        return 0; /* never joins the op */
     int32_t *s = dalloc(16 * 4);
     REQUIRE(x, s != NULL, "alloc");
     double t0 = now_s();
@@ -708,8 +751,8 @@ static int scenario_poisoned(struct rank *x)
     CommGetAsyncError(x->comm, &a);
     REQUIRE(x, st != 0, "the stream did not fail");
     /* Refused at enqueue or failed on the stream: the communicator says so. */
-    REQUIRE(x, a == (x->rank == 1 ? ncclUnhandledCudaError : ncclRemoteError), "async %d (allreduce returned %d): %s",
-            a, r, GetLastError(x->comm));
+    REQUIRE(x, a == (x->rank == 1 ? ncclUnhandledCudaError : ncclRemoteError),
+            "async %d (allreduce returned %d): %s", a, r, GetLastError(x->comm));
     REQUIRE(x, now_s() - t0 < 5, "took %.1f s", now_s() - t0);
     CommAbort(x->comm);
     x->comm = NULL;
@@ -886,7 +929,7 @@ START_TEST(test_errors)
     ck_assert_int_eq(GroupEnd(), ncclSuccess);
     ck_assert_int_eq(F->stream_sync(stream), 0);
     ck_assert_int_eq(s[1], 5);
-    ck_assert_int_eq(GroupStart(), ncclInternalError);     /* DEVQ_EMU_NCCL_CALL_FAIL */
+    ck_assert_int_eq(GroupStart(), ncclInternalError); /* DEVQ_EMU_NCCL_CALL_FAIL */
     ck_assert_int_eq(CommDestroy(c), ncclSuccess);
     F->stream_destroy(stream);
     dfree(s);

@@ -11,20 +11,20 @@
 #include "object.h"
 #include "../helpers/check_main.h"
 
-#define MAGIC_TEST 0x54455354u   /* "TEST" */
+#define MAGIC_TEST 0x54455354u /* "TEST" */
 
 /* The header is not first: DEVQ_OBJECT_OWNER finds the owner anyway. */
 struct thing {
     char before[40];
     struct devq_object obj;
-    _Atomic int destroyed;       /* times destroy ran */
+    _Atomic int destroyed; /* times destroy ran */
 };
 
 static void thing_destroy(struct devq_object *o)
 {
     struct thing *t = DEVQ_OBJECT_OWNER(o, struct thing, obj);
     t->obj.magic = DEVQ_MAGIC_DEAD;
-    atomic_fetch_add(&t->destroyed, 1);   /* freed by the test, to read it */
+    atomic_fetch_add(&t->destroyed, 1); /* freed by the test, to read it */
 }
 
 static struct thing *thing_new(void)
@@ -82,13 +82,13 @@ START_TEST(last_release_goes_to_the_deferrer)
     devq__object_set_deferrer(record_post);
     struct thing *t = thing_new();
     devq__object_retain(&t->obj);
-    devq__object_release(&t->obj);          /* not the last: nothing posted */
+    devq__object_release(&t->obj); /* not the last: nothing posted */
     ck_assert_int_eq(posted, 0);
-    devq__object_release(&t->obj);          /* the last: posted, not destroyed */
+    devq__object_release(&t->obj); /* the last: posted, not destroyed */
     ck_assert_int_eq(posted, 1);
     ck_assert_int_eq(atomic_load(&t->destroyed), 0);
     ck_assert_ptr_eq(posted_arg, &t->obj);
-    posted_fn(posted_arg);                  /* the notifier's turn */
+    posted_fn(posted_arg); /* the notifier's turn */
     ck_assert_int_eq(atomic_load(&t->destroyed), 1);
     free(t);
     reset_deferrer();
@@ -131,7 +131,7 @@ START_TEST(unref_and_release_unless_last)
     devq__object_retain(&t->obj);
     ck_assert_int_eq(devq__object_unref(&t->obj), 0);
     ck_assert_int_eq(devq__object_unref(&t->obj), 1);
-    ck_assert_int_eq(atomic_load(&t->destroyed), 0);   /* unref never destroys */
+    ck_assert_int_eq(atomic_load(&t->destroyed), 0); /* unref never destroys */
     free(t);
 }
 END_TEST
@@ -180,7 +180,7 @@ START_TEST(ref_set_holds_each_object_once)
     struct devq_ref_set s = { 0 };
     ck_assert_int_eq(devq__ref_set_reserve(&s, 3), 0);
     devq__ref_set_add(&s, &a->obj);
-    devq__ref_set_add(&s, &a->obj);      /* the memo knows it */
+    devq__ref_set_add(&s, &a->obj); /* the memo knows it */
     devq__ref_set_add(&s, &b->obj);
     ck_assert_uint_eq(s.n, 2);
     ck_assert_int_eq(atomic_load(&a->obj.refs), 2);

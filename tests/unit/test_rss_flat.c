@@ -26,10 +26,16 @@
 #define TIMEOUT_NS (60ull * 1000000000ull)
 #define WARM 200000L
 #define MORE 1000000L
-#define SLACK (256 * 1024L)         /* heap bytes: far below 1 byte per batch */
+#define SLACK (256 * 1024L) /* heap bytes: far below 1 byte per batch */
 
-#define CHECK(x) do { int r_ = (x); if (r_ < 0) { fprintf(stderr, "test_rss_flat: %s: %d %s\n", #x, r_, \
-                                                      devq_errmsg()); exit(1); } } while (0)
+#define CHECK(x)                                                                  \
+    do {                                                                          \
+        int r_ = (x);                                                             \
+        if (r_ < 0) {                                                             \
+            fprintf(stderr, "test_rss_flat: %s: %d %s\n", #x, r_, devq_errmsg()); \
+            exit(1);                                                              \
+        }                                                                         \
+    } while (0)
 
 static void run(devq_queue *q, devq_signal *s, devq_buffer *buf, uint64_t *v, long n)
 {
@@ -38,7 +44,7 @@ static void run(devq_queue *q, devq_signal *s, devq_buffer *buf, uint64_t *v, lo
             CHECK(devq_queue_fill(q, buf, 0, 64, (uint8_t)i));
         CHECK(devq_queue_signal(q, s, ++*v));
         CHECK(devq_queue_submit(q));
-        if (i % 256 == 255)          /* at most 256 in flight: a bounded high-water mark */
+        if (i % 256 == 255) /* at most 256 in flight: a bounded high-water mark */
             CHECK(devq_queue_finish(q, TIMEOUT_NS));
     }
     CHECK(devq_queue_finish(q, TIMEOUT_NS));
@@ -73,9 +79,11 @@ int main(void)
     run(q, s, buf, &v, MORE);
     long after = (long)mallinfo2().uordblks;
     int ok = after - warm <= SLACK && devq_signal_value(s) == v;
-    printf("test_rss_flat: heap %ld bytes after %ld batches, %ld after %ld more (%+ld, limit %+ld); signal at %llu "
-           "of %llu: %s\n", warm, WARM + MORE, after, MORE, after - warm, SLACK, (unsigned long long)devq_signal_value(s),
-           (unsigned long long)v, ok ? "ok" : "FAIL");
+    printf(
+        "test_rss_flat: heap %ld bytes after %ld batches, %ld after %ld more (%+ld, limit %+ld); signal at %llu "
+        "of %llu: %s\n",
+        warm, WARM + MORE, after, MORE, after - warm, SLACK, (unsigned long long)devq_signal_value(s),
+        (unsigned long long)v, ok ? "ok" : "FAIL");
     devq_signal_destroy(s);
     CHECK(devq_buffer_free(buf, NULL));
     devq_queue_destroy(q);

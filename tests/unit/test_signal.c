@@ -49,7 +49,7 @@ START_TEST(bad_handles)
     ck_assert_int_eq(devq_signal_status(NULL), -EINVAL);
     ck_assert_int_eq(devq_signal_wait(NULL, 1, 0), -EINVAL);
     ck_assert_int_eq(devq_signal_fail(NULL, -EIO), -EINVAL);
-    devq_signal_destroy(NULL);   /* no crash */
+    devq_signal_destroy(NULL); /* no crash */
     _Alignas(64) uint64_t garbage[64] = { 0 };
     devq_signal *g = (devq_signal *)garbage;
     ck_assert_int_eq(devq_signal_set(g, 1), -EINVAL);
@@ -72,7 +72,7 @@ START_TEST(bad_handles)
     devq_signal_destroy(s);
     ck_assert_int_eq(devq_signal_set(s, 1), -EINVAL);
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "was destroyed"));
-    ck_assert_int_eq(devq__signal_advance(s, 3), 0);   /* queues may still */
+    ck_assert_int_eq(devq__signal_advance(s, 3), 0); /* queues may still */
     devq__signal_release(s);
 }
 END_TEST
@@ -81,7 +81,7 @@ START_TEST(fail_rules)
 {
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create(7, &s), 0);
-    char want[DEVQ_LABEL_MAX + 64];   /* a label and the fixed text */
+    char want[DEVQ_LABEL_MAX + 64]; /* a label and the fixed text */
     snprintf(want, sizeof want, "devq_signal_fail(-EIO) called on %s", devq__signal_label(s).s);
     ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);
     ck_assert_int_eq(devq_signal_status(s), -EIO);
@@ -116,7 +116,7 @@ START_TEST(timeouts)
 {
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create(7, &s), 0);
-    char want[DEVQ_LABEL_MAX + 64];   /* a label and the fixed text */
+    char want[DEVQ_LABEL_MAX + 64]; /* a label and the fixed text */
     snprintf(want, sizeof want, "%s: timed out waiting for 10, value is 7", devq__signal_label(s).s);
     /* 0 polls. */
     uint64_t t0 = check_now_ns();
@@ -163,9 +163,9 @@ END_TEST
 
 struct waiter_arg {
     devq_signal *s;
-    _Atomic pid_t tid;    /* for /proc/self/task/TID/stat */
+    _Atomic pid_t tid; /* for /proc/self/task/TID/stat */
     uint64_t want;
-    uint64_t seen;        /* value right after the wait returned */
+    uint64_t seen; /* value right after the wait returned */
     int rc;
     char msg[256];
 };
@@ -358,7 +358,10 @@ END_TEST
 
 /* A signal whose waits always take long stops spinning: waiting on it
  * then costs no CPU before the futex. */
-struct slow_setter { devq_signal *s; int n; };
+struct slow_setter {
+    devq_signal *s;
+    int n;
+};
 
 static void *slow_set(void *p)
 {

@@ -67,8 +67,7 @@ static void assert_printable(const char *m)
     size_t n = strnlen(m, 512);
     ck_assert_uint_lt(n, 512);
     for (size_t i = 0; i < n; i++)
-        ck_assert_msg(m[i] >= 0x20 && m[i] < 0x7f, "byte %zu of \"%s\" is 0x%02x", i, m,
-                      (unsigned char)m[i]);
+        ck_assert_msg(m[i] >= 0x20 && m[i] < 0x7f, "byte %zu of \"%s\" is 0x%02x", i, m, (unsigned char)m[i]);
 }
 
 static int is_errno(int r)
@@ -104,8 +103,7 @@ static void assert_all_corrupt(devq_signal *s, const char *what, uint64_t floor)
     assert_corrupt(devq_signal_wait(s, UINT64_MAX, 5 * MS), s, what, "wait(max, 5 ms)");
     devq_signal *v[1] = { s };
     uint64_t want[1] = { 0 };
-    assert_corrupt(devq_signal_wait_many(v, want, 1, DEVQ_WAIT_ANY, 0, NULL), s, what,
-                   "wait_many");
+    assert_corrupt(devq_signal_wait_many(v, want, 1, DEVQ_WAIT_ANY, 0, NULL), s, what, "wait_many");
     assert_corrupt(devq_signal_fail(s, -EIO), s, what, "fail");
     _Atomic int got = 0;
     assert_corrupt(devq_signal_notify(s, 1, cb_status, (void *)&got, NULL), s, what, "notify");
@@ -120,11 +118,11 @@ static void assert_all_corrupt(devq_signal *s, const char *what, uint64_t floor)
 /* One way of writing the page wrong. */
 struct scribble {
     const char *name;
-    int prep;            /* 0 none; 1 set 10 and read it; 2 fail -EPIPE and read it */
+    int prep; /* 0 none; 1 set 10 and read it; 2 fail -EPIPE and read it */
     size_t off;
-    int size;            /* 4 or 8 */
+    int size; /* 4 or 8 */
     uint64_t value;
-    const char *what;    /* expected in the message */
+    const char *what; /* expected in the message */
 };
 
 #define OFF(f) offsetof(struct devq_timeline, f)
@@ -134,8 +132,7 @@ static const struct scribble scribbles[] = {
     { "version", 0, OFF(version), 4, DEVQ_TIMELINE_VERSION + 1, "version 3" },
     { "status positive", 0, OFF(status), 4, 1711276032, "status word 1711276032 is not" },
     { "status below errno", 0, OFF(status), 4, (uint32_t)-4096, "status word -4096" },
-    { "status without fail state", 0, OFF(status), 4, (uint32_t)-5,
-      "fail state says not failed" },
+    { "status without fail state", 0, OFF(status), 4, (uint32_t)-5, "fail state says not failed" },
     { "fail state 3", 0, OFF(fail_state), 4, 3, "fail state word 3 is not one of" },
     { "fail state all-ones", 0, OFF(fail_state), 4, UINT32_MAX, "fail state word 4294967295" },
     { "fail state done, no status", 0, OFF(fail_state), 4, FAIL_DONE,
@@ -240,11 +237,21 @@ START_TEST(random_bytes)
                 ((unsigned char *)p)[rand() % sizeof *p] = (unsigned char)rand();
             int r;
             switch (rand() % 7) {
-            case 0: r = devq_signal_status(s); break;
-            case 1: r = devq_signal_set(s, devq_signal_value(s) + 1); break;
-            case 2: r = devq_signal_wait(s, (uint64_t)rand(), 0); break;
-            case 3: r = devq_signal_wait(s, devq_signal_value(s) + 1, 1 * MS); break;
-            case 4: r = devq_signal_fail(s, -EIO); break;
+            case 0:
+                r = devq_signal_status(s);
+                break;
+            case 1:
+                r = devq_signal_set(s, devq_signal_value(s) + 1);
+                break;
+            case 2:
+                r = devq_signal_wait(s, (uint64_t)rand(), 0);
+                break;
+            case 3:
+                r = devq_signal_wait(s, devq_signal_value(s) + 1, 1 * MS);
+                break;
+            case 4:
+                r = devq_signal_fail(s, -EIO);
+                break;
             case 5: {
                 devq_signal *v[1] = { s };
                 uint64_t w[1] = { (uint64_t)rand() };
@@ -264,8 +271,8 @@ START_TEST(random_bytes)
                 if (strstr(devq_errmsg(), CORRUPT))
                     said = 1;
                 else
-                    ck_assert_msg(!said, "seed %u round %d: %d (%s) after corruption", seed,
-                                  round, r, devq_errmsg());
+                    ck_assert_msg(!said, "seed %u round %d: %d (%s) after corruption", seed, round, r,
+                                  devq_errmsg());
             } else {
                 ck_assert_msg(!said, "seed %u round %d: 0 after corruption", seed, round);
             }
@@ -277,7 +284,7 @@ START_TEST(random_bytes)
         peer_unmap(p);
         devq_signal_destroy(s);
     }
-    ck_assert_int_gt(corrupted, 100);   /* the random pages were mostly caught */
+    ck_assert_int_gt(corrupted, 100); /* the random pages were mostly caught */
 }
 END_TEST
 
@@ -350,7 +357,7 @@ START_TEST(honest_peer_is_not_corruption)
         uint64_t v = devq_signal_value(s);
         ck_assert_uint_gt(v, last);
         last = v;
-        int st = devq_signal_status(s);   /* the peer may have failed it by now */
+        int st = devq_signal_status(s); /* the peer may have failed it by now */
         ck_assert_msg(st == 0 || st == -ENOLINK, "%d: %s", st, devq_errmsg());
     }
     ck_assert_msg(r == -ENOLINK, "%d: %s", r, devq_errmsg());
@@ -377,7 +384,7 @@ START_TEST(cause_without_terminator)
     ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
     struct devq_timeline *p = peer_map(s);
     atomic_store(&p->fail_state, FAIL_WRITING);
-    memset(p->cause, 0x9b, sizeof p->cause);   /* CSI, 8-bit form */
+    memset(p->cause, 0x9b, sizeof p->cause); /* CSI, 8-bit form */
     atomic_store(&p->status, -EIO);
     atomic_store(&p->fail_state, FAIL_DONE);
     ck_assert_int_eq(devq_signal_wait(s, 1, 0), -EIO);
@@ -403,8 +410,7 @@ static void *wait_thread(void *arg)
     if (w->many) {
         devq_signal *v[1] = { w->s };
         uint64_t want[1] = { 100 };
-        w->result = devq_signal_wait_many(v, want, 1, DEVQ_WAIT_ALL, DEVQ_TIMEOUT_INFINITE,
-                                          NULL);
+        w->result = devq_signal_wait_many(v, want, 1, DEVQ_WAIT_ALL, DEVQ_TIMEOUT_INFINITE, NULL);
     } else {
         w->result = devq_signal_wait(w->s, 100, DEVQ_TIMEOUT_INFINITE);
     }
@@ -432,7 +438,7 @@ START_TEST(child_scribbles_while_parent_waits)
     if (pid == 0) {
         struct timespec ts = { 0, 100 * 1000000 };
         nanosleep(&ts, NULL);
-        put32(p, OFF(status), 12345);   /* plain store, no wake */
+        put32(p, OFF(status), 12345); /* plain store, no wake */
         _exit(0);
     }
     int r = devq_signal_wait(s, 100, DEVQ_TIMEOUT_INFINITE);

@@ -19,7 +19,7 @@
 struct later {
     devq_signal *s;
     uint64_t value;
-    int fail;          /* fail with this instead of set */
+    int fail; /* fail with this instead of set */
     long delay_ms;
 };
 
@@ -55,9 +55,11 @@ START_TEST(all_mode)
     ck_assert_int_eq(devq_signal_set(s[0], 1), 0);
     ck_assert_int_eq(devq_signal_set(s[2], 3), 0);
     ck_assert_int_eq(devq_signal_wait_many(s, v, 3, DEVQ_WAIT_ALL, 0, NULL), -ETIMEDOUT);
-    char want[DEVQ_LABEL_MAX + 96];   /* a label and the fixed text */
-    snprintf(want, sizeof want, "devq_signal_wait_many: timed out (ALL of 3): %s "
-             "(index 1) is at 0, waiting for 2", devq__signal_label(s[1]).s);
+    char want[DEVQ_LABEL_MAX + 96]; /* a label and the fixed text */
+    snprintf(want, sizeof want,
+             "devq_signal_wait_many: timed out (ALL of 3): %s "
+             "(index 1) is at 0, waiting for 2",
+             devq__signal_label(s[1]).s);
     ck_assert_str_eq(devq_errmsg(), want);
     ck_assert_int_eq(devq_signal_wait_many(s, v, 3, DEVQ_WAIT_ALL, 10 * MS, NULL), -ETIMEDOUT);
     /* Woken when the last one arrives. */
@@ -114,8 +116,8 @@ START_TEST(failure_wakes)
         pthread_t t;
         pthread_create(&t, NULL, do_later, &l);
         size_t first = 99;
-        ck_assert_int_eq(devq_signal_wait_many(s, v, 3, (enum devq_wait_mode)mode, 20 * SEC,
-                                               &first), -ENODEV);
+        ck_assert_int_eq(devq_signal_wait_many(s, v, 3, (enum devq_wait_mode)mode, 20 * SEC, &first),
+                         -ENODEV);
         pthread_join(t, NULL);
         ck_assert_str_eq(devq_errmsg(), "producer crashed");
         ck_assert_uint_eq(first, 1);

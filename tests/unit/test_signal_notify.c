@@ -78,7 +78,7 @@ START_TEST(reached_failed_cancelled)
     ck_assert_int_eq(devq_signal_notify(s, 50, rec_cb, &c, &hc), 0);
     ck_assert_int_eq(devq_signal_notify(s, 60, rec_cb, &d, &hd), 0);
     ck_assert_int_eq(devq_signal_set(s, 7), 0);
-    ck_assert_int_eq(devq_signal_wait(t.done, 2, 0), -ETIMEDOUT);   /* 8 not reached */
+    ck_assert_int_eq(devq_signal_wait(t.done, 2, 0), -ETIMEDOUT); /* 8 not reached */
     ck_assert_int_eq(devq_signal_set(s, 8), 0);
     tally_wait(&t, 2);
     ck_assert_int_eq(b.status, 0);
@@ -114,7 +114,7 @@ START_TEST(notify_at_uint64_max)
     ck_assert_int_eq(devq_signal_notify(s, UINT64_MAX, rec_cb, &a, NULL), 0);
     ck_assert_int_eq(devq_signal_set(s, UINT64_MAX), 0);
     tally_wait(&t, 1);
-    ck_assert_int_eq(devq_signal_notify(s, UINT64_MAX, rec_cb, &b, NULL), 0);  /* reached */
+    ck_assert_int_eq(devq_signal_notify(s, UINT64_MAX, rec_cb, &b, NULL), 0); /* reached */
     tally_wait(&t, 2);
     ck_assert_int_eq(a.status, 0);
     ck_assert_int_eq(b.status, 0);
@@ -355,14 +355,14 @@ END_TEST
 START_TEST(notify_after_fork)
 {
 #if defined(DEVQ_TSAN)
-    return;   /* TSan cannot start threads after a multi-threaded fork */
+    return; /* TSan cannot start threads after a multi-threaded fork */
 #endif
     struct tally t;
     tally_init(&t);
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create(0, &s), 0);
     struct rec a = { .t = &t };
-    ck_assert_int_eq(devq_signal_notify(s, 1, rec_cb, &a, NULL), 0);   /* parent's notifier */
+    ck_assert_int_eq(devq_signal_notify(s, 1, rec_cb, &a, NULL), 0); /* parent's notifier */
     ck_assert_int_eq(devq_signal_set(s, 1), 0);
     tally_wait(&t, 1);
     pid_t pid = fork();
@@ -397,7 +397,7 @@ START_TEST(wait_fd_poll)
     ck_assert_int_eq(devq_signal_wait_fd(s, 3, &fd), 0);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(devq_signal_wait_fd(s, 0, &fd_done), 0);
-    ck_assert(readable(fd_done, 1000));      /* already reached */
+    ck_assert(readable(fd_done, 1000)); /* already reached */
     ck_assert(!readable(fd, 0));
     ck_assert_int_eq(devq_signal_set(s, 2), 0);
     ck_assert(!readable(fd, 20));

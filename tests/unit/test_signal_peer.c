@@ -119,7 +119,7 @@ static void stop_here(struct devq_signal *s, int stage)
         return;
     tell_parent();
     for (;;)
-        pause();   /* until SIGKILL */
+        pause(); /* until SIGKILL */
 }
 
 static void fail_and_stop(devq_signal *s, int stage)
@@ -127,7 +127,7 @@ static void fail_and_stop(devq_signal *s, int stage)
     stop_stage = stage;
     devq__shared_fail_hook = stop_here;
     devq_signal_fail(s, -EPIPE);
-    _exit(2);   /* the hook never returns */
+    _exit(2); /* the hook never returns */
 }
 
 struct waiter {
@@ -147,7 +147,7 @@ static void *wait_thread(void *arg)
 
 START_TEST(died_mid_fail)
 {
-    int stage = _i;   /* 1 record claimed, 2 WRITING, 3 status published */
+    int stage = _i; /* 1 record claimed, 2 WRITING, 3 status published */
     devq_signal *s;
     ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
     struct devq_timeline *p = page_of(s);
@@ -164,12 +164,12 @@ START_TEST(died_mid_fail)
     /* Setting works as for any signal: until a failure is published. */
     ck_assert_int_eq(devq_signal_set(s, 1), stage < 3 ? 0 : -EPIPE);
     if (stage < 3) {
-        ck_assert_int_eq(devq_signal_status(s), 0);   /* never published */
+        ck_assert_int_eq(devq_signal_status(s), 0); /* never published */
         ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);
         ck_assert_int_eq(devq_signal_status(s), -EIO);
         ck_assert_msg(strstr(devq_errmsg(), "devq_signal_fail(-EIO)"), "%s", devq_errmsg());
     } else {
-        ck_assert_int_eq(devq_signal_status(s), -EPIPE);   /* published: it stands */
+        ck_assert_int_eq(devq_signal_status(s), -EPIPE); /* published: it stands */
         ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);
         ck_assert_int_eq(devq_signal_status(s), -EPIPE);
     }
@@ -197,19 +197,19 @@ START_TEST(writer_record_from_a_peer)
     pid_t pid = fork_child(idle_child, NULL, 0, &rd);
     await_ready(rd);
     uint64_t me = devq__proc_self();
-    atomic_store(&p->fail_writer, (uint64_t)pid);   /* start time 0: the pid alone */
+    atomic_store(&p->fail_writer, (uint64_t)pid); /* start time 0: the pid alone */
     atomic_store(&p->fail_state, FAIL_WRITING);
-    ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);   /* first failure wins: it is at it */
+    ck_assert_int_eq(devq_signal_fail(s, -EIO), 0); /* first failure wins: it is at it */
     ck_assert_int_eq(devq_signal_status(s), 0);
     kill_reap(pid);
-    ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);   /* now it is dead: taken over */
+    ck_assert_int_eq(devq_signal_fail(s, -EIO), 0); /* now it is dead: taken over */
     ck_assert_int_eq(devq_signal_status(s), -EIO);
     munmap(p, DEVQ_SHARED_MAP_SIZE);
     devq_signal_destroy(s);
 
     ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
     p = page_of(s);
-    atomic_store(&p->fail_writer, me + (UINT64_C(1) << DEVQ_PROC_PID_BITS));   /* reused pid */
+    atomic_store(&p->fail_writer, me + (UINT64_C(1) << DEVQ_PROC_PID_BITS)); /* reused pid */
     ck_assert_int_eq(devq_signal_fail(s, -EPIPE), 0);
     ck_assert_int_eq(devq_signal_status(s), -EPIPE);
     munmap(p, DEVQ_SHARED_MAP_SIZE);
@@ -217,7 +217,7 @@ START_TEST(writer_record_from_a_peer)
 
     ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
     p = page_of(s);
-    atomic_store(&p->fail_writer, UINT64_C(7) << DEVQ_PROC_PID_BITS);   /* pid 0 */
+    atomic_store(&p->fail_writer, UINT64_C(7) << DEVQ_PROC_PID_BITS); /* pid 0 */
     ck_assert_int_eq(devq_signal_fail(s, -EPIPE), -EBADMSG);
     ck_assert_msg(strstr(devq_errmsg(), "fail writer record names pid 0"), "%s", devq_errmsg());
     ck_assert_int_eq(devq_signal_wait(s, 1, 0), -EBADMSG);
@@ -234,7 +234,7 @@ END_TEST
  * [1 + i] the step of devq_signal_fail peer i is in (hook stage 1-3; 0
  * outside), so the parent knows which kills landed mid-fail. */
 static _Atomic int *stop_flag;
-static int peer_base;   /* a peer's index is its seed - peer_base */
+static int peer_base; /* a peer's index is its seed - peer_base */
 static int peer_index;
 
 static int is_errno(int r)
@@ -246,7 +246,7 @@ static void dawdle(struct devq_signal *s, int stage)
 {
     (void)s;
     atomic_store(&stop_flag[1 + peer_index], stage);
-    usleep((useconds_t)(rand() % 20000));   /* widen each step: kills land in them */
+    usleep((useconds_t)(rand() % 20000)); /* widen each step: kills land in them */
 }
 
 /* set, wait and (rarely) fail at random; exit 1 on a result that is not
@@ -258,7 +258,7 @@ static void random_peer(devq_signal *s, int seed)
     devq__shared_fail_hook = dawdle;
     tell_parent();
     while (!atomic_load(stop_flag))
-        usleep(100);   /* all start together */
+        usleep(100); /* all start together */
     while (atomic_load(stop_flag) == 1) {
         int op = rand() % 100, r;
         uint64_t v = devq_signal_value(s);
@@ -270,7 +270,7 @@ static void random_peer(devq_signal *s, int seed)
             r = devq_signal_fail(s, -(1 + rand() % 120));
             atomic_store(&stop_flag[1 + peer_index], 0);
         }
-        if (r == -EINVAL)   /* a set raced below another peer's: fine */
+        if (r == -EINVAL) /* a set raced below another peer's: fine */
             r = 0;
         /* (-EBADMSG may be a peer's honest fail: the message tells.) */
         if (!is_errno(r) || (r == -EBADMSG && strstr(devq_errmsg(), "was corrupted"))) {
@@ -284,12 +284,11 @@ static void random_peer(devq_signal *s, int seed)
 START_TEST(half_of_16_peers_killed)
 {
     int rounds = 6 / SCALE + 1, halfway = 0, midfail = 0;
-    const char *env = getenv("PEER_SEED");   /* replay a printed seed */
+    const char *env = getenv("PEER_SEED"); /* replay a printed seed */
     unsigned seed = env ? (unsigned)strtoul(env, NULL, 0) : (unsigned)getpid();
     srand(seed);
     size_t flags = (1 + PEERS) * sizeof *stop_flag;
-    stop_flag = mmap(NULL, flags, PROT_READ | PROT_WRITE,
-                     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    stop_flag = mmap(NULL, flags, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ck_assert_ptr_ne(stop_flag, MAP_FAILED);
     for (int round = 0; round < rounds; round++) {
         devq_signal *s;
@@ -326,12 +325,12 @@ START_TEST(half_of_16_peers_killed)
         uint32_t f = atomic_load(&p->fail_state);
         halfway += f != FAIL_DONE && atomic_load(&p->fail_writer) != 0;
         int st = devq_signal_status(s);
-        ck_assert_msg(st != -EBADMSG || !strstr(devq_errmsg(), "was corrupted"),
-                      "seed %u round %d: %s", seed, round, devq_errmsg());
+        ck_assert_msg(st != -EBADMSG || !strstr(devq_errmsg(), "was corrupted"), "seed %u round %d: %s", seed,
+                      round, devq_errmsg());
         ck_assert_int_eq(devq_signal_fail(s, -EIO), 0);
         int now = devq_signal_status(s);
-        ck_assert_msg(st ? now == st : now == -EIO, "seed %u round %d: status %d, was %d",
-                      seed, round, now, st);
+        ck_assert_msg(st ? now == st : now == -EIO, "seed %u round %d: status %d, was %d", seed, round, now,
+                      st);
         ck_assert_uint_eq(atomic_load(&p->fail_state), FAIL_DONE);
         ck_assert_int_eq(devq_signal_wait(s, UINT64_MAX, SEC), now);
         munmap(p, DEVQ_SHARED_MAP_SIZE);
@@ -339,7 +338,8 @@ START_TEST(half_of_16_peers_killed)
     }
     printf("half_of_16_peers_killed: seed %u, %d round(s): %d peer(s) killed in the middle "
            "of devq_signal_fail, %d round(s) ended with the page half way (recovered here; the "
-           "others by a surviving peer's fail)\n", seed, rounds, midfail, halfway);
+           "others by a surviving peer's fail)\n",
+           seed, rounds, midfail, halfway);
     munmap(stop_flag, flags);
 }
 END_TEST
@@ -350,14 +350,14 @@ static void producer(devq_signal *s, int how)
 {
     if (devq_signal_add_producer(s))
         _exit(4);
-    if (how == 1 && devq_signal_set(s, 1))          /* done: set 1, exit */
+    if (how == 1 && devq_signal_set(s, 1)) /* done: set 1, exit */
         _exit(5);
     if (how == 2 && devq_signal_remove_producer(s)) /* removed, exit */
         _exit(6);
     tell_parent();
     if (how == 0)
         for (;;)
-            pause();   /* until SIGKILL */
+            pause(); /* until SIGKILL */
 }
 
 static pid_t start_producer(devq_signal *s, int how)
@@ -396,7 +396,7 @@ START_TEST(lost_host_wait)
     struct killer k = { .pid = start_producer(s, 0) };
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, kill_later, &k), 0);
-    int r = devq_signal_wait(s, 1, DEVQ_TIMEOUT_INFINITE);   /* dies while it sleeps */
+    int r = devq_signal_wait(s, 1, DEVQ_TIMEOUT_INFINITE); /* dies while it sleeps */
     uint64_t back = check_now_ns();
     pthread_join(t, NULL);
     ck_assert_msg(r == -EOWNERDEAD, "wait: %d %s", r, devq_errmsg());
@@ -405,7 +405,7 @@ START_TEST(lost_host_wait)
                   (unsigned long long)((back - k.at) / MS));
     printf("lost_host_wait: returned %llu ms after the producer's death\n",
            (unsigned long long)((back - k.at) / MS));
-    ck_assert_int_eq(devq_signal_status(s), -EOWNERDEAD);   /* for everyone now */
+    ck_assert_int_eq(devq_signal_status(s), -EOWNERDEAD); /* for everyone now */
     reap(k.pid);
     devq_signal_destroy(s);
 }
@@ -491,7 +491,7 @@ START_TEST(lost_queue_batch)
     r = devq_signal_wait(out, 1, DEVQ_TIMEOUT_INFINITE);
     ck_assert_msg(r == -EOWNERDEAD, "batch: %d %s", r, devq_errmsg());
     ck_assert_uint_lt(check_now_ns() - t0, LOST_BOUND_NS);
-    assert_names_dead(devq_errmsg(), pid);   /* the root cause, through the batch */
+    assert_names_dead(devq_errmsg(), pid); /* the root cause, through the batch */
     devq_queue_destroy(q);
     devq_signal_destroy(out);
     devq_signal_destroy(s);
@@ -507,16 +507,16 @@ START_TEST(rule_applies_only_when_all_died)
     ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
     pid_t a = start_producer(s, 0), b = start_producer(s, 0);
     kill_reap(a);
-    ck_assert_int_eq(devq_signal_wait(s, 1, 300 * MS), -ETIMEDOUT);   /* b lives */
+    ck_assert_int_eq(devq_signal_wait(s, 1, 300 * MS), -ETIMEDOUT); /* b lives */
     ck_assert_int_eq(devq_signal_set(s, 1), 0);
     ck_assert_int_eq(devq_signal_wait(s, 1, DEVQ_TIMEOUT_INFINITE), 0);
     kill_reap(b);
-    ck_assert_int_eq(devq_signal_wait(s, 1, DEVQ_TIMEOUT_INFINITE), 0);   /* reached */
+    ck_assert_int_eq(devq_signal_wait(s, 1, DEVQ_TIMEOUT_INFINITE), 0); /* reached */
     ck_assert_int_eq(devq_signal_status(s), 0);
     devq_signal_destroy(s);
 
     ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
-    pid_t c = start_producer(s, 1);   /* sets 1, exits */
+    pid_t c = start_producer(s, 1); /* sets 1, exits */
     ck_assert_int_eq(reap(c), 0);
     ck_assert_int_eq(devq_signal_wait(s, 1, DEVQ_TIMEOUT_INFINITE), 0);
     ck_assert_int_eq(devq_signal_wait(s, 2, DEVQ_TIMEOUT_INFINITE), -EOWNERDEAD);
@@ -524,9 +524,9 @@ START_TEST(rule_applies_only_when_all_died)
     devq_signal_destroy(s);
 
     ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
-    pid_t d = start_producer(s, 2);   /* removes itself, exits */
+    pid_t d = start_producer(s, 2); /* removes itself, exits */
     ck_assert_int_eq(reap(d), 0);
-    ck_assert_int_eq(devq_signal_wait(s, 1, 300 * MS), -ETIMEDOUT);   /* no producer: no rule */
+    ck_assert_int_eq(devq_signal_wait(s, 1, 300 * MS), -ETIMEDOUT); /* no producer: no rule */
     devq_signal_destroy(s);
 }
 END_TEST
@@ -546,7 +546,7 @@ START_TEST(process_names)
 {
     uint64_t me = devq__proc_self();
     ck_assert_int_eq(devq__proc_pid(me), getpid());
-    ck_assert_uint_ne(me >> DEVQ_PROC_PID_BITS, 0);   /* a start time was read */
+    ck_assert_uint_ne(me >> DEVQ_PROC_PID_BITS, 0); /* a start time was read */
     ck_assert_int_eq(devq__proc_alive(me), 1);
     /* The same pid started at another time: a reused pid, not us. */
     ck_assert_int_eq(devq__proc_alive(me + (UINT64_C(1) << DEVQ_PROC_PID_BITS)), 0);
@@ -578,7 +578,7 @@ START_TEST(producer_misuse)
     ck_assert_int_eq(devq_signal_remove_producer(s), -ENOENT);
     ck_assert_msg(strstr(devq_errmsg(), "is not a producer"), "%s", devq_errmsg());
     ck_assert_int_eq(devq_signal_add_producer(s), 0);
-    ck_assert_int_eq(devq_signal_add_producer(s), 0);   /* one registration */
+    ck_assert_int_eq(devq_signal_add_producer(s), 0); /* one registration */
     ck_assert_int_eq(devq_signal_remove_producer(s), 0);
     ck_assert_int_eq(devq_signal_remove_producer(s), -ENOENT);
 

@@ -126,10 +126,14 @@ static void send_fd(int sock, int fd)
 {
     char byte = 'f';
     struct iovec iov = { &byte, 1 };
-    union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } u;
+    union {
+        struct cmsghdr h;
+        char buf[CMSG_SPACE(sizeof(int))];
+    } u;
     memset(&u, 0, sizeof u);
-    struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
-                          .msg_controllen = sizeof u.buf };
+    struct msghdr msg = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf
+    };
     struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
     c->cmsg_level = SOL_SOCKET;
     c->cmsg_type = SCM_RIGHTS;
@@ -285,7 +289,7 @@ START_TEST(import_validation)
     ck_assert_int_eq(fd, -1);
     char want[128];
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), "is not shared; create it with "
-                                 "devq_signal_create_shared"));
+                                                "devq_signal_create_shared"));
     snprintf(want, sizeof want, "signal #");
     ck_assert_ptr_nonnull(strstr(devq_errmsg(), want));
     devq_signal_destroy(priv);
@@ -301,7 +305,7 @@ START_TEST(import_validation)
     ck_assert_uint_eq(devq_signal_value(b), 12);
     ck_assert_int_eq(devq_signal_set(b, 12), -EINVAL);
     devq_signal_destroy(a);
-    ck_assert_int_eq(devq_signal_set(b, 13), 0);   /* mapping outlives a */
+    ck_assert_int_eq(devq_signal_set(b, 13), 0); /* mapping outlives a */
     devq_signal_destroy(b);
 }
 END_TEST
@@ -312,7 +316,7 @@ START_TEST(dead_process_leaves_it_usable)
     ck_assert_int_eq(devq_signal_create_shared(0, &s), 0);
     pid_t pid = fork();
     if (pid == 0) {
-        devq_signal_wait(s, 100, DEVQ_TIMEOUT_INFINITE);   /* killed while asleep */
+        devq_signal_wait(s, 100, DEVQ_TIMEOUT_INFINITE); /* killed while asleep */
         _exit(3);
     }
     struct timespec ts = { 0, 50000000 };

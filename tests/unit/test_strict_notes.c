@@ -61,9 +61,9 @@ static void assert_settled(devq_device *dev, const char *what)
     ck_assert_int_eq(devq_mem_stats_get(dev, &st), 0);
     ck_assert_msg(st.bytes_outstanding == 0 && st.pending_frees == 0,
                   "%s: bytes_outstanding %llu, pending_frees %llu after every buffer was freed "
-                  "(allocations %llu, frees %llu)", what, (unsigned long long)st.bytes_outstanding,
-                  (unsigned long long)st.pending_frees, (unsigned long long)st.allocations,
-                  (unsigned long long)st.frees);
+                  "(allocations %llu, frees %llu)",
+                  what, (unsigned long long)st.bytes_outstanding, (unsigned long long)st.pending_frees,
+                  (unsigned long long)st.allocations, (unsigned long long)st.frees);
     ck_assert_uint_eq(st.frees, st.allocations);
 }
 
@@ -91,7 +91,7 @@ START_TEST(lost_device_frees_settle_accounting)
     ck_assert_int_eq(devq_queue_fill(q1, sync_a, 0, 4096, 1), 0);
     ck_assert_int_eq(devq_queue_copy(q1, ord_a, 0, sync_a, 0, 4096), 0);
     ck_assert_int_eq(devq_queue_submit(q1), 0);
-    ck_assert_int_eq(devq_queue_copy(q2, sync_b, 0, ord_a, 0, 1000), 0);   /* q2 after q1 */
+    ck_assert_int_eq(devq_queue_copy(q2, sync_b, 0, ord_a, 0, 1000), 0); /* q2 after q1 */
     ck_assert_int_eq(devq_queue_fill(q2, ord_b, 0, 4096, 2), 0);
     ck_assert_int_eq(devq_queue_submit(q2), 0);
     devq_launch l = { { 1, 1, 1 }, { 1, 1, 1 }, 0 };
@@ -102,10 +102,10 @@ START_TEST(lost_device_frees_settle_accounting)
                   devq_errmsg());
     devq_queue_finish(q2, 10 * SEC);
     /* Each kind of free on the lost device. */
-    devq_buffer_free(sync_a, q2);      /* used on both streams: needs ordering */
+    devq_buffer_free(sync_a, q2); /* used on both streams: needs ordering */
     devq_buffer_free(sync_b, NULL);
-    devq_buffer_free(ord_a, NULL);     /* to its alloc queue */
-    devq_buffer_free(ord_b, q1);       /* large, on another queue */
+    devq_buffer_free(ord_a, NULL); /* to its alloc queue */
+    devq_buffer_free(ord_b, q1);   /* large, on another queue */
     assert_settled(dev, pools[_i]);
     devq_kernel_destroy(k);
     devq_queue_destroy(q1);
@@ -122,8 +122,8 @@ struct sticky_case {
 };
 static const struct sticky_case sticky_cases[] = {
     { "native", "cuMemFreeAsync:1:CUDA_ERROR_LAUNCH_FAILED" },
-    { "direct", "cuEventRecord:1:CUDA_ERROR_LAUNCH_FAILED" },    /* the free's fence */
-    { "devq", "cuEventRecord:1:CUDA_ERROR_LAUNCH_FAILED" },      /* sealed by the reap */
+    { "direct", "cuEventRecord:1:CUDA_ERROR_LAUNCH_FAILED" }, /* the free's fence */
+    { "devq", "cuEventRecord:1:CUDA_ERROR_LAUNCH_FAILED" },   /* sealed by the reap */
 };
 
 START_TEST(free_meeting_the_sticky_error_settles)
@@ -139,9 +139,9 @@ START_TEST(free_meeting_the_sticky_error_settles)
     ck_assert_int_eq(devq_queue_fill(q, b, 0, 4096, 1), 0);
     ck_assert_int_eq(devq_queue_signal(q, done, 1), 0);
     ck_assert_int_eq(devq_queue_submit(q), 0);
-    ck_assert_int_eq(devq_signal_wait(done, 1, 10 * SEC), 0);   /* no driver call */
+    ck_assert_int_eq(devq_signal_wait(done, 1, 10 * SEC), 0); /* no driver call */
     devq_signal_destroy(done);
-    devq_buffer_free(b, q);             /* on q, where b was used: no ordering needed */
+    devq_buffer_free(b, q); /* on q, where b was used: no ordering needed */
     assert_settled(dev, c->pool);
     devq_queue_destroy(q);
     devq_device_close(dev);
@@ -176,12 +176,13 @@ START_TEST(failed_alloc_names_driver_error_and_size)
     int r = devq_buffer_alloc(dev, 12345, c->ordered ? q : NULL, 0, &b);
     ck_assert_msg(r < 0, "%s with %s: the allocation must fail", c->pool, c->fail);
     const char *msg = devq_errmsg();
-    ck_assert_msg(strstr(msg, c->driver_error), "%s with %s: message does not name %s: %s", c->pool,
-                  c->fail, c->driver_error, msg);
-    ck_assert_msg(strstr(msg, "12345"), "%s with %s: message does not name the size: %s", c->pool,
-                  c->fail, msg);
+    ck_assert_msg(strstr(msg, c->driver_error), "%s with %s: message does not name %s: %s", c->pool, c->fail,
+                  c->driver_error, msg);
+    ck_assert_msg(strstr(msg, "12345"), "%s with %s: message does not name the size: %s", c->pool, c->fail,
+                  msg);
     /* Only that call failed: the next one works. */
-    ck_assert_msg(devq_buffer_alloc(dev, 12345, c->ordered ? q : NULL, 0, &b) == 0, "retry: %s", devq_errmsg());
+    ck_assert_msg(devq_buffer_alloc(dev, 12345, c->ordered ? q : NULL, 0, &b) == 0, "retry: %s",
+                  devq_errmsg());
     ck_assert_int_eq(devq_buffer_free(b, NULL), 0);
     assert_settled(dev, c->pool);
     devq_queue_destroy(q);
@@ -254,7 +255,8 @@ START_TEST(long_failure_chain_keeps_root_cause)
     }
     for (int i = 0; i < 3; i++) {
         int r = devq_queue_finish(q[i], 10 * SEC);
-        ck_assert_msg(r == -EPIPE && strstr(devq_errmsg(), root), "finish queue %d: %d %s", i, r, devq_errmsg());
+        ck_assert_msg(r == -EPIPE && strstr(devq_errmsg(), root), "finish queue %d: %d %s", i, r,
+                      devq_errmsg());
         devq_queue_destroy(q[i]);
     }
     for (int k = 0; k <= CHAIN; k++)
@@ -294,7 +296,7 @@ START_TEST(free_whose_ordering_fails_is_not_lost)
      * its own and move the injected failure off the free. */
     ck_assert_int_eq(devq_signal_wait(done, 1, 10 * SEC), 0);
     devq_signal_destroy(done);
-    int r = devq_buffer_free(b, q3);                               /* the second: fails */
+    int r = devq_buffer_free(b, q3); /* the second: fails */
     ck_assert_msg(r == 0, "free: %d %s", r, devq_errmsg());
     ck_assert_int_eq(devq_buffer_free(c, q3), 0);
     ck_assert_int_eq(devq_queue_finish(q3, 10 * SEC), 0);
@@ -315,8 +317,8 @@ START_TEST(free_with_no_ordering_at_all_waits_and_is_retried)
     /* Twelve rules "fail the first call nobody else took": calls 1-12. */
     char fail[1024] = "";
     for (int n = 1; n <= 12; n++)
-        snprintf(fail + strlen(fail), sizeof fail - strlen(fail), "%scuStreamWaitEvent:1:CUDA_ERROR_INVALID_VALUE",
-                 n > 1 ? "," : "");
+        snprintf(fail + strlen(fail), sizeof fail - strlen(fail),
+                 "%scuStreamWaitEvent:1:CUDA_ERROR_INVALID_VALUE", n > 1 ? "," : "");
     devq_device *dev = open_cuda(fail, NULL);
     devq_queue *q1, *q2, *q3;
     ck_assert_int_eq(devq_queue_create(dev, NULL, &q1), 0);

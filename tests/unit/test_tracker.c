@@ -20,7 +20,7 @@ static int record_align(void *ctx, uint32_t dst, uint32_t src, uint64_t need, ui
 {
     (void)need;
     (void)why;
-    (void)synced;          /* the tail: *synced stays src's cursor */
+    (void)synced; /* the tail: *synced stays src's cursor */
     struct align_log *l = ctx;
     if (l->n < 64) {
         l->dst[l->n] = dst;
@@ -72,7 +72,7 @@ START_TEST(shared_bindings_1)
     binding_on(&b2, s2);
     devq__tracker_begin(t, s1);
     ck_assert_int_eq(devq__tracker_bind(t, s1, &b1, DEVQ_READ), 0);
-    ck_assert_int_eq(devq__tracker_bind(t, s1, &b2, DEVQ_READ), 1);   /* only b2 is shared */
+    ck_assert_int_eq(devq__tracker_bind(t, s1, &b2, DEVQ_READ), 1); /* only b2 is shared */
     ck_assert_int_eq(alog.n, 1);
     ck_assert_uint_eq(alog.dst[0], s1);
     ck_assert_uint_eq(alog.src[0], s2);
@@ -147,7 +147,7 @@ START_TEST(write_after_read_waits_for_every_reader)
     devq__tracker_begin(t, s2);
     ck_assert_int_eq(devq__tracker_bind(t, s2, &b, DEVQ_READ), 0);
     devq__tracker_begin(t, s3);
-    ck_assert_int_eq(devq__tracker_bind(t, s3, &b, DEVQ_READ), 0);   /* RAR: no hazard */
+    ck_assert_int_eq(devq__tracker_bind(t, s3, &b, DEVQ_READ), 0); /* RAR: no hazard */
     devq__tracker_begin(t, s1);
     ck_assert_int_eq(devq__tracker_bind(t, s1, &b, DEVQ_WRITE), 2);
     ck_assert_uint_eq(b.nreads, 0);
@@ -168,11 +168,11 @@ START_TEST(waits_implied_transitively_are_elided)
     devq__tracker_begin(t, s1);
     devq__tracker_bind(t, s1, &a, DEVQ_WRITE);
     devq__tracker_begin(t, s2);
-    ck_assert_int_eq(devq__tracker_bind(t, s2, &a, DEVQ_READ), 1);     /* s2 after s1 */
+    ck_assert_int_eq(devq__tracker_bind(t, s2, &a, DEVQ_READ), 1); /* s2 after s1 */
     devq__tracker_bind(t, s2, &b, DEVQ_WRITE);
     devq__tracker_begin(t, s3);
-    ck_assert_int_eq(devq__tracker_bind(t, s3, &b, DEVQ_READ), 1);     /* s3 after s2 ... */
-    ck_assert_int_eq(devq__tracker_bind(t, s3, &a, DEVQ_READ), 0);     /* ... hence after s1 */
+    ck_assert_int_eq(devq__tracker_bind(t, s3, &b, DEVQ_READ), 1); /* s3 after s2 ... */
+    ck_assert_int_eq(devq__tracker_bind(t, s3, &a, DEVQ_READ), 0); /* ... hence after s1 */
     struct devq_tracker_counts c;
     devq__tracker_counts(t, &c);
     ck_assert_uint_eq(c.waits_inserted, 2);
@@ -188,15 +188,15 @@ START_TEST(reused_stream_id_forgets_old_uses)
     devq__tracker_buffer_init(&b);
     devq__tracker_begin(t, s2);
     devq__tracker_bind(t, s2, &b, DEVQ_WRITE);
-    devq__tracker_stream_remove(t, s2);         /* its work completed */
+    devq__tracker_stream_remove(t, s2); /* its work completed */
     uint32_t s4;
     ck_assert_int_eq(devq__tracker_stream_add(t, &s4), 0);
-    ck_assert_uint_eq(s4, s2);                  /* id reused ... */
+    ck_assert_uint_eq(s4, s2); /* id reused ... */
     devq__tracker_begin(t, s1);
-    ck_assert_int_eq(devq__tracker_bind(t, s1, &b, DEVQ_READ), 0);   /* ... old use ignored */
+    ck_assert_int_eq(devq__tracker_bind(t, s1, &b, DEVQ_READ), 0); /* ... old use ignored */
     ck_assert_int_eq(alog.n, 0);
     struct devq_use uses[4];
-    ck_assert_uint_eq(devq__tracker_buffer_uses(t, &b, uses, 4), 1);  /* the read on s1 */
+    ck_assert_uint_eq(devq__tracker_buffer_uses(t, &b, uses, 4), 1); /* the read on s1 */
     devq__tracker_buffer_fini(&b);
 }
 END_TEST
@@ -227,14 +227,14 @@ START_TEST(signal_producers)
     ck_assert_int_eq(devq__tracker_producer_add(t, s, 9, s3), 0);
     struct devq_use u;
     ck_assert_int_eq(devq__tracker_producer_find(t, s, 3, &u), 1);
-    ck_assert_uint_eq(u.stream, s2);            /* the smallest value that satisfies */
+    ck_assert_uint_eq(u.stream, s2); /* the smallest value that satisfies */
     ck_assert_int_eq(devq__tracker_producer_find(t, s, 7, &u), 1);
     ck_assert_uint_eq(u.stream, s3);
     ck_assert_int_eq(devq__tracker_producer_find(t, s, 10, &u), 0);
     devq__tracker_begin(t, s1);
     ck_assert_int_eq(devq__tracker_require(t, s1, &u), 1);
     ck_assert_uint_eq(devq__tracker_last_synced(t, s1, s3), 1);
-    devq_signal_destroy(s);                     /* the tracker keeps its own reference */
+    devq_signal_destroy(s); /* the tracker keeps its own reference */
 }
 END_TEST
 
@@ -263,7 +263,7 @@ START_TEST(producers_share_a_reference)
         devq__tracker_begin(t, s2);
         ck_assert_int_eq(devq__tracker_producer_add(t, s, v, s2), 0);
     }
-    devq_signal_destroy(s);                     /* the records keep it alive */
+    devq_signal_destroy(s); /* the records keep it alive */
     struct devq_use u;
     ck_assert_int_eq(devq__tracker_producer_find(t, s, 9, &u), 1);
     ck_assert_uint_eq(u.stream, s2);
@@ -278,7 +278,7 @@ START_TEST(producers_share_a_reference)
     ck_assert_int_eq(devq__tracker_producer_find(t, x, 1, &u), 1);
     ck_assert_uint_eq(u.stream, s3);
     devq_signal_destroy(x);
-    devq_signal_destroy(y);                     /* teardown releases the rest */
+    devq_signal_destroy(y); /* teardown releases the rest */
 }
 END_TEST
 

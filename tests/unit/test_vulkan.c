@@ -14,10 +14,23 @@
 #include <devq/devq_cpu.h>
 
 static int failures;
-#define EXPECT(c, ...) do { if (!(c)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
-#define CHECK(x) do { int r_ = (x); if (r_ < 0) { fprintf(stderr, "FAIL %s: %d %s\n", #x, r_, devq_errmsg()); \
-    exit(1); } } while (0)
+#define EXPECT(c, ...)                                           \
+    do {                                                         \
+        if (!(c)) {                                              \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fprintf(stderr, "\n");                               \
+        }                                                        \
+    } while (0)
+#define CHECK(x)                                                        \
+    do {                                                                \
+        int r_ = (x);                                                   \
+        if (r_ < 0) {                                                   \
+            fprintf(stderr, "FAIL %s: %d %s\n", #x, r_, devq_errmsg()); \
+            exit(1);                                                    \
+        }                                                               \
+    } while (0)
 
 static void *read_spv(const char *name, size_t *size)
 {
@@ -47,8 +60,8 @@ static void kernel_load_refusals(devq_device *dev)
     devq_kernel *k = NULL;
     /* A host function is no vulkan kernel: -ENOTSUP, pointing at images. */
     int rf = devq_kernel_load_fn(dev, host_kernel, NULL, "host", &k);
-    EXPECT(rf == -ENOTSUP && strstr(devq_errmsg(), "devq_kernel_load") && !k,
-           "devq_kernel_load_fn: %d %s", rf, devq_errmsg());
+    EXPECT(rf == -ENOTSUP && strstr(devq_errmsg(), "devq_kernel_load") && !k, "devq_kernel_load_fn: %d %s",
+           rf, devq_errmsg());
     const char text[] = "this is not SPIR-V at all";
     int r = devq_kernel_load(dev, text, sizeof text - 1, "main", &k);
     EXPECT(r == -EINVAL && strstr(devq_errmsg(), "SPIR-V"), "text image: %d %s", r, devq_errmsg());
@@ -80,13 +93,12 @@ static void *read_file(const char *rel, size_t *size)
  * module is -EINVAL at load with the validator's own words. */
 static void bad_spirv_corpus(devq_device *dev)
 {
-    static const struct { const char *file, *says; } bad[] = {
-        { "truncated", "End of input" },
-        { "bad-id-bound", "ID bound" },
-        { "bad-magic", "magic number" },
-        { "wrong-version", "header" },
-        { "missing-entry", "No OpEntryPoint" },
-        { "unknown-capability", "capability" },
+    static const struct {
+        const char *file, *says;
+    } bad[] = {
+        { "truncated", "End of input" },        { "bad-id-bound", "ID bound" },
+        { "bad-magic", "magic number" },        { "wrong-version", "header" },
+        { "missing-entry", "No OpEntryPoint" }, { "unknown-capability", "capability" },
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         char rel[256];
@@ -125,7 +137,7 @@ static void double_push_constant(devq_device *dev, devq_queue *q)
     double scale = 0.5;
     int64_t add = (1ll << 40) + 3;
     devq_arg args[] = { DEVQ_ARG_BUF(d, DEVQ_WRITE), DEVQ_ARG_BUF(qb, DEVQ_WRITE), DEVQ_ARG_VAL(&n),
-                        DEVQ_ARG_VAL(&pad), DEVQ_ARG_VAL(&scale), DEVQ_ARG_VAL(&add) };
+                        DEVQ_ARG_VAL(&pad),          DEVQ_ARG_VAL(&scale),         DEVQ_ARG_VAL(&add) };
     devq_launch l = { { N, 1, 1 }, { 64, 1, 1 }, 0 };
     CHECK(devq_queue_exec(q, k, args, 6, &l));
     double *gd = malloc(N * 8);
@@ -184,7 +196,7 @@ static void unaligned_fill_and_copy(devq_device *dev, devq_queue *q)
 /* add_u32 over more groups than one dispatch may have (local size 1). */
 static void launch_past_the_group_limit(devq_device *dev, devq_queue *q)
 {
-    const uint32_t n = 150001;   /* > 2 * 65535, lavapipe's limit; odd */
+    const uint32_t n = 150001; /* > 2 * 65535, lavapipe's limit; odd */
     size_t size;
     void *spv = read_spv("add_u32", &size);
     devq_kernel *k;

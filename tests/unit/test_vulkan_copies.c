@@ -16,12 +16,28 @@
 
 #define SEC 1000000000ull
 static int failures;
-#define EXPECT(c, ...) do { if (!(c)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
-#define CHECK(x) do { int r_ = (x); if (r_ < 0) { fprintf(stderr, "FAIL %s: %d %s\n", #x, r_, devq_errmsg()); \
-    exit(1); } } while (0)
+#define EXPECT(c, ...)                                           \
+    do {                                                         \
+        if (!(c)) {                                              \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fprintf(stderr, "\n");                               \
+        }                                                        \
+    } while (0)
+#define CHECK(x)                                                        \
+    do {                                                                \
+        int r_ = (x);                                                   \
+        if (r_ < 0) {                                                   \
+            fprintf(stderr, "FAIL %s: %d %s\n", #x, r_, devq_errmsg()); \
+            exit(1);                                                    \
+        }                                                               \
+    } while (0)
 
-static uint8_t byte_at(size_t i, unsigned seed) { return (uint8_t)(i * 131u + seed * 29u + (i >> 9)); }
+static uint8_t byte_at(size_t i, unsigned seed)
+{
+    return (uint8_t)(i * 131u + seed * 29u + (i >> 9));
+}
 
 int main(int argc, char **argv)
 {

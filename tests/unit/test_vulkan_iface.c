@@ -17,14 +17,30 @@
 #include <string.h>
 #include "../helpers/host_fns.h"
 
-static int host_log_level(void) { return getenv("DEVQ_LOG") ? DEVQ_LOG_BASIC : DEVQ_LOG_OFF; }
+static int host_log_level(void)
+{
+    return getenv("DEVQ_LOG") ? DEVQ_LOG_BASIC : DEVQ_LOG_OFF;
+}
 static const struct devq_host host = HOST_FNS_TABLE;
 
 static int failures;
-#define EXPECT(c, ...) do { if (!(c)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
-#define CHECK(x) do { int r_ = (x); if (r_ < 0) { fprintf(stderr, "FAIL %s: %d %s\n", #x, r_, host_errbuf); \
-    exit(1); } } while (0)
+#define EXPECT(c, ...)                                           \
+    do {                                                         \
+        if (!(c)) {                                              \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fprintf(stderr, "\n");                               \
+        }                                                        \
+    } while (0)
+#define CHECK(x)                                                      \
+    do {                                                              \
+        int r_ = (x);                                                 \
+        if (r_ < 0) {                                                 \
+            fprintf(stderr, "FAIL %s: %d %s\n", #x, r_, host_errbuf); \
+            exit(1);                                                  \
+        }                                                             \
+    } while (0)
 
 static const struct devq_backend_ops *ops;
 
@@ -54,8 +70,15 @@ static int load(devq_pl_device *d, const char *rel, devq_pl_kernel **k)
     return r;
 }
 
-struct want { const char *spv; uint32_t nbuf, nval, block; struct devq_pl_param val[6]; };
-#define V(size, off) { DEVQ_PL_PARAM_VALUE, size, off, 0 }
+struct want {
+    const char *spv;
+    uint32_t nbuf, nval, block;
+    struct devq_pl_param val[6];
+};
+#define V(size, off)                      \
+    {                                     \
+        DEVQ_PL_PARAM_VALUE, size, off, 0 \
+    }
 
 static const struct want shapes[] = {
     { "tests/conformance/add_u32.spv", 1, 1, 4, { V(4, 0) } },
@@ -83,21 +106,23 @@ static void iface_shapes(devq_pl_device *d)
         memset(&f, 0xa5, sizeof f);
         CHECK(ops->kernel_iface(k, &f));
         EXPECT(f.flags == 0, "%s: flags %#x: vulkan is not positional", w->spv, f.flags);
-        EXPECT(f.nparams == w->nbuf + w->nval, "%s: %u params, want %u", w->spv, f.nparams, w->nbuf + w->nval);
+        EXPECT(f.nparams == w->nbuf + w->nval, "%s: %u params, want %u", w->spv, f.nparams,
+               w->nbuf + w->nval);
         EXPECT(f.value_block == w->block, "%s: value_block %u, want %u", w->spv, f.value_block, w->block);
         EXPECT(f.reserved == 0, "%s: reserved %u", w->spv, f.reserved);
         for (uint32_t i = 0; i < f.nparams && i < w->nbuf + w->nval; i++) {
             const struct devq_pl_param *p = &f.params[i];
             if (i < w->nbuf) {
                 EXPECT(p->kind == DEVQ_PL_PARAM_BUFFER && p->size == 0 && p->offset == UINT32_MAX &&
-                       !p->reserved, "%s: param %u: kind %u size %u offset %u, want a buffer", w->spv, i,
-                       p->kind, p->size, p->offset);
+                           !p->reserved,
+                       "%s: param %u: kind %u size %u offset %u, want a buffer", w->spv, i, p->kind, p->size,
+                       p->offset);
                 continue;
             }
             const struct devq_pl_param *v = &w->val[i - w->nbuf];
             EXPECT(p->kind == v->kind && p->size == v->size && p->offset == v->offset && !p->reserved,
-                   "%s: param %u: kind %u size %u offset %u, want value %u at %u", w->spv, i, p->kind, p->size,
-                   p->offset, v->size, v->offset);
+                   "%s: param %u: kind %u size %u offset %u, want value %u at %u", w->spv, i, p->kind,
+                   p->size, p->offset, v->size, v->offset);
         }
         ops->kernel_destroy(k);
     }
@@ -136,7 +161,8 @@ static void launch_checks(devq_pl_device *d)
     CHECK(load(d, "tests/vulkan-shaders/f64_i64.spv", &k));
     struct devq_pl_arg few_bufs[] = { B, U, PAD, X, Q };
     int r = launch(s, k, few_bufs, 5, 1);
-    EXPECT(r == -EINVAL && strstr(host_errbuf, "declares 2 storage buffers") && strstr(host_errbuf, "1 buffer"),
+    EXPECT(r == -EINVAL && strstr(host_errbuf, "declares 2 storage buffers") &&
+               strstr(host_errbuf, "1 buffer"),
            "too few buffers: %d %s", r, host_errbuf);
     struct devq_pl_arg many_bufs[] = { B, B, B, U, PAD, X, Q };
     r = launch(s, k, many_bufs, 7, 1);
@@ -145,7 +171,8 @@ static void launch_checks(devq_pl_device *d)
     EXPECT(r == -EINVAL && strstr(host_errbuf, "declares 2"), "no arguments: %d %s", r, host_errbuf);
     struct devq_pl_arg few_bytes[] = { B, B, U, PAD, X };
     r = launch(s, k, few_bytes, 5, 1);
-    EXPECT(r == -EINVAL && strstr(host_errbuf, "24-byte push-constant block") && strstr(host_errbuf, "16 bytes"),
+    EXPECT(r == -EINVAL && strstr(host_errbuf, "24-byte push-constant block") &&
+               strstr(host_errbuf, "16 bytes"),
            "too few push-constant bytes: %d %s", r, host_errbuf);
     struct devq_pl_arg no_pad[] = { B, B, U, X, Q };
     r = launch(s, k, no_pad, 5, 1);
@@ -178,8 +205,10 @@ static void launch_checks(devq_pl_device *d)
     CHECK(load(d, "tests/vulkan-shaders/fixed_local.spv", &k));
     struct devq_pl_arg three[] = { B, B, B };
     r = launch(s, k, three, 3, 32);
-    EXPECT(r == -EINVAL && strstr(host_errbuf, "fixed local size 64"), "local 32 on a local_size_x = 64 "
-           "shader: %d %s", r, host_errbuf);
+    EXPECT(r == -EINVAL && strstr(host_errbuf, "fixed local size 64"),
+           "local 32 on a local_size_x = 64 "
+           "shader: %d %s",
+           r, host_errbuf);
     ops->kernel_destroy(k);
     ops->stream_destroy(s);
     ops->mem_free(d, buf);
@@ -224,14 +253,17 @@ int main(void)
         return 77;
     }
     EXPECT(ops->size >= offsetof(struct devq_backend_ops, kernel_iface) + sizeof ops->kernel_iface &&
-           ops->kernel_iface, "the plugin has no kernel_iface op");
+               ops->kernel_iface,
+           "the plugin has no kernel_iface op");
     devq_pl_device *d;
     CHECK(ops->device_open(0, &d));
     devq_device_info info;
     memset(&info, 0, sizeof info);
     CHECK(ops->device_info(d, &info));
-    EXPECT((info.caps & DEVQ_CAP_KERNELS) && (info.caps & DEVQ_CAP_KERNEL_CHECK), "caps %#llx lack "
-           "DEVQ_CAP_KERNEL_CHECK", (unsigned long long)info.caps);
+    EXPECT((info.caps & DEVQ_CAP_KERNELS) && (info.caps & DEVQ_CAP_KERNEL_CHECK),
+           "caps %#llx lack "
+           "DEVQ_CAP_KERNEL_CHECK",
+           (unsigned long long)info.caps);
     iface_shapes(d);
     abi_refusals(d);
     launch_checks(d);

@@ -14,10 +14,23 @@
 
 #define SEC 1000000000ull
 static int failures;
-#define EXPECT(c, ...) do { if (!(c)) { failures++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-    fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); } } while (0)
-#define CHECK(x) do { int r_ = (x); if (r_ < 0) { fprintf(stderr, "FAIL %s: %d %s\n", #x, r_, devq_errmsg()); \
-    exit(1); } } while (0)
+#define EXPECT(c, ...)                                           \
+    do {                                                         \
+        if (!(c)) {                                              \
+            failures++;                                          \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+            fprintf(stderr, __VA_ARGS__);                        \
+            fprintf(stderr, "\n");                               \
+        }                                                        \
+    } while (0)
+#define CHECK(x)                                                        \
+    do {                                                                \
+        int r_ = (x);                                                   \
+        if (r_ < 0) {                                                   \
+            fprintf(stderr, "FAIL %s: %d %s\n", #x, r_, devq_errmsg()); \
+            exit(1);                                                    \
+        }                                                               \
+    } while (0)
 
 int main(void)
 {
@@ -53,7 +66,8 @@ int main(void)
     for (int k = 0; k < 2; k++) {
         int r = devq_signal_wait(s[k], BATCHES, 20 * SEC);
         EXPECT(r == -ENODEV && strstr(devq_errmsg(), "lost"), "queue %d: wait: %d %s", k, r, devq_errmsg());
-        EXPECT(devq_signal_status(s[k]) == -ENODEV, "queue %d: signal status %d", k, devq_signal_status(s[k]));
+        EXPECT(devq_signal_status(s[k]) == -ENODEV, "queue %d: signal status %d", k,
+               devq_signal_status(s[k]));
         /* The signal fails with its first batch; finish waits for all. */
         r = devq_queue_finish(q[k], 20 * SEC);
         EXPECT(r == -ENODEV, "queue %d: finish: %d %s", k, r, devq_errmsg());
@@ -64,7 +78,8 @@ int main(void)
     }
     devq_queue *q3;
     int r = devq_queue_create(dev, NULL, &q3);
-    EXPECT(r == -ENODEV && strstr(devq_errmsg(), "lost"), "queue_create after the loss: %d %s", r, devq_errmsg());
+    EXPECT(r == -ENODEV && strstr(devq_errmsg(), "lost"), "queue_create after the loss: %d %s", r,
+           devq_errmsg());
     if (r == 0)
         devq_queue_destroy(q3);
     for (int k = 0; k < 2; k++) {

@@ -14,16 +14,26 @@
 #define SEC 1000000000ull
 int main(void)
 {
-    devq_device *d; devq_queue *qa, *qb, *qi; devq_buffer *b; devq_signal *hold, *f;
+    devq_device *d;
+    devq_queue *qa, *qb, *qi;
+    devq_buffer *b;
+    devq_signal *hold, *f;
     devq_queue_desc desc = { DEVQ_QUEUE_COMPUTE, 0 };
-    if (devq_device_open("cpu", &d)) return 2;
-    devq_queue_create(d, &desc, &qa); devq_queue_create(d, &desc, &qb); devq_queue_create(d, &desc, &qi);
+    if (devq_device_open("cpu", &d))
+        return 2;
+    devq_queue_create(d, &desc, &qa);
+    devq_queue_create(d, &desc, &qb);
+    devq_queue_create(d, &desc, &qi);
     devq_buffer_alloc(d, 256, NULL, 0, &b);
-    devq_signal_create(0, &hold); devq_signal_create(0, &f);
+    devq_signal_create(0, &hold);
+    devq_signal_create(0, &f);
     unsigned char init[256], out[256];
-    memset(init, 7, sizeof init); memset(out, 0, sizeof out);
-    devq_queue_write(qi, b, 0, init, 256); devq_queue_submit(qi);
-    if (devq_queue_finish(qi, 10 * SEC)) return 2;
+    memset(init, 7, sizeof init);
+    memset(out, 0, sizeof out);
+    devq_queue_write(qi, b, 0, init, 256);
+    devq_queue_submit(qi);
+    if (devq_queue_finish(qi, 10 * SEC))
+        return 2;
     devq_queue_wait(qa, hold, 1);
     devq_queue_read(qa, out, b, 0, 256);
     devq_queue_submit(qa);

@@ -17,12 +17,21 @@
 #define SEC 1000000000ull
 int main(void)
 {
-    devq_device *gpu; devq_queue *q, *q2; devq_buffer *b; devq_signal *h, *sa, *sb;
+    devq_device *gpu;
+    devq_queue *q, *q2;
+    devq_buffer *b;
+    devq_signal *h, *sa, *sb;
     devq_queue_desc desc = { DEVQ_QUEUE_COMPUTE, 0 };
-    if (devq_device_open("cuda", &gpu)) { printf("open: %s\n", devq_errmsg()); return 2; }
-    devq_queue_create(gpu, &desc, &q); devq_queue_create(gpu, &desc, &q2);
+    if (devq_device_open("cuda", &gpu)) {
+        printf("open: %s\n", devq_errmsg());
+        return 2;
+    }
+    devq_queue_create(gpu, &desc, &q);
+    devq_queue_create(gpu, &desc, &q2);
     devq_buffer_alloc(gpu, 256, NULL, 0, &b);
-    devq_signal_create(0, &h); devq_signal_create(0, &sa); devq_signal_create(0, &sb);
+    devq_signal_create(0, &h);
+    devq_signal_create(0, &sa);
+    devq_signal_create(0, &sb);
     unsigned char out[256];
     devq_queue_wait(q, h, 1);
     devq_queue_fill(q, b, 0, 256, 1);
@@ -38,8 +47,9 @@ int main(void)
     bad += wa && !strstr(devq_errmsg(), "cuStreamAddCallback");
     int wb = devq_signal_wait(sb, 1, 10 * SEC);
     printf("B: submit %d wait %d %s\n", rb, wb, wb ? devq_errmsg() : "");
-    bad += wa && !wb;                       /* read a failed buffer and succeeded */
+    bad += wa && !wb; /* read a failed buffer and succeeded */
     bad += wb && !strstr(devq_errmsg(), "cuStreamAddCallback");
-    devq_queue_finish(q, 10 * SEC); devq_queue_finish(q2, 10 * SEC);
+    devq_queue_finish(q, 10 * SEC);
+    devq_queue_finish(q2, 10 * SEC);
     return bad != 0;
 }
