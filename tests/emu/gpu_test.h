@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include "test_host.h"
-#include "../check_main.h"
+#include "../helpers/check_main.h"
 
 #ifndef TEST_BUILD_DIR
 #error "TEST_BUILD_DIR must name the top build directory"
