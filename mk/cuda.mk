@@ -14,7 +14,7 @@ GPU_COMMON_SOURCES = \
 	plugins/gpu_common/gpu_common.h plugins/gpu_common/plugin.c plugins/gpu_common/device.c \
 	plugins/gpu_common/hostfn.c plugins/gpu_common/launch.c plugins/gpu_common/evwait.c \
 	plugins/gpu_common/nccl.c plugins/gpu_common/nccl_abi.h \
-	plugins/gpu_common/driver.h plugins/gpu_common/fail.c plugins/gpu_common/stream.c \
+	plugins/gpu_common/driver.h plugins/gpu_common/calls.h plugins/gpu_common/fail.c plugins/gpu_common/stream.c \
 	plugins/gpu_common/event.c plugins/gpu_common/mem.c plugins/gpu_common/value.c \
 	plugins/gpu_common/kernel.c plugins/gpu_common/open.c plugins/gpu_common/load.c
 
