@@ -44,7 +44,7 @@ const struct gpu_driver gpu_drv = {
     GPU_DRIVER_WORDS,
     .work_desc = work_desc,
     .load = cu_driver_load,
-    .device_handle = cu_device_handle,
+    .device_handle = device_handle,
     .first_open = cu_first_open,
     .undo_open = cu_undo_open,
     .last_close = cu_last_close,

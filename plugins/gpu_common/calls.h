@@ -15,9 +15,14 @@
 #ifndef DEVQ_GPU_CALLS_H
 #define DEVQ_GPU_CALLS_H
 
+#include <errno.h>
+
 #if !defined(GPU_PICK) || !defined(GPU_DRV) || !defined(GPU_DPTR)
 #error "define GPU_PICK, GPU_DRV, GPU_DPTR and gpu_dptr_t before including gpu_common/calls.h"
 #endif
+
+/* A name of the driver's, as a string: GPU_NAME(cuMemAlloc, hipMalloc). */
+#define GPU_NAME(cuda, hip) GPU_PICK(#cuda, #hip)
 
 typedef GPU_PICK(CUresult, hipError_t) gpu_status_t;
 
@@ -26,17 +31,100 @@ static const char *desc(int r, char *buf, size_t n)
     return GPU_PICK(cu_err_desc, hip_err_desc)((gpu_status_t)r, buf, n);
 }
 
-static int to_errno(int r)
-{
-    return GPU_PICK(cu_errno, hip_errno)((gpu_status_t)r);
-}
-
+/* Errors after which the context (HIP: the device's) is unusable until it
+ * is destroyed (HIP: reset, hipDeviceReset). */
 static bool sticky(int r)
 {
-    return GPU_PICK(cu_sticky, hip_sticky)((gpu_status_t)r);
+    switch ((gpu_status_t)r) {
+    case GPU_PICK(CUDA_ERROR_ILLEGAL_ADDRESS, hipErrorIllegalAddress):
+    case GPU_PICK(CUDA_ERROR_LAUNCH_FAILED, hipErrorLaunchFailure):
+    case GPU_PICK(CUDA_ERROR_LAUNCH_TIMEOUT, hipErrorLaunchTimeOut):
+    case GPU_PICK(CUDA_ERROR_ASSERT, hipErrorAssert):
+    case GPU_PICK(CUDA_ERROR_ECC_UNCORRECTABLE, hipErrorECCNotCorrectable):
+    case GPU_PICK(CUDA_ERROR_CONTEXT_IS_DESTROYED, hipErrorContextIsDestroyed):
+#if GPU_PICK(1, 0) /* faults HIP does not tell apart */
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+#endif
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* The errno of a driver status; a sticky one is -EIO. */
+static int to_errno(int r)
+{
+    if (sticky(r))
+        return -EIO;
+    switch ((gpu_status_t)r) {
+    case GPU_PICK(CUDA_SUCCESS, hipSuccess):
+        return 0;
+    case GPU_PICK(CUDA_ERROR_OUT_OF_MEMORY, hipErrorOutOfMemory):
+        return -ENOMEM;
+    case GPU_PICK(CUDA_ERROR_INVALID_VALUE, hipErrorInvalidValue):
+    case GPU_PICK(CUDA_ERROR_INVALID_HANDLE, hipErrorInvalidHandle):
+    case GPU_PICK(CUDA_ERROR_INVALID_CONTEXT, hipErrorInvalidContext):
+    case GPU_PICK(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, hipErrorLaunchOutOfResources):
+#if !GPU_PICK(1, 0)
+    case hipErrorInvalidDevicePointer:
+    case hipErrorInvalidConfiguration:
+#endif
+        return -EINVAL;
+    case GPU_PICK(CUDA_ERROR_NOT_READY, hipErrorNotReady):
+        return -EAGAIN;
+    case GPU_PICK(CUDA_ERROR_NOT_FOUND, hipErrorNotFound):
+#if !GPU_PICK(1, 0)
+    case hipErrorInvalidDeviceFunction:
+#endif
+        return -ENOENT;
+    case GPU_PICK(CUDA_ERROR_INVALID_IMAGE, hipErrorInvalidImage):
+    case GPU_PICK(CUDA_ERROR_NO_BINARY_FOR_GPU, hipErrorNoBinaryForGpu):
+#if GPU_PICK(1, 0)
+    case CUDA_ERROR_INVALID_PTX:
+    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
+    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
+#else
+    case hipErrorInvalidKernelFile:
+#endif
+        return -ENOEXEC;
+    case GPU_PICK(CUDA_ERROR_NOT_SUPPORTED, hipErrorNotSupported):
+        return -ENOTSUP;
+    case GPU_PICK(CUDA_ERROR_NOT_PERMITTED, hipErrorIllegalState): /* a call from a callback */
+        return -EPERM;
+    case GPU_PICK(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, hipErrorHostMemoryAlreadyRegistered):
+        return -EEXIST;
+#if GPU_PICK(1, 0)
+    case CUDA_ERROR_TIMEOUT:
+        return -ETIMEDOUT;
+#endif
+    case GPU_PICK(CUDA_ERROR_NOT_INITIALIZED, hipErrorNotInitialized):
+    case GPU_PICK(CUDA_ERROR_DEINITIALIZED, hipErrorDeinitialized):
+    case GPU_PICK(CUDA_ERROR_NO_DEVICE, hipErrorNoDevice):
+    case GPU_PICK(CUDA_ERROR_INVALID_DEVICE, hipErrorInvalidDevice):
+    case GPU_PICK(CUDA_ERROR_STUB_LIBRARY, hipErrorInsufficientDriver):
+        return -ENODEV;
+    default:
+        return -EIO;
+    }
 }
 
 /* ---- devices ---- */
+
+/* The load's handle of device ordinal (gpu_drv.device_handle). */
+static int device_handle(int *dev, int ordinal, const char *ver)
+{
+    int r = GPU_DRV.DeviceGet(dev, ordinal);
+    if (r == 0)
+        return 0;
+    char what[160];
+    return gpu_load_fail(to_errno(r), "%s: %s(%d): %s; %s %s", gpu_backend,
+                         GPU_NAME(cuDeviceGet, hipDeviceGet), ordinal, desc(r, what, sizeof what),
+                         GPU_PICK("driver", "runtime"), ver);
+}
 
 static int device_name(char *buf, int n, int dev)
 {
@@ -223,7 +311,6 @@ static int launch(void *function, const struct gpu_launch *g, unsigned shared_by
 
 /* ---- the driver's words, quoted in messages ---- */
 
-#define GPU_NAME(cuda, hip) GPU_PICK(#cuda, #hip)
 
 /* The fields of struct gpu_driver that say the same thing in each
  * driver's words: calls.c's table starts with them. */
