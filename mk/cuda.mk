@@ -14,9 +14,14 @@ GPU_COMMON_SOURCES = \
 	plugins/gpu_common/gpu_common.h plugins/gpu_common/plugin.c plugins/gpu_common/device.c \
 	plugins/gpu_common/hostfn.c plugins/gpu_common/launch.c plugins/gpu_common/evwait.c \
 	plugins/gpu_common/nccl.c plugins/gpu_common/nccl_abi.h \
-	plugins/gpu_common/driver.h plugins/gpu_common/fail.c plugins/gpu_common/stream.c \
+	plugins/gpu_common/driver.h plugins/gpu_common/calls.h plugins/gpu_common/fail.c plugins/gpu_common/stream.c \
 	plugins/gpu_common/event.c plugins/gpu_common/mem.c plugins/gpu_common/value.c \
 	plugins/gpu_common/kernel.c plugins/gpu_common/open.c plugins/gpu_common/load.c
+
+# The front end both emulated drivers share (tests/emu/emu_face.h),
+# compiled into each with EMU_FACE_CUDA or EMU_FACE_HIP (mk/hip.mk).
+EMU_FRONT_SOURCES = tests/emu/emu_face.h tests/emu/emu_front_core.c tests/emu/emu_front_stream.c \
+	tests/emu/emu_front_mem.c
 
 if BUILD_CUDA
 plugin_LTLIBRARIES += plugins/cuda/devq-cuda.la
@@ -32,16 +37,17 @@ plugins_cuda_devq_cuda_la_SOURCES = \
 	plugins/cuda/device.c plugins/cuda/calls.c plugins/cuda/kernel.c $(GPU_COMMON_SOURCES)
 
 # The emulated driver: tests/emu/.libs/libcuda-emu.so.  The engine is
-# API-neutral (emu_engine.h); emu_cuda.c is its CUDA face, emu_module.c
-# the kernel images it shares with the HIP face.
+# API-neutral (emu_engine.h); emu_front_*.c the front end shared with the
+# HIP face, built for CUDA; emu_cuda.c what only CUDA has; emu_module.c
+# the kernel images.
 check_LTLIBRARIES += tests/emu/libcuda-emu.la
-tests_emu_libcuda_emu_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/cuda
+tests_emu_libcuda_emu_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/plugins/cuda -DEMU_FACE_CUDA
 tests_emu_libcuda_emu_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 tests_emu_libcuda_emu_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath /nowhere -no-undefined
 tests_emu_libcuda_emu_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 tests_emu_libcuda_emu_la_SOURCES = \
 	tests/emu/emu_engine.h tests/emu/emu_engine.c tests/emu/emu_stream.c \
-	tests/emu/emu_mem.c tests/emu/emu_module.c tests/emu/emu_cuda.c
+	tests/emu/emu_mem.c tests/emu/emu_module.c $(EMU_FRONT_SOURCES) tests/emu/emu_cuda.c
 
 # The PTX SAXPY example needs a real GPU: built on request only
 # (`make examples/cuda-saxpy`, as tests/gpu/run.sh does).

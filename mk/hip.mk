@@ -18,28 +18,29 @@ plugins_hip_devq_hip_la_SOURCES = \
 	plugins/hip/device.c plugins/hip/calls.c plugins/hip/kernel.c $(GPU_COMMON_SOURCES)
 
 # The emulated runtime: tests/emu/.libs/libamdhip64-emu.so, the same
-# API-neutral engine as libcuda-emu.so with emu_hip.c as its face.  Two
+# API-neutral engine and shared front (EMU_FRONT_SOURCES, built for HIP)
+# as libcuda-emu.so with emu_hip.c as its face.  Two
 # variants leave functions out (the plugin finds entry points
 # with dlsym, so only a library that lacks them can test that path):
 # -old has no hipMallocAsync/hipFreeAsync/hipStreamWaitValue64/
 # hipStreamWriteValue64, -broken no hipModuleLaunchKernel/hipStreamAddCallback.
 HIP_EMU_SOURCES = \
 	tests/emu/emu_engine.h tests/emu/emu_engine.c tests/emu/emu_stream.c \
-	tests/emu/emu_mem.c tests/emu/emu_module.c tests/emu/emu_hip.c
+	tests/emu/emu_mem.c tests/emu/emu_module.c $(EMU_FRONT_SOURCES) tests/emu/emu_hip.c
 HIP_EMU_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath /nowhere -no-undefined
 check_LTLIBRARIES += tests/emu/libamdhip64-emu.la tests/emu/libamdhip64-emu-old.la \
 	tests/emu/libamdhip64-emu-broken.la
-tests_emu_libamdhip64_emu_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS)
+tests_emu_libamdhip64_emu_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS) -DEMU_FACE_HIP
 tests_emu_libamdhip64_emu_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 tests_emu_libamdhip64_emu_la_LDFLAGS = $(HIP_EMU_LDFLAGS)
 tests_emu_libamdhip64_emu_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 tests_emu_libamdhip64_emu_la_SOURCES = $(HIP_EMU_SOURCES)
-tests_emu_libamdhip64_emu_old_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS) -DEMU_HIP_NO_OPTIONAL
+tests_emu_libamdhip64_emu_old_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS) -DEMU_FACE_HIP -DEMU_HIP_NO_OPTIONAL
 tests_emu_libamdhip64_emu_old_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 tests_emu_libamdhip64_emu_old_la_LDFLAGS = $(HIP_EMU_LDFLAGS)
 tests_emu_libamdhip64_emu_old_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 tests_emu_libamdhip64_emu_old_la_SOURCES = $(HIP_EMU_SOURCES)
-tests_emu_libamdhip64_emu_broken_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS) -DEMU_HIP_NO_REQUIRED
+tests_emu_libamdhip64_emu_broken_la_CPPFLAGS = $(AM_CPPFLAGS) $(HIP_CPPFLAGS) -DEMU_FACE_HIP -DEMU_HIP_NO_REQUIRED
 tests_emu_libamdhip64_emu_broken_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 tests_emu_libamdhip64_emu_broken_la_LDFLAGS = $(HIP_EMU_LDFLAGS)
 tests_emu_libamdhip64_emu_broken_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)

@@ -30,6 +30,10 @@ dist_noinst_SCRIPTS += tests/scripts/cuda-decls.sh
 # toolkit's include folder, or NCCL_INCLUDE_DIR); skipped without one.
 TESTS += tests/scripts/nccl-decls.sh
 dist_noinst_SCRIPTS += tests/scripts/nccl-decls.sh
+# The emulated drivers (tests/emu) export exactly the symbols they did
+# before their faces shared a front end: every face and HIP variant.
+TESTS += tests/scripts/emu-exports.sh
+dist_noinst_SCRIPTS += tests/scripts/emu-exports.sh
 # The backend-agnostic suites against cuda on the emulated driver:
 # mk/tests-conformance.mk.
 dist_noinst_SCRIPTS += tests/scripts/gpu-plugin-cuda-emu tests/scripts/gpu-faults-cuda-emu

@@ -5,14 +5,6 @@ GPU_EMU_TEST_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/tests/emu \
 	-DTEST_BUILD_DIR='"$(abs_top_builddir)"'
 GPU_EMU_TEST_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
 
-if BUILD_CUDA
-if HAVE_CHECK
-# Forwarding headers for tests/emu, which includes them from tests/.
-EXTRA_DIST += tests/check_main.h tests/host_fns.h
-endif
-endif
-
-
 # ThreadSanitizer's suppressions for `make check` in a TSan build
 # (HACKING.md, .ci/run); in the tarball so a TSan build of it can use them.
 EXTRA_DIST += tests/tsan.supp

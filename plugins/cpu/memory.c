@@ -183,34 +183,41 @@ static void cpu_bulk_run(devq_pl_stream *s, struct cpu_bulk *b)
     cpu_pool_run(&job);
 }
 
+/* Queue a copy (CPU_OP_COPY, from src) or a fill (CPU_OP_FILL, with
+ * byte) of n bytes at dst. */
+static int queue_bytes(devq_pl_stream *s, int kind, void *dst, const void *src, uint8_t byte, size_t n)
+{
+    bool copy = kind == CPU_OP_COPY;
+    struct cpu_op *op = cpu_stream_queue(s, kind, copy ? "a copy" : "a fill");
+    if (!op)
+        return -ENOMEM;
+    if (copy) {
+        op->u.copy.dst = dst;
+        op->u.copy.src = src;
+        op->u.copy.n = n;
+    } else {
+        op->u.fill.dst = dst;
+        op->u.fill.n = n;
+        op->u.fill.byte = byte;
+    }
+    cpu_stream_publish(s);
+    return 0;
+}
+
 int cpu_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_copy_dir dir)
 {
     if (dir != DEVQ_COPY_D2D && dir != DEVQ_COPY_H2D && dir != DEVQ_COPY_D2H)
         return cpu_host->error(-EINVAL, "cpu: copy: unknown direction %d", (int)dir);
     if (n && (!dst || !src))
         return cpu_host->error(-EINVAL, "cpu: copy of %zu bytes with a NULL pointer", n);
-    struct cpu_op *op = cpu_stream_queue(s, CPU_OP_COPY, "a copy");
-    if (!op)
-        return -ENOMEM;
-    op->u.copy.dst = dst;
-    op->u.copy.src = src;
-    op->u.copy.n = n;
-    cpu_stream_publish(s);
-    return 0;
+    return queue_bytes(s, CPU_OP_COPY, dst, src, 0, n);
 }
 
 int cpu_fill(devq_pl_stream *s, void *dst, uint8_t byte, size_t n)
 {
     if (n && !dst)
         return cpu_host->error(-EINVAL, "cpu: fill of %zu bytes with a NULL pointer", n);
-    struct cpu_op *op = cpu_stream_queue(s, CPU_OP_FILL, "a fill");
-    if (!op)
-        return -ENOMEM;
-    op->u.fill.dst = dst;
-    op->u.fill.n = n;
-    op->u.fill.byte = byte;
-    cpu_stream_publish(s);
-    return 0;
+    return queue_bytes(s, CPU_OP_FILL, dst, NULL, byte, n);
 }
 
 void cpu_copy_run(devq_pl_stream *s, struct cpu_op *op)

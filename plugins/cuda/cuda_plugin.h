@@ -74,14 +74,11 @@ extern struct cu_driver cu_drv CU_HIDDEN;
 /* driver.c */
 /* The table's load (gpu_common/load.c): dlopen, cuInit, the entry points. */
 int  cu_driver_load(void);
-int  cu_device_handle(int *dev, int ordinal, const char *ver);
 void cu_driver_fini(void);
 const char *cu_err_name(CUresult r);
 const char *cu_err_text(CUresult r);
 /* "NAME (text)" in buf. */
 const char *cu_err_desc(CUresult r, char *buf, size_t n);
-int  cu_errno(CUresult r);
-bool cu_sticky(CUresult r);
 
 /* device.c: the table's device hooks (gpu_common/open.c) */
 int  cu_attrs(struct devq_pl_device *d, struct gpu_attrs *a, int *sms);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Loading the CUDA driver: dlopen, cuInit, every entry point through
  * cuGetProcAddress at the ABI version this plugin calls it with, and the
- * CUresult -> errno table. */
+ * error names and texts (the CUresult -> errno table is
+ * gpu_common/calls.h's, shared with HIP). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -78,69 +79,6 @@ const char *cu_err_desc(CUresult r, char *buf, size_t n)
     return buf;
 }
 
-/* Errors after which the context is unusable until it is destroyed. */
-bool cu_sticky(CUresult r)
-{
-    switch (r) {
-    case CUDA_ERROR_ILLEGAL_ADDRESS:
-    case CUDA_ERROR_LAUNCH_FAILED:
-    case CUDA_ERROR_LAUNCH_TIMEOUT:
-    case CUDA_ERROR_HARDWARE_STACK_ERROR:
-    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
-    case CUDA_ERROR_MISALIGNED_ADDRESS:
-    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
-    case CUDA_ERROR_INVALID_PC:
-    case CUDA_ERROR_ASSERT:
-    case CUDA_ERROR_ECC_UNCORRECTABLE:
-    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
-        return true;
-    default:
-        return false;
-    }
-}
-
-int cu_errno(CUresult r)
-{
-    if (cu_sticky(r))
-        return -EIO;
-    switch (r) {
-    case CUDA_SUCCESS:
-        return 0;
-    case CUDA_ERROR_OUT_OF_MEMORY:
-        return -ENOMEM;
-    case CUDA_ERROR_INVALID_VALUE:
-    case CUDA_ERROR_INVALID_HANDLE:
-    case CUDA_ERROR_INVALID_CONTEXT:
-    case CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES:
-        return -EINVAL;
-    case CUDA_ERROR_NOT_READY:
-        return -EAGAIN;
-    case CUDA_ERROR_NOT_FOUND:
-        return -ENOENT;
-    case CUDA_ERROR_INVALID_IMAGE:
-    case CUDA_ERROR_INVALID_PTX:
-    case CUDA_ERROR_NO_BINARY_FOR_GPU:
-    case CUDA_ERROR_UNSUPPORTED_PTX_VERSION:
-    case CUDA_ERROR_JIT_COMPILER_NOT_FOUND:
-        return -ENOEXEC;
-    case CUDA_ERROR_NOT_SUPPORTED:
-        return -ENOTSUP;
-    case CUDA_ERROR_NOT_PERMITTED:
-        return -EPERM;
-    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
-        return -EEXIST;
-    case CUDA_ERROR_TIMEOUT:
-        return -ETIMEDOUT;
-    case CUDA_ERROR_NOT_INITIALIZED:
-    case CUDA_ERROR_DEINITIALIZED:
-    case CUDA_ERROR_NO_DEVICE:
-    case CUDA_ERROR_INVALID_DEVICE:
-    case CUDA_ERROR_STUB_LIBRARY:
-        return -ENODEV;
-    default:
-        return -EIO;
-    }
-}
 
 /* ---- entry points ---- */
 
@@ -203,17 +141,11 @@ static void clear_group(int group)
 
 int cu_driver_load(void)
 {
-    const char *path = gpu_host->getenv("DEVQ_CUDA_LIBRARY");
-    if (!path || !*path)
-        path = "libcuda.so.1";
-    /* Never unloaded: the driver keeps threads of its own. */
-    drv.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!drv.lib) {
-        const char *e = dlerror();
-        return gpu_load_fail(-ENODEV,
-                             "cuda: %s not found (%s); install the NVIDIA driver or set DEVQ_CUDA_LIBRARY",
-                             path, e ? e : "dlopen failed");
-    }
+    const char *path;
+    int err =
+        gpu_load_library("DEVQ_CUDA_LIBRARY", "libcuda.so.1", "install the NVIDIA driver", &path, &drv.lib);
+    if (err)
+        return err;
     PFN_cuInit_v2000 init = (PFN_cuInit_v2000)dlsym(drv.lib, "cuInit");
     PFN_cuDriverGetVersion_v2020 getver = (PFN_cuDriverGetVersion_v2020)dlsym(drv.lib, "cuDriverGetVersion");
     cu_drv.GetErrorName = (PFN_cuGetErrorName_v6000)dlsym(drv.lib, "cuGetErrorName");
@@ -236,8 +168,8 @@ int cu_driver_load(void)
     if (r != CUDA_SUCCESS) {
         char what[160];
         snprintf(what, sizeof what, "%s (%s)", cu_err_name(r), cu_err_text(r));
-        return gpu_load_fail(cu_errno(r) == -ENODEV ? -ENODEV : -EIO, "cuda: cuInit: %s; driver %s", what,
-                             ver);
+        return gpu_load_fail(gpu_drv.to_errno(r) == -ENODEV ? -ENODEV : -EIO, "cuda: cuInit: %s; driver %s",
+                             what, ver);
     }
     /* Stream memory operations became core ("_v2") in CUDA 11.7. */
     cu_drv.memops_v2 = cu_drv.version >= 11070;
@@ -283,16 +215,6 @@ int cu_driver_load(void)
         return gpu_load_fail(-ENODEV, "cuda: cuDeviceGetCount: %s; driver %s", what, ver);
     }
     return gpu_load_devices(count, path, ver);
-}
-
-int cu_device_handle(int *dev, int ordinal, const char *ver)
-{
-    CUresult r = cu_drv.DeviceGet(dev, ordinal);
-    if (r == CUDA_SUCCESS)
-        return 0;
-    char what[160];
-    snprintf(what, sizeof what, "%s (%s)", cu_err_name(r), cu_err_text(r));
-    return gpu_load_fail(cu_errno(r), "cuda: cuDeviceGet: %s; driver %s", what, ver);
 }
 
 void cu_driver_fini(void)

@@ -192,6 +192,10 @@ extern struct gpu_missing gpu_missing GPU_HIDDEN;
 /* In the plugin's load: why it failed (the message every later
  * device_count/device_open gives); returns err. */
 int  gpu_load_fail(int err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* In the plugin's load: dlopen the library $env names, else dflt, into
+ * *lib (*path: the name tried); 0, or gpu_load_fail's -ENODEV saying
+ * what to install ("install the NVIDIA driver") or set. */
+int  gpu_load_library(const char *env, const char *dflt, const char *install, const char **path, void **lib);
 /* At the end of the plugin's load: count devices, their handles from
  * gpu_drv.device_handle; path and ver for the log. */
 int  gpu_load_devices(int count, const char *path, const char *ver);

@@ -5,6 +5,7 @@
  * and resolves its entry points, reporting failures with gpu_load_fail,
  * and ends with gpu_load_devices. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -29,6 +30,21 @@ int gpu_load_fail(int err, const char *fmt, ...)
     va_end(ap);
     loaded.err = err;
     return err;
+}
+
+int gpu_load_library(const char *env, const char *dflt, const char *install, const char **path, void **lib)
+{
+    const char *p = gpu_host->getenv(env);
+    if (!p || !*p)
+        p = dflt;
+    *path = p;
+    /* Never unloaded: the driver keeps threads of its own. */
+    *lib = dlopen(p, RTLD_NOW | RTLD_LOCAL);
+    if (*lib)
+        return 0;
+    const char *e = dlerror();
+    return gpu_load_fail(-ENODEV, "%s: %s not found (%s); %s or set %s", gpu_backend, p,
+                         e ? e : "dlopen failed", install, env);
 }
 
 int gpu_load_devices(int count, const char *path, const char *ver)

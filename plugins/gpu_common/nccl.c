@@ -348,34 +348,31 @@ static int one(struct devq_pl_chan *c, const struct devq_eng_op *op, void *strea
         return e;
     ncclResult_t r;
     const char *call;
+/* Call nc.fn, naming it for fail()'s message. */
+#define NCCL_CALL(fn, ...) (call = "nccl" #fn, nc.fn(__VA_ARGS__))
     switch (op->kind) {
     case DEVQ_ENG_ALL_REDUCE:
-        call = "ncclAllReduce";
-        r = nc.AllReduce(op->src, op->dst, op->count, t, ro, c->comm, stream);
+        r = NCCL_CALL(AllReduce, op->src, op->dst, op->count, t, ro, c->comm, stream);
         break;
     case DEVQ_ENG_ALL_GATHER:
-        call = "ncclAllGather";
-        r = nc.AllGather(op->src, op->dst, op->count, t, c->comm, stream);
+        r = NCCL_CALL(AllGather, op->src, op->dst, op->count, t, c->comm, stream);
         break;
     case DEVQ_ENG_REDUCE_SCATTER:
-        call = "ncclReduceScatter";
-        r = nc.ReduceScatter(op->src, op->dst, op->count, t, ro, c->comm, stream);
+        r = NCCL_CALL(ReduceScatter, op->src, op->dst, op->count, t, ro, c->comm, stream);
         break;
     case DEVQ_ENG_BROADCAST:
-        call = "ncclBroadcast";
-        r = nc.Broadcast(op->src, op->dst, op->count, t, op->peer, c->comm, stream);
+        r = NCCL_CALL(Broadcast, op->src, op->dst, op->count, t, op->peer, c->comm, stream);
         break;
     case DEVQ_ENG_SEND:
-        call = "ncclSend";
-        r = nc.Send(op->src, op->count, t, op->peer, c->comm, stream);
+        r = NCCL_CALL(Send, op->src, op->count, t, op->peer, c->comm, stream);
         break;
     case DEVQ_ENG_RECV:
-        call = "ncclRecv";
-        r = nc.Recv(op->dst, op->count, t, op->peer, c->comm, stream);
+        r = NCCL_CALL(Recv, op->dst, op->count, t, op->peer, c->comm, stream);
         break;
     default:
         return gpu_host->error(-EINVAL, "%s: channel op kind %d unknown", gpu_backend, (int)op->kind);
     }
+#undef NCCL_CALL
     return r == ncclSuccess ? 0 : fail(c, call, r);
 }
 

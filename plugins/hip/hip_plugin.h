@@ -74,13 +74,10 @@ extern struct hip_runtime hip_rt HIP_HIDDEN;
 /* runtime.c */
 /* The table's load (gpu_common/load.c): dlopen, the entry points, hipInit. */
 int  hip_runtime_load(void);
-int  hip_device_handle(int *dev, int ordinal, const char *ver);
 const char *hip_err_name(hipError_t r);
 /* "hipErrorX (text)", or just the name when the runtime's text is the
  * name again (ROCm 5.2 answers hipGetErrorString with the name). */
 const char *hip_err_desc(hipError_t r, char *buf, size_t n);
-int  hip_errno(hipError_t r);
-bool hip_sticky(hipError_t r);
 void hip_version_str(int v, char *buf, size_t n);
 
 /* device.c: the table's device hooks (gpu_common/open.c) */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* Loading the HIP runtime: dlopen libamdhip64.so.5 (or DEVQ_HIP_LIBRARY),
  * every entry point by name with dlsym, hipInit, the device count, and
- * the hipError_t -> errno table.
+ * the error descriptions (the hipError_t -> errno table is
+ * gpu_common/calls.h's, shared with CUDA).
  *
  * Nothing here runs at plugin init: the runtime is loaded at the first
  * device_count/device_open, so a machine without ROCm, or with ROCm and
@@ -41,64 +42,6 @@ const char *hip_err_desc(hipError_t r, char *buf, size_t n)
     return buf;
 }
 
-/* Errors after which the device's context is unusable until it is reset
- * (hipDeviceReset). */
-bool hip_sticky(hipError_t r)
-{
-    switch (r) {
-    case hipErrorIllegalAddress:
-    case hipErrorLaunchFailure:
-    case hipErrorLaunchTimeOut:
-    case hipErrorAssert:
-    case hipErrorECCNotCorrectable:
-    case hipErrorContextIsDestroyed:
-        return true;
-    default:
-        return false;
-    }
-}
-
-int hip_errno(hipError_t r)
-{
-    if (hip_sticky(r))
-        return -EIO;
-    switch (r) {
-    case hipSuccess:
-        return 0;
-    case hipErrorOutOfMemory:
-        return -ENOMEM;
-    case hipErrorInvalidValue:
-    case hipErrorInvalidHandle:
-    case hipErrorInvalidContext:
-    case hipErrorInvalidDevicePointer:
-    case hipErrorInvalidConfiguration:
-    case hipErrorLaunchOutOfResources:
-        return -EINVAL;
-    case hipErrorNotReady:
-        return -EAGAIN;
-    case hipErrorNotFound:
-    case hipErrorInvalidDeviceFunction:
-        return -ENOENT;
-    case hipErrorInvalidImage:
-    case hipErrorInvalidKernelFile:
-    case hipErrorNoBinaryForGpu:
-        return -ENOEXEC;
-    case hipErrorNotSupported:
-        return -ENOTSUP;
-    case hipErrorIllegalState:
-        return -EPERM;
-    case hipErrorHostMemoryAlreadyRegistered:
-        return -EEXIST;
-    case hipErrorNotInitialized:
-    case hipErrorDeinitialized:
-    case hipErrorNoDevice:
-    case hipErrorInvalidDevice:
-    case hipErrorInsufficientDriver:
-        return -ENODEV;
-    default:
-        return -EIO;
-    }
-}
 
 /* HIP_VERSION style: major * 10^7 + minor * 10^5 + patch. */
 void hip_version_str(int v, char *buf, size_t n)
@@ -139,18 +82,11 @@ static const char *no_device_hint(void)
 
 int hip_runtime_load(void)
 {
-    const char *path = gpu_host->getenv("DEVQ_HIP_LIBRARY");
-    if (!path || !*path)
-        path = "libamdhip64.so.5";
-    /* Never unloaded: the runtime keeps threads of its own. */
-    rt.lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    if (!rt.lib) {
-        const char *e = dlerror();
-        return gpu_load_fail(-ENODEV,
-                             "hip: %s not found (%s); install the ROCm HIP runtime "
-                             "(libamdhip64) or set DEVQ_HIP_LIBRARY",
-                             path, e ? e : "dlopen failed");
-    }
+    const char *path;
+    int err = gpu_load_library("DEVQ_HIP_LIBRARY", "libamdhip64.so.5",
+                               "install the ROCm HIP runtime (libamdhip64)", &path, &rt.lib);
+    if (err)
+        return err;
     char missing[512] = "";
     for (size_t i = 0; i < NENTRIES; i++) {
         const struct entry *e = &entries[i];
@@ -202,17 +138,7 @@ int hip_runtime_load(void)
                              no_device_hint());
     }
     if (r != hipSuccess)
-        return gpu_load_fail(hip_errno(r) == -ENODEV ? -ENODEV : -EIO, "hip: hipInit: %s; runtime %s",
+        return gpu_load_fail(gpu_drv.to_errno(r) == -ENODEV ? -ENODEV : -EIO, "hip: hipInit: %s; runtime %s",
                              hip_err_desc(r, what, sizeof what), ver);
     return gpu_load_devices(count, path, ver);
-}
-
-int hip_device_handle(int *dev, int ordinal, const char *ver)
-{
-    hipError_t r = hip_rt.DeviceGet(dev, ordinal);
-    if (r == hipSuccess)
-        return 0;
-    char what[160];
-    return gpu_load_fail(hip_errno(r), "hip: hipDeviceGet(%d): %s; runtime %s", ordinal,
-                         hip_err_desc(r, what, sizeof what), ver);
 }

@@ -8,18 +8,29 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline float devq_bf16_to_f32(uint16_t h)
+/* A float's bits and back (memcpy: no aliasing rules broken). */
+static inline uint32_t devq_f32_bits(float f)
 {
-    uint32_t u = (uint32_t)h << 16;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline float devq_f32_of_bits(uint32_t u)
+{
     float f;
     memcpy(&f, &u, 4);
     return f;
 }
 
+static inline float devq_bf16_to_f32(uint16_t h)
+{
+    return devq_f32_of_bits((uint32_t)h << 16);
+}
+
 static inline uint16_t devq_f32_to_bf16(float f)
 {
-    uint32_t u;
-    memcpy(&u, &f, 4);
+    uint32_t u = devq_f32_bits(f);
     if ((u & 0x7fffffffu) > 0x7f800000u)
         return (uint16_t)((u >> 16) | 0x40);
     u += 0x7fffu + ((u >> 16) & 1);
@@ -44,15 +55,12 @@ static inline float devq_f16_to_f32(uint16_t h)
         u = s | 0x7f800000u | (m << 13);
     else
         u = s | ((e + 127 - 15) << 23) | (m << 13);
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
+    return devq_f32_of_bits(u);
 }
 
 static inline uint16_t devq_f32_to_f16(float f)
 {
-    uint32_t u;
-    memcpy(&u, &f, 4);
+    uint32_t u = devq_f32_bits(f);
     uint32_t s = (u >> 16) & 0x8000;
     int32_t e = (int32_t)((u >> 23) & 0xff) - 127 + 15;
     uint32_t m = u & 0x7fffff;

@@ -5,7 +5,9 @@
  * in-order streams run by host worker threads, events, host functions,
  * kernels (host C functions run once per block), memory (host malloc;
  * device pointers are host addresses) and 64-bit value waits/writes.
- * A "face" (emu_cuda.c, later an emu_hip.c) maps a driver API onto it.
+ * A "face" maps a driver API onto it: the CUDA and HIP faces share a
+ * front end (emu_face.h, emu_front_*.c) and keep what differs in
+ * emu_cuda.c and emu_hip.c.
  *
  * Status codes: 0 is success, negative values are the engine's own
  * EMU_E_* errors, positive values are a face's error code injected by

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Internals of the emulated NCCL/RCCL (emu_nccl.c): element types and
- * reductions (emu_nccl_reduce.c, also used by tests/test_nccl_emu.c for
+ * reductions (emu_nccl_reduce.c, also used by tests/unit/test_nccl_emu.c for
  * its fp16/bf16 conversions). */
 #ifndef DEVQ_EMU_NCCL_H
 #define DEVQ_EMU_NCCL_H

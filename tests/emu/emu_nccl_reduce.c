@@ -30,6 +30,21 @@ size_t emu_nccl_dtype_size(int dtype)
     }
 }
 
+/* A float's bits and back (memcpy: no aliasing rules broken). */
+static uint32_t bits_of(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    return x;
+}
+
+static float float_of(uint32_t bits)
+{
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 float emu_nccl_half_to_float(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, bits;
@@ -49,15 +64,12 @@ float emu_nccl_half_to_float(uint16_t h)
     } else {
         bits = sign | ((exp + 127 - 15) << 23) | (man << 13);
     }
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
+    return float_of(bits);
 }
 
 uint16_t emu_nccl_float_to_half(float f)
 {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
+    uint32_t x = bits_of(f);
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
     uint32_t exp = (x >> 23) & 0xff, man = x & 0x7fffff;
     if (exp == 0xff)
@@ -83,16 +95,12 @@ uint16_t emu_nccl_float_to_half(float f)
 
 float emu_nccl_bf16_to_float(uint16_t h)
 {
-    uint32_t bits = (uint32_t)h << 16;
-    float f;
-    memcpy(&f, &bits, sizeof f);
-    return f;
+    return float_of((uint32_t)h << 16);
 }
 
 uint16_t emu_nccl_float_to_bf16(float f)
 {
-    uint32_t x;
-    memcpy(&x, &f, sizeof x);
+    uint32_t x = bits_of(f);
     if ((x & 0x7f800000) == 0x7f800000 && (x & 0x7fffff))
         return (uint16_t)((x >> 16) | 0x40); /* quiet NaN */
     x += 0x7fff + ((x >> 16) & 1);
@@ -127,41 +135,39 @@ uint16_t emu_nccl_float_to_bf16(float f)
      : op == ncclMax                ? ((x) > (y) ? (x) : (y)) \
                                     : ((x) < (y) ? (x) : (y)))
 
+/* NCCL's integer element types: the enumerator, the C type, and the
+ * unsigned type signed math wraps through. */
+#define INT_TYPES(X)                  \
+    X(ncclInt8, int8_t, uint8_t)      \
+    X(ncclUint8, uint8_t, unsigned)   \
+    X(ncclInt32, int32_t, uint32_t)   \
+    X(ncclUint32, uint32_t, uint32_t) \
+    X(ncclInt64, int64_t, uint64_t)   \
+    X(ncclUint64, uint64_t, uint64_t)
+
+#define FLOAT_LOOP(T)                    \
+    do {                                 \
+        T *a = acc;                      \
+        const T *b = in;                 \
+        for (size_t i = 0; i < n; i++)   \
+            a[i] = FLOAT_OP(a[i], b[i]); \
+    } while (0)
+
+#define REDUCE_INT(E, T, U) \
+    case E:                 \
+        INT_LOOP(T, U);     \
+        break;
+
 void emu_nccl_reduce(void *acc, const void *in, size_t n, int dtype, int op)
 {
     switch (dtype) {
-    case ncclInt8:
-        INT_LOOP(int8_t, uint8_t);
+        INT_TYPES(REDUCE_INT)
+    case ncclFloat32:
+        FLOAT_LOOP(float);
         break;
-    case ncclUint8:
-        INT_LOOP(uint8_t, unsigned);
+    case ncclFloat64:
+        FLOAT_LOOP(double);
         break;
-    case ncclInt32:
-        INT_LOOP(int32_t, uint32_t);
-        break;
-    case ncclUint32:
-        INT_LOOP(uint32_t, uint32_t);
-        break;
-    case ncclInt64:
-        INT_LOOP(int64_t, uint64_t);
-        break;
-    case ncclUint64:
-        INT_LOOP(uint64_t, uint64_t);
-        break;
-    case ncclFloat32: {
-        float *a = acc;
-        const float *b = in;
-        for (size_t i = 0; i < n; i++)
-            a[i] = FLOAT_OP(a[i], b[i]);
-        break;
-    }
-    case ncclFloat64: {
-        double *a = acc;
-        const double *b = in;
-        for (size_t i = 0; i < n; i++)
-            a[i] = FLOAT_OP(a[i], b[i]);
-        break;
-    }
     case ncclFloat16:
     case ncclBfloat16: {
         uint16_t *a = acc;
@@ -185,27 +191,15 @@ void emu_nccl_reduce(void *acc, const void *in, size_t n, int dtype, int op)
             a[i] = (T)(a[i] / (T)by);  \
     } while (0)
 
+#define DIVIDE_INT(E, T, U) \
+    case E:                 \
+        DIV_LOOP(T);        \
+        break;
+
 void emu_nccl_divide(void *acc, size_t n, int dtype, int by)
 {
     switch (dtype) {
-    case ncclInt8:
-        DIV_LOOP(int8_t);
-        break;
-    case ncclUint8:
-        DIV_LOOP(uint8_t);
-        break;
-    case ncclInt32:
-        DIV_LOOP(int32_t);
-        break;
-    case ncclUint32:
-        DIV_LOOP(uint32_t);
-        break;
-    case ncclInt64:
-        DIV_LOOP(int64_t);
-        break;
-    case ncclUint64:
-        DIV_LOOP(uint64_t);
-        break;
+        INT_TYPES(DIVIDE_INT)
     case ncclFloat32:
         DIV_LOOP(float);
         break;

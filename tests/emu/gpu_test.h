@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Shared fixture of the cuda and hip plugin tests.  Each test program is
  * built once and run per backend (DEVQ_TEST_DEVICE=cuda or hip, set by the
- * wrappers tests/gpu-{plugin,faults}-{cuda,hip}-emu): it loads that
+ * wrappers tests/scripts/gpu-{plugin,faults}-{cuda,hip}-emu): it loads that
  * plugin from the build tree over its emulated driver, opens device 0 and
  * makes streams.  What differs between the two drivers (library names,
  * error and entry-point names the plugins' messages quote) is a face,
@@ -19,7 +19,7 @@
 #include <string.h>
 #include <time.h>
 #include "test_host.h"
-#include "../check_main.h"
+#include "../helpers/check_main.h"
 
 #ifndef TEST_BUILD_DIR
 #error "TEST_BUILD_DIR must name the top build directory"
@@ -121,7 +121,7 @@ __attribute__((unused)) static const struct gpu_face *gpu_face_select(void)
             return face = &gpu_faces[i];
     fprintf(stderr,
             "DEVQ_TEST_DEVICE=%s: set it to cuda or hip (the wrappers "
-            "tests/gpu-*-emu do)\n",
+            "tests/scripts/gpu-*-emu do)\n",
             want ? want : "(unset)");
     return NULL;
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The host table of the plugin tests: errors into a thread-local buffer,
  * log lines on stderr when DEVQ_TEST_VERBOSE is set, real futexes (the
- * shared parts in tests/host_fns.h). */
+ * shared parts in tests/helpers/host_fns.h). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
-#include "../host_fns.h"
+#include "../helpers/host_fns.h"
 #include "test_host.h"
 
 const char *test_errmsg(void)
