@@ -363,6 +363,13 @@ static void trace_outstanding(struct devq_device *dev)
 
 static int alloc_new(devq_device *dev, size_t bytes, devq_queue *q, uint32_t tag, devq_buffer **out);
 
+/* Out of line, as free_wrong_device. */
+static __attribute__((noinline, cold)) int alloc_wrong_device(devq_device *dev, devq_queue *q)
+{
+    return devq__err(-EINVAL, "devq_buffer_alloc: %s is on %s:%d, not on %s:%d", devq__queue_label(q).s,
+                     q->dev->info.backend, q->dev->info.ordinal, dev->info.backend, dev->info.ordinal);
+}
+
 DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, uint32_t tag, devq_buffer **out)
 {
     const char *fn = "devq_buffer_alloc";
@@ -376,8 +383,7 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
     if (q && (r = devq__queue_check(q, fn)) < 0)
         return r;
     if (q && q->dev != dev)
-        return devq__err(-EINVAL, "%s: %s is on %s:%d, not on %s:%d", fn, devq__queue_label(q).s,
-                         q->dev->info.backend, q->dev->info.ordinal, dev->info.backend, dev->info.ordinal);
+        return alloc_wrong_device(dev, q);
     if ((r = devq__device_lost_check(dev)) < 0)
         return r;
     devq_buffer *b;
@@ -592,6 +598,15 @@ void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q)
 
 static int free_now(struct devq_device *dev, devq_buffer *b, devq_queue *q);
 
+/* Out of line, with its label buffers: the pair's path stays a leaf
+ * without a large frame. */
+static __attribute__((noinline, cold)) int free_wrong_device(struct devq_device *dev, devq_queue *q)
+{
+    return devq__err(-EINVAL, "devq_buffer_free: buffer belongs to %s:%d but %s is on %s:%d",
+                     dev->info.backend, dev->info.ordinal, devq__queue_label(q).s, q->dev->info.backend,
+                     q->dev->info.ordinal);
+}
+
 DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
 {
     const char *fn = "devq_buffer_free";
@@ -604,9 +619,7 @@ DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
         return r;
     struct devq_device *dev = b->dev;
     if (q && q->dev != dev)
-        return devq__err(-EINVAL, "%s: buffer belongs to %s:%d but %s is on %s:%d", fn, dev->info.backend,
-                         dev->info.ordinal, devq__queue_label(q).s, q->dev->info.backend,
-                         q->dev->info.ordinal);
+        return free_wrong_device(dev, q);
     if (cache_put(dev, b, q))
         return 0; /* kept for the next allocation of its size on q (or with no queue) */
     return free_now(dev, b, q);
