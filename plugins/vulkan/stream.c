@@ -241,6 +241,8 @@ void vk_stream_queued(struct devq_pl_stream *s)
  * moment of the call, which the op's contract allows. */
 int vk_stream_idle(struct devq_pl_stream *s)
 {
+    if (atomic_load_explicit(&s->dev->lost, memory_order_relaxed))
+        return 0; /* the end callback reports the loss */
     uint64_t n = atomic_load_explicit(&s->queued, memory_order_acquire);
     return atomic_load_explicit(&s->clean, memory_order_acquire) == n;
 }
