@@ -24,7 +24,16 @@
  * a queue finishes, memory is reaped, an allocation is refused (then
  * retried once), the stack is replaced or the queue is destroyed.  Off
  * when the stack has a guard, logging or user layer (they see every
- * call), when tracing, and on a lost device. */
+ * call), when tracing, and on a lost device.
+ *
+ * The device's idle cache (dev->qs->idle) does the same for buffers
+ * allocated with no queue, never used on a stream and freed with no
+ * queue: their memory is idle, so the next allocation with no queue of
+ * that size and tag may have it at once.  Those hold no device
+ * reference while kept (else a program that closed its device with one
+ * kept would never see it torn down); the teardown frees them
+ * (devq__buffer_idle_drop).  A buffer that was used anywhere takes the
+ * stream-ordered free below. */
 #include "config.h"
 #include <errno.h>
 #include <sched.h>
