@@ -14,7 +14,15 @@
  * stream-ordered free itself costs over a plain one; since fences are
  * lazy (recorded only when a block crosses streams) the two should be
  * close.  BENCH_MEM_ONLY=<name> and BENCH_MEM_PATTERN=<0..3> restrict a
- * run, for profiling. */
+ * run, for profiling.
+ *
+ * Then the whole public path (issue #33): devq_buffer_alloc +
+ * devq_buffer_free pairs on a queue and with no queue (an immediate
+ * free), 256 B to 4 MiB, each beside glibc malloc + free of the same
+ * size, alternately run by run.  Targets: at most 2x malloc's time on a
+ * queue, 4x without one.  BENCH_MEM_API=q:BYTES or noq:BYTES runs only
+ * api_pairs() once (10^5 pairs), for callgrind:
+ *   valgrind --tool=callgrind --toggle-collect=api_pairs ... */
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
@@ -117,6 +125,89 @@ static int cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* n public alloc/free pairs of `bytes` on q (NULL: no queue).  Out of
+ * line so that callgrind can count it alone. */
+static __attribute__((noinline)) void api_pairs(devq_device *dev, devq_queue *q, size_t bytes, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        devq_buffer *b;
+        if (devq_buffer_alloc(dev, bytes, q, 0, &b) < 0 || devq_buffer_free(b, q) < 0) {
+            fprintf(stderr, "bench_mem: public pair: %s\n", devq_errmsg());
+            exit(1);
+        }
+    }
+}
+
+static __attribute__((noinline)) void malloc_pairs(size_t bytes, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        void *p = malloc(bytes);
+        __asm__ volatile("" : : "r"(p) : "memory");
+        free(p);
+    }
+}
+
+/* The public path against malloc; 0 when a target is missed. */
+static int api_table(devq_device *dev, double scale)
+{
+    static const size_t api_sizes[] = { 256, 4 << 10, 64 << 10, 1 << 20, 4 << 20 };
+    devq_queue *q;
+    if (devq_queue_create(dev, NULL, &q) < 0) {
+        fprintf(stderr, "bench_mem: %s\n", devq_errmsg());
+        exit(1);
+    }
+    size_t n = (size_t)(200000 * scale);
+    int ok = 1;
+    printf("\npublic API: devq_buffer_alloc + devq_buffer_free against malloc + free, ns per pair, "
+           "median of %d runs\n",
+           RUNS);
+    printf("%-9s %9s %9s %9s %11s %11s\n", "size", "queue", "no queue", "malloc", "queue/mall", "noq/malloc");
+    for (size_t s = 0; s < sizeof api_sizes / sizeof api_sizes[0]; s++) {
+        double v[3][RUNS];
+        api_pairs(dev, q, api_sizes[s], n / 10); /* warm up */
+        api_pairs(dev, NULL, api_sizes[s], n / 10);
+        for (int r = 0; r < RUNS; r++) {
+            double t0 = now_s();
+            api_pairs(dev, q, api_sizes[s], n);
+            double t1 = now_s();
+            api_pairs(dev, NULL, api_sizes[s], n);
+            double t2 = now_s();
+            malloc_pairs(api_sizes[s], n);
+            double t3 = now_s();
+            v[0][r] = (t1 - t0) * 1e9 / (double)n;
+            v[1][r] = (t2 - t1) * 1e9 / (double)n;
+            v[2][r] = (t3 - t2) * 1e9 / (double)n;
+        }
+        double m[3];
+        for (int k = 0; k < 3; k++) {
+            qsort(v[k], RUNS, sizeof v[k][0], cmp);
+            m[k] = v[k][RUNS / 2];
+        }
+        printf("%-9zu %9.1f %9.1f %9.1f %10.2fx %10.2fx\n", api_sizes[s], m[0], m[1], m[2], m[0] / m[2],
+               m[1] / m[2]);
+        if (m[0] > 2 * m[2] || m[1] > 4 * m[2])
+            ok = 0;
+    }
+    printf("targets (queue <= 2x malloc, no queue <= 4x malloc): %s\n", ok ? "met" : "NOT met");
+    devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE);
+    devq_queue_destroy(q);
+    return ok;
+}
+
+/* BENCH_MEM_API=q:BYTES | noq:BYTES: one api_pairs run, for callgrind. */
+static int api_only(devq_device *dev, const char *spec)
+{
+    size_t bytes = (size_t)strtoull(strchr(spec, ':') ? strchr(spec, ':') + 1 : "256", NULL, 0);
+    devq_queue *q = NULL;
+    if (!strncmp(spec, "q:", 2) && devq_queue_create(dev, NULL, &q) < 0)
+        return 1;
+    api_pairs(dev, q, bytes, 1000); /* warm: caches filled */
+    api_pairs(dev, q, bytes, 100000);
+    if (q)
+        devq_queue_destroy(q);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     double scale = argc > 1 ? atof(argv[1]) : 1.0;
@@ -155,6 +246,9 @@ int main(int argc, char **argv)
         stream = fake_stream(dev, 0);
         where = "fake device";
     }
+    const char *api = getenv("BENCH_MEM_API");
+    if (api && pl)
+        return api_only(dev, api);
     devq_resource *stack_pool = NULL;
     if (devq_resource_pool(dev, &res[K_POOL]) < 0 || devq_resource_direct(dev, &res[K_DIRECT]) < 0 ||
         devq_resource_pool(dev, &res[K_POOL_SYNC]) < 0 || devq_resource_pool(dev, &stack_pool) < 0 ||
@@ -192,6 +286,8 @@ int main(int argc, char **argv)
             ok = 0;
     }
     printf("targets (pool >= malloc, pool >= 5x direct): %s\n", ok ? "met" : "NOT met");
+    if (pl)
+        api_table(dev, scale);
 
     devq_resource_destroy(res[K_POOL]);
     devq_resource_destroy(res[K_DIRECT]);

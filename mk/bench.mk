@@ -17,3 +17,17 @@ noinst_PROGRAMS += bench/bench_footprint
 DEVQ_BENCHES += bench/bench_footprint
 bench_bench_footprint_SOURCES = bench/bench_footprint.c
 bench_bench_footprint_LDADD = libdevq.la
+
+# make bench-check: a regression guard, not a timed test.  The ratio rows
+# briefly (devq-bench --quick, bench/bench_vulkan), each compared with the
+# ratio recorded in bench/ratios.ref; rows off by more than the file's
+# tolerance are printed.  Always exits 0 (.ci/run prints it).  Record a
+# new reference on a quiet machine with
+# `$(srcdir)/bench/bench-check.sh --write . $(srcdir)/bench/ratios.ref`.
+bench-check: tools/devq-bench
+	-@$(SHELL) $(srcdir)/bench/bench-check.sh '$(abs_top_builddir)' '$(srcdir)/bench/ratios.ref'
+.PHONY: bench-check
+EXTRA_DIST += bench/bench-check.sh bench/ratios.ref
+# bench-check itself, against stand-in programs with known ratios.
+TESTS += tests/scripts/test_bench_check.sh
+dist_noinst_SCRIPTS += tests/scripts/test_bench_check.sh

@@ -14,7 +14,7 @@ tests_conformance_conformance_SOURCES = \
 	tests/conformance/conf_kernels.c tests/conformance/conf_main.c \
 	tests/conformance/conf_queue.c tests/conformance/conf_failure.c \
 	tests/conformance/conf_failmodel.c \
-	tests/conformance/conf_deferral.c tests/conformance/conf_memory.c \
+	tests/conformance/conf_deferral.c tests/conformance/conf_memory.c tests/conformance/conf_mem_idle.c \
 	tests/conformance/conf_tracker.c tests/conformance/conf_timing.c \
 	tests/conformance/conf_hazards.c tests/conformance/conf_race.c \
 	tests/conformance/conf_names.c tests/conformance/conf_inline.c \

@@ -24,7 +24,16 @@
  * a queue finishes, memory is reaped, an allocation is refused (then
  * retried once), the stack is replaced or the queue is destroyed.  Off
  * when the stack has a guard, logging or user layer (they see every
- * call), when tracing, and on a lost device. */
+ * call), when tracing, and on a lost device.
+ *
+ * The device's idle cache (dev->qs->idle) does the same for buffers
+ * allocated with no queue, never used on a stream and freed with no
+ * queue: their memory is idle, so the next allocation with no queue of
+ * that size and tag may have it at once.  Those hold no device
+ * reference while kept (else a program that closed its device with one
+ * kept would never see it torn down); the teardown frees them
+ * (devq__buffer_idle_drop).  A buffer that was used anywhere takes the
+ * stream-ordered free below. */
 #include "config.h"
 #include <errno.h>
 #include <sched.h>
@@ -131,46 +140,62 @@ static void sizes_update(struct devq_buffer_cache *c, uint32_t n)
     atomic_store_explicit(&c->sizes, m, memory_order_relaxed);
 }
 
-static struct devq_buffer_cache *cache_of(struct devq_queue *q)
+static struct devq_buffer_cache *cache_of(struct devq_buffer_cache *_Atomic *slot)
 {
-    struct devq_buffer_cache *c = atomic_load_explicit(&q->buffers, memory_order_acquire);
+    struct devq_buffer_cache *c = atomic_load_explicit(slot, memory_order_acquire);
     if (c)
         return c;
     struct devq_buffer_cache *nc = calloc(1, sizeof *nc);
     if (!nc)
         return NULL;
-    if (atomic_compare_exchange_strong(&q->buffers, &c, nc))
+    if (atomic_compare_exchange_strong(slot, &c, nc))
         return nc;
     free(nc);
     return c;
 }
 
-/* Keep b on q instead of freeing it: 1 kept, 0 not eligible. */
-static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue *q)
+/* What every kept buffer needs: caching allowed, and only its user's
+ * reference left: no batch holds it, none is still to be issued, not
+ * failed, no deferred use. */
+static int cacheable(struct devq_device *dev, const devq_buffer *b)
 {
     struct devq_mem *m = dev->mem;
-    uint32_t sid = q->stream.id;
-    struct devq_buffer_cache *c = atomic_load_explicit(&q->buffers, memory_order_acquire);
-    if (c && atomic_load_explicit(&c->n, memory_order_relaxed) == CACHE_N)
-        return 0; /* full (of other sizes): the stack takes it */
-    if (!m || !atomic_load_explicit(&m->cache_ok, memory_order_relaxed) ||
-        atomic_load_explicit(&dev->lost, memory_order_relaxed) || devq__trace_on())
-        return 0;
-    /* Only its user's reference left: no batch holds it, none is still to
-     * be issued; allocated on q (stream-ordered), used on q's stream only. */
-    if (b->freed || !b->alloc_use.cursor || b->alloc_use.stream != sid ||
-        atomic_load_explicit(&b->obj.refs, memory_order_acquire) != 1 ||
-        atomic_load_explicit(&b->unissued, memory_order_acquire) ||
-        atomic_load_explicit(&b->fail_err, memory_order_relaxed) || b->fail_cause ||
-        atomic_load_explicit(&b->memory_held, memory_order_relaxed) || b->nparked || b->size > CACHE_BYTES)
+    return m && atomic_load_explicit(&m->cache_ok, memory_order_relaxed) &&
+           !atomic_load_explicit(&dev->lost, memory_order_relaxed) && !devq__trace_on() && !b->freed &&
+           atomic_load_explicit(&b->obj.refs, memory_order_acquire) == 1 &&
+           !atomic_load_explicit(&b->unissued, memory_order_acquire) &&
+           !atomic_load_explicit(&b->fail_err, memory_order_relaxed) && !b->fail_cause &&
+           !atomic_load_explicit(&b->memory_held, memory_order_relaxed) && !b->nparked &&
+           b->size <= CACHE_BYTES;
+}
+
+/* Allocated on stream sid (stream-ordered) and used on it only. */
+static int only_on(const devq_buffer *b, uint32_t sid)
+{
+    if (!b->alloc_use.cursor || b->alloc_use.stream != sid)
         return 0;
     if (b->track.write.cursor && b->track.write.stream != sid)
         return 0;
     for (uint32_t i = 0; i < b->track.nreads; i++)
         if (b->track.reads[i].cursor && b->track.reads[i].stream != sid)
             return 0;
-    if (!c && !(c = cache_of(q)))
+    return 1;
+}
+
+/* Allocated with no queue and never used on any stream: idle memory. */
+static int never_used(const devq_buffer *b)
+{
+    if (b->alloc_use.cursor || b->track.write.cursor)
         return 0;
+    for (uint32_t i = 0; i < b->track.nreads; i++)
+        if (b->track.reads[i].cursor)
+            return 0;
+    return 1;
+}
+
+/* Put b in c: 1 kept, 0 full. */
+static int cache_insert(struct devq_buffer_cache *c, devq_buffer *b)
+{
     cache_lock(c);
     uint32_t n = atomic_load_explicit(&c->n, memory_order_relaxed);
     if (n == CACHE_N || c->bytes + b->size > CACHE_BYTES) {
@@ -185,16 +210,38 @@ static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue 
     c->bytes += b->size;
     atomic_store_explicit(&c->n, n + 1, memory_order_relaxed);
     cache_unlock(c);
-    /* After the insert: a flush clears the flag before it empties caches. */
-    if (!atomic_load(&m->cached))
-        atomic_store(&m->cached, 1);
     return 1;
 }
 
-/* A cached buffer of exactly bytes and tag, made new; or NULL. */
-static devq_buffer *cache_take(struct devq_queue *q, size_t bytes, uint32_t tag)
+/* Keep b instead of freeing it, on q (a stream-ordered free) or, q NULL,
+ * in the device's idle cache (an immediate free): 1 kept, 0 not
+ * eligible.  A buffer in the idle cache holds no reference to dev: the
+ * device can close with buffers kept there (devq__buffer_idle_drop
+ * frees them at its teardown), so its reference goes here. */
+static int cache_put(struct devq_device *dev, devq_buffer *b, struct devq_queue *q)
 {
-    struct devq_buffer_cache *c = atomic_load_explicit(&q->buffers, memory_order_acquire);
+    struct devq_buffer_cache *_Atomic *slot = q ? &q->buffers : &dev->qs->idle;
+    struct devq_buffer_cache *c = atomic_load_explicit(slot, memory_order_acquire);
+    if (c && atomic_load_explicit(&c->n, memory_order_relaxed) == CACHE_N)
+        return 0; /* full (of other sizes): the stack takes it */
+    if (!cacheable(dev, b) || !(q ? only_on(b, q->stream.id) : never_used(b)))
+        return 0;
+    if (!c && !(c = cache_of(slot)))
+        return 0;
+    if (!cache_insert(c, b))
+        return 0;
+    /* After the insert: a flush clears the flag before it empties caches. */
+    struct devq_mem *m = dev->mem;
+    if (!atomic_load(&m->cached))
+        atomic_store(&m->cached, 1);
+    if (!q)
+        devq_device_close(dev);
+    return 1;
+}
+
+/* A kept buffer of bytes and tag from c, or NULL. */
+static devq_buffer *cache_take(struct devq_buffer_cache *c, size_t bytes, uint32_t tag)
+{
     if (!c || !(atomic_load_explicit(&c->sizes, memory_order_relaxed) & size_bit(bytes)))
         return NULL; /* none of that size (a racing put is missed: fine) */
     devq_buffer *b = NULL;
@@ -234,7 +281,20 @@ static devq_buffer *cache_take(struct devq_queue *q, size_t bytes, uint32_t tag)
     return b;
 }
 
-/* Empty c (q's) into the stack: stream-ordered frees on q (device lock). */
+/* A buffer of the idle cache goes: its memory back to the stack (idle,
+ * so at once), the handle freed; it holds no device reference. */
+static void idle_discard(struct devq_device *dev, devq_buffer *b)
+{
+    devq__mem_free(dev, b->dptr, b->size, NULL, b->tag);
+    devq__tracker_buffer_fini(&b->track);
+    b->obj.magic = DEVQ_MAGIC_DEAD;
+    devq__buffer_fail_fini(b);
+    free(b);
+}
+
+/* Empty c (q's, or the device's idle cache when q is NULL) into the
+ * stack: stream-ordered frees on q, immediate ones for the idle cache
+ * (device lock held, or the device being torn down). */
 static void cache_empty(struct devq_device *dev, struct devq_queue *q, struct devq_buffer_cache *c)
 {
     devq_buffer *bs[CACHE_N];
@@ -253,10 +313,14 @@ static void cache_empty(struct devq_device *dev, struct devq_queue *q, struct de
     cache_unlock(c);
     for (unsigned k = 0; k < CACHE_TAGS; k++)
         if (hits[k].pairs)
-            devq__mem_settle_pairs(dev, hits[k].tag, &q->stream, hits[k].pairs);
+            devq__mem_settle_pairs(dev, hits[k].tag, q ? &q->stream : NULL, hits[k].pairs);
     /* Released here, not through the notifier: each holds a reference to
      * dev, never the last one (q holds one, as does the caller). */
     for (uint32_t i = 0; i < n; i++) {
+        if (!q) {
+            idle_discard(dev, bs[i]);
+            continue;
+        }
         bs[i]->free_q = q;
         if (bs[i]->unissued || do_free(dev, bs[i]) == 1)
             pend(dev, bs[i]);
@@ -275,6 +339,9 @@ void devq__buffer_caches_flush(struct devq_device *dev)
         if (c)
             cache_empty(dev, q, c);
     }
+    struct devq_buffer_cache *c = atomic_load(&dev->qs->idle);
+    if (c)
+        cache_empty(dev, NULL, c);
 }
 
 void devq__buffer_cache_drop(struct devq_device *dev, struct devq_queue *q)
@@ -283,6 +350,15 @@ void devq__buffer_cache_drop(struct devq_device *dev, struct devq_queue *q)
     if (!c)
         return;
     cache_empty(dev, q, c);
+    free(c);
+}
+
+void devq__buffer_idle_drop(struct devq_device *dev)
+{
+    struct devq_buffer_cache *c = atomic_exchange(&dev->qs->idle, NULL);
+    if (!c)
+        return;
+    cache_empty(dev, NULL, c);
     free(c);
 }
 
@@ -295,6 +371,13 @@ static void trace_outstanding(struct devq_device *dev)
 }
 
 static int alloc_new(devq_device *dev, size_t bytes, devq_queue *q, uint32_t tag, devq_buffer **out);
+
+/* Out of line, as free_wrong_device. */
+static __attribute__((noinline, cold)) int alloc_wrong_device(devq_device *dev, devq_queue *q)
+{
+    return devq__err(-EINVAL, "devq_buffer_alloc: %s is on %s:%d, not on %s:%d", devq__queue_label(q).s,
+                     q->dev->info.backend, q->dev->info.ordinal, dev->info.backend, dev->info.ordinal);
+}
 
 DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, uint32_t tag, devq_buffer **out)
 {
@@ -309,12 +392,16 @@ DEVQ_API int devq_buffer_alloc(devq_device *dev, size_t bytes, devq_queue *q, ui
     if (q && (r = devq__queue_check(q, fn)) < 0)
         return r;
     if (q && q->dev != dev)
-        return devq__err(-EINVAL, "%s: %s is on %s:%d, not on %s:%d", fn, devq__queue_label(q).s,
-                         q->dev->info.backend, q->dev->info.ordinal, dev->info.backend, dev->info.ordinal);
+        return alloc_wrong_device(dev, q);
     if ((r = devq__device_lost_check(dev)) < 0)
         return r;
     devq_buffer *b;
-    if (q && (b = cache_take(q, bytes, tag))) {
+    if (q && (b = cache_take(atomic_load_explicit(&q->buffers, memory_order_acquire), bytes, tag))) {
+        *out = b;
+        return 0;
+    }
+    if (!q && (b = cache_take(atomic_load_explicit(&dev->qs->idle, memory_order_acquire), bytes, tag))) {
+        devq__device_retain(dev); /* the idle cache held none */
         *out = b;
         return 0;
     }
@@ -520,6 +607,15 @@ void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q)
 
 static int free_now(struct devq_device *dev, devq_buffer *b, devq_queue *q);
 
+/* Out of line, with its label buffers: the pair's path stays a leaf
+ * without a large frame. */
+static __attribute__((noinline, cold)) int free_wrong_device(struct devq_device *dev, devq_queue *q)
+{
+    return devq__err(-EINVAL, "devq_buffer_free: buffer belongs to %s:%d but %s is on %s:%d",
+                     dev->info.backend, dev->info.ordinal, devq__queue_label(q).s, q->dev->info.backend,
+                     q->dev->info.ordinal);
+}
+
 DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
 {
     const char *fn = "devq_buffer_free";
@@ -532,11 +628,9 @@ DEVQ_API int devq_buffer_free(devq_buffer *b, devq_queue *q)
         return r;
     struct devq_device *dev = b->dev;
     if (q && q->dev != dev)
-        return devq__err(-EINVAL, "%s: buffer belongs to %s:%d but %s is on %s:%d", fn, dev->info.backend,
-                         dev->info.ordinal, devq__queue_label(q).s, q->dev->info.backend,
-                         q->dev->info.ordinal);
-    if (q && cache_put(dev, b, q))
-        return 0; /* kept for q's next allocation of its size */
+        return free_wrong_device(dev, q);
+    if (cache_put(dev, b, q))
+        return 0; /* kept for the next allocation of its size on q (or with no queue) */
     return free_now(dev, b, q);
 }
 

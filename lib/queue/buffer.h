@@ -64,6 +64,9 @@ void devq__buffer_queue_gone(struct devq_device *dev, struct devq_queue *q);
  * memory stack, settling their counts (device lock held); drop q's. */
 void devq__buffer_caches_flush(struct devq_device *dev);
 void devq__buffer_cache_drop(struct devq_device *dev, struct devq_queue *q);
+/* The device's cache of idle buffers (freed with no queue, never used),
+ * which hold no device reference: freed at the device's teardown. */
+void devq__buffer_idle_drop(struct devq_device *dev);
 
 /* buffer_fail.c: the failure a buffer's last writer left.  Writes are
  * numbered in the order they are bound (the order the tracker runs

@@ -47,6 +47,8 @@ struct devq_queue_state {
     uint32_t parked_uses;              /* buffer uses of deferred batches (hazard.c) */
     int parked_progress;               /* a parked use was issued: retry hazard waits */
     uint64_t last_cycle;               /* identity of the last wait cycle counted (cycle.c) */
+    /* Buffers freed with no queue, never used, kept for reuse (buffer.c). */
+    struct devq_buffer_cache *_Atomic idle;
     /* value_wait.c, under its own slot lock */
     struct devq_value_slot *value_slots_free, *value_slots_active;
 };

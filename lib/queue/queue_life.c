@@ -34,6 +34,7 @@ int devq__queue_state_create(struct devq_device *dev)
 void devq__queue_state_destroy(struct devq_device *dev)
 {
     devq__value_wait_fini(dev);
+    devq__buffer_idle_drop(dev);
     free(dev->qs);
     dev->qs = NULL;
 }

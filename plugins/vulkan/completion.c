@@ -93,6 +93,13 @@ static void run(struct devq_pl_device *d, struct devq_pl_stream *s, struct vk_it
     }
     s->submitted = it->signal;
     s->busy = false;
+    /* The item was the last thing given a value and nothing is recorded
+     * or held after it: everything queued so far has run (the item ran
+     * only once the work before it was reached). */
+    if (!lost && s->next_value == it->signal && !s->open && !s->nwaits && !s->head && !s->latched &&
+        !s->status_msg[0])
+        atomic_store_explicit(&s->clean, atomic_load_explicit(&s->queued, memory_order_relaxed),
+                              memory_order_release);
     free(it);
     vk_pump(d);
 }

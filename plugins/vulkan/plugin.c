@@ -12,6 +12,7 @@ static const struct devq_backend_ops vk_ops_table = {
     GPU_OPS_COMMON(vk),
     .name = "vulkan",
     .kernel_iface = vk_kernel_iface,
+    .stream_idle = vk_stream_idle,
 };
 
 GPU_PLUGIN_ENTRY("vulkan", vk_ops_table, vk_host)

@@ -224,7 +224,27 @@ VkCommandBuffer vk_stream_cmd(struct devq_pl_stream *s)
                 VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
     }
     s->open_ops++;
+    vk_stream_queued(s);
     return s->open;
+}
+
+void vk_stream_queued(struct devq_pl_stream *s)
+{
+    atomic_store_explicit(&s->queued, atomic_load_explicit(&s->queued, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+/* What lib needs to complete a batch of only signals at submit, with no
+ * host callback (lib/queue/inline.c): an empty batch then costs no item,
+ * no completion-thread hand-off and no semaphore signal.  `queued` is
+ * read first: a later put only makes the answer true at an earlier
+ * moment of the call, which the op's contract allows. */
+int vk_stream_idle(struct devq_pl_stream *s)
+{
+    if (atomic_load_explicit(&s->dev->lost, memory_order_relaxed))
+        return 0; /* the end callback reports the loss */
+    uint64_t n = atomic_load_explicit(&s->queued, memory_order_acquire);
+    return atomic_load_explicit(&s->clean, memory_order_acquire) == n;
 }
 
 static void append(struct devq_pl_stream *s, struct vk_item *it)
@@ -293,6 +313,7 @@ static int host_item(struct devq_pl_stream *s, enum vk_item_kind kind, devq_pl_h
                             .n = n,
                             .release = release };
     append(s, it);
+    vk_stream_queued(s);
     vk_pump(s->dev);
     return 0;
 }
@@ -352,6 +373,7 @@ int vk_stream_wait_event(struct devq_pl_stream *s, struct devq_pl_event *e)
     }
     pl_ref_get(&src->refs);
     s->waits[s->nwaits++] = (struct vk_wait){ src, v };
+    vk_stream_queued(s);
 out:
     pthread_mutex_unlock(&d->mu);
     return err;

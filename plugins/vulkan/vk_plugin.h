@@ -241,6 +241,11 @@ struct devq_pl_stream {
     size_t ninflight, cap_inflight;
     VkCommandBuffer *spare;       /* reset command buffers */
     size_t nspare, cap_spare;
+    /* vk_stream_idle, read without mu: `queued` counts what was put on
+     * the stream (ops, host items, waits), `clean` is `queued` as the
+     * completion thread last saw it with all of it run and no error
+     * latched.  Both written under mu. */
+    _Atomic uint64_t queued, clean;
 };
 
 int  vk_stream_create(struct devq_pl_device *d, const devq_queue_desc *desc, struct devq_pl_stream **out);
@@ -268,6 +273,11 @@ void vk_stream_unref(struct devq_pl_stream *s);
 uint64_t vk_stream_reached(struct devq_pl_stream *s);
 int  vk_stream_wait_event(struct devq_pl_stream *s, struct devq_pl_event *e);
 int  vk_host_fn(struct devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
+/* The stream_idle op: everything queued on s ran, no error latched.
+ * Any thread, lock-free. */
+int  vk_stream_idle(struct devq_pl_stream *s);
+/* Under mu: something more was put on s (not idle until it ran). */
+void vk_stream_queued(struct devq_pl_stream *s);
 
 /* ---- completion.c ---- */
 /* Under mu: give item (just off the head of s) to s's thread. */

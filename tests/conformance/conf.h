@@ -60,6 +60,7 @@ Suite *conf_failmodel_suite(void);
 Suite *conf_deferral_suite(void);
 Suite *conf_hazards_suite(void);
 Suite *conf_memory_suite(void);
+Suite *conf_mem_idle_suite(void);
 Suite *conf_tracker_suite(void);
 Suite *conf_timing_suite(void);
 Suite *conf_race_suite(void);

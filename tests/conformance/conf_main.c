@@ -20,6 +20,7 @@ int main(void)
     srunner_add_suite(sr, conf_deferral_suite());
     srunner_add_suite(sr, conf_hazards_suite());
     srunner_add_suite(sr, conf_memory_suite());
+    srunner_add_suite(sr, conf_mem_idle_suite());
     srunner_add_suite(sr, conf_tracker_suite());
     srunner_add_suite(sr, conf_timing_suite());
     srunner_add_suite(sr, conf_race_suite());
