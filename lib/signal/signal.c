@@ -9,6 +9,7 @@
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,15 @@ static _Atomic uint64_t next_signal_id = 1;
 static void signal_destroy(struct devq_object *o)
 {
     struct devq_signal *s = DEVQ_OBJECT_OWNER(o, struct devq_signal, obj);
+    /* A raise whose value a waiter saw (and so let the last reference
+     * go) may still be publishing: a few stores and a wake, never a
+     * wait, so this ends. */
+    for (unsigned i = 0; atomic_load_explicit(&s->setting, memory_order_acquire); i++) {
+        if (i < 64)
+            devq__cpu_relax();
+        else
+            sched_yield();
+    }
     if (s->shared)
         devq__signal_shared_unmap(s);
     pthread_mutex_destroy(&s->lock);
@@ -300,8 +310,8 @@ static uint32_t wake_mask(uint64_t old, uint64_t new)
     return mask;
 }
 
-/* Called with a temporary reference held (see raise_value): once the new
- * value is visible a waiter may return and destroy the signal, while this
+/* Called with s kept alive (a reference, or s->setting: see raise_value):
+ * once the new value is visible a waiter may return and destroy the signal, while this
  * thread still has to bump the word, wake and deliver. */
 static void publish(struct devq_signal *s, uint64_t old, uint64_t new)
 {
@@ -316,28 +326,32 @@ static void publish(struct devq_signal *s, uint64_t old, uint64_t new)
 /* Raise to v if above the current value: 1 raised, 0 not.  *cur: the
  * value found before (either way), for the check of a shared page.
  * `held`: the caller holds a reference of its own across the call (and
- * looks at s after it), so none is taken here. */
+ * looks at s after it), so s stays.  Otherwise s->setting keeps it: the
+ * last release waits for it (signal_destroy), and counting there writes
+ * a line only setters touch, where a reference would write the header
+ * line every waiter reads (signal_impl.h). */
 static inline int raise_value(struct devq_signal *s, uint64_t v, uint64_t *cur, int held)
 {
     struct devq_timeline *tl = s->tl;
     *cur = atomic_load_explicit(&tl->value, memory_order_relaxed);
     if (v <= *cur)
         return 0;
+    /* Before the value is out: whoever sees the value sees the count. */
     if (!held)
-        devq__signal_retain(s);
+        atomic_fetch_add_explicit(&s->setting, 1, memory_order_relaxed);
     uint64_t old = *cur;
     while (!atomic_compare_exchange_weak(&tl->value, &old, v)) {
         if (v <= old) {
             *cur = old;
             if (!held)
-                devq__signal_release(s);
+                atomic_fetch_sub_explicit(&s->setting, 1, memory_order_release);
             return 0;
         }
     }
     *cur = old;
     publish(s, old, v);
-    if (!held)
-        devq__signal_release(s);
+    if (!held) /* the last touch of s */
+        atomic_fetch_sub_explicit(&s->setting, 1, memory_order_release);
     return 1;
 }
 

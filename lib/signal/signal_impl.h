@@ -112,6 +112,14 @@ struct devq_signal {
     _Atomic int spin_fails;               /* spins in a row that ended in sleep */
 
     _Alignas(64) pthread_mutex_t lock; /* heap, watched */
+    /* Private raises past their value store (signal.c raise_value): a
+     * waiter that saw the value may drop the last reference while the
+     * setter still bumps the futex word and wakes, so the last release
+     * waits for this to be 0 instead of every set taking a reference.
+     * Written by setters only, on a line no waiter reads: a reference
+     * would write the object header's line, which every call reads, and
+     * cost the hand-off a cache-line transfer before the value goes out. */
+    _Atomic uint32_t setting;
     struct devq_pending **heap;
     size_t nheap, capheap;
     int watched; /* shared: the notifier watches tl->seq */
