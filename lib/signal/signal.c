@@ -2,9 +2,9 @@
 /* Timeline signals: lifetime, value, failure, and the pending heap.
  *
  * The hot path is `set` (called on every batch completion from backend
- * callback threads): one CAS on the value, one atomic add on the futex
- * word, one load of the waiter count (no syscall when nobody sleeps) and
- * one load of the smallest pending registration value.  Everything else
+ * callback threads): one CAS on the value, one load of the waiter count
+ * (with nobody asleep: no bump of the futex word, no syscall) and one
+ * load of the smallest pending registration value.  Everything else
  * (waits, notifies, fds) is arranged so that `set` never scans. */
 #include "config.h"
 #include <errno.h>
@@ -65,6 +65,11 @@ int devq__signal_alloc(struct devq_signal **out)
 }
 
 int devq__signal_check_user(const devq_signal *s, const char *fn)
+{
+    return devq__signal_check_fast(s, fn);
+}
+
+int devq__signal_check_user_err(const devq_signal *s, const char *fn)
 {
     if (!s)
         return devq__err(-EINVAL, "%s: signal is NULL", fn);
@@ -313,14 +318,35 @@ static uint32_t wake_mask(uint64_t old, uint64_t new)
 /* Called with s kept alive (a reference, or s->setting: see raise_value):
  * once the new value is visible a waiter may return and destroy the signal, while this
  * thread still has to bump the word, wake and deliver. */
-static void publish(struct devq_signal *s, uint64_t old, uint64_t new)
+static __attribute__((noinline)) void publish_slow(struct devq_signal *s, uint64_t old, uint64_t new)
 {
     struct devq_timeline *tl = s->tl;
-    atomic_fetch_add(&tl->seq, 1);
-    if (atomic_load(&tl->waiters))
-        devq__futex_wake_bits((const uint32_t *)&tl->seq, wake_mask(old, new), s->shared);
+    if (__builtin_expect(s->shared, 0)) { /* other processes, the notifier: as ever */
+        atomic_fetch_add(&tl->seq, 1);
+        if (atomic_load(&tl->waiters))
+            devq__futex_wake_bits((const uint32_t *)&tl->seq, wake_mask(old, new), 1);
+    } else if (atomic_load(&tl->waiters)) {
+        /* Every sleeper counts itself in `waiters` before it reads `seq`
+         * and then the value (signal_wait.c, signal_many.c): one that
+         * this load misses counted itself after the value went out
+         * (seq_cst), so it sees the value and never sleeps.  Without
+         * sleepers the word is left alone: the waiter spinning on this
+         * line sees the value without a second write stealing the line
+         * back from it. */
+        atomic_fetch_add(&tl->seq, 1);
+        devq__futex_wake_bits((const uint32_t *)&tl->seq, wake_mask(old, new), 0);
+    }
     if (new >= atomic_load(&s->pending_min))
         devq__signal_fire_ready(s);
+}
+
+/* The hand-off's common case inline: a private signal that nobody sleeps
+ * on and nothing is registered on up to `new` needs nothing more (the
+ * loads are after the value went out, as publish_slow's). */
+static inline __attribute__((always_inline)) void publish(struct devq_signal *s, uint64_t old, uint64_t new)
+{
+    if (__builtin_expect(s->shared || atomic_load(&s->tl->waiters) || new >= atomic_load(&s->pending_min), 0))
+        publish_slow(s, old, new);
 }
 
 /* Raise to v if above the current value: 1 raised, 0 not.  *cur: the
@@ -565,7 +591,7 @@ static __attribute__((noinline)) int set_shared(struct devq_signal *s, uint64_t 
 
 DEVQ_API int devq_signal_set(devq_signal *s, uint64_t value)
 {
-    int r = devq__signal_check_user(s, "devq_signal_set");
+    int r = devq__signal_check_fast(s, "devq_signal_set");
     if (r)
         return r;
     if (__builtin_expect(s->shared, 0))
