@@ -459,6 +459,44 @@ START_TEST(waiter_destroys_while_setter_wakes)
 }
 END_TEST
 
+/* A set with nobody asleep makes no futex call and leaves the word
+ * alone (a spinning waiter reads that line); one with a sleeper bumps
+ * it and wakes it. */
+struct sleeper {
+    devq_signal *s;
+    int r;
+};
+
+static void *sleep_for_101(void *p)
+{
+    struct sleeper *z = p;
+    z->r = devq_signal_wait(z->s, 101, 10000 * MS);
+    return NULL;
+}
+
+START_TEST(set_wakes_only_sleepers)
+{
+    struct sleeper z = { .r = 1 };
+    ck_assert_int_eq(devq_signal_create(0, &z.s), 0);
+    struct devq_signal *s = z.s;
+    uint32_t seq0 = atomic_load(&s->tl->seq);
+    for (uint64_t v = 1; v <= 100; v++)
+        ck_assert_int_eq(devq_signal_set(z.s, v), 0);
+    ck_assert_uint_eq(atomic_load(&s->tl->seq), seq0);
+    pthread_t t;
+    pthread_create(&t, NULL, sleep_for_101, &z);
+    for (int i = 0; i < 10000 && !atomic_load(&s->tl->waiters); i++)
+        usleep(1000); /* it spins its budget, then counts itself and sleeps */
+    ck_assert_uint_eq(atomic_load(&s->tl->waiters), 1);
+    ck_assert_int_eq(devq_signal_set(z.s, 101), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(z.r, 0);
+    ck_assert_uint_eq(atomic_load(&s->tl->seq), seq0 + 1);
+    ck_assert_uint_eq(atomic_load(&s->tl->waiters), 0);
+    devq_signal_destroy(z.s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("signal");
@@ -478,6 +516,7 @@ static Suite *suite(void)
     tcase_add_test(tc, slow_signal_stops_spinning);
     tcase_add_test(tc, destroy_waits_for_a_setter);
     tcase_add_test(tc, waiter_destroys_while_setter_wakes);
+    tcase_add_test(tc, set_wakes_only_sleepers);
     suite_add_tcase(s, tc);
     return s;
 }
