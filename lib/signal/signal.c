@@ -315,9 +315,10 @@ static uint32_t wake_mask(uint64_t old, uint64_t new)
     return mask;
 }
 
-/* Called with s kept alive (a reference, or s->setting: see raise_value):
- * once the new value is visible a waiter may return and destroy the signal, while this
- * thread still has to bump the word, wake and deliver. */
+/* Called with s kept alive (a reference, or s->setting: see
+ * raise_value): once the new value is visible a waiter may return and
+ * destroy the signal, while this thread still has to bump the word, wake
+ * and deliver. */
 static __attribute__((noinline)) void publish_slow(struct devq_signal *s, uint64_t old, uint64_t new)
 {
     struct devq_timeline *tl = s->tl;
