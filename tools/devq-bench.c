@@ -125,9 +125,13 @@ static void fx_wait(int i, uint32_t v)
         syscall(SYS_futex, &fx[i], FUTEX_WAIT_PRIVATE, cur, NULL, NULL, 0);
 }
 
-/* A spinning futex: the waiter spins a while, then announces itself and
+/* A spinning futex, written plainly: the waiter spins devq's starting
+ * budget (2 us, SPIN_DEFAULT_NS in lib/signal/signal.c; the clock read
+ * every 32 pauses, as devq does), then counts itself a sleeper and
  * sleeps; the setter makes the syscall only for a sleeper.  What a
- * hand-off costs when both sides run on their own core. */
+ * hand-off costs when both sides run on their own core: the limit of the
+ * signal and device round-trip rows. */
+#define SFX_SPIN_NS 2000u
 struct sfx {
     _Alignas(64) _Atomic uint32_t v;
     _Atomic uint32_t sleepers;
@@ -143,12 +147,17 @@ static void sfx_set(int i, uint32_t v)
 
 static void sfx_wait(int i, uint32_t v)
 {
-    for (int n = 0; n < 20000; n++) {
-        if (atomic_load_explicit(&sfx[i].v, memory_order_acquire) >= v)
-            return;
+    uint64_t end = now_ns() + SFX_SPIN_NS;
+    for (;;) {
+        for (int n = 0; n < 32; n++) {
+            if (atomic_load_explicit(&sfx[i].v, memory_order_acquire) >= v)
+                return;
 #if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
+            __builtin_ia32_pause();
 #endif
+        }
+        if (now_ns() >= end)
+            break;
     }
     atomic_fetch_add(&sfx[i].sleepers, 1);
     uint32_t cur;
@@ -263,6 +272,8 @@ static void bench_signals(void)
     add("signal ping-pong round trip", dm, median(c, REPS), "ns", 0, "atomic u64 + mutex/condvar signal",
         2.0);
     add("signal ping-pong round trip", dm, median(f, REPS), "ns", 0, "raw futex ping-pong", 0.77);
+    add("signal ping-pong round trip", dm, spin_futex_rt_ns, "ns", 0, "spin-then-futex ping-pong (2 us spin)",
+        1 / 1.2);
     /* Both threads on one CPU: the setter cannot run while the waiter
      * spins, so spinning must stop when it cannot help. */
     int cpu = sched_getcpu();
@@ -344,6 +355,27 @@ static double devq_latency_ns(devq_queue *q, int rounds)
     return ns;
 }
 
+/* A batch the stream must run: a 4-byte fill and a signal, submit ->
+ * the host sees the signal (issue #33's device round trip). */
+static double fill_latency_ns(devq_device *dev, devq_queue *q, int rounds)
+{
+    devq_signal *s;
+    devq_buffer *buf;
+    CHECK(devq_signal_create(0, &s));
+    CHECK(devq_buffer_alloc(dev, 4096, NULL, 0, &buf));
+    uint64_t t0 = now_ns();
+    for (int i = 1; i <= rounds; i++) {
+        CHECK(devq_queue_fill(q, buf, 0, 4, (uint8_t)i));
+        CHECK(devq_queue_signal(q, s, (uint64_t)i));
+        CHECK(devq_queue_submit(q));
+        CHECK(devq_signal_wait(s, (uint64_t)i, DEVQ_TIMEOUT_INFINITE));
+    }
+    double ns = (double)(now_ns() - t0) / rounds;
+    CHECK(devq_buffer_free(buf, NULL));
+    devq_signal_destroy(s);
+    return ns;
+}
+
 static double empty_batches_per_s(devq_queue *q, int n)
 {
     devq_signal *s;
@@ -372,8 +404,17 @@ static void bench_queues(devq_device *dev)
     double lat = median(d, REPS);
     add("batch submit -> completion latency", lat, median(b, REPS), "ns", 0, "mutex+condvar work queue",
         0.67);
+    if (!spin_futex_rt_ns) { /* the signals case did not run (--filter) */
+        for (int r = 0; r < REPS; r++)
+            d[r] = pingpong_ns(PP_SPINFUTEX, rounds, -1);
+        spin_futex_rt_ns = median(d, REPS);
+    }
     add("batch submit -> completion latency", lat, spin_futex_rt_ns, "ns", 0,
         "spinning futex ping-pong round trip", 0.33);
+    for (int r = 0; r < REPS; r++)
+        d[r] = fill_latency_ns(dev, q, rounds);
+    add("fill + signal submit -> host sees it", median(d, REPS), spin_futex_rt_ns, "ns", 0,
+        "spin-then-futex ping-pong round trip", 0.5);
     int n = quick ? 100000 : 1000000;
     for (int r = 0; r < REPS; r++) {
         d[r] = empty_batches_per_s(q, n);
@@ -1108,7 +1149,8 @@ static const struct bench_case {
     void (*run)(devq_device *dev);
 } cases[] = {
     { "signals", "signal ping-pong, free and with both threads on one CPU", 0, run_signals },
-    { "queues", "batch submit -> completion latency, empty batches per second", 0, bench_queues },
+    { "queues", "batch submit -> completion latency, fill + signal round trip, empty batches per second", 0,
+      bench_queues },
     { "launches", "tiny kernel launches", 1, bench_launches },
     { "saxpy", "SAXPY bandwidth", 1, bench_saxpy },
     { "compute", "compute-bound kernel, all cores", 1, bench_compute },

@@ -167,6 +167,21 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
     return b->walk.err;
 }
 
+/* The end callback's common case, without the walk: the stream reported
+ * no error (the caller checked), no earlier callback latched one, the
+ * queue is not being destroyed under the batch, nothing failed it and no
+ * buffer anywhere is failed, so the final walk would find nothing and
+ * change nothing but `walked`.  1 when so (and walked), 0: walk. */
+int devq__batch_walk_clean_end(struct batch *b)
+{
+    const struct devq_queue *q = b->q;
+    if (b->walk.err || b->fail.error || q->cb_err || devq__buffer_any_failed() ||
+        b->seq > atomic_load(&q->cancel_after))
+        return 0;
+    b->walk.walked = b->rec.nops;
+    return 1;
+}
+
 /* A batch that completes inline (its end callback could not be queued)
  * may still have callbacks queued, which walk concurrently: this only
  * ever fails buffers, and stops the walk from clearing any. */

@@ -17,6 +17,9 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final);
 void devq__batch_walk_fail(struct batch *b, int status);
 void devq__batch_walk_fail_cause(struct batch *b, int err, const char *cause);
 void devq__batch_walk_inline(struct batch *b, int err, const char *cause);
+/* The end callback's final walk when it has nothing to do (status 0,
+ * nothing failed anywhere): 1 and the batch walked, else 0 (walk it). */
+int devq__batch_walk_clean_end(struct batch *b);
 /* Nothing walked yet: a batch the pool hands out. */
 void devq__batch_walk_reset(struct batch *b);
 

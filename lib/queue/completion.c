@@ -265,9 +265,28 @@ static void batch_done(struct batch *b, int err, const char *cause)
     devq__batch_unref(b);
 }
 
+/* The common case in a straight line: the stream reports no error, the
+ * batch is not traced and its final walk has nothing to do.  Its signals
+ * are set first, so a host waiter sees them one hand-off after the
+ * stream got here; the rest (references, the pool, the queue timeline)
+ * follows in devq__batch_unref. */
+static void end_clean(struct batch *b)
+{
+    const struct op *o = b->rec.ops, *end = o + b->rec.nops;
+    for (; o < end; o++)
+        if (o->kind == OP_SIGNAL && o->at_end) /* b holds it until the unref */
+            devq__signal_advance_held(o->u.sig.s, o->u.sig.v);
+    devq__mem_reap_soon(b->q->dev);
+    devq__batch_unref(b);
+}
+
 int devq__end_cb(void *arg, int status)
 {
     struct batch *b = arg;
+    if (__builtin_expect(!status && !b->issue.traced, 1) && devq__batch_walk_clean_end(b)) {
+        end_clean(b);
+        return 0;
+    }
     if (b->issue.traced)
         devq__trace_batch(b);
     int err = devq__batch_walk(b, b->rec.nops, status, 1);

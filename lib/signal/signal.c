@@ -2,13 +2,14 @@
 /* Timeline signals: lifetime, value, failure, and the pending heap.
  *
  * The hot path is `set` (called on every batch completion from backend
- * callback threads): one CAS on the value, one atomic add on the futex
- * word, one load of the waiter count (no syscall when nobody sleeps) and
- * one load of the smallest pending registration value.  Everything else
+ * callback threads): one CAS on the value, one load of the waiter count
+ * (with nobody asleep: no bump of the futex word, no syscall) and one
+ * load of the smallest pending registration value.  Everything else
  * (waits, notifies, fds) is arranged so that `set` never scans. */
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,15 @@ static _Atomic uint64_t next_signal_id = 1;
 static void signal_destroy(struct devq_object *o)
 {
     struct devq_signal *s = DEVQ_OBJECT_OWNER(o, struct devq_signal, obj);
+    /* A raise whose value a waiter saw (and so let the last reference
+     * go) may still be publishing: a few stores and a wake, never a
+     * wait, so this ends. */
+    for (unsigned i = 0; atomic_load_explicit(&s->setting, memory_order_acquire); i++) {
+        if (i < 64)
+            devq__cpu_relax();
+        else
+            sched_yield();
+    }
     if (s->shared)
         devq__signal_shared_unmap(s);
     pthread_mutex_destroy(&s->lock);
@@ -55,6 +65,11 @@ int devq__signal_alloc(struct devq_signal **out)
 }
 
 int devq__signal_check_user(const devq_signal *s, const char *fn)
+{
+    return devq__signal_check_fast(s, fn);
+}
+
+int devq__signal_check_user_err(const devq_signal *s, const char *fn)
 {
     if (!s)
         return devq__err(-EINVAL, "%s: signal is NULL", fn);
@@ -300,44 +315,70 @@ static uint32_t wake_mask(uint64_t old, uint64_t new)
     return mask;
 }
 
-/* Called with a temporary reference held (see raise_value): once the new
- * value is visible a waiter may return and destroy the signal, while this
- * thread still has to bump the word, wake and deliver. */
-static void publish(struct devq_signal *s, uint64_t old, uint64_t new)
+/* Called with s kept alive (a reference, or s->setting: see
+ * raise_value): once the new value is visible a waiter may return and
+ * destroy the signal, while this thread still has to bump the word, wake
+ * and deliver. */
+static __attribute__((noinline)) void publish_slow(struct devq_signal *s, uint64_t old, uint64_t new)
 {
     struct devq_timeline *tl = s->tl;
-    atomic_fetch_add(&tl->seq, 1);
-    if (atomic_load(&tl->waiters))
-        devq__futex_wake_bits((const uint32_t *)&tl->seq, wake_mask(old, new), s->shared);
+    if (__builtin_expect(s->shared, 0)) { /* other processes, the notifier: as ever */
+        atomic_fetch_add(&tl->seq, 1);
+        if (atomic_load(&tl->waiters))
+            devq__futex_wake_bits((const uint32_t *)&tl->seq, wake_mask(old, new), 1);
+    } else if (atomic_load(&tl->waiters)) {
+        /* Every sleeper counts itself in `waiters` before it reads `seq`
+         * and then the value (signal_wait.c, signal_many.c): one that
+         * this load misses counted itself after the value went out
+         * (seq_cst), so it sees the value and never sleeps.  Without
+         * sleepers the word is left alone: the waiter spinning on this
+         * line sees the value without a second write stealing the line
+         * back from it. */
+        atomic_fetch_add(&tl->seq, 1);
+        devq__futex_wake_bits((const uint32_t *)&tl->seq, wake_mask(old, new), 0);
+    }
     if (new >= atomic_load(&s->pending_min))
         devq__signal_fire_ready(s);
+}
+
+/* The hand-off's common case inline: a private signal that nobody sleeps
+ * on and nothing is registered on up to `new` needs nothing more (the
+ * loads are after the value went out, as publish_slow's). */
+static inline __attribute__((always_inline)) void publish(struct devq_signal *s, uint64_t old, uint64_t new)
+{
+    if (__builtin_expect(s->shared || atomic_load(&s->tl->waiters) || new >= atomic_load(&s->pending_min), 0))
+        publish_slow(s, old, new);
 }
 
 /* Raise to v if above the current value: 1 raised, 0 not.  *cur: the
  * value found before (either way), for the check of a shared page.
  * `held`: the caller holds a reference of its own across the call (and
- * looks at s after it), so none is taken here. */
+ * looks at s after it), so s stays.  Otherwise s->setting keeps it: the
+ * last release waits for it (signal_destroy), and counting there writes
+ * a line only setters touch, where a reference would write the header
+ * line every waiter reads (signal_impl.h). */
 static inline int raise_value(struct devq_signal *s, uint64_t v, uint64_t *cur, int held)
 {
     struct devq_timeline *tl = s->tl;
     *cur = atomic_load_explicit(&tl->value, memory_order_relaxed);
     if (v <= *cur)
         return 0;
+    /* Before the value is out: whoever sees the value sees the count. */
     if (!held)
-        devq__signal_retain(s);
+        atomic_fetch_add_explicit(&s->setting, 1, memory_order_relaxed);
     uint64_t old = *cur;
     while (!atomic_compare_exchange_weak(&tl->value, &old, v)) {
         if (v <= old) {
             *cur = old;
             if (!held)
-                devq__signal_release(s);
+                atomic_fetch_sub_explicit(&s->setting, 1, memory_order_release);
             return 0;
         }
     }
     *cur = old;
     publish(s, old, v);
-    if (!held)
-        devq__signal_release(s);
+    if (!held) /* the last touch of s */
+        atomic_fetch_sub_explicit(&s->setting, 1, memory_order_release);
     return 1;
 }
 
@@ -551,7 +592,7 @@ static __attribute__((noinline)) int set_shared(struct devq_signal *s, uint64_t 
 
 DEVQ_API int devq_signal_set(devq_signal *s, uint64_t value)
 {
-    int r = devq__signal_check_user(s, "devq_signal_set");
+    int r = devq__signal_check_fast(s, "devq_signal_set");
     if (r)
         return r;
     if (__builtin_expect(s->shared, 0))

@@ -112,6 +112,14 @@ struct devq_signal {
     _Atomic int spin_fails;               /* spins in a row that ended in sleep */
 
     _Alignas(64) pthread_mutex_t lock; /* heap, watched */
+    /* Private raises past their value store (signal.c raise_value): a
+     * waiter that saw the value may drop the last reference while the
+     * setter still bumps the futex word and wakes, so the last release
+     * waits for this to be 0 instead of every set taking a reference.
+     * Written by setters only, on a line no waiter reads: a reference
+     * would write the object header's line, which every call reads, and
+     * cost the hand-off a cache-line transfer before the value goes out. */
+    _Atomic uint32_t setting;
     struct devq_pending **heap;
     size_t nheap, capheap;
     int watched; /* shared: the notifier watches tl->seq */
@@ -140,6 +148,18 @@ int devq__signal_alloc(struct devq_signal **out);
 /* A signal was made for the user: give it the next user number. */
 void devq__signal_number_user(struct devq_signal *s);
 int devq__signal_check_user(const devq_signal *s, const char *fn);
+/* Its message (s failed the check), out of line. */
+int devq__signal_check_user_err(const devq_signal *s, const char *fn);
+/* The same check inline, for set and wait: three loads of lines nobody
+ * writes while the signal lives. */
+static inline int devq__signal_check_fast(const devq_signal *s, const char *fn)
+{
+    if (__builtin_expect(!s || s->obj.magic != DEVQ_MAGIC_SIGNAL ||
+                             atomic_load_explicit(&s->user_dead, memory_order_relaxed),
+                         0))
+        return devq__signal_check_user_err(s, fn);
+    return 0;
+}
 /* Pop every pending registration that is reached (or all of them when the
  * signal failed) and deliver it.  Cheap when nothing is due. */
 void devq__signal_fire_ready(struct devq_signal *s);

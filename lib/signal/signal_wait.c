@@ -2,10 +2,12 @@
 /* devq_signal_wait: check, spin briefly, then sleep on the futex word.
  *
  * No lost wakeups: a waiter counts itself in tl->waiters, then reads the
- * futex word, then the value; `set` writes the value, bumps the word,
- * then reads tl->waiters (all seq_cst).  Either `set` sees the waiter and
- * wakes it, or the waiter sees the new word/value; a wake that races the
- * sleep makes FUTEX_WAIT return EAGAIN because the word changed.
+ * futex word, then the value; `set` writes the value, then reads
+ * tl->waiters, and only when it counts someone bumps the word and wakes
+ * (all seq_cst; a shared signal's `set` bumps the word always).  Either
+ * `set` sees the waiter and wakes it, or the waiter sees the new value;
+ * a wake that races the sleep makes FUTEX_WAIT return EAGAIN because the
+ * word changed.
  *
  * No thundering herd: the waiter sleeps with the bitset bucket of its
  * wanted value, and `set` wakes only the buckets of the values it passed. */
@@ -137,7 +139,7 @@ static int sleep_until(struct devq_signal *s, uint64_t want, uint64_t deadline)
 
 DEVQ_API int devq_signal_wait(devq_signal *s, uint64_t value, uint64_t timeout_ns)
 {
-    int r = devq__signal_check_user(s, "devq_signal_wait");
+    int r = devq__signal_check_fast(s, "devq_signal_wait");
     if (r)
         return r;
     r = probe(s, value);

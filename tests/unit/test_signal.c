@@ -389,6 +389,114 @@ START_TEST(slow_signal_stops_spinning)
 }
 END_TEST
 
+/* A set keeps the signal alive past its value store without taking a
+ * reference (s->setting): the last release, on a waiter that saw the
+ * value, waits until the setter is done with it.  Here the "setter" is
+ * the test itself, holding s->setting by hand. */
+struct destroyer {
+    devq_signal *s;
+    _Atomic int done;
+};
+
+static void *destroy_thread(void *p)
+{
+    struct destroyer *d = p;
+    devq_signal_destroy(d->s); /* the last reference */
+    atomic_store(&d->done, 1);
+    return NULL;
+}
+
+START_TEST(destroy_waits_for_a_setter)
+{
+    struct destroyer d = { 0 };
+    ck_assert_int_eq(devq_signal_create(0, &d.s), 0);
+    struct devq_signal *s = d.s;
+    atomic_fetch_add(&s->setting, 1); /* a set past its value store */
+    pthread_t t;
+    pthread_create(&t, NULL, destroy_thread, &d);
+    usleep(50000);
+    ck_assert_int_eq(atomic_load(&d.done), 0); /* s is still there */
+    atomic_fetch_sub(&s->setting, 1);          /* the set's last touch */
+    pthread_join(t, NULL);
+    ck_assert_int_eq(atomic_load(&d.done), 1);
+}
+END_TEST
+
+/* The race it is for, bounded: a waiter destroys each signal as soon as
+ * it sees the value while the setter may still be waking it (a
+ * use-after-free here is what ASan and TSan look for). */
+struct handoff {
+    devq_signal *s[64];
+    int errors;
+};
+
+static void *wait_destroy(void *p)
+{
+    struct handoff *h = p;
+    for (int i = 0; i < 64; i++) {
+        if (devq_signal_wait(h->s[i], 1, 10000 * MS))
+            h->errors++;
+        devq_signal_destroy(h->s[i]);
+    }
+    return NULL;
+}
+
+START_TEST(waiter_destroys_while_setter_wakes)
+{
+    for (int round = 0; round < 200 / SCALE + 1; round++) {
+        struct handoff h = { .errors = 0 };
+        for (int i = 0; i < 64; i++)
+            ck_assert_int_eq(devq_signal_create(0, &h.s[i]), 0);
+        devq_signal *mine[64];
+        memcpy(mine, h.s, sizeof mine);
+        pthread_t t;
+        pthread_create(&t, NULL, wait_destroy, &h);
+        for (int i = 0; i < 64; i++)
+            ck_assert_int_eq(devq_signal_set(mine[i], 1), 0); /* mine[i] may be gone after */
+        pthread_join(t, NULL);
+        ck_assert_int_eq(h.errors, 0);
+    }
+}
+END_TEST
+
+/* A set with nobody asleep makes no futex call and leaves the word
+ * alone (a spinning waiter reads that line); one with a sleeper bumps
+ * it and wakes it. */
+struct sleeper {
+    devq_signal *s;
+    int r;
+};
+
+static void *sleep_for_101(void *p)
+{
+    struct sleeper *z = p;
+    z->r = devq_signal_wait(z->s, 101, 10000 * MS);
+    return NULL;
+}
+
+START_TEST(set_wakes_only_sleepers)
+{
+    struct sleeper z = { .r = 1 };
+    ck_assert_int_eq(devq_signal_create(0, &z.s), 0);
+    struct devq_signal *s = z.s;
+    uint32_t seq0 = atomic_load(&s->tl->seq);
+    for (uint64_t v = 1; v <= 100; v++)
+        ck_assert_int_eq(devq_signal_set(z.s, v), 0);
+    ck_assert_uint_eq(atomic_load(&s->tl->seq), seq0);
+    pthread_t t;
+    pthread_create(&t, NULL, sleep_for_101, &z);
+    for (int i = 0; i < 10000 && !atomic_load(&s->tl->waiters); i++)
+        usleep(1000); /* it spins its budget, then counts itself and sleeps */
+    ck_assert_uint_eq(atomic_load(&s->tl->waiters), 1);
+    ck_assert_int_eq(devq_signal_set(z.s, 101), 0);
+    pthread_join(t, NULL);
+    ck_assert_int_eq(z.r, 0);
+    ck_assert_uint_eq(atomic_load(&s->tl->seq), seq0 + 1);
+    ck_assert_uint_eq(atomic_load(&s->tl->waiters), 0);
+    devq_signal_destroy(z.s);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("signal");
@@ -406,6 +514,9 @@ static Suite *suite(void)
     tcase_add_test(tc, ping_pong);
     tcase_add_test(tc, producers_consumers);
     tcase_add_test(tc, slow_signal_stops_spinning);
+    tcase_add_test(tc, destroy_waits_for_a_setter);
+    tcase_add_test(tc, waiter_destroys_while_setter_wakes);
+    tcase_add_test(tc, set_wakes_only_sleepers);
     suite_add_tcase(s, tc);
     return s;
 }
