@@ -54,6 +54,9 @@ struct devq_eng_comm {
     int blk_started, blk_stop, blk_busy;
     int blk_dead; /* a gate was abandoned: fail the rest */
     int orphans;  /* a collective on comm was abandoned */
+    /* Tests: the op (counted from 1) that fails at start, from
+     * DEVQ_MPI_TEST_FAIL_OP when the comm was made; 0 none. */
+    unsigned long fail_op, ops_started;
     devq_eng_req *blk_head, *blk_tail;
 };
 
@@ -287,6 +290,8 @@ static int wrap(MPI_Comm c, devq_eng_comm **out)
     }
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     ec->comm = c;
+    const char *fail = getenv("DEVQ_MPI_TEST_FAIL_OP");
+    ec->fail_op = fail ? strtoul(fail, NULL, 10) : 0;
     MPI_Comm_rank(c, &ec->rank);
     MPI_Comm_size(c, &ec->size);
     MPI_Request dup;
@@ -835,6 +840,8 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
     if (op->count > INT_MAX)
         return host->error(-EINVAL, "mpi: count %zu is above MPI's int counts (%d); split the op", op->count,
                            INT_MAX);
+    if (++c->ops_started == c->fail_op)
+        return host->error(-EIO, "mpi: DEVQ_MPI_TEST_FAIL_OP failed op %lu at start (a test)", c->fail_op);
     devq_eng_req *q = calloc(1, sizeof *q);
     if (!q)
         return host->error(-ENOMEM, "mpi: out of memory");
