@@ -123,7 +123,8 @@ int devq__channel_broken_err(devq_channel *ch)
     char msg[DEVQ_CHANNEL_MSG_MAX];
     pthread_mutex_lock(&ch->lock);
     int b = ch->broken;
-    snprintf(msg, sizeof msg, "%s", ch->broken_msg);
+    if (b) /* (every op asks: the copy only when there is one) */
+        snprintf(msg, sizeof msg, "%s", ch->broken_msg);
     pthread_mutex_unlock(&ch->lock);
     if (!b)
         return 0;
