@@ -142,7 +142,8 @@ int devq__submit_inline(struct devq_queue *q, struct batch *b)
  *    busy, the peers are late); the rest of the batch then goes to the
  *    stream as one callback, which picks up the started op, so submit
  *    never waits for a peer for longer than that spin.
- * devq_stats counts a batch completed here in batches_at_submit. */
+ * devq_stats counts a batch taken here in batches_run_at_submit,
+ * whether it ended here or its rest went to the stream. */
 
 /* A use bind makes without a wait or a failure (tracker.h): room for
  * this stream's first read is made here, before anything is bound. */
@@ -340,6 +341,7 @@ static int submit_work_inline(struct devq_queue *q, struct batch *b)
     pthread_mutex_unlock(&dev->lock);
     if (!go)
         return 0;
+    atomic_fetch_add_explicit(&dev->stats.batches_run_at_submit, 1, memory_order_relaxed);
     uint32_t stop;
     int status = run_ops(b, 0, 0, DEVQ_WORK_INLINE, &stop);
     if (stop < b->rec.nops && b->rec.ops[stop].kind == OP_WORK) {
@@ -349,7 +351,6 @@ static int submit_work_inline(struct devq_queue *q, struct batch *b)
     pthread_mutex_lock(&dev->lock);
     end_at_submit(q, b);
     pthread_mutex_unlock(&dev->lock);
-    atomic_fetch_add_explicit(&dev->stats.batches_run_at_submit, 1, memory_order_relaxed);
     finish_at_submit(q, b, status);
     return 1;
 }

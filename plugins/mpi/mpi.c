@@ -140,6 +140,13 @@ static int ensure_mpi(void)
             goto out;
         }
         atexit(finalize_ours);
+        /* MPI is devq's here: an error on the world or self (a peer's
+         * death noticed outside devq's own comms) comes back as an
+         * error to the op that met it, which devq fails through its
+         * timeout and roll call, rather than aborting the process.  A
+         * program that initialises MPI keeps its own handlers. */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     } else {
         int fin = 0;
         MPI_Finalized(&fin);
@@ -732,9 +739,12 @@ static int start_small_all_reduce(devq_eng_comm *c, const struct devq_eng_op *op
 
 /* Given up (or failed): the receive is cancelled, the send left to MPI;
  * tmp stays allocated, since a cancel that comes too late still writes
- * it (a few bytes, once per failure). */
+ * it (a few bytes, once per failure), and the comm stays (orphans). */
 static void small_abandon(devq_eng_req *q)
 {
+    /* Its send may still arrive at a peer: the comm must not be freed,
+     * or a later comm that gets its context id would match it. */
+    q->owner->orphans = 1;
     if (q->xfer[0] != MPI_REQUEST_NULL) {
         MPI_Cancel(&q->xfer[0]);
         MPI_Request_free(&q->xfer[0]);

@@ -675,7 +675,8 @@ static void test_large_blocking(void)
 
 /* ---- Collectives run by the submitting thread (lib/queue/inline.c) ----
  * On an idle queue a batch of channel ops (and signals) runs at submit;
- * devq_stats counts it in batches_run_at_submit. */
+ * devq_stats counts it in batches_run_at_submit (also when a late peer
+ * made it hand the rest to the stream). */
 static uint64_t run_at_submit(void)
 {
     devq_stats st;
@@ -700,17 +701,18 @@ static int all_bytes(devq_buffer *b, size_t n, unsigned char want)
     return 1;
 }
 
-/* Taken on an idle queue, and complete when submit returns: its signal
- * is set before any wait.  Both ranks run the same ops; a try whose
- * peer was late goes to the stream instead, so it takes several tries. */
+/* Taken on an idle queue; when its signal is set as submit returns, its
+ * result is there too.  (Whether a try ends at submit depends on the
+ * peer's timing -- over TCP it rarely does -- so that is not asserted;
+ * at_submit_error asserts a batch that does.) */
 static void test_at_submit(void)
 {
     devq_buffer *b = alloc(8);
     float *p = devq_buffer_host_ptr(b);
     devq_signal *s = NULL;
     OK(devq_signal_create(0, &s));
-    uint64_t first = run_at_submit();
     const int tries = 50;
+    int taken = 0;
     for (int i = 0; i < tries; i++) {
         settle();
         p[0] = (float)(rank + 1);
@@ -719,15 +721,17 @@ static void test_at_submit(void)
         OK(devq_queue_all_reduce(qa, ch, b, 0, b, 0, 2, DEVQ_F32, DEVQ_SUM));
         OK(devq_queue_signal(qa, s, (uint64_t)i + 1));
         OK(devq_queue_submit(qa));
-        if (run_at_submit() != before)
-            CHECK(devq_signal_value(s) == (uint64_t)i + 1 && p[0] == (float)(size * (size + 1) / 2),
-                  "try %d ran at submit but its signal is %llu, element %g", i,
-                  (unsigned long long)devq_signal_value(s), p[0]);
+        taken += run_at_submit() != before;
+        if (devq_signal_value(s) == (uint64_t)i + 1)
+            CHECK(p[0] == (float)(size * (size + 1) / 2), "try %d: signal set at submit, element %g", i,
+                  p[0]);
         OK(devq_queue_finish(qa, 60ull * 1000000000ull));
         CHECK(p[0] == (float)(size * (size + 1) / 2) && p[1] == (float)(i * size), "try %d: got %g %g", i,
               p[0], p[1]);
     }
-    CHECK(run_at_submit() > first, "none of %d all_reduces on an idle queue ran at submit", tries);
+    /* The queue is idle at every try (settle), unless its stream thread
+     * was preempted between ending a batch and saying so: most are taken. */
+    CHECK(taken >= tries / 2, "%d of %d all_reduces on an idle queue were run at submit", taken, tries);
     devq_signal_destroy(s);
     OK(devq_buffer_free(b, NULL));
 }
@@ -783,7 +787,7 @@ static void test_at_submit_order(void)
 /* The engine fails rank 0's op at start (DEVQ_MPI_TEST_FAIL_OP) on the
  * submitting thread: the batch's signal and the buffer it writes fail
  * with that cause, the peer learns it, and the queue goes on working. */
-static void test_at_submit_failure(void)
+static void test_at_submit_error(void)
 {
     if (rank == 0)
         setenv("DEVQ_MPI_TEST_FAIL_OP", "1", 1);
@@ -960,7 +964,7 @@ int main(void)
         { "blocking_failure", test_blocking_failure },
         { "at_submit", test_at_submit },
         { "at_submit_order", test_at_submit_order },
-        { "at_submit_failure", test_at_submit_failure },
+        { "at_submit_error", test_at_submit_error },
     };
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         if (only && !strstr(only, tests[i].name))
