@@ -85,7 +85,8 @@ struct devq_eng_req {
     MPI_Request xfer[2];
     MPI_Datatype t;
     MPI_Op mop;
-    void *dst, *tmp;
+    void *dst, *tmp; /* tmp: tmp_here up to its size, else malloc'd */
+    unsigned char tmp_here[64];
 };
 
 static int mpi_error(int rc, const char *what)
@@ -716,7 +717,8 @@ static int small_usable(const devq_eng_comm *c, const struct devq_eng_op *op)
 static int start_small_all_reduce(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req *q)
 {
     size_t bytes = op->count * type_size(op->type);
-    if (!(q->tmp = malloc(bytes)))
+    q->tmp = bytes <= sizeof q->tmp_here ? q->tmp_here : malloc(bytes);
+    if (!q->tmp)
         return host->error(-ENOMEM, "mpi: out of memory");
     if (op->src != op->dst)
         memcpy(op->dst, op->src, bytes);
@@ -730,16 +732,17 @@ static int start_small_all_reduce(devq_eng_comm *c, const struct devq_eng_op *op
         q->steps++;
     q->xfer[0] = q->xfer[1] = MPI_REQUEST_NULL;
     int r = small_post(q);
-    if (r < 0) {
-        free(q->tmp);
-        q->tmp = NULL; /* (nothing was left posted that MPI can still write) */
-    }
+    if (r < 0 && q->tmp != q->tmp_here)
+        free(q->tmp); /* (nothing was left posted that MPI can still write) */
+    if (r < 0)
+        q->tmp = NULL;
     return r;
 }
 
 /* Given up (or failed): the receive is cancelled, the send left to MPI;
  * tmp stays allocated, since a cancel that comes too late still writes
- * it (a few bytes, once per failure), and the comm stays (orphans). */
+ * it (a few bytes, once per failure), and the comm stays (orphans).
+ * A failed MPI_Testall left the requests to lib: they are freed too. */
 static void small_abandon(devq_eng_req *q)
 {
     /* Its send may still arrive at a peer: the comm must not be freed,
@@ -751,7 +754,8 @@ static void small_abandon(devq_eng_req *q)
     }
     if (q->xfer[1] != MPI_REQUEST_NULL)
         MPI_Request_free(&q->xfer[1]);
-    free(q);
+    if (q->tmp != q->tmp_here)
+        free(q); /* else q is the receive's buffer: it stays too */
 }
 
 /* Progress: 1 when the last step is reduced, 0 not yet, or the failure. */
@@ -1035,7 +1039,8 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
 
 static void req_free(devq_eng_req *q)
 {
-    free(q->tmp);
+    if (q->tmp != q->tmp_here)
+        free(q->tmp);
     free(q);
 }
 
