@@ -13,6 +13,8 @@
 #include "config.h"
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -836,6 +838,78 @@ static void test_at_submit_error(void)
     OK(devq_buffer_free(c, NULL));
 }
 
+/* A bounded race: one thread multiplies x by the size with in-place
+ * all_reduces (a sum of equal values) on qa, mostly at submit, while another
+ * copies x to y on qb and reads y.  A copy submitted while an
+ * all_reduce runs at submit must wait for it (its uses are parked):
+ * every value read is a power of two, never below the last one read nor
+ * below what an all_reduce finished before the copy was submitted. */
+struct race {
+    devq_buffer *x, *y;
+    _Atomic int done;
+    _Atomic double finished; /* x after the last all_reduce whose finish returned */
+    int bad, reads;
+};
+
+static void *race_reader(void *arg)
+{
+    struct race *r = arg;
+    double last = 1.0;
+    while (!atomic_load(&r->done) && r->reads < 100000) {
+        double floor_v = atomic_load(&r->finished); /* done before this copy is submitted */
+        if (devq_queue_copy(qb, r->y, 0, r->x, 0, 8) < 0 || devq_queue_submit(qb) < 0 ||
+            devq_queue_finish(qb, 60ull * 1000000000ull) < 0) {
+            r->bad = 1;
+            break;
+        }
+        double v = *(const double *)devq_buffer_host_ptr(r->y);
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        if (v < last || v < floor_v || (bits & ((1ull << 52) - 1)) != 0) { /* torn, or older */
+            r->bad = 2;
+            break;
+        }
+        last = v;
+        r->reads++;
+    }
+    return NULL;
+}
+
+static void test_at_submit_race(void)
+{
+    if (size & (size - 1)) {
+        printf("rank %d: at_submit_race: skipped (%d ranks: x would not stay a power of two)\n", rank, size);
+        return;
+    }
+    struct race r = { .x = alloc(8), .y = alloc(8), .finished = 1.0 };
+    double *xp = devq_buffer_host_ptr(r.x);
+    *xp = 1.0;
+    double now = 1.0;
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, race_reader, &r) == 0, "no reader thread");
+    int lg = 0;
+    while ((1 << lg) < size)
+        lg++;
+    const int rounds = 1000 / lg; /* x ends at 2^1000 or below: every value exact */
+    for (int i = 0; i < rounds; i++) {
+        OK(devq_queue_all_reduce(qa, ch, r.x, 0, r.x, 0, 1, DEVQ_F64, DEVQ_SUM));
+        OK(devq_queue_submit(qa));
+        OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+        now *= size;
+        atomic_store(&r.finished, now);
+    }
+    atomic_store(&r.done, 1);
+    pthread_join(t, NULL);
+    CHECK(r.bad == 0, "reader: %s after %d reads", r.bad == 1 ? "a copy failed" : "a torn or older value",
+          r.reads);
+    double want = 1.0;
+    for (int i = 0; i < rounds; i++)
+        want *= size;
+    CHECK(*xp == want, "x = %g after %d rounds, want %g", *xp, rounds, want);
+    OK(devq_buffer_free(r.x, NULL));
+    OK(devq_buffer_free(r.y, NULL));
+}
+
 /* The threads of this process named name (/proc/self/task/N/comm). */
 static int threads_named(const char *name)
 {
@@ -965,6 +1039,7 @@ int main(void)
         { "at_submit", test_at_submit },
         { "at_submit_order", test_at_submit_order },
         { "at_submit_error", test_at_submit_error },
+        { "at_submit_race", test_at_submit_race },
     };
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         if (only && !strstr(only, tests[i].name))
