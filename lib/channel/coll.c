@@ -17,7 +17,14 @@
  * blocking engine wait (Open MPI's blocking wait starves other traffic),
  * and never past the channel's timeout.  A skipped op (its batch failed
  * before it) leaves this rank out of step with its peers, so the channel
- * fails every later op with that cause rather than pairing them wrongly. */
+ * fails every later op with that cause rather than pairing them wrongly.
+ *
+ * At submit (DEVQ_WORK_INLINE, lib/queue/inline.c: an idle queue runs
+ * the batch on the submitting thread) the same steps run, but nothing
+ * waits there beyond the spin: a channel held by another queue, a
+ * dependent op whose group is still running, or a group not done
+ * within the spin returns DEVQ_WORK_PENDING, and the stream callback
+ * that then gets the op picks up what was started (chan_op.started). */
 #include "config.h"
 #include <errno.h>
 #include <sched.h>
@@ -496,8 +503,10 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
     struct chan_op *co = data;
     devq_channel *ch = co->ch;
     int at_submit = (group & DEVQ_WORK_INLINE) != 0;
-    if (co->started) /* started at submit, the stream takes the wait over */
+    if (co->started) {   /* started at submit, the stream takes the wait over */
+        co->started = 0; /* (the op's bytes may be run again: a replayed batch) */
         return finish_group(co, status, co->start_err, co->op_no);
+    }
     int r = take_channel(co, status, group, gid);
     if (r)
         return r == NOT_TAKEN ? 0 : r;
