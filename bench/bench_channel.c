@@ -6,6 +6,10 @@
  *
  *   latency: 8 bytes (2 x F32), one op per batch, submit + finish each
  *            time (the round trip a program waits for); median per op.
+ *            Beside it: the engine's old floor (MPI_Iallreduce tested in
+ *            a loop) and a one-host-fn batch, the stream hand-off that a
+ *            channel op on an idle queue no longer pays (it runs at
+ *            submit, lib/queue/inline.c).
  *   bandwidth: 64 MiB of F32, in place; median time, reported as GB/s of
  *            the buffer size.
  *
