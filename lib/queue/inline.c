@@ -222,14 +222,35 @@ static void end_at_submit(struct devq_queue *q, struct batch *b)
     devq__drain_deferred(q);
 }
 
+/* Whether a member of o's group follows o (DEVQ_WORK_MORE). */
+static int work_group_more(const struct batch *b, const struct op *o)
+{
+    const struct op *next = (uint32_t)(o - b->rec.ops) + 1 < b->rec.nops ? o + 1 : NULL;
+    return next && next->kind == OP_WORK && next->u.work.run == o->u.work.run &&
+           next->u.work.key == o->u.work.key;
+}
+
 /* Work op o of b as devq__work_cb runs it, with flags added to its group
- * (DEVQ_WORK_INLINE at submit).  Returns the op's verdict for the next
- * (the latch), or DEVQ_WORK_PENDING with nothing consumed. */
-static int work_step(struct batch *b, struct op *o, int status, unsigned flags)
+ * (DEVQ_WORK_INLINE at submit); *head_io: the group's first op when the
+ * op before o was run by the same run_ops, else NULL (set for the next).
+ * Returns the op's verdict for the next (the latch), or
+ * DEVQ_WORK_PENDING with nothing consumed. */
+static int work_step(struct batch *b, struct op *o, int status, unsigned flags, const struct op **head_io)
 {
     uint32_t at = (uint32_t)(o - b->rec.ops);
     const struct op *head;
-    unsigned group = devq__work_group(b, o, &head) | flags;
+    unsigned group;
+    if (*head_io && o[-1].u.work.run == o->u.work.run && o[-1].u.work.key == o->u.work.key) {
+        /* o follows a member of the group in run_ops: the head is known
+         * (devq__work_group walks back to it, which a long group would
+         * pay per member) */
+        head = *head_io;
+        group = DEVQ_WORK_CONT | (work_group_more(b, o) ? DEVQ_WORK_MORE : 0);
+    } else {
+        group = devq__work_group(b, o, &head);
+    }
+    *head_io = head;
+    group |= flags;
     int r = devq__batch_walk(b, at, status, 0);
     const struct buffer_use *u = devq__op_uses(b, o);
     for (uint32_t k = 0; !r && k < o->nuses; k++)
@@ -257,8 +278,9 @@ static int work_step(struct batch *b, struct op *o, int status, unsigned flags)
 static int run_ops(struct batch *b, uint32_t from, int status, unsigned flags, uint32_t *stop)
 {
     uint32_t i = from;
+    const struct op *head = NULL; /* the current group's first op */
     for (; i < b->rec.nops && b->rec.ops[i].kind == OP_WORK; i++) {
-        int r = work_step(b, &b->rec.ops[i], status, flags);
+        int r = work_step(b, &b->rec.ops[i], status, flags, &head);
         if (r == DEVQ_WORK_PENDING && (flags & DEVQ_WORK_INLINE))
             break;
         status = r < 0 ? r : 0;
