@@ -203,6 +203,7 @@ typedef struct devq_stats {
     uint64_t signal_waits_aligned;   /* queue waits turned into stream waits */
     uint64_t signal_waits_dropped;   /* queue waits on values already reached */
     uint64_t signal_waits_native;    /* queue waits bridged by a device-side value wait */
+    uint64_t batches_run_at_submit;  /* channel work run by the submitting thread (devq-channels(7)) */
 } devq_stats;
 DEVQ_API int devq_stats_get(devq_device *dev, devq_stats *st);
 

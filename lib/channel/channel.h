@@ -81,6 +81,12 @@ struct chan_op {
     const char *what; /* "all_reduce", ... (static) */
     struct devq_chan_span span;
     struct devq_chan_flight *flight; /* stream channels: the last member's group */
+    /* Host channels, a group's last member run at submit (coll.c): its
+     * group was started there and is still running, so the stream
+     * callback that takes it over only waits for it. */
+    int started;
+    int start_err; /* this member's own start failure, or 0 */
+    uint64_t op_no;
 };
 
 /* engine.c: the engine for dev's backend, loaded on first use (0 or
@@ -107,6 +113,9 @@ void devq__channel_attach(struct devq_device *dev);
 int devq__channel_check(const devq_channel *ch, const char *fn);
 /* coll.c: run the ops of a group to completion (timeout, failure). */
 int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no);
+/* The same, but give up after spinning budget_ns with the group still
+ * running: DEVQ_WORK_PENDING (batch.h), every op left as it is. */
+int devq__channel_wait_group_for(devq_channel *ch, const char *what, uint64_t op_no, uint64_t budget_ns);
 /* The first cause wins (coll.c). */
 void devq__channel_set_broken(devq_channel *ch, const char *msg);
 /* -EIO with the first cause when broken, else 0. */

@@ -17,7 +17,14 @@
  * blocking engine wait (Open MPI's blocking wait starves other traffic),
  * and never past the channel's timeout.  A skipped op (its batch failed
  * before it) leaves this rank out of step with its peers, so the channel
- * fails every later op with that cause rather than pairing them wrongly. */
+ * fails every later op with that cause rather than pairing them wrongly.
+ *
+ * At submit (DEVQ_WORK_INLINE, lib/queue/inline.c: an idle queue runs
+ * the batch on the submitting thread) the same steps run, but nothing
+ * waits there beyond the spin: a channel held by another queue, a
+ * dependent op whose group is still running, or a group not done
+ * within the spin returns DEVQ_WORK_PENDING, and the stream callback
+ * that then gets the op picks up what was started (chan_op.started). */
 #include "config.h"
 #include <errno.h>
 #include <sched.h>
@@ -123,7 +130,8 @@ int devq__channel_broken_err(devq_channel *ch)
     char msg[DEVQ_CHANNEL_MSG_MAX];
     pthread_mutex_lock(&ch->lock);
     int b = ch->broken;
-    snprintf(msg, sizeof msg, "%s", ch->broken_msg);
+    if (b) /* (every op asks: the copy only when there is one) */
+        snprintf(msg, sizeof msg, "%s", ch->broken_msg);
     pthread_mutex_unlock(&ch->lock);
     if (!b)
         return 0;
@@ -270,7 +278,36 @@ static int roll_call(devq_channel *ch, uint64_t timeout, char *msg, int from)
 /* Progress every started op of the group to its end.  Returns 0, the
  * first engine failure, or -ETIMEDOUT; the channel is broken after a
  * failure (the group's other ops are abandoned). */
+/* The group's ops still running when it failed: withdrawn from the
+ * engine as far as it can.  Then the verdict (the channel broken on a
+ * failure). */
+static int end_group(devq_channel *ch, int err, const char *msg, int from_peer)
+{
+    for (size_t i = 0; i < ch->nreqs; i++) {
+        if (!ch->reqs[i])
+            continue;
+        ch->eng->abandon(ch->reqs[i]);
+        /* A late peer can still complete it inside the engine, which then
+         * reads and writes these buffers: their memory must never go to
+         * another buffer. */
+        for (int k = 0; k < 2; k++)
+            if (ch->spans[i].bufs[k])
+                devq__buffer_hold_memory(ch->spans[i].bufs[k]);
+    }
+    ch->nreqs = 0;
+    if (err) {
+        channel_break(ch, msg, !from_peer);
+        return devq__err(err, "%s", msg);
+    }
+    return 0;
+}
+
 int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
+{
+    return devq__channel_wait_group_for(ch, what, op_no, 0);
+}
+
+int devq__channel_wait_group_for(devq_channel *ch, const char *what, uint64_t op_no, uint64_t budget_ns)
 {
     uint64_t timeout = atomic_load(&ch->timeout_ns);
     uint64_t start = devq__now_ns();
@@ -285,7 +322,9 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
         yield_ns += (ch->spans[i].rd_hi - ch->spans[i].rd_lo) + (ch->spans[i].wr_hi - ch->spans[i].wr_lo);
     char msg[DEVQ_CHANNEL_MSG_MAX] = "";
     int from_peer = 0, notices = has_notices(ch);
-    size_t left = ch->nreqs;
+    size_t left = 0; /* a wait given up at submit leaves done ops NULL */
+    for (size_t i = 0; i < ch->nreqs; i++)
+        left += ch->reqs[i] != NULL;
     while (left && !err) {
         for (size_t i = 0; i < ch->nreqs && !err; i++) {
             if (!ch->reqs[i])
@@ -306,6 +345,8 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
         if (!left || err)
             break;
         uint64_t t = devq__now_ns();
+        if (budget_ns && t - start >= budget_ns)
+            return DEVQ_WORK_PENDING; /* the caller hands the rest to the stream */
         if (t >= deadline) {
             err = -ETIMEDOUT;
             snprintf(
@@ -353,51 +394,63 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
         if (nap < SLEEP_MAX_NS)
             nap *= 2;
     }
-    for (size_t i = 0; i < ch->nreqs; i++) {
-        if (!ch->reqs[i])
-            continue;
-        ch->eng->abandon(ch->reqs[i]);
-        /* A late peer can still complete it inside the engine, which then
-         * reads and writes these buffers: their memory must never go to
-         * another buffer. */
-        for (int k = 0; k < 2; k++)
-            if (ch->spans[i].bufs[k])
-                devq__buffer_hold_memory(ch->spans[i].bufs[k]);
-    }
-    ch->nreqs = 0;
-    if (err) {
-        channel_break(ch, msg, !from_peer);
-        return devq__err(err, "%s", msg);
-    }
-    return 0;
+    return end_group(ch, err, msg, from_peer);
 }
 
-static int run_op(void *data, int status, unsigned group, const void *gid)
+/* Take the channel for a group without waiting: 1 taken, 0 held by
+ * another queue's group (the op is then run from the stream, which
+ * waits its turn). */
+static int try_acquire(devq_channel *ch, const void *gid)
 {
-    struct chan_op *co = data;
+    pthread_mutex_lock(&ch->lock);
+    int free_now = !ch->busy;
+    if (free_now) {
+        ch->busy = 1;
+        ch->holder = gid;
+    }
+    pthread_mutex_unlock(&ch->lock);
+    return free_now;
+}
+
+/* The group's first member takes the channel (bounded); the others
+ * check that it did.  0, DEVQ_WORK_PENDING (at submit, held by another
+ * queue), NOT_TAKEN (a skipped member whose group never got it: nothing
+ * to run or say), or the failure with its message. */
+#define NOT_TAKEN 2
+static int take_channel(struct chan_op *co, int status, unsigned group, const void *gid)
+{
     devq_channel *ch = co->ch;
-    int r = 0;
-    if (!(group & DEVQ_WORK_CONT)) {
-        uint64_t timeout = atomic_load(&ch->timeout_ns);
-        uint64_t t = devq__now_ns();
-        uint64_t deadline = timeout == UINT64_MAX || t + timeout < t ? UINT64_MAX : t + timeout;
-        if (acquire(ch, deadline, gid) < 0) {
-            /* Never taken: no group of ours to finish.  The op did not
-             * run, so this rank is out of step. */
-            char msg[DEVQ_CHANNEL_MSG_MAX];
-            snprintf(msg, sizeof msg,
-                     "channel #%u (rank %d of %d): %s waited past the channel's timeout for "
-                     "another queue's op on the channel and did not run",
-                     ch->number, ch->rank, ch->size, co->what);
-            devq__channel_set_broken(ch, msg);
-            return devq__err(-ETIMEDOUT, "%s", msg);
-        }
-    } else if (!holds(ch, gid)) {
-        return status ? 0
+    if (group & DEVQ_WORK_CONT) {
+        if (holds(ch, gid))
+            return 0;
+        return status ? NOT_TAKEN
                       : devq__err(-EIO, "channel #%u: %s: its group never got the channel", ch->number,
                                   co->what);
     }
-    uint64_t op_no = ++ch->ops_run;
+    if (group & DEVQ_WORK_INLINE)
+        return try_acquire(ch, gid) ? 0 : DEVQ_WORK_PENDING;
+    uint64_t timeout = atomic_load(&ch->timeout_ns);
+    uint64_t t = devq__now_ns();
+    uint64_t deadline = timeout == UINT64_MAX || t + timeout < t ? UINT64_MAX : t + timeout;
+    if (acquire(ch, deadline, gid) == 0)
+        return 0;
+    /* Never taken: no group of ours to finish.  The op did not run, so
+     * this rank is out of step. */
+    char msg[DEVQ_CHANNEL_MSG_MAX];
+    snprintf(msg, sizeof msg,
+             "channel #%u (rank %d of %d): %s waited past the channel's timeout for "
+             "another queue's op on the channel and did not run",
+             ch->number, ch->rank, ch->size, co->what);
+    devq__channel_set_broken(ch, msg);
+    return devq__err(-ETIMEDOUT, "%s", msg);
+}
+
+/* Start op co of the group on the engine (the channel held): 0 or the
+ * failure, the channel broken with its cause. */
+static int start_op(struct chan_op *co, int status, uint64_t op_no)
+{
+    devq_channel *ch = co->ch;
+    int r = 0;
     if (status) {
         /* devq_errmsg() holds the batch's cause (batch.h): the peers
          * are told it with the skip. */
@@ -432,13 +485,53 @@ static int run_op(void *data, int status, unsigned group, const void *gid)
             ch->spans[ch->nreqs++] = co->span;
         }
     }
-    if (group & DEVQ_WORK_MORE)
-        return r; /* the group's last member waits and lets go */
-    int w = devq__channel_wait_group(ch, co->what, op_no);
-    release(ch);
+    return r;
+}
+
+/* The group's last member: wait for it all, let the channel go. */
+static int finish_group(struct chan_op *co, int status, int r, uint64_t op_no)
+{
+    int w = devq__channel_wait_group(co->ch, co->what, op_no);
+    release(co->ch);
     if (r < 0)
         return r;
     return status ? 0 : w;
+}
+
+static int run_op(void *data, int status, unsigned group, const void *gid)
+{
+    struct chan_op *co = data;
+    devq_channel *ch = co->ch;
+    int at_submit = (group & DEVQ_WORK_INLINE) != 0;
+    if (co->started) {   /* started at submit, the stream takes the wait over */
+        co->started = 0; /* (the op's bytes may be run again: a replayed batch) */
+        return finish_group(co, status, co->start_err, co->op_no);
+    }
+    int r = take_channel(co, status, group, gid);
+    if (r)
+        return r == NOT_TAKEN ? 0 : r;
+    /* At submit, an op that depends on the group so far waits for it
+     * only briefly: the stream waits the rest, before this op starts. */
+    if (at_submit && !status && ch->nreqs && conflicts(ch, &co->span) &&
+        (r = devq__channel_wait_group_for(ch, co->what, ch->ops_run + 1, SPIN_NS)) == DEVQ_WORK_PENDING)
+        return r;
+    uint64_t op_no = ++ch->ops_run;
+    if (r == 0)
+        r = start_op(co, status, op_no);
+    if (group & DEVQ_WORK_MORE)
+        return r; /* the group's last member waits and lets go */
+    if (at_submit) {
+        int w = devq__channel_wait_group_for(ch, co->what, op_no, SPIN_NS);
+        if (w == DEVQ_WORK_PENDING) {
+            co->started = 1;
+            co->start_err = r;
+            co->op_no = op_no;
+            return w;
+        }
+        release(ch);
+        return r < 0 ? r : w;
+    }
+    return finish_group(co, status, r, op_no);
 }
 
 /* Recording: checks, then one OP_WORK op. */

@@ -38,6 +38,11 @@ struct devq_device_stats {
     /* Batches completed at submit (lib/queue/inline.c): one count for both
      * submitted and completed, which devq_stats_get adds it to. */
     _Atomic uint64_t batches_inline;
+    /* Batches of host work (channel ops) the submitting thread ran
+     * (inline.c): to the end, or until a peer was late and the stream
+     * took the rest; counted in submitted and completed the normal way
+     * too. */
+    _Atomic uint64_t batches_run_at_submit;
     /* Counted by completion callbacks on the streams' threads: at least a
      * cache line away from the above, which a submit adds to every batch
      * (they shared a line, moving it between the two cores twice a batch). */

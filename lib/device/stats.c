@@ -26,6 +26,7 @@ DEVQ_API int devq_stats_get(devq_device *dev, devq_stats *st)
     st->signal_waits_aligned = atomic_load(&s->signal_waits_aligned);
     st->signal_waits_dropped = atomic_load(&s->signal_waits_dropped);
     st->signal_waits_native = atomic_load(&s->signal_waits_native);
+    st->batches_run_at_submit = atomic_load(&s->batches_run_at_submit);
     pthread_mutex_lock(&dev->lock);
     devq__device_hooks()->order_counts(dev, &st->waits_inserted, &st->waits_elided);
     pthread_mutex_unlock(&dev->lock);

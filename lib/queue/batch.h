@@ -55,6 +55,16 @@ enum op_kind {
  * from.  It returns that error with its message, or 0, and must release
  * nothing: the completion callback still comes. */
 #define DEVQ_WORK_PROBE 8u
+/* Host work (no issue function) called on the submitting thread
+ * (inline.c) instead of in a stream callback: the queue is idle and the
+ * batch needs no wait.  run may decline or stop short: it returns
+ * DEVQ_WORK_PENDING (with nothing failed) when the op cannot finish
+ * within a short spin -- the channel is held by another queue, or its
+ * peers are not there yet -- and is then called again for the same op,
+ * without this flag, from a stream callback, where it must pick up what
+ * it started.  Any other return is final, as from a callback. */
+#define DEVQ_WORK_INLINE 16u
+#define DEVQ_WORK_PENDING 1
 /* gid: the same for every member of one group (its first op), unique
  * while the batch runs. */
 typedef int (*devq_work_fn)(void *data, int status, unsigned group, const void *gid);

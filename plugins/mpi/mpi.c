@@ -52,8 +52,12 @@ struct devq_eng_comm {
     pthread_cond_t blk_cond;
     pthread_t blk_thread;
     int blk_started, blk_stop, blk_busy;
-    int blk_dead; /* a gate was abandoned: fail the rest */
-    int orphans;  /* a collective on comm was abandoned */
+    int blk_dead;       /* a gate was abandoned: fail the rest */
+    int orphans;        /* a collective on comm was abandoned */
+    unsigned small_seq; /* small all_reduces started: their tags */
+    /* Tests: the op (counted from 1) that fails at start, from
+     * DEVQ_MPI_TEST_FAIL_OP when the comm was made; 0 none. */
+    unsigned long fail_op, ops_started;
     devq_eng_req *blk_head, *blk_tail;
 };
 
@@ -75,6 +79,14 @@ struct devq_eng_req {
     int blk_abandoned; /* lib gave up: the helper frees it */
     devq_eng_req *blk_next;
     devq_eng_comm *owner; /* the comm it was started on */
+    /* A small all_reduce by recursive doubling (start_small_all_reduce):
+     * step of steps, this step's receive and send, what they carry. */
+    int small, step, steps, tag, n;
+    MPI_Request xfer[2];
+    MPI_Datatype t;
+    MPI_Op mop;
+    void *dst, *tmp; /* tmp: tmp_here up to its size, else malloc'd */
+    unsigned char tmp_here[64];
 };
 
 static int mpi_error(int rc, const char *what)
@@ -129,6 +141,13 @@ static int ensure_mpi(void)
             goto out;
         }
         atexit(finalize_ours);
+        /* MPI is devq's here: an error on the world or self (a peer's
+         * death noticed outside devq's own comms) comes back as an
+         * error to the op that met it, which devq fails through its
+         * timeout and roll call, rather than aborting the process.  A
+         * program that initialises MPI keeps its own handlers. */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     } else {
         int fin = 0;
         MPI_Finalized(&fin);
@@ -287,6 +306,8 @@ static int wrap(MPI_Comm c, devq_eng_comm **out)
     }
     MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
     ec->comm = c;
+    const char *fail = getenv("DEVQ_MPI_TEST_FAIL_OP");
+    ec->fail_op = fail ? strtoul(fail, NULL, 10) : 0;
     MPI_Comm_rank(c, &ec->rank);
     MPI_Comm_size(c, &ec->size);
     MPI_Request dup;
@@ -664,6 +685,98 @@ static int start_all_reduce(devq_eng_comm *c, const struct devq_eng_op *op, MPI_
                           mpi_op(op->type, op->op), c->comm, &q->req);
 }
 
+/* Small all_reduces (up to SMALL_MAX bytes, a power-of-two group):
+ * recursive doubling by point-to-point messages, which Open MPI 4.1's
+ * shared-memory and TCP paths deliver in well under a microsecond,
+ * where MPI_Iallreduce's libnbc schedule costs two to three times the
+ * blocking MPI_Allreduce (bench/RESULTS.md, "Channels at submit").
+ * Step k exchanges the partial result with rank ^ 2^k and reduces the
+ * peer's into it (MPI_Reduce_local, the same MPI_Op as the collective);
+ * every reduction is commutative and both sides of a pair combine the
+ * same two values, so every rank ends with the same bits.  Tags: 1 +
+ * (the comm's small-op count mod 2000) * 16 + step, never 0 (send and
+ * recv ops use 0), unique among the ops that may be in flight at once,
+ * which every rank starts in the same order. */
+#define SMALL_MAX 4096u
+
+static int small_post(devq_eng_req *q)
+{
+    int partner = q->owner->rank ^ (1 << q->step);
+    int rc = MPI_Irecv(q->tmp, q->n, q->t, partner, q->tag + q->step, q->owner->comm, &q->xfer[0]);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Isend(q->dst, q->n, q->t, partner, q->tag + q->step, q->owner->comm, &q->xfer[1]);
+    return rc == MPI_SUCCESS ? 0 : mpi_error(rc, "MPI_Isend/MPI_Irecv (small all_reduce)");
+}
+
+static int small_usable(const devq_eng_comm *c, const struct devq_eng_op *op)
+{
+    return op->kind == DEVQ_ENG_ALL_REDUCE && c->size > 1 && (c->size & (c->size - 1)) == 0 &&
+           op->count * type_size(op->type) <= SMALL_MAX;
+}
+
+static int start_small_all_reduce(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req *q)
+{
+    size_t bytes = op->count * type_size(op->type);
+    q->tmp = bytes <= sizeof q->tmp_here ? q->tmp_here : malloc(bytes);
+    if (!q->tmp)
+        return host->error(-ENOMEM, "mpi: out of memory");
+    if (op->src != op->dst)
+        memcpy(op->dst, op->src, bytes);
+    q->small = 1;
+    q->dst = op->dst;
+    q->n = (int)op->count;
+    q->t = mpi_type(op->type);
+    q->mop = mpi_op(op->type, op->op);
+    q->tag = 1 + (int)(c->small_seq++ % 2000u) * 16;
+    for (int s = c->size; s > 1; s >>= 1)
+        q->steps++;
+    q->xfer[0] = q->xfer[1] = MPI_REQUEST_NULL;
+    int r = small_post(q);
+    if (r < 0 && q->tmp != q->tmp_here)
+        free(q->tmp); /* (nothing was left posted that MPI can still write) */
+    if (r < 0)
+        q->tmp = NULL;
+    return r;
+}
+
+/* Given up (or failed): the receive is cancelled, the send left to MPI;
+ * tmp stays allocated, since a cancel that comes too late still writes
+ * it (a few bytes, once per failure), and the comm stays (orphans).
+ * A failed MPI_Testall left the requests to lib: they are freed too. */
+static void small_abandon(devq_eng_req *q)
+{
+    /* Its send may still arrive at a peer: the comm must not be freed,
+     * or a later comm that gets its context id would match it. */
+    q->owner->orphans = 1;
+    if (q->xfer[0] != MPI_REQUEST_NULL) {
+        MPI_Cancel(&q->xfer[0]);
+        MPI_Request_free(&q->xfer[0]);
+    }
+    if (q->xfer[1] != MPI_REQUEST_NULL)
+        MPI_Request_free(&q->xfer[1]);
+    if (q->tmp != q->tmp_here)
+        free(q); /* else q is the receive's buffer: it stays too */
+}
+
+/* Progress: 1 when the last step is reduced, 0 not yet, or the failure. */
+static int small_test(devq_eng_req *q)
+{
+    int flag = 0;
+    int rc = MPI_Testall(2, q->xfer, &flag, MPI_STATUSES_IGNORE);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(rc, "MPI_Testall (small all_reduce)");
+    if (!flag)
+        return 0;
+    rc = MPI_Reduce_local(q->tmp, q->dst, q->n, q->t, q->mop);
+    if (rc != MPI_SUCCESS)
+        return mpi_error(rc, "MPI_Reduce_local (small all_reduce)");
+    if (++q->step < q->steps) {
+        int r = small_post(q);
+        return r < 0 ? r : 0;
+    }
+    return 1;
+}
+
 /* Blocking or non-blocking, per op and size.  Open MPI 4.1 runs the
  * non-blocking collectives with libnbc's algorithms and the blocking ones
  * with coll/tuned's, up to twice as fast on large buffers.  A channel's
@@ -835,6 +948,8 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
     if (op->count > INT_MAX)
         return host->error(-EINVAL, "mpi: count %zu is above MPI's int counts (%d); split the op", op->count,
                            INT_MAX);
+    if (++c->ops_started == c->fail_op)
+        return host->error(-EIO, "mpi: DEVQ_MPI_TEST_FAIL_OP failed op %lu at start (a test)", c->fail_op);
     devq_eng_req *q = calloc(1, sizeof *q);
     if (!q)
         return host->error(-ENOMEM, "mpi: out of memory");
@@ -850,6 +965,21 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
             return r;
         }
         if (op->op == DEVQ_AVG && op->kind != DEVQ_ENG_ALL_GATHER) {
+            q->avg_dst = op->dst;
+            q->avg_count = op->count;
+            q->type = op->type;
+            q->size = c->size;
+        }
+        *out = q;
+        return 0;
+    }
+    if (small_usable(c, op)) {
+        int r = start_small_all_reduce(c, op, q);
+        if (r < 0) {
+            free(q);
+            return r;
+        }
+        if (op->op == DEVQ_AVG) {
             q->avg_dst = op->dst;
             q->avg_count = op->count;
             q->type = op->type;
@@ -909,6 +1039,8 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
 
 static void req_free(devq_eng_req *q)
 {
+    if (q->tmp != q->tmp_here)
+        free(q->tmp);
     free(q);
 }
 
@@ -935,9 +1067,15 @@ static int test(devq_eng_req *q, int *done)
         req_free(q);
         return 0;
     }
-    int flag = 0;
-    int rc = MPI_Test(&q->req, &flag, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) {
+    int flag = 0, rc = MPI_SUCCESS;
+    if (q->small) {
+        int r = small_test(q);
+        if (r < 0) {
+            small_abandon(q); /* lib forgets a request whose test failed */
+            return r;
+        }
+        flag = r;
+    } else if ((rc = MPI_Test(&q->req, &flag, MPI_STATUS_IGNORE)) != MPI_SUCCESS) {
         req_free(q);
         return mpi_error(rc, "MPI_Test");
     }
@@ -973,6 +1111,10 @@ static void abandon(devq_eng_req *q)
         MPI_Cancel(&q->req);
         MPI_Request_free(&q->req);
         free(q);
+        return;
+    }
+    if (q->small) {
+        small_abandon(q);
         return;
     }
     /* A collective left running: its communicator must outlive it

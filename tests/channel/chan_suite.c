@@ -13,6 +13,8 @@
 #include "config.h"
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -673,6 +675,241 @@ static void test_large_blocking(void)
         OK(devq_buffer_free(all[i], NULL));
 }
 
+/* ---- Collectives run by the submitting thread (lib/queue/inline.c) ----
+ * On an idle queue a batch of channel ops (and signals) runs at submit;
+ * devq_stats counts it in batches_run_at_submit (also when a late peer
+ * made it hand the rest to the stream). */
+static uint64_t run_at_submit(void)
+{
+    devq_stats st;
+    OK(devq_stats_get(dev, &st));
+    return st.batches_run_at_submit;
+}
+
+/* Let the queue's stream thread account for the batch it just ended
+ * (an idle queue is what the path needs; nothing is timed by this). */
+static void settle(void)
+{
+    struct timespec ts = { 0, 2000000 };
+    nanosleep(&ts, NULL);
+}
+
+static int all_bytes(devq_buffer *b, size_t n, unsigned char want)
+{
+    const unsigned char *p = devq_buffer_host_ptr(b);
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != want)
+            return 0;
+    return 1;
+}
+
+/* Taken on an idle queue; when its signal is set as submit returns, its
+ * result is there too.  (Whether a try ends at submit depends on the
+ * peer's timing -- over TCP it rarely does -- so that is not asserted;
+ * at_submit_error asserts a batch that does.) */
+static void test_at_submit(void)
+{
+    devq_buffer *b = alloc(8);
+    float *p = devq_buffer_host_ptr(b);
+    devq_signal *s = NULL;
+    OK(devq_signal_create(0, &s));
+    const int tries = 50;
+    int taken = 0;
+    for (int i = 0; i < tries; i++) {
+        settle();
+        p[0] = (float)(rank + 1);
+        p[1] = (float)i;
+        uint64_t before = run_at_submit();
+        OK(devq_queue_all_reduce(qa, ch, b, 0, b, 0, 2, DEVQ_F32, DEVQ_SUM));
+        OK(devq_queue_signal(qa, s, (uint64_t)i + 1));
+        OK(devq_queue_submit(qa));
+        taken += run_at_submit() != before;
+        if (devq_signal_value(s) == (uint64_t)i + 1)
+            CHECK(p[0] == (float)(size * (size + 1) / 2), "try %d: signal set at submit, element %g", i,
+                  p[0]);
+        OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+        CHECK(p[0] == (float)(size * (size + 1) / 2) && p[1] == (float)(i * size), "try %d: got %g %g", i,
+              p[0], p[1]);
+    }
+    /* The queue is idle at every try (settle), unless its stream thread
+     * was preempted between ending a batch and saying so: most are taken. */
+    CHECK(taken >= tries / 2, "%d of %d all_reduces on an idle queue were run at submit", taken, tries);
+    devq_signal_destroy(s);
+    OK(devq_buffer_free(b, NULL));
+}
+
+/* Never early: behind a pending fill on the same queue, and behind a
+ * fill of its input on another queue, the collective goes to the stream
+ * and reads what the fill wrote. */
+static void test_at_submit_order(void)
+{
+    devq_signal *gate = NULL;
+    OK(devq_signal_create(0, &gate));
+    devq_buffer *src = alloc(8), *dst = alloc(8), *src2 = alloc(8), *dst2 = alloc(8);
+    memset(devq_buffer_host_ptr(src), 0, 8);
+    memset(devq_buffer_host_ptr(dst), 0, 8);
+    memset(devq_buffer_host_ptr(src2), 0, 8);
+    memset(devq_buffer_host_ptr(dst2), 0, 8);
+    settle();
+    /* Same queue: the fill waits for the gate. */
+    OK(devq_queue_wait(qa, gate, 1));
+    OK(devq_queue_fill(qa, src, 0, 8, 1));
+    OK(devq_queue_submit(qa));
+    uint64_t before = run_at_submit();
+    OK(devq_queue_all_reduce(qa, ch, dst, 0, src, 0, 8, DEVQ_U8, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    CHECK(run_at_submit() == before, "an all_reduce behind a pending fill ran at submit");
+    CHECK(all_bytes(dst, 8, 0), "an all_reduce behind a pending fill wrote its output early");
+    OK(devq_signal_set(gate, 1));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    CHECK(all_bytes(dst, 8, (unsigned char)size), "all_reduce behind a fill on its queue: got %u, want %d",
+          ((unsigned char *)devq_buffer_host_ptr(dst))[0], size);
+    settle();
+    /* Another queue writes the input. */
+    OK(devq_queue_wait(qb, gate, 2));
+    OK(devq_queue_fill(qb, src2, 0, 8, 2));
+    OK(devq_queue_submit(qb));
+    before = run_at_submit();
+    OK(devq_queue_all_reduce(qa, ch, dst2, 0, src2, 0, 8, DEVQ_U8, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    CHECK(run_at_submit() == before, "an all_reduce of an input another queue writes ran at submit");
+    CHECK(all_bytes(dst2, 8, 0), "an all_reduce of an input another queue writes ran before the write");
+    OK(devq_signal_set(gate, 2));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    OK(devq_queue_finish(qb, 60ull * 1000000000ull));
+    CHECK(all_bytes(dst2, 8, (unsigned char)(2 * size)),
+          "all_reduce after a fill on another queue: got %u, want %d",
+          ((unsigned char *)devq_buffer_host_ptr(dst2))[0], 2 * size);
+    devq_buffer *all[] = { src, dst, src2, dst2 };
+    for (size_t i = 0; i < 4; i++)
+        OK(devq_buffer_free(all[i], NULL));
+    devq_signal_destroy(gate);
+}
+
+/* The engine fails rank 0's op at start (DEVQ_MPI_TEST_FAIL_OP) on the
+ * submitting thread: the batch's signal and the buffer it writes fail
+ * with that cause, the peer learns it, and the queue goes on working. */
+static void test_at_submit_error(void)
+{
+    if (rank == 0)
+        setenv("DEVQ_MPI_TEST_FAIL_OP", "1", 1);
+    devq_channel *fc = NULL;
+    OK(devq_channel_create(dev, NULL, &fc));
+    unsetenv("DEVQ_MPI_TEST_FAIL_OP");
+    OK(devq_channel_set_timeout(fc, 20ull * 1000000000ull));
+    devq_buffer *b = alloc(8);
+    float *p = devq_buffer_host_ptr(b);
+    p[0] = p[1] = 1.0f;
+    devq_signal *s = NULL;
+    OK(devq_signal_create(0, &s));
+    settle();
+    uint64_t before = run_at_submit();
+    OK(devq_queue_all_reduce(qa, fc, b, 0, b, 0, 2, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_signal(qa, s, 1));
+    OK(devq_queue_submit(qa));
+    if (rank == 0) /* the failure comes before any wait for the peer */
+        CHECK(run_at_submit() == before + 1 && devq_signal_status(s) < 0,
+              "rank 0: the failing op did not end at submit (run at submit %llu -> %llu, signal %d)",
+              (unsigned long long)before, (unsigned long long)run_at_submit(), devq_signal_status(s));
+    int r = devq_queue_finish(qa, 60ull * 1000000000ull);
+    CHECK(r == -EIO && strstr(devq_errmsg(), "DEVQ_MPI_TEST_FAIL_OP") &&
+              (rank == 0 || strstr(devq_errmsg(), "rank 0 dropped out")),
+          "finish after an injected failure: %d", r);
+    CHECK(devq_signal_status(s) < 0, "the batch's signal did not fail");
+    CHECK(devq_signal_wait(s, 1, 1000000000ull) < 0 && strstr(devq_errmsg(), "DEVQ_MPI_TEST_FAIL_OP"),
+          "the signal's failure does not name the cause");
+    CHECK(devq_buffer_status(b) < 0, "the collective's output is not failed");
+    devq_channel_destroy(fc);
+    devq_signal_destroy(s);
+    /* The queue and a new channel work. */
+    devq_channel *nc = NULL;
+    OK(devq_channel_create(dev, NULL, &nc));
+    devq_buffer *c = alloc(8);
+    float *cp = devq_buffer_host_ptr(c);
+    cp[0] = cp[1] = 1.0f;
+    settle();
+    OK(devq_queue_all_reduce(qa, nc, c, 0, c, 0, 2, DEVQ_F32, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+    CHECK(cp[0] == (float)size && cp[1] == (float)size, "after the failure: got %g %g, want %d", cp[0], cp[1],
+          size);
+    devq_channel_destroy(nc);
+    OK(devq_buffer_free(b, NULL));
+    OK(devq_buffer_free(c, NULL));
+}
+
+/* A bounded race: one thread multiplies x by the size with in-place
+ * all_reduces (a sum of equal values) on qa, mostly at submit, while another
+ * copies x to y on qb and reads y.  A copy submitted while an
+ * all_reduce runs at submit must wait for it (its uses are parked):
+ * every value read is a power of two, never below the last one read nor
+ * below what an all_reduce finished before the copy was submitted. */
+struct race {
+    devq_buffer *x, *y;
+    _Atomic int done;
+    _Atomic double finished; /* x after the last all_reduce whose finish returned */
+    int bad, reads;
+};
+
+static void *race_reader(void *arg)
+{
+    struct race *r = arg;
+    double last = 1.0;
+    while (!atomic_load(&r->done) && r->reads < 100000) {
+        double floor_v = atomic_load(&r->finished); /* done before this copy is submitted */
+        if (devq_queue_copy(qb, r->y, 0, r->x, 0, 8) < 0 || devq_queue_submit(qb) < 0 ||
+            devq_queue_finish(qb, 60ull * 1000000000ull) < 0) {
+            r->bad = 1;
+            break;
+        }
+        double v = *(const double *)devq_buffer_host_ptr(r->y);
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        if (v < last || v < floor_v || (bits & ((1ull << 52) - 1)) != 0) { /* torn, or older */
+            r->bad = 2;
+            break;
+        }
+        last = v;
+        r->reads++;
+    }
+    return NULL;
+}
+
+static void test_at_submit_race(void)
+{
+    if (size & (size - 1)) {
+        printf("rank %d: at_submit_race: skipped (%d ranks: x would not stay a power of two)\n", rank, size);
+        return;
+    }
+    struct race r = { .x = alloc(8), .y = alloc(8), .finished = 1.0 };
+    double *xp = devq_buffer_host_ptr(r.x);
+    *xp = 1.0;
+    double now = 1.0;
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, race_reader, &r) == 0, "no reader thread");
+    int lg = 0;
+    while ((1 << lg) < size)
+        lg++;
+    const int rounds = 1000 / lg; /* x ends at 2^1000 or below: every value exact */
+    for (int i = 0; i < rounds; i++) {
+        OK(devq_queue_all_reduce(qa, ch, r.x, 0, r.x, 0, 1, DEVQ_F64, DEVQ_SUM));
+        OK(devq_queue_submit(qa));
+        OK(devq_queue_finish(qa, 60ull * 1000000000ull));
+        now *= size;
+        atomic_store(&r.finished, now);
+    }
+    atomic_store(&r.done, 1);
+    pthread_join(t, NULL);
+    CHECK(r.bad == 0, "reader: %s after %d reads", r.bad == 1 ? "a copy failed" : "a torn or older value",
+          r.reads);
+    double want = 1.0;
+    for (int i = 0; i < rounds; i++)
+        want *= size;
+    CHECK(*xp == want, "x = %g after %d rounds, want %g", *xp, rounds, want);
+    OK(devq_buffer_free(r.x, NULL));
+    OK(devq_buffer_free(r.y, NULL));
+}
+
 /* The threads of this process named name (/proc/self/task/N/comm). */
 static int threads_named(const char *name)
 {
@@ -799,6 +1036,10 @@ int main(void)
         { "timeout", test_timeout },
         { "large_blocking", test_large_blocking },
         { "blocking_failure", test_blocking_failure },
+        { "at_submit", test_at_submit },
+        { "at_submit_order", test_at_submit_order },
+        { "at_submit_error", test_at_submit_error },
+        { "at_submit_race", test_at_submit_race },
     };
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         if (only && !strstr(only, tests[i].name))

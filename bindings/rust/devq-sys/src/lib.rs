@@ -178,6 +178,7 @@ pub struct devq_stats {
     pub signal_waits_aligned: u64,
     pub signal_waits_dropped: u64,
     pub signal_waits_native: u64,
+    pub batches_run_at_submit: u64,
 }
 
 // ---- channels ----
