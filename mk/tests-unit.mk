@@ -186,6 +186,13 @@ TESTS += tests/unit/test_names
 tests_unit_test_names_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_names_LDADD = libdevq.la $(CHECK_LIBS)
 endif
+# devq_stats_get's DEVQ_0.1 layout for old programs (symbol versions).
+if HAVE_CHECK
+check_PROGRAMS += tests/unit/test_stats_abi
+TESTS += tests/unit/test_stats_abi
+tests_unit_test_stats_abi_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_stats_abi_LDADD = libdevq.la $(CHECK_LIBS) -ldl
+endif
 # Tracker bookkeeping without a backend (internal API).
 if HAVE_CHECK
 check_PROGRAMS += tests/unit/test_tracker

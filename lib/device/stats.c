@@ -4,12 +4,43 @@
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include "error.h"
 #include "event_pool.h"
 #include "device.h"
 
-DEVQ_API int devq_stats_get(devq_device *dev, devq_stats *st)
+/* devq_stats grew batches_run_at_submit in DEVQ_0.4.  A program linked
+ * before passes the DEVQ_0.1 struct, which ends at signal_waits_native:
+ * it binds devq_stats_get@DEVQ_0.1, which writes no further; programs
+ * linked now bind devq_stats_get@@DEVQ_0.4 (the whole struct).  Both
+ * names are in lib/libdevq.map; tests/scripts/exports.sh checks that the
+ * default is the newest. */
+#define DEVQ_STATS_V01_SIZE (offsetof(devq_stats, signal_waits_native) + sizeof(uint64_t))
+
+static int stats_read(devq_device *dev, devq_stats *st);
+
+DEVQ_API int devq__stats_get_v01(devq_device *dev, devq_stats *st);
+DEVQ_API int devq__stats_get_v04(devq_device *dev, devq_stats *st);
+__asm__(".symver devq__stats_get_v01, devq_stats_get@DEVQ_0.1");
+__asm__(".symver devq__stats_get_v04, devq_stats_get@@DEVQ_0.4");
+
+DEVQ_API int devq__stats_get_v01(devq_device *dev, devq_stats *st)
+{
+    devq_stats all;
+    int r = st ? stats_read(dev, &all) : stats_read(dev, NULL);
+    if (r == 0)
+        memcpy(st, &all, DEVQ_STATS_V01_SIZE);
+    return r;
+}
+
+DEVQ_API int devq__stats_get_v04(devq_device *dev, devq_stats *st)
+{
+    return stats_read(dev, st);
+}
+
+static int stats_read(devq_device *dev, devq_stats *st)
 {
     int r = devq__device_check(dev, "devq_stats_get");
     if (r < 0)
