@@ -199,7 +199,6 @@ int cpu_event_elapsed(devq_pl_event *start, devq_pl_event *end, uint64_t *ns)
         err = cpu_event_stamp(end, "end", &t1);
     if (err)
         return err;
-    // NOLINTNEXTLINE(clang-analyzer-core.UndefinedBinaryOperatorResult): cpu_host->error returns its err
     if (t1 < t0)
         return cpu_host->error(-ERANGE,
                                "cpu: event_elapsed: end event was reached %llu ns "
