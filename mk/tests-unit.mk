@@ -200,6 +200,15 @@ TESTS += tests/unit/test_tracker
 tests_unit_test_tracker_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 tests_unit_test_tracker_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_tracker_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+# Allocation failure leaks nothing (the tracker's cross-stream wait, then
+# a whole program): libdevq_core linked statically, its malloc, calloc,
+# realloc and free wrapped (--wrap).
+check_PROGRAMS += tests/unit/test_oom_leaks
+TESTS += tests/unit/test_oom_leaks
+tests_unit_test_oom_leaks_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_oom_leaks_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+tests_unit_test_oom_leaks_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+CLEANFILES += test_oom_leaks.trace.json
 # A buffer's failure against the order of its writes (internal API).
 check_PROGRAMS += tests/unit/test_buffer_gen
 TESTS += tests/unit/test_buffer_gen

@@ -23,13 +23,16 @@ struct reader {
     int failed;
 };
 
-static int fail(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note_failure(struct reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Records the first error with its line and column (1-based). */
-static int fail(struct reader *r, const char *fmt, ...)
+/* Records the first error with its line and column (1-based).  Called
+ * as fail(), which yields -EINVAL where the caller can see it (the
+ * analyzer does not follow a variadic call's return value). */
+#define fail(r, ...) (note_failure((r), __VA_ARGS__), -EINVAL)
+static void note_failure(struct reader *r, const char *fmt, ...)
 {
     if (r->failed++)
-        return -EINVAL;
+        return;
     size_t line = 1, col = 1;
     for (size_t k = 0; k < r->i && k < r->n; k++) {
         if (r->s[k] == '\n') {
@@ -45,7 +48,6 @@ static int fail(struct reader *r, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     snprintf(r->why, r->whylen, "line %zu, column %zu: %s", line, col, msg);
-    return -EINVAL;
 }
 
 static void skip_ws(struct reader *r)

@@ -1037,9 +1037,11 @@ static void pool_destroy(void *state)
         struct stream_lists *sl = p->streams[s];
         for (unsigned c = 0; sl && c < NCLASSES; c++)
             while (sl->free[c].head)
+                // NOLINTNEXTLINE(clang-analyzer-unix.Malloc): b leaves this list (list_remove via b->on) before any free
                 settle(p, sl->free[c].head);
     }
     while (p->large_pending.head)
+        // NOLINTNEXTLINE(clang-analyzer-unix.Malloc): b leaves this list (list_remove via b->on) before any free
         settle(p, p->large_pending.head);
     trim_locked(p);
     /* What is left is live or stuck: its memory may still be in use, so

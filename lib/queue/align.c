@@ -97,6 +97,10 @@ int devq__align_streams(void *ctx, uint32_t dst, uint32_t src, uint64_t need, ui
     if (r < 0)
         return r;
     struct flow *fs = devq__trace_on() ? flow_new(dev, s) : NULL, *fe = fs ? flow_new(dev, d) : NULL;
+    if (fs && !fe) { /* out of memory for the second end: no arrow */
+        free(fs);
+        fs = NULL;
+    }
     if (fs && fe) {
         fe->id = fs->id;
         fe->start = 0;

@@ -172,7 +172,7 @@ static inline int check_buffer(devq_queue *q, const devq_buffer *b, const char *
     int r = devq__buffer_check(b, fn);
     if (r < 0)
         return r;
-    if (b->dev != q->dev)
+    if (b->dev != q->dev)   // NOLINT(clang-analyzer-core.NullDereference): devq__buffer_check refuses NULL
         return foreign_buffer(q, b, fn, what);
     return 0;
 }

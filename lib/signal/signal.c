@@ -587,7 +587,9 @@ static __attribute__((noinline)) int set_shared(struct devq_signal *s, uint64_t 
     int r = raise_shared(s, value, &cur);
     if (r < 0)
         return r;
-    return r ? 0 : set_below(s, value, cur); /* not raised: s is still the caller's */
+    /* not raised: s is still the caller's, and cur is set (a failure is
+     * negative: devq__shared_fail_err, signal_page.c, never returns 0) */
+    return r ? 0 : set_below(s, value, cur);   // NOLINT(clang-analyzer-core.CallAndMessage)
 }
 
 DEVQ_API int devq_signal_set(devq_signal *s, uint64_t value)

@@ -39,14 +39,16 @@ static uint32_t page_u32(const uint32_t *p)
 
 /* Mark s corrupted (the first finder names it) and wake everyone that may
  * sleep on the page: this process's waiters and notifier, and the other
- * processes' (which then look for themselves). */
-__attribute__((format(printf, 2, 3), cold)) static int corrupted(const struct devq_signal *cs,
-                                                                 const char *fmt, ...)
+ * processes' (which then look for themselves).  corrupted() below is the
+ * way to call it: it yields DEVQ_SHARED_CORRUPT where the caller can see
+ * it (the analyzer does not follow a variadic call's return value). */
+__attribute__((format(printf, 2, 3), cold)) static void mark_corrupted(const struct devq_signal *cs,
+                                                                       const char *fmt, ...)
 {
     struct devq_signal *s = mut(cs);
     int expect = 0;
     if (!atomic_compare_exchange_strong(&s->corrupt, &expect, 1))
-        return DEVQ_SHARED_CORRUPT;
+        return;
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(s->corrupt_what, sizeof s->corrupt_what, fmt, ap);
@@ -58,8 +60,8 @@ __attribute__((format(printf, 2, 3), cold)) static int corrupted(const struct de
               devq__signal_label(s).s, s->corrupt_what);
     atomic_fetch_add(&s->tl->seq, 1);
     devq__futex_wake_bits((const uint32_t *)&s->tl->seq, UINT32_MAX, 1);
-    return DEVQ_SHARED_CORRUPT;
 }
+#define corrupted(s, ...) (mark_corrupted((s), __VA_ARGS__), DEVQ_SHARED_CORRUPT)
 
 int devq__shared_corrupted(const struct devq_signal *s, const char *fmt, ...)
 {

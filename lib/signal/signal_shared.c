@@ -26,13 +26,12 @@ void devq__signal_shared_unmap(struct devq_signal *s)
     s->memfd = -1;
 }
 
-static int map_timeline(int fd, struct devq_timeline **out)
+/* The page of fd, or NULL with errno set (a NULL the caller tests, not
+ * an error code taken from errno that might read as 0). */
+static struct devq_timeline *map_timeline(int fd)
 {
     void *p = mmap(NULL, DEVQ_SHARED_MAP_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED)
-        return -errno;
-    *out = p;
-    return 0;
+    return p == MAP_FAILED ? NULL : p;
 }
 
 DEVQ_API int devq_signal_create_shared(uint64_t initial, devq_signal **out)
@@ -52,8 +51,9 @@ DEVQ_API int devq_signal_create_shared(uint64_t initial, devq_signal **out)
     /* Seal the size: an importer can then never be handed a truncated
      * mapping (SIGBUS on access). */
     fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL);
-    r = map_timeline(fd, &tl);
-    if (r) {
+    tl = map_timeline(fd);
+    if (!tl) {
+        r = -errno;
         close(fd);
         return devq__err(r, "devq_signal_create_shared: mmap: %s", strerror(-r));
     }
@@ -114,13 +114,12 @@ DEVQ_API int devq_signal_import_fd(int fd, devq_signal **out)
                          "devq_signal_import_fd: fd %d is not a devq shared signal "
                          "(size %lld, expected %u; use an fd from devq_signal_export_fd)",
                          fd, (long long)st.st_size, DEVQ_SHARED_MAP_SIZE);
-    struct devq_timeline *tl = NULL;
-    int r = map_timeline(fd, &tl);
-    if (r)
+    struct devq_timeline *tl = map_timeline(fd);
+    if (!tl)
         return devq__err(-EINVAL,
-                         "devq_signal_import_fd: fd %d: mmap: %s (it must be "
+                         "devq_signal_import_fd: fd %d: mmap: %m (it must be "
                          "open read-write)",
-                         fd, strerror(-r));
+                         fd);
     if (tl->magic != DEVQ_TIMELINE_MAGIC || tl->version != DEVQ_TIMELINE_VERSION) {
         uint32_t magic = tl->magic, version = tl->version;
         munmap(tl, DEVQ_SHARED_MAP_SIZE);
@@ -130,11 +129,15 @@ DEVQ_API int devq_signal_import_fd(int fd, devq_signal **out)
                          fd, magic, version, DEVQ_TIMELINE_MAGIC, DEVQ_TIMELINE_VERSION);
     }
     int mine = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    struct devq_signal *s = NULL;
-    r = mine < 0 ? devq__err(-errno, "devq_signal_import_fd: dup: %m") : devq__signal_alloc(&s);
+    if (mine < 0) {
+        int r = devq__err(-errno, "devq_signal_import_fd: dup: %m");
+        munmap(tl, DEVQ_SHARED_MAP_SIZE);
+        return r;
+    }
+    struct devq_signal *s;
+    int r = devq__signal_alloc(&s);
     if (r) {
-        if (mine >= 0)
-            close(mine);
+        close(mine);
         munmap(tl, DEVQ_SHARED_MAP_SIZE);
         return r;
     }

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <devq/devq_plugin.h>
 #include "../plugin_ref.h"
+#include "../analyzer.h"
 
 #define CPU_CACHELINE 64
 #define CPU_NO_DEADLINE UINT64_MAX

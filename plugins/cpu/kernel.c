@@ -354,10 +354,14 @@ void cpu_kernel_destroy(devq_pl_kernel *k)
     cpu_kernel_unref(k); /* queued launches keep it loaded */
 }
 
+/* The next node is read before a kernel is destroyed (which unlinks and
+ * may free it). */
 void cpu_kernel_free_all(devq_pl_device *dev)
 {
-    while (dev->kernels.next != &dev->kernels)
-        cpu_kernel_destroy((devq_pl_kernel *)((char *)dev->kernels.next - offsetof(devq_pl_kernel, link)));
+    for (struct cpu_link *l = dev->kernels.next, *next; l != &dev->kernels; l = next) {
+        next = l->next;
+        cpu_kernel_destroy((devq_pl_kernel *)((char *)l - offsetof(devq_pl_kernel, link)));
+    }
 }
 
 static int cpu_launch_dims(struct cpu_launch *cl, const devq_launch *l, const char *entry)

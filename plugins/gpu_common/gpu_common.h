@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <devq/devq_plugin.h>
 #include "../plugin_ref.h"
+#include "../analyzer.h"
 
 #define GPU_HIDDEN __attribute__((visibility("hidden")))
 

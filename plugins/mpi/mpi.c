@@ -25,6 +25,7 @@
 #include <devq/devq_engine.h>
 #include <devq/devq_mpi.h>
 #include "half.h"
+#include "../analyzer.h"
 
 #define EXPORT __attribute__((visibility("default")))
 #define ID_MAGIC "DEVQMPI1"

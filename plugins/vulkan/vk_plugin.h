@@ -23,6 +23,7 @@
 #include <vulkan/vulkan.h>
 #include <devq/devq_plugin.h>
 #include "../plugin_ref.h"
+#include "../analyzer.h"
 
 #define VK_HIDDEN __attribute__((visibility("hidden")))
 
