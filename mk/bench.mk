@@ -17,3 +17,13 @@ noinst_PROGRAMS += bench/bench_footprint
 DEVQ_BENCHES += bench/bench_footprint
 bench_bench_footprint_SOURCES = bench/bench_footprint.c
 bench_bench_footprint_LDADD = libdevq.la
+
+# bench_graph: one graph submission of 1, 64 and 1024 tiny launches on
+# cpu, ns and heap calls per submission (issue 30); under callgrind:
+# tests/scripts/graph-callgrind.sh.
+noinst_PROGRAMS += bench/bench_graph
+DEVQ_BENCHES += bench/bench_graph
+bench_bench_graph_SOURCES = bench/bench_graph.c bench/bench_util.h
+bench_bench_graph_CFLAGS = $(AM_CFLAGS) -O2
+bench_bench_graph_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+bench_bench_graph_LDADD = libdevq.la

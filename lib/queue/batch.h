@@ -185,6 +185,10 @@ struct batch_issue {
     int traced;      /* DEVQ_TRACE: marks are being filled in */
     uint64_t *marks; /* DEVQ_TRACE: op start times, [nops] = end */
     uint32_t capmarks;
+    /* Replays on a backend with launch_list: entry i is op i's launch,
+     * kept until the batch ends (the backend holds pointers into it). */
+    struct devq_pl_launch_entry *list;
+    uint32_t caplist;
 };
 
 /* Deferral (device lock): written only by defer.c (submit, park, resume,
@@ -252,6 +256,10 @@ struct batch {
      * record.c and released by batch_life.c or inline.c. */
     struct devq_queue *q;
     uint64_t seq; /* 1-based number on its queue */
+    /* A graph submission (graph_submit.c sets it, batch_life.c clears it
+     * when the pool hands the batch out): its record is a private copy,
+     * so issue.c may send runs of its launches as one launch_list. */
+    int replay;
     struct batch_record rec;
     struct batch_value_waits vw;
     struct batch_issue issue;

@@ -153,6 +153,7 @@ DEVQ_API int devq_graph_submit(devq_queue *q, devq_graph_exec *ge)
         return r;
     }
     replay(b, &ge->r);
+    b->replay = 1;
     devq__graph_exec_leave(ge);
     return devq__record_submit(q, b);
 }

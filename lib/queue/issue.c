@@ -141,6 +141,54 @@ static int launch(struct devq_device *dev, struct devq_stream *st, struct batch 
     return r;
 }
 
+/* Graph replays (b->replay) on a backend with launch_list: consecutive
+ * launches go out as one stream op, built in b->issue.list, which the
+ * batch keeps until it ends.  The batch's record is its own copy, so a
+ * value argument is pointed at its bytes in place. */
+struct pending_list {
+    uint32_t from, n;
+};
+
+static int list_ready(struct batch *b)
+{
+    if (b->issue.caplist >= b->rec.nops)
+        return 1;
+    struct devq_pl_launch_entry *e = realloc(b->issue.list, b->rec.nops * sizeof *e);
+    if (!e)
+        return 0; /* one launch at a time, then */
+    b->issue.list = e;
+    b->issue.caplist = b->rec.nops;
+    return 1;
+}
+
+static int list_joins(const struct op *o)
+{
+    return o->kind == OP_EXEC && o->u.exec.nargs <= DEVQ_PL_LIST_ARGS_MAX;
+}
+
+static void list_add(struct batch *b, struct pending_list *pl, const struct op *o, uint32_t i)
+{
+    struct devq_pl_arg *args = &b->rec.args[o->u.exec.first_arg];
+    for (uint32_t a = 0; o->u.exec.values && a < o->u.exec.nargs; a++)
+        if (!args[a].is_buffer)
+            args[a].value = b->rec.bytes + (uintptr_t)args[a].value;
+    b->issue.list[i] = (struct devq_pl_launch_entry){ o->u.exec.k->pl, args, o->u.exec.nargs, o->u.exec.l };
+    if (!pl->n)
+        pl->from = i;
+    pl->n++;
+}
+
+/* Send the pending launches as one op; 0 or the backend's error. */
+static int list_flush(struct devq_device *dev, struct devq_stream *st, struct batch *b,
+                      struct pending_list *pl)
+{
+    if (!pl->n)
+        return 0;
+    uint32_t n = pl->n;
+    pl->n = 0;
+    return dev->ops->launch_list(st->pl, &b->issue.list[pl->from], n);
+}
+
 /* Queue a host callback that points into b, holding a reference for it. */
 static int enqueue_cb(const struct devq_backend_ops *ops, struct devq_stream *st, devq_pl_host_fn fn,
                       void *arg, struct batch *b)
@@ -458,6 +506,25 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
     return b->rec.nops;
 }
 
+/* The pending launch list goes out; when the backend refuses it, the
+ * batch fails from the list's first launch.  Returns the error or 0. */
+static int list_out(struct devq_device *dev, struct devq_stream *st, struct batch *b, struct pending_list *pl,
+                    int *sync_err)
+{
+    uint32_t from = pl->from, at = b->issue.next_op;
+    int r = list_flush(dev, st, b, pl);
+    if (r < 0) {
+        if (r == -ENODEV)
+            devq__device_set_lost(dev, devq_errmsg());
+        *sync_err = r;
+        char dn[48];
+        b->issue.next_op = from; /* the forced failure starts there */
+        force_issue_failure(b, NULL, r, dev_name(dev, dn, sizeof dn));
+        b->issue.next_op = at;
+    }
+    return r;
+}
+
 int devq__issue(struct devq_queue *q, struct batch *b)
 {
     struct devq_device *dev = q->dev;
@@ -494,13 +561,17 @@ again:
     /* The unit the ops below are bound in (begun above when any goes out). */
     struct devq_use here = began ? devq__tracker_here(dev->tracker, st->id) : (struct devq_use){ 0 };
     int level = devq__log_level();
+    int lists = b->replay && ops->launch_list && !b->issue.traced && list_ready(b);
+    struct pending_list pl = { 0, 0 };
     for (uint32_t i = b->issue.next_op; i < stop; i++) {
         struct op *o = &b->rec.ops[i];
         b->issue.next_op = i;
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
-         * signal another queue waits for, say) do not wait too. */
+         * signal another queue waits for, say) do not wait too.  (A
+         * launch list is bound whole before it goes out.) */
         if (!b->fail.error && (r = bind_op(b, o, &here, level)) < 0) {
+            list_out(dev, st, b, &pl, &sync_err); /* the launches before it go out */
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
                               (unsigned long long)b->seq, devq_errmsg());
             /* Its writes still go on record, as a skipped op's: a later
@@ -511,7 +582,11 @@ again:
             bind_skipped(b, o, &began);
         if (b->issue.traced && !b->fail.error && is_work(o->kind))
             ops->host_fn(st->pl, devq__trace_mark_cb, &b->issue.marks[i]);
-        if (!b->fail.error && (r = issue_op(dev, st, b, o)) < 0) {
+        if (lists && !b->fail.error && list_joins(o)) {
+            list_add(b, &pl, o, i);
+            if (i + 1 == stop || !list_joins(o + 1))
+                list_out(dev, st, b, &pl, &sync_err);
+        } else if (!b->fail.error && (r = issue_op(dev, st, b, o)) < 0) {
             if (r == -ENODEV)
                 devq__device_set_lost(dev, devq_errmsg());
             sync_err = r;

@@ -265,8 +265,9 @@ START_TEST(failing_kernel_fails_its_submission)
     devq_graph_exec *ge = instantiate(fx.q1);
     ck_assert_int_eq(devq_graph_exec_set_value(ge, 1, 1, 1), 0);
     ck_assert_int_eq(devq_graph_submit(fx.q1, ge), 0); /* v: 0 -> 1 */
-    ck_assert_int_eq(devq_graph_submit(fx.q1, ge), 0); /* expects 0 again: fails */
+    /* Seen before the next fails it: a failed signal fails every wait. */
     ck_assert_int_eq(devq_signal_wait(done, 1, 10 * SEC), 0);
+    ck_assert_int_eq(devq_graph_submit(fx.q1, ge), 0); /* expects 0 again: fails */
     ck_assert_int_eq(devq_signal_wait(done, 2, 10 * SEC), -EILSEQ);
     ck_assert_int_eq(devq_queue_finish(fx.q1, 10 * SEC), -EILSEQ);
     ck_assert_int_eq(devq_buffer_status(v), -EILSEQ);
@@ -280,6 +281,50 @@ START_TEST(failing_kernel_fails_its_submission)
     devq_graph_exec_destroy(ge);
     devq_signal_destroy(done);
     devq_buffer_free(v, NULL);
+}
+END_TEST
+
+/* Launches back to back (one launch list on backends with
+ * DEVQ_CAP_GRAPH_NATIVE): a failure in the middle skips the launches
+ * after it, fails what they write, and the next submission runs all. */
+START_TEST(failure_inside_a_run_of_launches_skips_the_rest)
+{
+    if (!recoverable_kernel_failures())
+        return;
+    devq_buffer *a = conf_buffer(fx.dev, N * 4), *v = conf_buffer(fx.dev, N * 4),
+                *b = conf_buffer(fx.dev, N * 4);
+    upload_u32(a, 0);
+    upload_u32(v, 5);
+    upload_u32(b, 0);
+    ck_assert_int_eq(devq_queue_begin_capture(fx.q1), 0);
+    rec_add(fx.q1, a, 1);  /* op 0 */
+    rec_step(fx.q1, v, 0); /* op 1: v is 5, fails */
+    rec_add(fx.q1, b, 1);  /* op 2: skipped */
+    devq_graph_exec *ge = instantiate(fx.q1);
+    ck_assert_int_eq(devq_graph_submit(fx.q1, ge), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 10 * SEC), -EILSEQ);
+    ck_assert_msg(strstr(devq_errmsg(), "conf_"), "names the kernel: %s", devq_errmsg());
+    ck_assert_int_eq(devq_buffer_status(b), -EILSEQ);
+    ck_assert_int_eq(devq_buffer_status(v), -EILSEQ);
+    upload_u32(b, 0);
+    uint32_t h[N];
+    conf_download(fx.q1, h, b, sizeof h);
+    ck_assert_uint_eq(h[0], 0); /* the skipped launch did not run */
+    uint32_t five = 5;
+    devq_arg e = DEVQ_ARG_VAL(&five);
+    ck_assert_int_eq(devq_graph_exec_set_arg(ge, 1, 1, &e), 0);
+    upload_u32(a, 0);
+    upload_u32(v, 5);
+    ck_assert_int_eq(devq_graph_submit(fx.q1, ge), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 10 * SEC), 0);
+    assert_all_u32(a, 1, "a");
+    assert_all_u32(b, 1, "b");
+    conf_download(fx.q1, h, v, sizeof h);
+    ck_assert_uint_eq(h[0], 6);
+    devq_graph_exec_destroy(ge);
+    devq_buffer_free(a, NULL);
+    devq_buffer_free(v, NULL);
+    devq_buffer_free(b, NULL);
 }
 END_TEST
 
@@ -398,6 +443,7 @@ Suite *conf_graph_suite(void)
     tcase_add_test(tc, graph_and_batches_of_another_queue_are_ordered);
     tcase_add_test(tc, failed_input_fails_only_its_submission);
     tcase_add_test(tc, failing_kernel_fails_its_submission);
+    tcase_add_test(tc, failure_inside_a_run_of_launches_skips_the_rest);
     tcase_add_test(tc, destroy_with_submissions_in_flight);
     tcase_add_test(tc, misuse_is_refused_with_a_message);
     suite_add_tcase(s, tc);
