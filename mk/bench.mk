@@ -27,3 +27,7 @@ bench_bench_graph_SOURCES = bench/bench_graph.c bench/bench_util.h
 bench_bench_graph_CFLAGS = $(AM_CFLAGS) -O2
 bench_bench_graph_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 bench_bench_graph_LDADD = libdevq.la
+EXTRA_DIST += bench/graph-callgrind.sh
+bench-graph-callgrind: bench/bench_graph
+	$(SHELL) $(top_srcdir)/bench/graph-callgrind.sh
+.PHONY: bench-graph-callgrind
