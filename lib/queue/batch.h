@@ -153,11 +153,13 @@ struct op {
 
 /* What was recorded: the ops, their kernel arguments, buffer uses and
  * bytes.  Written only by record.c, under the recorder role (it empties a
- * batch it takes from the pool), like use_memo below; read by every file that issues, walks or
- * completes the batch, once submit has handed it over.  Two exceptions,
- * to the contents and not the fields: issue.c points a value argument's
- * `value` at its bytes (args[i].value), and batch_life.c frees the arrays
- * with the batch. */
+ * batch it takes from the pool), like use_memo below, or by
+ * graph_submit.c, which copies a graph exec's record in the same way;
+ * read by every file that issues, walks or completes the batch, once
+ * submit has handed it over.  The exceptions: issue.c points a value
+ * argument's `value` at its bytes (args[i].value) and, for a launch list
+ * left to a stream whose batch ends early, hands args and bytes over to
+ * it (list_abandon); batch_life.c frees the arrays with the batch. */
 struct batch_record {
     struct op *ops;
     uint32_t nops, capops;
@@ -189,6 +191,7 @@ struct batch_issue {
      * kept until the batch ends (the backend holds pointers into it). */
     struct devq_pl_launch_entry *list;
     uint32_t caplist;
+    int listed; /* a launch list went out (its memory is the stream's until a callback ran) */
 };
 
 /* Deferral (device lock): written only by defer.c (submit, park, resume,

@@ -506,6 +506,21 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
     return b->rec.nops;
 }
 
+/* The batch ends now although a launch list it sent may not have run
+ * (its end callback could not be queued): the entries, the arguments
+ * and the value bytes they point at are left to the stream -- a small
+ * leak on a path that is out of memory already -- and the batch gets
+ * new ones when the pool hands it out again. */
+static void list_abandon(struct batch *b)
+{
+    b->issue.list = NULL;
+    b->issue.caplist = 0;
+    b->rec.args = NULL;
+    b->rec.nargs = b->rec.capargs = 0;
+    b->rec.bytes = NULL;
+    b->rec.nbytes = b->rec.capbytes = 0;
+}
+
 /* The pending launch list goes out; when the backend refuses it, the
  * batch fails from the list's first launch.  Returns the error or 0. */
 static int list_out(struct devq_device *dev, struct devq_stream *st, struct batch *b, struct pending_list *pl,
@@ -513,6 +528,8 @@ static int list_out(struct devq_device *dev, struct devq_stream *st, struct batc
 {
     uint32_t from = pl->from, at = b->issue.next_op;
     int r = list_flush(dev, st, b, pl);
+    if (r == 0)
+        b->issue.listed = 1;
     if (r < 0) {
         if (r == -ENODEV)
             devq__device_set_lost(dev, devq_errmsg());
@@ -619,6 +636,8 @@ again:
             char dn[48];
             force_issue_failure(b, work_out, r, dev_name(dev, dn, sizeof dn));
         }
+        if (b->issue.listed)
+            list_abandon(b);
         devq__complete_inline(b, r);
     }
     /* A backend that refuses with -ENODEV lost the device, whichever call. */
@@ -634,6 +653,7 @@ void devq__issue_reset(struct batch *b)
     b->issue.ngate = 0;
     b->issue.next_op = 0;
     b->issue.traced = 0;
+    b->issue.listed = 0;
 }
 
 /* The end callback turned the marks into trace slices. */

@@ -576,7 +576,11 @@ void cpu_launch_list_run(devq_pl_stream *s, struct cpu_op *op)
     const struct devq_pl_launch_entry *e = op->u.list.e;
     for (size_t i = 0; i < op->u.list.n && !s->error; i++) {
         cl->k = e[i].k;
-        int err = cpu_launch_dims(cl, &e[i].l, cl->k->entry);
+        /* A graph's launches often share a geometry: its groups then
+         * stand (run_group changes only `positive`). */
+        int err = i && !memcmp(&e[i].l, &e[i - 1].l, sizeof e[i].l)
+                      ? 0
+                      : cpu_launch_dims(cl, &e[i].l, cl->k->entry);
         if (err) { /* lib never sends one; the message is the host's */
             s->error = err;
             snprintf(s->error_msg, sizeof s->error_msg, "cpu: launch %zu of a list of %zu: bad geometry", i,
