@@ -173,9 +173,9 @@ static void setup(struct model *m)
     }
     srand(7);
     for (size_t i = 0; i < (size_t)m->n * m->n; i++) /* |0.5 W| < 1: x stays bounded */
-        m->w[i] = ((float)rand() / RAND_MAX - 0.5f) / (float)m->n;
+        m->w[i] = ((float)(rand() % 1000) / 1000.0f - 0.5f) / (float)m->n;
     for (size_t i = 0; i < (size_t)m->steps * m->n; i++)
-        m->params[i] = (float)rand() / RAND_MAX;
+        m->params[i] = (float)(rand() % 1000) / 1000.0f;
     CHECK(devq_device_open("cpu", &m->dev));
     CHECK(devq_queue_create(m->dev, NULL, &m->compute));
     CHECK(devq_queue_create(m->dev, NULL, &m->upload));
