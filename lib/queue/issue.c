@@ -146,7 +146,9 @@ static int launch(struct devq_device *dev, struct devq_stream *st, struct batch 
  * batch keeps until it ends.  The batch's record is its own copy, so a
  * value argument is pointed at its bytes in place. */
 struct pending_list {
-    uint32_t from, n;
+    int on;           /* lists are used for this pass */
+    uint32_t from, n; /* the launches pending */
+    uint32_t end;     /* the end of the run they belong to */
 };
 
 static int list_ready(struct batch *b)
@@ -542,6 +544,82 @@ static int list_out(struct devq_device *dev, struct devq_stream *st, struct batc
     return r;
 }
 
+/* One buffer's use bound in the unit `here` (as bind_op binds each). */
+static int bind_use(struct devq_device *dev, uint32_t sid, devq_buffer *buf, unsigned acc,
+                    const struct devq_use *here, int level)
+{
+    if (level < DEVQ_LOG_BASIC && devq__tracker_bind_local(&buf->track, here, (enum devq_access)acc))
+        return 0;
+    return level >= DEVQ_LOG_BASIC
+               ? bind_logged(dev, sid, buf, (enum devq_access)acc, level)
+               : devq__tracker_bind_why(dev->tracker, sid, &buf->track, (enum devq_access)acc, NULL);
+}
+
+/* The launches [from, to) of a replay go out as one stream op, so they
+ * are bound as one: every use numbered in the order it runs (its write
+ * generation, buffer_fail.c), then each buffer once with every access the
+ * run makes of it -- the run's edges to other streams; inside the run the
+ * stream's order holds.  A run over more than 8 buffers binds the rest
+ * use by use. */
+static int bind_run(struct batch *b, uint32_t from, uint32_t to, const struct devq_use *here, int level)
+{
+    struct devq_device *dev = b->q->dev;
+    uint32_t sid = b->q->stream.id, n = 0;
+    struct {
+        devq_buffer *buf;
+        unsigned acc;
+    } seen[8];
+    for (uint32_t i = from; i < to; i++) {
+        const struct op *o = &b->rec.ops[i];
+        struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
+        for (uint32_t k = 0; k < o->nuses; k++) {
+            u[k].gen = devq__buffer_bind_gen(u[k].buf, u[k].access);
+            uint32_t at = 0;
+            while (at < n && seen[at].buf != u[k].buf)
+                at++;
+            if (at == 8) {
+                int r = bind_use(dev, sid, u[k].buf, u[k].access, here, level);
+                if (r < 0)
+                    return r;
+                continue;
+            }
+            if (at == n)
+                seen[n++].buf = u[k].buf, seen[at].acc = 0;
+            seen[at].acc |= u[k].access;
+        }
+    }
+    for (uint32_t at = 0; at < n; at++) {
+        int r = bind_use(dev, sid, seen[at].buf, seen[at].acc, here, level);
+        if (r < 0)
+            return r;
+    }
+    return 0;
+}
+
+/* Launch i of a replay joins the pending list; the run's first launch
+ * binds the whole run, its last sends the list.  0, or the binding's
+ * error (the batch is then forced to fail from this op). */
+static int list_take(struct devq_stream *st, struct batch *b, struct pending_list *pl, uint32_t i,
+                     uint32_t stop, const struct devq_use *here, int level, int *sync_err)
+{
+    if (!pl->n) {
+        uint32_t end = i + 1;
+        while (end < stop && list_joins(&b->rec.ops[end]))
+            end++;
+        int r = bind_run(b, i, end, here, level);
+        if (r < 0) {
+            devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(b->q).s,
+                              (unsigned long long)b->seq, devq_errmsg());
+            return r;
+        }
+        pl->end = end;
+    }
+    list_add(b, pl, &b->rec.ops[i], i);
+    if (i + 1 == pl->end)
+        list_out(b->q->dev, st, b, pl, sync_err);
+    return 0;
+}
+
 int devq__issue(struct devq_queue *q, struct batch *b)
 {
     struct devq_device *dev = q->dev;
@@ -578,17 +656,19 @@ again:
     /* The unit the ops below are bound in (begun above when any goes out). */
     struct devq_use here = began ? devq__tracker_here(dev->tracker, st->id) : (struct devq_use){ 0 };
     int level = devq__log_level();
-    int lists = b->replay && ops->launch_list && !b->issue.traced && list_ready(b);
-    struct pending_list pl = { 0, 0 };
+    struct pending_list pl = { .on = b->replay && ops->launch_list && !b->issue.traced && list_ready(b) };
     for (uint32_t i = b->issue.next_op; i < stop; i++) {
         struct op *o = &b->rec.ops[i];
         b->issue.next_op = i;
+        if (pl.on && !b->fail.error && list_joins(o) &&
+            list_take(st, b, &pl, i, stop, &here, level, &sync_err) == 0) {
+            devq__op_issued(b, o);
+            continue;
+        }
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
-         * signal another queue waits for, say) do not wait too.  (A
-         * launch list is bound whole before it goes out.) */
+         * signal another queue waits for, say) do not wait too. */
         if (!b->fail.error && (r = bind_op(b, o, &here, level)) < 0) {
-            list_out(dev, st, b, &pl, &sync_err); /* the launches before it go out */
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(q).s,
                               (unsigned long long)b->seq, devq_errmsg());
             /* Its writes still go on record, as a skipped op's: a later
@@ -599,19 +679,14 @@ again:
             bind_skipped(b, o, &began);
         if (b->issue.traced && !b->fail.error && is_work(o->kind))
             ops->host_fn(st->pl, devq__trace_mark_cb, &b->issue.marks[i]);
-        if (lists && !b->fail.error && list_joins(o)) {
-            list_add(b, &pl, o, i);
-            if (i + 1 == stop || !list_joins(o + 1))
-                list_out(dev, st, b, &pl, &sync_err);
-        } else if (!b->fail.error && (r = issue_op(dev, st, b, o)) < 0) {
+        if (!b->fail.error && (r = issue_op(dev, st, b, o)) < 0) {
             if (r == -ENODEV)
                 devq__device_set_lost(dev, devq_errmsg());
             sync_err = r;
             char dn[48];
             force_issue_failure(b, o == work_out ? NULL : work_out, r, dev_name(dev, dn, sizeof dn));
-        } else if (!b->fail.error && o->kind == OP_WORK && o->u.work.issue) {
+        } else if (!b->fail.error && o->kind == OP_WORK && o->u.work.issue)
             work_out = o;
-        }
         devq__op_issued(b, o); /* its buffer uses are settled either way */
     }
     b->issue.next_op = stop;

@@ -197,6 +197,40 @@ START_TEST(graph_and_batches_of_another_queue_are_ordered)
 }
 END_TEST
 
+/* The same with runs of launches (one launch list on cpu, bound once
+ * per buffer): each graph submission steps v twice around a launch on
+ * another buffer, the other queue steps it once in between. */
+START_TEST(runs_of_launches_are_ordered_against_another_queue)
+{
+    devq_buffer *v = conf_buffer(fx.dev, N * 4), *w = conf_buffer(fx.dev, N * 4);
+    upload_u32(v, 0);
+    upload_u32(w, 0);
+    ck_assert_int_eq(devq_queue_begin_capture(fx.q1), 0);
+    rec_step(fx.q1, v, 0); /* op 0 */
+    rec_add(fx.q1, w, 1);  /* op 1 */
+    rec_step(fx.q1, v, 1); /* op 2 */
+    devq_graph_exec *ge = instantiate(fx.q1);
+    for (uint32_t i = 0; i < 30; i++) {
+        uint32_t e0 = 3 * i, e1 = 3 * i + 1;
+        devq_arg a0 = DEVQ_ARG_VAL(&e0), a1 = DEVQ_ARG_VAL(&e1);
+        ck_assert_int_eq(devq_graph_exec_set_arg(ge, 0, 1, &a0), 0);
+        ck_assert_int_eq(devq_graph_exec_set_arg(ge, 2, 1, &a1), 0);
+        ck_assert_int_eq(devq_graph_submit(fx.q1, ge), 0);
+        rec_step(fx.q2, v, 3 * i + 2);
+        ck_assert_int_eq(devq_queue_submit(fx.q2), 0);
+    }
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 30 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 30 * SEC), 0);
+    uint32_t h[N];
+    conf_download(fx.q1, h, v, sizeof h);
+    ck_assert_uint_eq(h[0], 90);
+    assert_all_u32(w, 30, "w");
+    devq_graph_exec_destroy(ge);
+    devq_buffer_free(v, NULL);
+    devq_buffer_free(w, NULL);
+}
+END_TEST
+
 /* Submission k reads a buffer whose writer failed: k's signal and what
  * k writes fail with the root cause; once the input is rewritten,
  * submission k+1 runs. */
@@ -441,6 +475,7 @@ Suite *conf_graph_suite(void)
     tcase_add_test(tc, updates_reach_exactly_the_next_submission);
     tcase_add_test(tc, values_advance_per_submission);
     tcase_add_test(tc, graph_and_batches_of_another_queue_are_ordered);
+    tcase_add_test(tc, runs_of_launches_are_ordered_against_another_queue);
     tcase_add_test(tc, failed_input_fails_only_its_submission);
     tcase_add_test(tc, failing_kernel_fails_its_submission);
     tcase_add_test(tc, failure_inside_a_run_of_launches_skips_the_rest);
