@@ -149,6 +149,7 @@ struct pending_list {
     int on;           /* lists are used for this pass */
     uint32_t from, n; /* the launches pending */
     uint32_t end;     /* the end of the run they belong to */
+    int settled;      /* bind_run settled the run's unissued counts */
 };
 
 static int list_ready(struct batch *b)
@@ -561,19 +562,23 @@ static int bind_use(struct devq_device *dev, uint32_t sid, devq_buffer *buf, uns
  * run makes of it -- the run's edges to other streams; inside the run the
  * stream's order holds.  A run over more than 8 buffers binds the rest
  * use by use. */
-static int bind_run(struct batch *b, uint32_t from, uint32_t to, const struct devq_use *here, int level)
+static int bind_run(struct batch *b, uint32_t from, uint32_t to, const struct devq_use *here, int level,
+                    int *settled)
 {
     struct devq_device *dev = b->q->dev;
-    uint32_t sid = b->q->stream.id, n = 0;
+    uint32_t sid = b->q->stream.id, n = 0, ncounted = 0;
     struct {
         devq_buffer *buf;
         unsigned acc;
     } seen[8];
+    devq_buffer *counted[8];
     for (uint32_t i = from; i < to; i++) {
         const struct op *o = &b->rec.ops[i];
         struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
         for (uint32_t k = 0; k < o->nuses; k++) {
             u[k].gen = devq__buffer_bind_gen(u[k].buf, u[k].access);
+            if (u[k].counted && ncounted++ < 8)
+                counted[ncounted - 1] = u[k].buf;
             uint32_t at = 0;
             while (at < n && seen[at].buf != u[k].buf)
                 at++;
@@ -593,12 +598,20 @@ static int bind_run(struct batch *b, uint32_t from, uint32_t to, const struct de
         if (r < 0)
             return r;
     }
+    /* The run's last uses of its buffers go out with it (the lock is
+     * held until the list is queued, and frees run after the issue), so
+     * their unissued counts are settled here, once, instead of op by op
+     * (devq__op_issued); not with hazards to settle too, or more than 8. */
+    *settled = !b->parked_uses && ncounted <= 8;
+    for (uint32_t i = 0; *settled && i < ncounted; i++)
+        devq__buffer_issued(counted[i]);
     return 0;
 }
 
-/* Launch i of a replay joins the pending list; the run's first launch
- * binds the whole run, its last sends the list.  0, or the binding's
- * error (the batch is then forced to fail from this op). */
+/* Launch i of a replay joins the pending list (and counts as issued);
+ * the run's first launch binds the whole run, its last sends the list.
+ * 0, or the binding's error (the batch is then forced to fail from this
+ * op, which the caller issues as skipped). */
 static int list_take(struct devq_stream *st, struct batch *b, struct pending_list *pl, uint32_t i,
                      uint32_t stop, const struct devq_use *here, int level, int *sync_err)
 {
@@ -606,7 +619,7 @@ static int list_take(struct devq_stream *st, struct batch *b, struct pending_lis
         uint32_t end = i + 1;
         while (end < stop && list_joins(&b->rec.ops[end]))
             end++;
-        int r = bind_run(b, i, end, here, level);
+        int r = bind_run(b, i, end, here, level, &pl->settled);
         if (r < 0) {
             devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(b->q).s,
                               (unsigned long long)b->seq, devq_errmsg());
@@ -615,6 +628,8 @@ static int list_take(struct devq_stream *st, struct batch *b, struct pending_lis
         pl->end = end;
     }
     list_add(b, pl, &b->rec.ops[i], i);
+    if (!pl->settled)
+        devq__op_issued(b, &b->rec.ops[i]);
     if (i + 1 == pl->end)
         list_out(b->q->dev, st, b, pl, sync_err);
     return 0;
@@ -661,10 +676,8 @@ again:
         struct op *o = &b->rec.ops[i];
         b->issue.next_op = i;
         if (pl.on && !b->fail.error && list_joins(o) &&
-            list_take(st, b, &pl, i, stop, &here, level, &sync_err) == 0) {
-            devq__op_issued(b, o);
+            list_take(st, b, &pl, i, stop, &here, level, &sync_err) == 0)
             continue;
-        }
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
          * signal another queue waits for, say) do not wait too. */

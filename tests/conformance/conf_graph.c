@@ -362,16 +362,19 @@ START_TEST(failure_inside_a_run_of_launches_skips_the_rest)
 }
 END_TEST
 
-/* Destroying the exec, the graph and the user's buffer handle with
- * submissions in flight: they finish, with their results. */
+/* Destroying the exec, the graph and a buffer (stream-ordered) with
+ * submissions in flight: they finish, with their results, and the free
+ * goes through once their last uses are issued. */
 START_TEST(destroy_with_submissions_in_flight)
 {
     devq_buffer *x = conf_buffer(fx.dev, N * 4);
     devq_signal *gate = conf_signal(0);
     upload_u32(x, 0);
+    devq_buffer *y = conf_buffer(fx.dev, N * 4);
     ck_assert_int_eq(devq_queue_begin_capture(fx.q1), 0);
     ck_assert_int_eq(devq_queue_wait(fx.q1, gate, 1), 0);
     rec_add(fx.q1, x, 3);
+    rec_add(fx.q1, y, 1);
     devq_graph *g = NULL;
     devq_graph_exec *ge = NULL;
     ck_assert_int_eq(devq_queue_end_capture(fx.q1, &g), 0);
@@ -380,6 +383,9 @@ START_TEST(destroy_with_submissions_in_flight)
         ck_assert_int_eq(devq_graph_submit(fx.q1, ge), 0);
     devq_graph_exec_destroy(ge);
     devq_graph_destroy(g);
+    /* y's free waits for the uses the held submissions have not issued
+     * (tests/unit/test_graph_counts checks the counts themselves). */
+    ck_assert_int_eq(devq_buffer_free(y, fx.q1), 0);
     ck_assert_int_eq(devq_signal_set(gate, 1), 0);
     ck_assert_int_eq(devq_queue_finish(fx.q1, 10 * SEC), 0);
     assert_all_u32(x, 30, "x");
