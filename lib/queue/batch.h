@@ -187,11 +187,15 @@ struct batch_issue {
     int traced;      /* DEVQ_TRACE: marks are being filled in */
     uint64_t *marks; /* DEVQ_TRACE: op start times, [nops] = end */
     uint32_t capmarks;
-    /* Replays on a backend with launch_list: entry i is op i's launch,
-     * kept until the batch ends (the backend holds pointers into it). */
+};
+
+/* Launch lists of a graph replay on a backend with launch_list (issue.c
+ * writes them, batch_life.c frees the array): entry i is op i's launch,
+ * kept until the batch ends, since the backend holds pointers into it. */
+struct batch_lists {
     struct devq_pl_launch_entry *list;
     uint32_t caplist;
-    int listed; /* a launch list went out (its memory is the stream's until a callback ran) */
+    int listed; /* a list went out (its memory is the stream's until a callback ran) */
 };
 
 /* Deferral (device lock): written only by defer.c (submit, park, resume,
@@ -259,10 +263,6 @@ struct batch {
      * record.c and released by batch_life.c or inline.c. */
     struct devq_queue *q;
     uint64_t seq; /* 1-based number on its queue */
-    /* A graph submission (graph_submit.c sets it, batch_life.c clears it
-     * when the pool hands the batch out): its record is a private copy,
-     * so issue.c may send runs of its launches as one launch_list. */
-    int replay;
     struct batch_record rec;
     struct batch_value_waits vw;
     struct batch_issue issue;
@@ -283,6 +283,12 @@ struct batch {
     /* Written on failure only, but reset with their first bytes. */
     struct batch_walk_state walk;
     struct batch_failure fail;
+    /* Graph replays only, after the lines one-shot batches use: replay
+     * is set by graph_submit.c and cleared by batch_life.c when the pool
+     * hands the batch out (its record is a private copy, so issue.c may
+     * send runs of its launches as one launch_list). */
+    int replay;
+    struct batch_lists lists;
 };
 
 

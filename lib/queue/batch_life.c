@@ -81,7 +81,7 @@ void devq__batch_free(struct batch *b)
     free(b->vw.slots);
     devq__ref_set_fini(&b->held);
     free(b->issue.marks);
-    free(b->issue.list);
+    free(b->lists.list);
     free(b);
 }
 

@@ -142,7 +142,7 @@ static int launch(struct devq_device *dev, struct devq_stream *st, struct batch 
 }
 
 /* Graph replays (b->replay) on a backend with launch_list: consecutive
- * launches go out as one stream op, built in b->issue.list, which the
+ * launches go out as one stream op, built in b->lists.list, which the
  * batch keeps until it ends.  The batch's record is its own copy, so a
  * value argument is pointed at its bytes in place. */
 struct pending_list {
@@ -154,13 +154,15 @@ struct pending_list {
 
 static int list_ready(struct batch *b)
 {
-    if (b->issue.caplist >= b->rec.nops)
+    if (b->issue.next_op == 0) /* the batch's first pass: none went out yet */
+        b->lists.listed = 0;
+    if (b->lists.caplist >= b->rec.nops)
         return 1;
-    struct devq_pl_launch_entry *e = realloc(b->issue.list, b->rec.nops * sizeof *e);
+    struct devq_pl_launch_entry *e = realloc(b->lists.list, b->rec.nops * sizeof *e);
     if (!e)
         return 0; /* one launch at a time, then */
-    b->issue.list = e;
-    b->issue.caplist = b->rec.nops;
+    b->lists.list = e;
+    b->lists.caplist = b->rec.nops;
     return 1;
 }
 
@@ -175,7 +177,7 @@ static void list_add(struct batch *b, struct pending_list *pl, const struct op *
     for (uint32_t a = 0; o->u.exec.values && a < o->u.exec.nargs; a++)
         if (!args[a].is_buffer)
             args[a].value = b->rec.bytes + (uintptr_t)args[a].value;
-    b->issue.list[i] = (struct devq_pl_launch_entry){ o->u.exec.k->pl, args, o->u.exec.nargs, o->u.exec.l };
+    b->lists.list[i] = (struct devq_pl_launch_entry){ o->u.exec.k->pl, args, o->u.exec.nargs, o->u.exec.l };
     if (!pl->n)
         pl->from = i;
     pl->n++;
@@ -189,7 +191,7 @@ static int list_flush(struct devq_device *dev, struct devq_stream *st, struct ba
         return 0;
     uint32_t n = pl->n;
     pl->n = 0;
-    return dev->ops->launch_list(st->pl, &b->issue.list[pl->from], n);
+    return dev->ops->launch_list(st->pl, &b->lists.list[pl->from], n);
 }
 
 /* Queue a host callback that points into b, holding a reference for it. */
@@ -516,8 +518,8 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
  * new ones when the pool hands it out again. */
 static void list_abandon(struct batch *b)
 {
-    b->issue.list = NULL;
-    b->issue.caplist = 0;
+    b->lists.list = NULL;
+    b->lists.caplist = 0;
     b->rec.args = NULL;
     b->rec.nargs = b->rec.capargs = 0;
     b->rec.bytes = NULL;
@@ -532,7 +534,7 @@ static int list_out(struct devq_device *dev, struct devq_stream *st, struct batc
     uint32_t from = pl->from, at = b->issue.next_op;
     int r = list_flush(dev, st, b, pl);
     if (r == 0)
-        b->issue.listed = 1;
+        b->lists.listed = 1;
     if (r < 0) {
         if (r == -ENODEV)
             devq__device_set_lost(dev, devq_errmsg());
@@ -724,7 +726,7 @@ again:
             char dn[48];
             force_issue_failure(b, work_out, r, dev_name(dev, dn, sizeof dn));
         }
-        if (b->issue.listed)
+        if (b->replay && b->lists.listed)
             list_abandon(b);
         devq__complete_inline(b, r);
     }
@@ -741,7 +743,6 @@ void devq__issue_reset(struct batch *b)
     b->issue.ngate = 0;
     b->issue.next_op = 0;
     b->issue.traced = 0;
-    b->issue.listed = 0;
 }
 
 /* The end callback turned the marks into trace slices. */
