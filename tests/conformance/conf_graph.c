@@ -111,6 +111,30 @@ START_TEST(replay_matches_one_shot)
 }
 END_TEST
 
+/* Captured on one queue, submitted to both (any queue of the device):
+ * the tracker orders the two queues' submissions through x. */
+START_TEST(submitted_to_any_queue_of_the_device)
+{
+    devq_buffer *x = conf_buffer(fx.dev, N * 4);
+    upload_u32(x, 0);
+    ck_assert_int_eq(devq_queue_begin_capture(fx.q1), 0);
+    rec_step(fx.q1, x, 0);
+    devq_graph_exec *ge = instantiate(fx.q1);
+    for (uint32_t i = 0; i < 20; i++) {
+        devq_arg e = DEVQ_ARG_VAL(&i);
+        ck_assert_int_eq(devq_graph_exec_set_arg(ge, 0, 1, &e), 0);
+        ck_assert_int_eq(devq_graph_submit(i % 2 ? fx.q2 : fx.q1, ge), 0);
+    }
+    ck_assert_int_eq(devq_queue_finish(fx.q1, 30 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(fx.q2, 30 * SEC), 0);
+    uint32_t h[N];
+    conf_download(fx.q1, h, x, sizeof h);
+    ck_assert_uint_eq(h[0], 20);
+    devq_graph_exec_destroy(ge);
+    devq_buffer_free(x, NULL);
+}
+END_TEST
+
 /* Each change lands on the next submission, not on one already made. */
 START_TEST(updates_reach_exactly_the_next_submission)
 {
@@ -478,6 +502,7 @@ Suite *conf_graph_suite(void)
     tcase_add_checked_fixture(tc, fx_setup, fx_teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, replay_matches_one_shot);
+    tcase_add_test(tc, submitted_to_any_queue_of_the_device);
     tcase_add_test(tc, updates_reach_exactly_the_next_submission);
     tcase_add_test(tc, values_advance_per_submission);
     tcase_add_test(tc, graph_and_batches_of_another_queue_are_ordered);
