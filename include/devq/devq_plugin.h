@@ -295,8 +295,12 @@ struct devq_backend_ops {
      * valid and unchanged until a host callback queued on s after this
      * call has run (libdevq guarantees it), so the backend keeps
      * pointers, not copies.  A launch that fails latches its error as
-     * launch does, and the rest of the list is skipped. */
-    int  (*launch_list)(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n);
+     * launch does, and the rest of the list is skipped; failed (may be
+     * NULL) then receives that launch's entry, stored before the error
+     * reaches the next host callback, so libdevq fails only what it and
+     * the skipped launches write. */
+    int  (*launch_list)(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
+                        const struct devq_pl_launch_entry **failed);
 };
 
 /* The one symbol a plugin exports.  Return 0 and set *ops, or a negative

@@ -196,6 +196,10 @@ struct batch_lists {
     struct devq_pl_launch_entry *list;
     uint32_t caplist;
     int listed; /* a list went out (its memory is the stream's until a callback ran) */
+    /* The launch that failed, stored by the backend (launch_list) before
+     * the callback that gets its error runs; batch_walk.c reads it there
+     * to fail that launch on, not the launches before it that ran. */
+    const struct devq_pl_launch_entry *failed;
 };
 
 /* Deferral (device lock): written only by defer.c (submit, park, resume,

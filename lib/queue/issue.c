@@ -154,8 +154,10 @@ struct pending_list {
 
 static int list_ready(struct batch *b)
 {
-    if (b->issue.next_op == 0) /* the batch's first pass: none went out yet */
+    if (b->issue.next_op == 0) { /* the batch's first pass: none went out yet */
         b->lists.listed = 0;
+        b->lists.failed = NULL;
+    }
     if (b->lists.caplist >= b->rec.nops)
         return 1;
     struct devq_pl_launch_entry *e = realloc(b->lists.list, b->rec.nops * sizeof *e);
@@ -191,7 +193,7 @@ static int list_flush(struct devq_device *dev, struct devq_stream *st, struct ba
         return 0;
     uint32_t n = pl->n;
     pl->n = 0;
-    return dev->ops->launch_list(st->pl, &b->lists.list[pl->from], n);
+    return dev->ops->launch_list(st->pl, &b->lists.list[pl->from], n, &b->lists.failed);
 }
 
 /* Queue a host callback that points into b, holding a reference for it. */

@@ -88,6 +88,7 @@ struct cpu_op {
         struct {
             const struct devq_pl_launch_entry *e;
             size_t n;
+            const struct devq_pl_launch_entry **failed; /* lib's: the launch that failed */
         } list;
         struct {
             struct devq_pl_stream *other;
@@ -264,7 +265,8 @@ int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l, const
                size_t nargs);
 void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op);
 /* launch_list: one op for n launches (lib keeps e alive until it ran). */
-int cpu_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n);
+int cpu_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
+                    const struct devq_pl_launch_entry **failed);
 void cpu_launch_list_run(devq_pl_stream *s, struct cpu_op *op);
 
 /* ---- shared work-group pool (pool.c) ---- */

@@ -537,7 +537,8 @@ void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
 /* launch_list: lib keeps the entries, their arguments and value bytes
  * until a later host callback ran, and holds the kernels, so the op
  * carries pointers only and nothing is allocated or copied per launch. */
-int cpu_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n)
+int cpu_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
+                    const struct devq_pl_launch_entry **failed)
 {
     /* The entries are lib's, built from launches it checked (their
      * kernels, argument counts and geometries): only the list itself is
@@ -559,6 +560,7 @@ int cpu_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, siz
         return -ENOMEM;
     op->u.list.e = e;
     op->u.list.n = n;
+    op->u.list.failed = failed;
     cpu_stream_publish(s);
     return 0;
 }
@@ -583,6 +585,8 @@ void cpu_launch_list_run(devq_pl_stream *s, struct cpu_op *op)
             s->error = err;
             snprintf(s->error_msg, sizeof s->error_msg, "cpu: launch %zu of a list of %zu: bad geometry", i,
                      op->u.list.n);
+            if (op->u.list.failed)
+                *op->u.list.failed = &e[i];
             break;
         }
         for (uint32_t a = 0; a < e[i].nargs; a++)
@@ -593,6 +597,8 @@ void cpu_launch_list_run(devq_pl_stream *s, struct cpu_op *op)
             char where[64];
             snprintf(where, sizeof where, " (launch %zu of a list of %zu)", i, op->u.list.n);
             latch_failure(s, cl, err, where);
+            if (op->u.list.failed) /* before the callback that reports it: this thread runs that too */
+                *op->u.list.failed = &e[i];
         }
     }
 }

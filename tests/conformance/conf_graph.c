@@ -344,7 +344,8 @@ END_TEST
 
 /* Launches back to back (one launch list on backends with
  * DEVQ_CAP_GRAPH_NATIVE): a failure in the middle skips the launches
- * after it, fails what they write, and the next submission runs all. */
+ * after it and fails what it and they write, not what the launches
+ * before it wrote; the next submission runs all. */
 START_TEST(failure_inside_a_run_of_launches_skips_the_rest)
 {
     if (!recoverable_kernel_failures())
@@ -364,6 +365,10 @@ START_TEST(failure_inside_a_run_of_launches_skips_the_rest)
     ck_assert_msg(strstr(devq_errmsg(), "conf_"), "names the kernel: %s", devq_errmsg());
     ck_assert_int_eq(devq_buffer_status(b), -EILSEQ);
     ck_assert_int_eq(devq_buffer_status(v), -EILSEQ);
+    /* The launch before the failing one ran: what it wrote is good
+     * (the backend names the launch that failed, launch_list). */
+    ck_assert_int_eq(devq_buffer_status(a), 0);
+    assert_all_u32(a, 1, "a after the failed submission");
     upload_u32(b, 0);
     uint32_t h[N];
     conf_download(fx.q1, h, b, sizeof h);

@@ -194,11 +194,13 @@ static int fake_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *o)
     (void)o;
     return -ENOTSUP;
 }
-static int fake_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n)
+static int fake_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
+                            const struct devq_pl_launch_entry **failed)
 {
     (void)s;
     (void)e;
     (void)n;
+    (void)failed;
     return -ENOSYS;
 }
 
