@@ -31,3 +31,17 @@ EXTRA_DIST += bench/bench-check.sh bench/ratios.ref
 # bench-check itself, against stand-in programs with known ratios.
 TESTS += tests/scripts/test_bench_check.sh
 dist_noinst_SCRIPTS += tests/scripts/test_bench_check.sh
+
+# bench_graph: one graph submission of 1, 64 and 1024 tiny launches on
+# cpu, ns and heap calls per submission (issue 30); under callgrind:
+# tests/scripts/graph-callgrind.sh.
+noinst_PROGRAMS += bench/bench_graph
+DEVQ_BENCHES += bench/bench_graph
+bench_bench_graph_SOURCES = bench/bench_graph.c bench/bench_util.h
+bench_bench_graph_CFLAGS = $(AM_CFLAGS) -O2
+bench_bench_graph_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+bench_bench_graph_LDADD = libdevq.la
+EXTRA_DIST += bench/graph-callgrind.sh
+bench-graph-callgrind: bench/bench_graph
+	$(SHELL) $(top_srcdir)/bench/graph-callgrind.sh
+.PHONY: bench-graph-callgrind

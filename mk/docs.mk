@@ -20,6 +20,10 @@ man3_MANS += \
 	man/man3/devq_timestamp_destroy.3 \
 	man/man3/devq_stats_get.3 \
 	man/man3/devq_signal_set_name.3 man/man3/devq_queue_set_name.3 \
-	man/man3/devq_buffer_set_name.3 man/man3/devq_kernel_set_name.3
+	man/man3/devq_buffer_set_name.3 man/man3/devq_kernel_set_name.3 \
+	man/man3/devq_queue_begin_capture.3 man/man3/devq_queue_end_capture.3 \
+	man/man3/devq_graph_instantiate.3 man/man3/devq_graph_destroy.3 man/man3/devq_graph_exec_destroy.3 \
+	man/man3/devq_graph_submit.3 man/man3/devq_graph_exec_set_arg.3 \
+	man/man3/devq_graph_exec_set_buffer.3 man/man3/devq_graph_exec_set_value.3
 man7_MANS += man/man7/devq.7
 

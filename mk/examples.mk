@@ -18,8 +18,15 @@ examples_hello_LDADD = libdevq.la
 examples_epoll_SOURCES = examples/epoll.c
 examples_epoll_LDADD = libdevq.la
 
+# The inference loop of issue 30: one-shot and as a graph, checked
+# against a plain C loop; make check runs its small default size.
+noinst_PROGRAMS += examples/inference-loop
+examples_inference_loop_SOURCES = examples/inference-loop.c
+examples_inference_loop_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+examples_inference_loop_LDADD = libdevq.la -lm
+
 # The examples are tests too: they check their own results.
-TESTS += examples/hello examples/epoll
+TESTS += examples/hello examples/epoll examples/inference-loop
 
 # Real output in the README, regenerated from a run (needs python3).
 readme: tools/devq-info$(EXEEXT) tools/devq-trace-svg$(EXEEXT) examples/demo$(EXEEXT)

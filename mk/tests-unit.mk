@@ -210,6 +210,13 @@ tests_unit_test_oom_leaks_LDFLAGS = -Wl,--wrap=malloc,--wrap=calloc,--wrap=reall
 tests_unit_test_oom_leaks_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
 CLEANFILES += test_oom_leaks.trace.json
 # A buffer's failure against the order of its writes (internal API).
+# Graph submissions count unissued uses as one-shot batches do (issue 30).
+check_PROGRAMS += tests/unit/test_graph_counts
+TESTS += tests/unit/test_graph_counts
+tests_unit_test_graph_counts_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_unit_test_graph_counts_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_graph_counts_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+
 check_PROGRAMS += tests/unit/test_buffer_gen
 TESTS += tests/unit/test_buffer_gen
 tests_unit_test_buffer_gen_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)

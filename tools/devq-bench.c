@@ -557,6 +557,73 @@ static void bench_launches(devq_device *dev)
     devq_queue_destroy(q);
 }
 
+/* The same 64 tiny launches recorded once as a graph and submitted
+ * n / 64 times (devq_graph_submit(3)): recording, argument building and
+ * checks are paid once. */
+static double graph_launches_per_s(devq_device *dev, devq_queue *q, devq_kernel *k, int n)
+{
+    devq_buffer *buf[3];
+    for (int i = 0; i < 3; i++)
+        CHECK(devq_buffer_alloc(dev, 4, NULL, 0, &buf[i]));
+    const uint32_t init[3] = { 1, 2, 0 };
+    for (int i = 0; i < 3; i++)
+        CHECK(devq_queue_write(q, buf[i], 0, &init[i], 4));
+    CHECK(devq_queue_submit(q));
+    CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
+    devq_arg a[3] = { DEVQ_ARG_BUF(buf[0], DEVQ_READ), DEVQ_ARG_BUF(buf[1], DEVQ_READ),
+                      DEVQ_ARG_BUF(buf[2], DEVQ_READ_WRITE) };
+    devq_launch l = { .global = { 1, 1, 1 }, .local = { 1, 1, 1 } };
+    devq_graph *g;
+    devq_graph_exec *ge;
+    CHECK(devq_queue_begin_capture(q));
+    for (int i = 0; i < 64; i++)
+        CHECK(devq_queue_exec(q, k, a, 3, &l));
+    CHECK(devq_queue_end_capture(q, &g));
+    CHECK(devq_graph_instantiate(g, &ge));
+    devq_graph_destroy(g);
+    int subs = n / 64;
+    uint64_t t0 = now_ns();
+    for (int i = 0; i < subs; i++)
+        CHECK(devq_graph_submit(q, ge));
+    CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
+    double secs = (double)(now_ns() - t0) / 1e9;
+    devq_graph_exec_destroy(ge);
+    uint32_t got = 0;
+    CHECK(devq_queue_read(q, &got, buf[2], 0, 4));
+    CHECK(devq_queue_submit(q));
+    CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
+    if (got != 3u * 64u * (uint32_t)subs)
+        fprintf(stderr, "devq-bench: graph launches computed %u, expected %u\n", got,
+                3u * 64u * (uint32_t)subs);
+    for (int i = 0; i < 3; i++)
+        CHECK(devq_buffer_free(buf[i], NULL));
+    return subs * 64.0 / secs;
+}
+
+/* Graph replay against the work queue and against devq's own one-shot
+ * path, all three in the same run. */
+static void bench_graph(devq_device *dev)
+{
+    devq_queue *q;
+    devq_kernel *k;
+    CHECK(devq_queue_create(dev, NULL, &q));
+    CHECK(devq_kernel_load(dev, NULL, 0, "devq_bench_tiny", &k));
+    int n = quick ? 64 * 1000 : 64 * 100000;
+    double gr[REPS], one[REPS], b[REPS];
+    for (int r = 0; r < REPS; r++) {
+        gr[r] = graph_launches_per_s(dev, q, k, n);
+        one[r] = launches_per_s(dev, q, k, quick ? n : n / 10);
+        b[r] = callq_per_s(quick ? n : n / 10, 1);
+    }
+    double g = median(gr, REPS);
+    add("graph replay, tiny launches (64/graph)", g, median(b, REPS), "launch/s", 1,
+        "mutex+condvar queue of function calls", 3.0);
+    add("graph replay vs one-shot batches (64 launches)", g, median(one, REPS), "launch/s", 1,
+        "devq one-shot batches of 64 launches", 4.0);
+    devq_kernel_destroy(k);
+    devq_queue_destroy(q);
+}
+
 /* ---- 3. SAXPY: a devq kernel vs a hand-written pthread loop (cpu) ---- */
 
 int devq_bench_saxpy(void *const *args, const devq_cpu_group *g);
@@ -1152,6 +1219,7 @@ static const struct bench_case {
     { "queues", "batch submit -> completion latency, fill + signal round trip, empty batches per second", 0,
       bench_queues },
     { "launches", "tiny kernel launches", 1, bench_launches },
+    { "graph", "tiny launches replayed as a graph vs one-shot and a work queue", 1, bench_graph },
     { "saxpy", "SAXPY bandwidth", 1, bench_saxpy },
     { "compute", "compute-bound kernel, all cores", 1, bench_compute },
     { "buffers", "alloc/free pairs, 64 live buffers of random size", 0, bench_buffers },

@@ -50,6 +50,7 @@ static const struct {
     { DEVQ_CAP_SOFTWARE, "software" },
     { DEVQ_CAP_CHANNELS, "channels" },
     { DEVQ_CAP_KERNEL_CHECK, "kernel_check" },
+    { DEVQ_CAP_GRAPH_NATIVE, "graph_native" },
 };
 #define NCAPS (sizeof cap_names / sizeof cap_names[0])
 

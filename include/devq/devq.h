@@ -54,6 +54,7 @@ DEVQ_API const char *devq_version(void);
 #define DEVQ_CAP_SOFTWARE       (1ull << 9)  /* emulated on the host CPU (e.g. lavapipe): devq_device_open(NULL) tries it after cpu */
 #define DEVQ_CAP_CHANNELS       (1ull << 10) /* devq_channel_* and the collective queue ops work (an engine is installed) */
 #define DEVQ_CAP_KERNEL_CHECK (1ull << 11) /* devq_queue_exec checks arguments against the kernel's declared interface */
+#define DEVQ_CAP_GRAPH_NATIVE (1ull << 12) /* the backend replays an instantiated graph natively (one stream hand-off per run of ops) */
 
 typedef struct devq_device_info {
     char     backend[16];        /* "cpu", "cuda", "hip" */
@@ -254,6 +255,20 @@ DEVQ_API int devq_queue_recv(devq_queue *q, devq_channel *ch, devq_buffer *dst, 
 /* Not in API.md: how long one channel op (or group) may wait for its
  * peers before it fails with -ETIMEDOUT (default 60 s; DEVQ_TIMEOUT_INFINITE). */
 DEVQ_API int  devq_channel_set_timeout(devq_channel *ch, uint64_t timeout_ns);
+
+/* ---- graphs (DEVQ_0.4): record once, submit many (devq_graph_instantiate(3)) ---- */
+
+typedef struct devq_graph      devq_graph;       /* a recording: immutable once captured */
+typedef struct devq_graph_exec devq_graph_exec;  /* an instantiated graph: submitted many times */
+DEVQ_API int  devq_queue_begin_capture(devq_queue *q);                  /* builder calls on q now record into a graph; q's open batch must be empty (-EBUSY) */
+DEVQ_API int  devq_queue_end_capture(devq_queue *q, devq_graph **out);  /* the recording; a sticky error of the capture is returned here and no graph is made */
+DEVQ_API void devq_graph_destroy(devq_graph *g);                        /* instantiated execs stay valid */
+DEVQ_API int  devq_graph_instantiate(devq_graph *g, devq_graph_exec **out);
+DEVQ_API int  devq_graph_submit(devq_queue *q, devq_graph_exec *ge);    /* one batch, non-blocking, like devq_queue_submit; any queue of the graph's device */
+DEVQ_API int  devq_graph_exec_set_arg(devq_graph_exec *ge, size_t op, size_t index, const devq_arg *arg);   /* op = 0-based index of the builder call in the capture */
+DEVQ_API int  devq_graph_exec_set_buffer(devq_graph_exec *ge, devq_buffer *old_buf, devq_buffer *new_buf); /* rebinds every use; same size or larger, same device */
+DEVQ_API int  devq_graph_exec_set_value(devq_graph_exec *ge, size_t op, uint64_t value, int64_t step);     /* a wait/signal op's value for the next submission, and what each later submission adds */
+DEVQ_API void devq_graph_exec_destroy(devq_graph_exec *ge);             /* safe with submissions in flight: they finish first (or hold references) */
 
 #ifdef __cplusplus
 }

@@ -87,6 +87,16 @@ struct devq_pl_arg {
     size_t      size;            /* value size */
 };
 
+/* One launch of a launch list (launch_list, below).  args are built as
+ * for launch, but a value's bytes stay valid until the list has run. */
+struct devq_pl_launch_entry {
+    devq_pl_kernel           *k;
+    const struct devq_pl_arg *args;
+    uint32_t                  nargs;   /* at most DEVQ_PL_LIST_ARGS_MAX */
+    devq_launch               l;       /* no zero size: unused dimensions are 1 */
+};
+#define DEVQ_PL_LIST_ARGS_MAX 32
+
 /* One declared parameter of a kernel (kernel_iface). */
 enum devq_pl_param_kind {
     DEVQ_PL_PARAM_BUFFER = 1,    /* a buffer argument */
@@ -277,6 +287,20 @@ struct devq_backend_ops {
      * kernels on the host (cpu) sets it. */
     int  (*kernel_load_fn)(devq_pl_device *dev, devq_cpu_kernel_fn fn, const struct devq_cpu_signature *sig,
                            const char *name, devq_pl_kernel **out);
+    /* Optional (needs the kernel ops; a backend that sets it reports
+     * DEVQ_CAP_GRAPH_NATIVE): queue e[0..n) on s as ONE stream op that
+     * runs the launches in order, as n calls of launch would, for what a
+     * replayed graph issues (consecutive launches with no host-visible
+     * point between them).  The entries, their args and value bytes stay
+     * valid and unchanged until a host callback queued on s after this
+     * call has run (libdevq guarantees it), so the backend keeps
+     * pointers, not copies.  A launch that fails latches its error as
+     * launch does, and the rest of the list is skipped; failed (may be
+     * NULL) then receives that launch's entry, stored before the error
+     * reaches the next host callback, so libdevq fails only what it and
+     * the skipped launches write. */
+    int  (*launch_list)(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
+                        const struct devq_pl_launch_entry **failed);
 };
 
 /* The one symbol a plugin exports.  Return 0 and set *ops, or a negative

@@ -93,6 +93,11 @@ static int check_groups(const struct devq_backend_ops *t, char *why, size_t why_
                       "backend '%s': kernel_load_fn is set without the kernel ops (kernel_load, "
                       "kernel_destroy, launch): its kernels are destroyed and launched by them",
                       t->name);
+    if (t->launch_list && !t->launch)
+        return refuse(-EINVAL, why, why_len,
+                      "backend '%s': launch_list is set without the kernel ops (kernel_load, "
+                      "kernel_destroy, launch): it runs loaded kernels",
+                      t->name);
     if (!!t->mem_alloc_async != !!t->mem_free_async)
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': mem_alloc_async and mem_free_async must both be set or "

@@ -163,11 +163,13 @@ struct op {
 
 /* What was recorded: the ops, their kernel arguments, buffer uses and
  * bytes.  Written only by record.c, under the recorder role (it empties a
- * batch it takes from the pool), like use_memo below; read by every file that issues, walks or
- * completes the batch, once submit has handed it over.  Two exceptions,
- * to the contents and not the fields: issue.c points a value argument's
- * `value` at its bytes (args[i].value), and batch_life.c frees the arrays
- * with the batch. */
+ * batch it takes from the pool), like use_memo below, or by
+ * graph_submit.c, which copies a graph exec's record in the same way;
+ * read by every file that issues, walks or completes the batch, once
+ * submit has handed it over.  The exceptions: issue.c points a value
+ * argument's `value` at its bytes (args[i].value) and, for a launch list
+ * left to a stream whose batch ends early, hands args and bytes over to
+ * it (list_abandon); batch_life.c frees the arrays with the batch. */
 struct batch_record {
     struct op *ops;
     uint32_t nops, capops;
@@ -195,6 +197,19 @@ struct batch_issue {
     int traced;      /* DEVQ_TRACE: marks are being filled in */
     uint64_t *marks; /* DEVQ_TRACE: op start times, [nops] = end */
     uint32_t capmarks;
+};
+
+/* Launch lists of a graph replay on a backend with launch_list (issue.c
+ * writes them, batch_life.c frees the array): entry i is op i's launch,
+ * kept until the batch ends, since the backend holds pointers into it. */
+struct batch_lists {
+    struct devq_pl_launch_entry *list;
+    uint32_t caplist;
+    int listed; /* a list went out (its memory is the stream's until a callback ran) */
+    /* The launch that failed, stored by the backend (launch_list) before
+     * the callback that gets its error runs; batch_walk.c reads it there
+     * to fail that launch on, not the launches before it that ran. */
+    const struct devq_pl_launch_entry *failed;
 };
 
 /* Deferral (device lock): written only by defer.c (submit, park, resume,
@@ -282,6 +297,12 @@ struct batch {
     /* Written on failure only, but reset with their first bytes. */
     struct batch_walk_state walk;
     struct batch_failure fail;
+    /* Graph replays only, after the lines one-shot batches use: replay
+     * is set by graph_submit.c and cleared by batch_life.c when the pool
+     * hands the batch out (its record is a private copy, so issue.c may
+     * send runs of its launches as one launch_list). */
+    int replay;
+    struct batch_lists lists;
 };
 
 

@@ -48,6 +48,7 @@ struct batch *devq__batch_get(struct devq_queue *q)
         memset(b, 0, sizeof *b);
     }
     b->q = q;
+    b->replay = 0;
     b->fail.error = 0;
     b->fail.cause[0] = 0;
     /* Each part of the batch is reset by the file that writes it (batch.h). */
@@ -80,6 +81,7 @@ void devq__batch_free(struct batch *b)
     free(b->vw.slots);
     devq__ref_set_fini(&b->held);
     free(b->issue.marks);
+    free(b->lists.list);
     free(b);
 }
 

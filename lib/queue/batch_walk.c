@@ -107,6 +107,15 @@ static void apply_write(struct batch *b, const struct op *o, devq_buffer *buf, u
         devq__buffer_clear(buf, gen + 1); /* new contents, declared by a writer that ran */
 }
 
+/* The op whose launch failed in a launch list of this batch (graph
+ * replays on a backend with launch_list), or UINT32_MAX. */
+static uint32_t failed_launch(const struct batch *b)
+{
+    if (!b->replay || !b->lists.failed || !b->lists.list)
+        return UINT32_MAX;
+    return (uint32_t)(b->lists.failed - b->lists.list);
+}
+
 int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
 {
     uint64_t head = atomic_load(&b->q->cancel_after);
@@ -133,6 +142,11 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
             devq__cause_compact(cause, sizeof cause, chained);
             walk_fail(b, b->walk.walked, status, cause);
         } else {
+            /* A launch list says which of its launches failed: those
+             * before it ran (walked as such), the failure is its. */
+            uint32_t k = failed_launch(b);
+            if (k > b->walk.walked && k < upto && k < b->rec.nops)
+                devq__batch_walk(b, k, 0, 0);
             devq__batch_walk_fail(b, status);
         }
     }

@@ -141,6 +141,61 @@ static int launch(struct devq_device *dev, struct devq_stream *st, struct batch 
     return r;
 }
 
+/* Graph replays (b->replay) on a backend with launch_list: consecutive
+ * launches go out as one stream op, built in b->lists.list, which the
+ * batch keeps until it ends.  The batch's record is its own copy, so a
+ * value argument is pointed at its bytes in place. */
+struct pending_list {
+    int on;           /* lists are used for this pass */
+    uint32_t from, n; /* the launches pending */
+    uint32_t end;     /* the end of the run they belong to */
+    int settled;      /* bind_run settled the run's unissued counts */
+};
+
+static int list_ready(struct batch *b)
+{
+    if (b->issue.next_op == 0) { /* the batch's first pass: none went out yet */
+        b->lists.listed = 0;
+        b->lists.failed = NULL;
+    }
+    if (b->lists.caplist >= b->rec.nops)
+        return 1;
+    struct devq_pl_launch_entry *e = realloc(b->lists.list, b->rec.nops * sizeof *e);
+    if (!e)
+        return 0; /* one launch at a time, then */
+    b->lists.list = e;
+    b->lists.caplist = b->rec.nops;
+    return 1;
+}
+
+static int list_joins(const struct op *o)
+{
+    return o->kind == OP_EXEC && o->u.exec.nargs <= DEVQ_PL_LIST_ARGS_MAX;
+}
+
+static void list_add(struct batch *b, struct pending_list *pl, const struct op *o, uint32_t i)
+{
+    struct devq_pl_arg *args = &b->rec.args[o->u.exec.first_arg];
+    for (uint32_t a = 0; o->u.exec.values && a < o->u.exec.nargs; a++)
+        if (!args[a].is_buffer)
+            args[a].value = b->rec.bytes + (uintptr_t)args[a].value;
+    b->lists.list[i] = (struct devq_pl_launch_entry){ o->u.exec.k->pl, args, o->u.exec.nargs, o->u.exec.l };
+    if (!pl->n)
+        pl->from = i;
+    pl->n++;
+}
+
+/* Send the pending launches as one op; 0 or the backend's error. */
+static int list_flush(struct devq_device *dev, struct devq_stream *st, struct batch *b,
+                      struct pending_list *pl)
+{
+    if (!pl->n)
+        return 0;
+    uint32_t n = pl->n;
+    pl->n = 0;
+    return dev->ops->launch_list(st->pl, &b->lists.list[pl->from], n, &b->lists.failed);
+}
+
 /* Queue a host callback that points into b, holding a reference for it. */
 static int enqueue_cb(const struct devq_backend_ops *ops, struct devq_stream *st, devq_pl_host_fn fn,
                       void *arg, struct batch *b)
@@ -458,6 +513,132 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
     return b->rec.nops;
 }
 
+/* The batch ends now although a launch list it sent may not have run
+ * (its end callback could not be queued): the entries, the arguments
+ * and the value bytes they point at are left to the stream -- a small
+ * leak on a path that is out of memory already -- and the batch gets
+ * new ones when the pool hands it out again. */
+static void list_abandon(struct batch *b)
+{
+    b->lists.list = NULL;
+    b->lists.caplist = 0;
+    b->rec.args = NULL;
+    b->rec.nargs = b->rec.capargs = 0;
+    b->rec.bytes = NULL;
+    b->rec.nbytes = b->rec.capbytes = 0;
+}
+
+/* The pending launch list goes out; when the backend refuses it, the
+ * batch fails from the list's first launch.  Returns the error or 0. */
+static int list_out(struct devq_device *dev, struct devq_stream *st, struct batch *b, struct pending_list *pl,
+                    int *sync_err)
+{
+    uint32_t from = pl->from, at = b->issue.next_op;
+    int r = list_flush(dev, st, b, pl);
+    if (r == 0)
+        b->lists.listed = 1;
+    if (r < 0) {
+        if (r == -ENODEV)
+            devq__device_set_lost(dev, devq_errmsg());
+        *sync_err = r;
+        char dn[48];
+        b->issue.next_op = from; /* the forced failure starts there */
+        force_issue_failure(b, NULL, r, dev_name(dev, dn, sizeof dn));
+        b->issue.next_op = at;
+    }
+    return r;
+}
+
+/* One buffer's use bound in the unit `here` (as bind_op binds each). */
+static int bind_use(struct devq_device *dev, uint32_t sid, devq_buffer *buf, unsigned acc,
+                    const struct devq_use *here, int level)
+{
+    if (level < DEVQ_LOG_BASIC && devq__tracker_bind_local(&buf->track, here, (enum devq_access)acc))
+        return 0;
+    return level >= DEVQ_LOG_BASIC
+               ? bind_logged(dev, sid, buf, (enum devq_access)acc, level)
+               : devq__tracker_bind_why(dev->tracker, sid, &buf->track, (enum devq_access)acc, NULL);
+}
+
+/* The launches [from, to) of a replay go out as one stream op, so they
+ * are bound as one: every use numbered in the order it runs (its write
+ * generation, buffer_fail.c), then each buffer once with every access the
+ * run makes of it -- the run's edges to other streams; inside the run the
+ * stream's order holds.  A run over more than 8 buffers binds the rest
+ * use by use. */
+static int bind_run(struct batch *b, uint32_t from, uint32_t to, const struct devq_use *here, int level,
+                    int *settled)
+{
+    struct devq_device *dev = b->q->dev;
+    uint32_t sid = b->q->stream.id, n = 0, ncounted = 0;
+    struct {
+        devq_buffer *buf;
+        unsigned acc;
+    } seen[8];
+    devq_buffer *counted[8];
+    for (uint32_t i = from; i < to; i++) {
+        const struct op *o = &b->rec.ops[i];
+        struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
+        for (uint32_t k = 0; k < o->nuses; k++) {
+            u[k].gen = devq__buffer_bind_gen(u[k].buf, u[k].access);
+            if (u[k].counted && ncounted++ < 8)
+                counted[ncounted - 1] = u[k].buf;
+            uint32_t at = 0;
+            while (at < n && seen[at].buf != u[k].buf)
+                at++;
+            if (at == 8) {
+                int r = bind_use(dev, sid, u[k].buf, u[k].access, here, level);
+                if (r < 0)
+                    return r;
+                continue;
+            }
+            if (at == n)
+                seen[n++].buf = u[k].buf, seen[at].acc = 0;
+            seen[at].acc |= u[k].access;
+        }
+    }
+    for (uint32_t at = 0; at < n; at++) {
+        int r = bind_use(dev, sid, seen[at].buf, seen[at].acc, here, level);
+        if (r < 0)
+            return r;
+    }
+    /* The run's last uses of its buffers go out with it (the lock is
+     * held until the list is queued, and frees run after the issue), so
+     * their unissued counts are settled here, once, instead of op by op
+     * (devq__op_issued); not with hazards to settle too, or more than 8. */
+    *settled = !b->parked_uses && ncounted <= 8;
+    for (uint32_t i = 0; *settled && i < ncounted; i++)
+        devq__buffer_issued(counted[i]);
+    return 0;
+}
+
+/* Launch i of a replay joins the pending list (and counts as issued);
+ * the run's first launch binds the whole run, its last sends the list.
+ * 0, or the binding's error (the batch is then forced to fail from this
+ * op, which the caller issues as skipped). */
+static int list_take(struct devq_stream *st, struct batch *b, struct pending_list *pl, uint32_t i,
+                     uint32_t stop, const struct devq_use *here, int level, int *sync_err)
+{
+    if (!pl->n) {
+        uint32_t end = i + 1;
+        while (end < stop && list_joins(&b->rec.ops[end]))
+            end++;
+        int r = bind_run(b, i, end, here, level, &pl->settled);
+        if (r < 0) {
+            devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(b->q).s,
+                              (unsigned long long)b->seq, devq_errmsg());
+            return r;
+        }
+        pl->end = end;
+    }
+    list_add(b, pl, &b->rec.ops[i], i);
+    if (!pl->settled)
+        devq__op_issued(b, &b->rec.ops[i]);
+    if (i + 1 == pl->end)
+        list_out(b->q->dev, st, b, pl, sync_err);
+    return 0;
+}
+
 int devq__issue(struct devq_queue *q, struct batch *b)
 {
     struct devq_device *dev = q->dev;
@@ -494,9 +675,13 @@ again:
     /* The unit the ops below are bound in (begun above when any goes out). */
     struct devq_use here = began ? devq__tracker_here(dev->tracker, st->id) : (struct devq_use){ 0 };
     int level = devq__log_level();
+    struct pending_list pl = { .on = b->replay && ops->launch_list && !b->issue.traced && list_ready(b) };
     for (uint32_t i = b->issue.next_op; i < stop; i++) {
         struct op *o = &b->rec.ops[i];
         b->issue.next_op = i;
+        if (pl.on && !b->fail.error && list_joins(o) &&
+            list_take(st, b, &pl, i, stop, &here, level, &sync_err) == 0)
+            continue;
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
          * signal another queue waits for, say) do not wait too. */
@@ -517,9 +702,8 @@ again:
             sync_err = r;
             char dn[48];
             force_issue_failure(b, o == work_out ? NULL : work_out, r, dev_name(dev, dn, sizeof dn));
-        } else if (!b->fail.error && o->kind == OP_WORK && o->u.work.issue) {
+        } else if (!b->fail.error && o->kind == OP_WORK && o->u.work.issue)
             work_out = o;
-        }
         devq__op_issued(b, o); /* its buffer uses are settled either way */
     }
     b->issue.next_op = stop;
@@ -544,6 +728,8 @@ again:
             char dn[48];
             force_issue_failure(b, work_out, r, dev_name(dev, dn, sizeof dn));
         }
+        if (b->replay && b->lists.listed)
+            list_abandon(b);
         devq__complete_inline(b, r);
     }
     /* A backend that refuses with -ENODEV lost the device, whichever call. */

@@ -74,7 +74,10 @@ struct devq_queue {
     _Alignas(64) struct devq_stream stream;
     _Atomic int recording; /* one recorder at a time: else -EBUSY */
     struct batch *open;
-    int sticky;                             /* first recording error of the open batch */
+    int sticky; /* first recording error of the open batch */
+    /* devq_queue_begin_capture: the open batch is a graph's recording,
+     * never submitted (graph.c); submit and finish answer -EBUSY. */
+    _Atomic int capturing;
     int check_cycle;                        /* a wait was bridged during this submit */
     _Atomic uint64_t submitted;             /* batches submitted (issued or deferred) */
     uint64_t issued_seq;                    /* last batch fully issued (device lock) */

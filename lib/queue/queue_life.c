@@ -208,6 +208,11 @@ DEVQ_API int devq_queue_finish(devq_queue *q, uint64_t timeout_ns)
     int r = devq__queue_check(q, "devq_queue_finish");
     if (r < 0)
         return r;
+    if (atomic_load_explicit(&q->capturing, memory_order_relaxed))
+        return devq__err(-EBUSY,
+                         "devq_queue_finish: %s is capturing a graph (nothing it records runs); "
+                         "call devq_queue_end_capture first",
+                         devq__queue_label(q).s);
     return devq__queue_finish_until(q, devq__deadline(timeout_ns));
 }
 

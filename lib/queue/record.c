@@ -35,6 +35,11 @@ static struct batch *fresh_batch(struct devq_queue *q)
     return b;
 }
 
+struct batch *devq__record_fresh_batch(struct devq_queue *q)
+{
+    return fresh_batch(q);
+}
+
 /* Enter/leave the recorder role. */
 static int enter(devq_queue *q, const char *fn)
 {
@@ -543,6 +548,12 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
     if (!atomic_compare_exchange_strong(&q->recording, &expected, 1))
         return devq__err(-EBUSY, "devq_queue_submit: %s is being recorded by another thread",
                          devq__queue_label(q).s);
+    if (atomic_load_explicit(&q->capturing, memory_order_relaxed)) {
+        atomic_store(&q->recording, 0);
+        return devq__err(-EBUSY,
+                         "devq_queue_submit: %s is capturing a graph; call devq_queue_end_capture first",
+                         devq__queue_label(q).s);
+    }
     struct batch *b = q->open;
     q->open = NULL;
     int sticky = q->sticky;
@@ -564,6 +575,12 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
             return devq__err(-ENOMEM, "devq_queue_submit: out of memory");
         }
     }
+    return devq__record_submit(q, b);
+}
+
+int devq__record_submit(devq_queue *q, struct batch *b)
+{
+    int r;
     if ((r = devq__device_lost_check(q->dev)) < 0) {
         atomic_store(&q->recording, 0);
         char msg[DEVQ_CAUSE_MAX + 48];

@@ -28,5 +28,11 @@ int devq__record_work(struct devq_queue *q, devq_work_fn run, devq_work_issue_fn
                       struct devq_object *hold, int writes_whole, const char *fn);
 int devq__record_signal(struct devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn);
 int devq__record_commit(struct devq_queue *q, int r);
+/* Submit batch b, filled in, with q's recorder role held (given back
+ * here): what devq_queue_submit does once it has its batch; graph
+ * submissions (graph_submit.c) come in here with a replayed batch. */
+int devq__record_submit(struct devq_queue *q, struct batch *b);
+/* A batch from q's pool with nothing recorded (recorder role held). */
+struct batch *devq__record_fresh_batch(struct devq_queue *q);
 
 #endif

@@ -59,8 +59,9 @@ enum cpu_op_kind {
     CPU_OP_COPY,
     CPU_OP_FILL,
     CPU_OP_LAUNCH,
-    CPU_OP_WAIT,      /* wait until another stream completes a sequence */
-    CPU_OP_TIMESTAMP, /* stamp a timing event */
+    CPU_OP_WAIT,        /* wait until another stream completes a sequence */
+    CPU_OP_TIMESTAMP,   /* stamp a timing event */
+    CPU_OP_LAUNCH_LIST, /* launches in order, one op (launch_list) */
 };
 
 struct cpu_launch;
@@ -85,6 +86,11 @@ struct cpu_op {
         struct {
             struct cpu_launch *l;
         } launch;
+        struct {
+            const struct devq_pl_launch_entry *e;
+            size_t n;
+            const struct devq_pl_launch_entry **failed; /* lib's: the launch that failed */
+        } list;
         struct {
             struct devq_pl_stream *other;
             uint64_t seq;
@@ -259,6 +265,10 @@ void cpu_kernel_free_all(devq_pl_device *dev);
 int cpu_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l, const struct devq_pl_arg *args,
                size_t nargs);
 void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op);
+/* launch_list: one op for n launches (lib keeps e alive until it ran). */
+int cpu_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
+                    const struct devq_pl_launch_entry **failed);
+void cpu_launch_list_run(devq_pl_stream *s, struct cpu_op *op);
 
 /* ---- shared work-group pool (pool.c) ---- */
 

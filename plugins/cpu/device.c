@@ -145,7 +145,8 @@ int cpu_device_info(devq_pl_device *dev, devq_device_info *info)
     info->total_memory = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     info->compute_units = cores > 0 ? (uint32_t)cores : 0;
-    info->caps = DEVQ_CAP_KERNELS | DEVQ_CAP_HOST_VISIBLE | DEVQ_CAP_PRIORITIES | DEVQ_CAP_SKIP_ON_ERROR |
-                 DEVQ_CAP_TIMING | DEVQ_CAP_KERNEL_CHECK; /* declared kernels only: devq-cpu(7) */
+    info->caps = DEVQ_CAP_KERNELS | DEVQ_CAP_GRAPH_NATIVE | DEVQ_CAP_HOST_VISIBLE | DEVQ_CAP_PRIORITIES |
+                 DEVQ_CAP_SKIP_ON_ERROR | DEVQ_CAP_TIMING |
+                 DEVQ_CAP_KERNEL_CHECK; /* declared kernels only: devq-cpu(7) */
     return 0;
 }

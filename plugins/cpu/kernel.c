@@ -500,27 +500,109 @@ static __attribute__((noinline)) int run_pool(devq_pl_stream *s, struct cpu_laun
     return cpu_pool_run(&job);
 }
 
+/* A launch's failure becomes the stream's latched error (the next host
+ * callback reports it); `where` says which launch of a list, or "". */
+static void latch_failure(devq_pl_stream *s, struct cpu_launch *cl, int err, const char *where)
+{
+    int positive = atomic_load(&cl->positive);
+    s->error = err;
+    if (err == -EIO && positive)
+        snprintf(s->error_msg, sizeof s->error_msg,
+                 "cpu: kernel '%s' returned %d, not 0 or "
+                 "a negative errno; reported as -EIO%s",
+                 cl->k->entry, positive, where);
+    else
+        snprintf(s->error_msg, sizeof s->error_msg, "cpu: kernel '%s' returned %d (%s)%s", cl->k->entry, err,
+                 strerror(-err), where);
+}
+
+static int run_launch(devq_pl_stream *s, struct cpu_launch *cl)
+{
+    /* One group runs right here: the pool's job bookkeeping (two
+     * locked adds) would only hand index 0 back to this thread. */
+    return cl->total == 1 ? run_group(cl, 0) : run_pool(s, cl);
+}
+
 void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)
 {
     struct cpu_launch *cl = op->u.launch.l;
     if (!s->error) { /* else skipped: an earlier op in this batch failed */
-        /* One group runs right here: the pool's job bookkeeping (two
-         * locked adds) would only hand index 0 back to this thread. */
-        int err = cl->total == 1 ? run_group(cl, 0) : run_pool(s, cl);
-        int positive = atomic_load(&cl->positive);
-        if (err && positive && err == -EIO) {
-            s->error = err;
-            snprintf(s->error_msg, sizeof s->error_msg,
-                     "cpu: kernel '%s' returned %d, not 0 or "
-                     "a negative errno; reported as -EIO",
-                     cl->k->entry, positive);
-        } else if (err) {
-            s->error = err;
-            snprintf(s->error_msg, sizeof s->error_msg, "cpu: kernel '%s' returned %d (%s)", cl->k->entry,
-                     err, strerror(-err));
-        }
+        int err = run_launch(s, cl);
+        if (err)
+            latch_failure(s, cl, err, "");
     }
     if (cl->drop)
         cpu_kernel_unref(cl->drop);
     launch_release(s, cl);
+}
+
+#define CPU_LIST_PAUSE_NS 100000000ull /* as the ring's pause (stream.c) */
+
+/* launch_list: lib keeps the entries, their arguments and value bytes
+ * until a later host callback ran, and holds the kernels, so the op
+ * carries pointers only and nothing is allocated or copied per launch. */
+int cpu_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
+                    const struct devq_pl_launch_entry **failed)
+{
+    /* The entries are lib's, built from launches it checked (their
+     * kernels, argument counts and geometries): only the list itself is
+     * checked here, not each launch again. */
+    if (!n)
+        return 0;
+    if (!e)
+        return cpu_host->error(-EINVAL, "cpu: launch_list: %zu entries at NULL", n);
+    /* The ring bounds what a producer runs ahead in ops (stream.c); a
+     * list is n launches in one op, and lib keeps a batch per list in
+     * flight, so it counts its launches: a producer more than
+     * CPU_BACKLOG_OPS launches ahead (as lists of this size) waits for
+     * the worker, politely and only for a while, as the ring does. */
+    uint64_t ahead = CPU_BACKLOG_OPS / n < 4 ? 4 : CPU_BACKLOG_OPS / n, at = s->enqueued_local;
+    if (at - cpu_stream_completed(s) > ahead)
+        cpu_stream_wait_seq(s, at - ahead / 2, cpu_deadline(CPU_LIST_PAUSE_NS));
+    struct cpu_op *op = cpu_stream_queue(s, CPU_OP_LAUNCH_LIST, "a launch list");
+    if (!op)
+        return -ENOMEM;
+    op->u.list.e = e;
+    op->u.list.n = n;
+    op->u.list.failed = failed;
+    cpu_stream_publish(s);
+    return 0;
+}
+
+/* The launches of a list in order, each as cpu_launch_run would run it,
+ * on a launch record built on the stack; the first failure skips the
+ * rest (like the ops after a failed launch). */
+void cpu_launch_list_run(devq_pl_stream *s, struct cpu_op *op)
+{
+    _Alignas(CPU_VALUE_ALIGN) unsigned char
+        mem[sizeof(struct cpu_launch) + DEVQ_PL_LIST_ARGS_MAX * sizeof(void *)];
+    struct cpu_launch *cl = (struct cpu_launch *)mem;
+    const struct devq_pl_launch_entry *e = op->u.list.e;
+    for (size_t i = 0; i < op->u.list.n && !s->error; i++) {
+        cl->k = e[i].k;
+        /* A graph's launches often share a geometry: its groups then
+         * stand (run_group changes only `positive`). */
+        int err = i && !memcmp(&e[i].l, &e[i - 1].l, sizeof e[i].l)
+                      ? 0
+                      : cpu_launch_dims(cl, &e[i].l, cl->k->entry);
+        if (err) { /* lib never sends one; the message is the host's */
+            s->error = err;
+            snprintf(s->error_msg, sizeof s->error_msg, "cpu: launch %zu of a list of %zu: bad geometry", i,
+                     op->u.list.n);
+            if (op->u.list.failed)
+                *op->u.list.failed = &e[i];
+            break;
+        }
+        for (uint32_t a = 0; a < e[i].nargs; a++)
+            cl->args[a] =
+                e[i].args[a].is_buffer ? e[i].args[a].device_ptr : (void *)(uintptr_t)e[i].args[a].value;
+        cl->nargs = e[i].nargs;
+        if ((err = run_launch(s, cl)) != 0) {
+            char where[64];
+            snprintf(where, sizeof where, " (launch %zu of a list of %zu)", i, op->u.list.n);
+            latch_failure(s, cl, err, where);
+            if (op->u.list.failed) /* before the callback that reports it: this thread runs that too */
+                *op->u.list.failed = &e[i];
+        }
+    }
 }

@@ -59,6 +59,7 @@ static const struct devq_backend_ops cpu_ops = {
     .stream_idle = cpu_stream_idle,
     .kernel_iface = cpu_kernel_iface,
     .kernel_load_fn = cpu_kernel_load_fn,
+    .launch_list = cpu_launch_list,
 };
 
 int devq__cpu_plugin_init(const struct devq_host *host, uint32_t host_abi,

@@ -27,5 +27,6 @@ int main(void)
     srunner_add_suite(sr, conf_names_suite());
     srunner_add_suite(sr, conf_inline_suite());
     srunner_add_suite(sr, conf_kcheck_suite());
+    srunner_add_suite(sr, conf_graph_suite());
     return check_run_runner(sr);
 }

@@ -101,7 +101,8 @@ struct soak_batch {
     uint32_t kinds;   /* 1 << soak_op of ops it holds */
     int hostfns;      /* host functions queued */
     atomic_int hostfn_ran;
-    int submit_rc;     /* what devq_queue_submit returned */
+    bool graph;        /* captured as a graph, instantiated, submitted once */
+    int submit_rc;     /* what devq_queue_submit (or devq_graph_submit) returned */
     int status;        /* final: 0 or the failure */
     bool done;         /* final wait returned */
     char msg[520];     /* devq_errmsg() after a failed final wait */

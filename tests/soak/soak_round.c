@@ -205,6 +205,50 @@ static int queue_of(struct soak_round *r, int dev, bool compute)
 
 /* ---- batches ---- */
 
+/* Every fourth cpu batch of a round without injected driver faults is
+ * recorded as a graph (devq_queue_begin_capture) and submitted with
+ * devq_graph_submit: its results and failures must be those of the
+ * one-shot batch the model predicts.  Decided without the round's random
+ * stream, so plans and replays are unchanged; SOAK_GRAPHS=0 leaves
+ * graphs out. */
+static bool as_graph(struct soak_round *r, int b, int qi)
+{
+    static int graphs = -1;
+    if (graphs < 0) {
+        const char *e = getenv("SOAK_GRAPHS");
+        graphs = !(e && *e == '0');
+    }
+    return graphs && b % 4 == 1 && r->q[qi].dev == 0 &&
+           (r->plan->fault == FAULT_NONE || r->plan->fault == FAULT_CPU_KERNEL ||
+            r->plan->fault == FAULT_HOST_SIGNAL);
+}
+
+/* The batch's submit: one-shot, or its capture made a graph and
+ * submitted once.  A capture that fails (a recording error) made no
+ * graph and fails no signal: the soak fails the batch's signal with the
+ * error, as a one-shot submit would have. */
+static int submit_batch(struct soak_round *r, int b)
+{
+    struct soak_batch *sb = &r->batch[b];
+    devq_queue *q = r->q[sb->q].q;
+    if (!sb->graph)
+        return devq_queue_submit(q);
+    devq_graph *g = NULL;
+    devq_graph_exec *ge = NULL;
+    int rc = devq_queue_end_capture(q, &g);
+    if (rc == 0) {
+        rc = devq_graph_instantiate(g, &ge);
+        devq_graph_destroy(g);
+    }
+    if (rc == 0) {
+        rc = devq_graph_submit(q, ge);
+        devq_graph_exec_destroy(ge); /* in flight: it holds its own */
+    }
+    if (rc < 0)
+        devq_signal_fail(sb->sig, rc);
+    return rc;
+}
+
 static int batch_begin(struct soak_round *r, int qi)
 {
     if (r->nbatches == SOAK_MAX_BATCHES)
@@ -221,6 +265,12 @@ static int batch_begin(struct soak_round *r, int qi)
     sb->block = r->q_block[qi];
     r->ntouched = 0;
     r->nbatches++;
+    if (as_graph(r, b, qi)) {
+        int rc = devq_queue_begin_capture(r->q[qi].q);
+        if (rc < 0)
+            soak_fail(r, "devq_queue_begin_capture for batch %d: %d %s", b, rc, devq_errmsg());
+        sb->graph = rc == 0;
+    }
     return b;
 }
 
@@ -363,7 +413,7 @@ static void batch_end(struct soak_round *r, int b)
     }
     static int nth[SOAK_NQ]; /* lib numbers a queue's batches from 1 */
     TRACE("batch %d q%d: submit (its batch %d)\n", b, sb->q, ++nth[sb->q]);
-    sb->submit_rc = devq_queue_submit(q->q);
+    sb->submit_rc = submit_batch(r, b);
     if (sb->submit_rc < 0) {
         /* The batch is failed: its signal must say so (checked later). */
         const char *msg = devq_errmsg();
@@ -1297,13 +1347,18 @@ int soak_run_round(const struct soak_plan *plan)
         return failures ? failures : 1;
     }
     close_all(r);
+    int graphs = 0;
+    for (int b = 0; b < r->nbatches; b++)
+        graphs += r->batch[b].graph;
     if (failures || getenv("SOAK_VERBOSE"))
-        printf("round %d: seed %llu fault %s%s%s: %d batches (%d failed), %d reads (%d elements unknown), "
-               "%d buffers, %d probes, %d call errors, %d reads a later failed writer may fail%s\n",
-               plan->round, (unsigned long long)plan->seed, soak_fault_names[plan->fault],
-               plan->emu_fail[0] ? " DEVQ_EMU_FAIL=" : "", plan->emu_fail, r->nbatches, r->failed_batches,
-               r->nreads, r->unknown_elements, r->nbufs, r->nprobes, r->call_errors, r->late_failures,
-               r->device_lost ? " (cuda device lost)" : "");
+        printf(
+            "round %d: seed %llu fault %s%s%s: %d batches (%d failed, %d as graphs), %d reads (%d elements "
+            "unknown), "
+            "%d buffers, %d probes, %d call errors, %d reads a later failed writer may fail%s\n",
+            plan->round, (unsigned long long)plan->seed, soak_fault_names[plan->fault],
+            plan->emu_fail[0] ? " DEVQ_EMU_FAIL=" : "", plan->emu_fail, r->nbatches, r->failed_batches,
+            graphs, r->nreads, r->unknown_elements, r->nbufs, r->nprobes, r->call_errors, r->late_failures,
+            r->device_lost ? " (cuda device lost)" : "");
     free(r);
     return failures;
 }

@@ -1189,7 +1189,7 @@ START_TEST(test_device)
     ck_assert_uint_ge(info.compute_units, 1);
     ck_assert_uint_gt(info.total_memory, 1u << 20);
     uint64_t want = DEVQ_CAP_KERNELS | DEVQ_CAP_HOST_VISIBLE | DEVQ_CAP_PRIORITIES | DEVQ_CAP_SKIP_ON_ERROR |
-                    DEVQ_CAP_TIMING | DEVQ_CAP_KERNEL_CHECK;
+                    DEVQ_CAP_TIMING | DEVQ_CAP_KERNEL_CHECK | DEVQ_CAP_GRAPH_NATIVE;
     ck_assert_uint_eq(info.caps, want);
     ck_assert_ptr_null(ops->value_attach);
     ck_assert_ptr_null(ops->mem_alloc_async);

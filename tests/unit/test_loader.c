@@ -194,6 +194,16 @@ static int fake_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *o)
     (void)o;
     return -ENOTSUP;
 }
+static int fake_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
+                            const struct devq_pl_launch_entry **failed)
+{
+    (void)s;
+    (void)e;
+    (void)n;
+    (void)failed;
+    return -ENOSYS;
+}
+
 static int fake_kernel_load_fn(devq_pl_device *d, devq_cpu_kernel_fn fn, const struct devq_cpu_signature *sig,
                                const char *name, devq_pl_kernel **o)
 {
@@ -276,6 +286,21 @@ START_TEST(validate_optional_groups_are_whole)
     t.size = (uint32_t)offsetof(struct devq_backend_ops, kernel_load_fn);
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
     ck_assert(out.kernel_load_fn == NULL);
+
+    /* launch_list runs loaded kernels: only with the kernel ops. */
+    t = good;
+    t.launch_list = fake_launch_list;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
+    ck_assert_msg(strstr(why, "launch_list is set without the kernel ops"), "reason: %s", why);
+    t.kernel_load = stub_kernel_load;
+    t.kernel_destroy = stub_kernel_destroy;
+    t.launch = stub_launch;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
+    ck_assert(out.launch_list == fake_launch_list);
+    /* A table that ends before it (an older plugin) has none. */
+    t.size = (uint32_t)offsetof(struct devq_backend_ops, launch_list);
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
+    ck_assert(out.launch_list == NULL);
 
     /* Channels: all nine chan_* entries or none. */
     t = good;

@@ -1054,6 +1054,62 @@ static void t_channel_ops(void)
     EXPECT_ERR(devq_queue_send(G(devq_queue), g, b0, 0, 4, DEVQ_F32, 1), -EINVAL, "devq_queue_send");
 }
 
+/* Graphs: capture on q0 (one exec op over b0 and a value), then every
+ * graph call with bad handles, another device's queue and buffers, and
+ * changes a graph cannot make. */
+static void t_graph(void)
+{
+    devq_graph *g = NULL;
+    devq_graph_exec *ge = NULL;
+    EXPECT_ERR(devq_queue_begin_capture(NULL), -EINVAL, "devq_queue_begin_capture");
+    EXPECT_ERR(devq_queue_begin_capture(G(devq_queue)), -EINVAL, "devq_queue_begin_capture");
+    EXPECT_ERR(devq_queue_end_capture(NULL, &g), -EINVAL, "devq_queue_end_capture");
+    EXPECT_ERR(devq_queue_end_capture(q0, &g), -EINVAL, "not capturing");
+    ck_assert_int_eq(devq_queue_begin_capture(q0), 0);
+    EXPECT_ERR(devq_queue_begin_capture(q0), -EBUSY, "already capturing");
+    EXPECT_ERR(devq_queue_submit(q0), -EBUSY, "capturing a graph");
+    EXPECT_ERR(devq_queue_finish(q0, 0), -EBUSY, "capturing a graph");
+    uint32_t v = 1;
+    devq_arg a[2] = { DEVQ_ARG_BUF(b0, DEVQ_READ_WRITE), DEVQ_ARG_VAL(&v) };
+    devq_launch l = { .global = { 1, 1, 1 }, .local = { 1, 1, 1 } };
+    ck_assert_int_eq(devq_queue_exec(q0, k0, a, 2, &l), 0);
+    EXPECT_ERR(devq_queue_end_capture(q0, NULL), -EINVAL, "out is NULL");
+    ck_assert_int_eq(devq_queue_end_capture(q0, &g), 0);
+    EXPECT_ERR(devq_graph_instantiate(NULL, &ge), -EINVAL, "devq_graph_instantiate");
+    EXPECT_ERR(devq_graph_instantiate(G(devq_graph), &ge), -EINVAL, "not a live graph");
+    EXPECT_ERR(devq_graph_instantiate(g, NULL), -EINVAL, "out is NULL");
+    ck_assert_int_eq(devq_graph_instantiate(g, &ge), 0);
+    devq_graph_destroy(NULL);
+    devq_graph_destroy(G(devq_graph));
+    devq_graph_destroy(g);
+    EXPECT_ERR(devq_graph_submit(NULL, ge), -EINVAL, "devq_graph_submit");
+    EXPECT_ERR(devq_graph_submit(q0, NULL), -EINVAL, "devq_graph_submit");
+    EXPECT_ERR(devq_graph_submit(q0, G(devq_graph_exec)), -EINVAL, "not a live graph exec");
+    EXPECT_ERR(devq_graph_submit(q1, ge), -EINVAL, "cpu:0"); /* a queue of dev1 */
+    EXPECT_ERR(devq_graph_exec_set_arg(NULL, 0, 0, &a[1]), -EINVAL, "devq_graph_exec_set_arg");
+    EXPECT_ERR(devq_graph_exec_set_arg(ge, 1, 0, &a[1]), -EINVAL, "op 1 is out of range");
+    EXPECT_ERR(devq_graph_exec_set_arg(ge, 0, 2, &a[1]), -EINVAL, "argument 2 is out of range");
+    EXPECT_ERR(devq_graph_exec_set_arg(ge, 0, 0, NULL), -EINVAL, "arg is NULL");
+    EXPECT_ERR(devq_graph_exec_set_arg(ge, 0, 0, &a[1]), -EINVAL, "between buffer and value");
+    devq_arg other = DEVQ_ARG_BUF(b1, DEVQ_READ_WRITE);
+    EXPECT_ERR(devq_graph_exec_set_arg(ge, 0, 0, &other), -EINVAL, "cpu:1");
+    uint64_t wide = 1;
+    devq_arg w = DEVQ_ARG_VAL(&wide);
+    EXPECT_ERR(devq_graph_exec_set_arg(ge, 0, 1, &w), -EINVAL, "8 bytes");
+    EXPECT_ERR(devq_graph_exec_set_buffer(NULL, b0, b0), -EINVAL, "devq_graph_exec_set_buffer");
+    EXPECT_ERR(devq_graph_exec_set_buffer(ge, b1, b0), -EINVAL, "not used by the graph");
+    EXPECT_ERR(devq_graph_exec_set_buffer(ge, b0, b1), -EINVAL, "cpu:1");
+    EXPECT_ERR(devq_graph_exec_set_buffer(ge, b0, G(devq_buffer)), -EINVAL, "devq_graph_exec_set_buffer");
+    EXPECT_ERR(devq_graph_exec_set_value(NULL, 0, 1, 0), -EINVAL, "devq_graph_exec_set_value");
+    EXPECT_ERR(devq_graph_exec_set_value(ge, 0, 1, 0), -EINVAL, "devq_queue_exec");
+    EXPECT_ERR(devq_graph_exec_set_value(ge, 5, 1, 0), -EINVAL, "out of range");
+    devq_graph_exec_destroy(NULL);
+    devq_graph_exec_destroy(G(devq_graph_exec));
+    ck_assert_int_eq(devq_graph_submit(q0, ge), 0);
+    devq_graph_exec_destroy(ge); /* in flight: the submission holds its own */
+    ck_assert_int_eq(devq_queue_finish(q0, DEVQ_TIMEOUT_INFINITE), 0);
+}
+
 /* ---- the table ---- */
 
 struct row {
@@ -1159,6 +1215,15 @@ static const struct row rows[] = {
     { "devq_resource_usage_by_stream", t_resource_calls },
     { "devq_device_set_resource", t_device_set_resource },
     { "devq_device_resource", t_resource_getters },
+    { "devq_queue_begin_capture", t_graph },
+    { "devq_queue_end_capture", t_graph },
+    { "devq_graph_instantiate", t_graph },
+    { "devq_graph_destroy", t_graph },
+    { "devq_graph_submit", t_graph },
+    { "devq_graph_exec_set_arg", t_graph },
+    { "devq_graph_exec_set_buffer", t_graph },
+    { "devq_graph_exec_set_value", t_graph },
+    { "devq_graph_exec_destroy", t_graph },
 };
 #define NROWS (sizeof rows / sizeof rows[0])
 
