@@ -159,6 +159,12 @@ int devq__work_cb(void *arg, int status)
         devq__batch_unref(b);
         return r;
     }
+    return devq__work_run_here(b, o, status, group, head);
+}
+
+int devq__work_run_here(struct batch *b, struct op *o, int status, unsigned group, const struct op *head)
+{
+    uint32_t at = (uint32_t)(o - b->rec.ops);
     int r = devq__batch_walk(b, at, status, 0);
     /* Unlike a kernel, this op runs here: a failed input must stop it
      * before it runs (the walk of its own reads fails it, and what it
@@ -170,6 +176,8 @@ int devq__work_cb(void *arg, int status)
     if (r)
         devq__err_str(r, b->walk.cause); /* what run may tell others (batch.h) */
     int rr = o->u.work.run(b->rec.bytes + o->u.work.off, r, group, head);
+    if (rr == DEVQ_WORK_PENDING && (group & DEVQ_WORK_INLINE))
+        return rr; /* nothing consumed: the submitter hands the rest to the stream */
     if (rr < 0 && !r) {
         devq__batch_walk_fail(b, rr); /* at this op: what it writes fails */
         r = rr;

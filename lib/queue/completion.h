@@ -33,6 +33,12 @@ int devq__portion_cb(void *arg, int status);
 int devq__signal_cb(void *arg, int status);
 int devq__user_fn_cb(void *arg, int status);
 int devq__work_cb(void *arg, int status); /* OP_WORK */
+/* A host-run OP_WORK op o of b, run on this thread (the stream's
+ * callback above, or the submitter: inline.c): the walk up to it, its
+ * failed reads, run with group (DEVQ_WORK_* flags), the latch, and b's
+ * reference dropped; the op's verdict.  With DEVQ_WORK_INLINE in group, a
+ * DEVQ_WORK_PENDING from run returns at once with nothing consumed. */
+int devq__work_run_here(struct batch *b, struct op *o, int status, unsigned group, const struct op *head);
 int devq__trace_mark_cb(void *arg, int status);
 void devq__trace_batch(struct batch *b);
 void devq__complete_inline(struct batch *b, int err);

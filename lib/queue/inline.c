@@ -237,7 +237,6 @@ static int work_group_more(const struct batch *b, const struct op *o)
  * DEVQ_WORK_PENDING with nothing consumed. */
 static int work_step(struct batch *b, struct op *o, int status, unsigned flags, const struct op **head_io)
 {
-    uint32_t at = (uint32_t)(o - b->rec.ops);
     const struct op *head;
     unsigned group;
     if (*head_io && o[-1].u.work.run == o->u.work.run && o[-1].u.work.key == o->u.work.key) {
@@ -250,27 +249,7 @@ static int work_step(struct batch *b, struct op *o, int status, unsigned flags, 
         group = devq__work_group(b, o, &head);
     }
     *head_io = head;
-    group |= flags;
-    int r = devq__batch_walk(b, at, status, 0);
-    const struct buffer_use *u = devq__op_uses(b, o);
-    for (uint32_t k = 0; !r && k < o->nuses; k++)
-        if ((u[k].access & DEVQ_READ) && devq__buffer_failed_at(u[k].buf, u[k].gen, NULL, 0))
-            r = devq__batch_walk(b, at + 1, 0, 0);
-    if (r)
-        devq__err_str(r, b->walk.cause);
-    int rr = o->u.work.run(b->rec.bytes + o->u.work.off, r, group, head);
-    if (rr == DEVQ_WORK_PENDING && (flags & DEVQ_WORK_INLINE))
-        return rr;
-    if (rr < 0 && !r) {
-        devq__batch_walk_fail(b, rr);
-        r = rr;
-    }
-    if (r < 0) { /* as completion.c's latch */
-        b->q->cb_err = r;
-        snprintf(b->q->cb_cause, sizeof b->q->cb_cause, "%s", b->walk.cause);
-    }
-    devq__batch_unref(b);
-    return r;
+    return devq__work_run_here(b, o, status, group | flags, head);
 }
 
 /* Run b's ops from `from` (flags as work_step); *stop: the op that went
