@@ -202,6 +202,7 @@
 //! | `devq_channel_create`, `devq_channel_id`, `devq_channel_destroy` | [`Channel::world`] (desc NULL), [`Channel::with_id`], [`Channel::from_desc`], [`Channel::id`]; drop |
 //! | `devq_channel_split`, `devq_channel_rank`, `devq_channel_size`, `devq_channel_set_timeout` | [`Channel::split`], [`Channel::rank`], [`Channel::size`], [`Channel::set_timeout`] |
 //! | `devq_queue_all_reduce`, `devq_queue_all_gather`, `devq_queue_reduce_scatter`, `devq_queue_broadcast`, `devq_queue_send`, `devq_queue_recv` | [`Queue::all_reduce`], [`Queue::all_gather`], [`Queue::reduce_scatter`], [`Queue::broadcast`], [`Queue::send`], [`Queue::recv`] (also on [`ScopedQueue`]), generic over [`Dtype`]: offsets and counts in elements; the channel is taken `&mut`, so one thread records on it at a time, in program order |
+//! | `devq_queue_begin_capture`, `devq_queue_end_capture`, `devq_graph_destroy`, `devq_graph_instantiate`, `devq_graph_submit`, `devq_graph_exec_set_arg`, `devq_graph_exec_set_buffer`, `devq_graph_exec_set_value`, `devq_graph_exec_destroy` | not wrapped yet: use `devq_sys` |
 //! | `devq_channel_create_from_handle` | not wrapped: its handle is an engine's (for MPI an `MPI_Comm` inside a `struct devq_mpi_handle`, filled by the C header `devq_mpi.h`), and this crate links no MPI; use `devq_sys` with your MPI crate's communicator |
 //! | `devq_resource_create`, `devq_resource_state` | not wrapped: writing an allocator means handing raw device memory to libdevq through a C vtable; use `devq_sys` (a safe trait would still need `unsafe` for every entry) |
 //! | `devq_resource_allocate`, `devq_resource_deallocate`, `devq_resource_prepare_use`, `devq_resource_finish_use`, `devq_stream_ref_id` | not wrapped: raw memory and stream handles for resource authors, whose stream refs exist only inside resource callbacks; [`Buffer`] is the safe allocation path; use `devq_sys` |
@@ -240,7 +241,7 @@ pub use timestamp::Timestamp;
 /// `DEVQ_CAP_*` bits of [`DeviceInfo::caps`].
 pub mod caps {
     pub use devq_sys::{
-        DEVQ_CAP_ASYNC_ALLOC as ASYNC_ALLOC, DEVQ_CAP_CHANNELS as CHANNELS, DEVQ_CAP_COPY_ENGINE as COPY_ENGINE, DEVQ_CAP_HOST_VISIBLE as HOST_VISIBLE,
+        DEVQ_CAP_ASYNC_ALLOC as ASYNC_ALLOC, DEVQ_CAP_CHANNELS as CHANNELS, DEVQ_CAP_COPY_ENGINE as COPY_ENGINE, DEVQ_CAP_GRAPH_NATIVE as GRAPH_NATIVE, DEVQ_CAP_HOST_VISIBLE as HOST_VISIBLE,
         DEVQ_CAP_KERNELS as KERNELS, DEVQ_CAP_KERNEL_CHECK as KERNEL_CHECK, DEVQ_CAP_PRIORITIES as PRIORITIES, DEVQ_CAP_SKIP_ON_ERROR as SKIP_ON_ERROR,
         DEVQ_CAP_SOFTWARE as SOFTWARE,
         DEVQ_CAP_TIMING as TIMING, DEVQ_CAP_WAIT_VALUE as WAIT_VALUE, DEVQ_CAP_WRITE_VALUE as WRITE_VALUE,
