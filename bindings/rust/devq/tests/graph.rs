@@ -249,3 +249,61 @@ fn capture_errors_leave_the_queue_usable() {
     assert_eq!(g2.instantiate().unwrap_err().errno, errno::EINVAL);
     q.finish(LONG).unwrap();
 }
+
+devq::cpu_kernel! {
+    /// Panics: the launch fails with EFAULT, nothing unwinds into C.
+    fn panics(_g: &Group, _args: &Args) -> KernelResult {
+        panic!("a graph kernel panicked")
+    }
+}
+
+#[test]
+fn a_panicking_graph_kernel_fails_its_submission_with_efault() {
+    let (dev, mut q, _) = cpu();
+    let k = Kernel::cpu(&dev, &panics).unwrap();
+    let done = Signal::new(0).unwrap();
+    let (graph, _) = q
+        .capture(|c| {
+            c.exec(&k, &[], Launch::d1(1, 1));
+            c.signal(&done, 1)
+        })
+        .unwrap();
+    graph.instantiate().unwrap().submit(&mut q).unwrap();
+    assert_eq!(done.wait(1, LONG).unwrap_err().errno, errno::EFAULT);
+    assert_eq!(q.finish(LONG).unwrap_err().errno, errno::EFAULT);
+}
+
+#[test]
+fn execs_of_one_graph_run_independently_on_their_own_threads_and_queues() {
+    let (dev, mut q, k) = cpu();
+    let x = Buffer::<u32>::new(&dev, N).unwrap();
+    let y = Buffer::<u32>::zeroed(&dev, N).unwrap();
+    upload(&mut q, &x, xs());
+    let (graph, op) = q.capture(|c| c.exec(&k, &args(&x, &y, &1), Launch::d1(N as u32, 64))).unwrap();
+    let runs = 40u32;
+    let outs: Vec<Vec<u32>> = std::thread::scope(|s| {
+        let hs: Vec<_> = (1..=4u32)
+            .map(|t| {
+                let (graph, dev, y) = (&graph, &dev, &y);
+                s.spawn(move || {
+                    let mut q = Queue::new(dev).unwrap();
+                    let mine = Buffer::<u32>::zeroed(dev, N).unwrap();
+                    let mut exec = graph.instantiate().unwrap();
+                    exec.set_buffer(y, &mine).unwrap();
+                    exec.set_arg(op, 2, Arg::value(&t)).unwrap();
+                    for _ in 0..runs {
+                        exec.submit(&mut q).unwrap();
+                    }
+                    drop(exec);
+                    read(&mut q, &mine)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (t, out) in (1..=4u32).zip(outs) {
+        assert_eq!(out, xs().iter().map(|x| t * runs * x).collect::<Vec<_>>(), "thread {}", t);
+    }
+    assert_eq!(read(&mut q, &y), vec![0; N]);
+    q.finish(LONG).unwrap();
+}
