@@ -157,7 +157,10 @@
 //! [`Resource`], [`Notify`] and [`Queue`] are `Send + Sync` (libdevq is
 //! thread-safe there).  [`Queue`] records through `&mut self`, one
 //! recorder at a time as libdevq requires, and [`Queue::finish`] takes
-//! `&self`: several threads may wait at once.
+//! `&self`: several threads may wait at once.  [`Graph`] and
+//! [`GraphExec`] are `Send + Sync` too: a graph is immutable (several
+//! threads may instantiate it), and every call that uses an exec takes
+//! `&mut self`, one thread at a time as libdevq requires.
 //!
 //! # Lifetimes
 //!
