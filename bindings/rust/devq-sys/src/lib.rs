@@ -53,6 +53,7 @@ pub const DEVQ_CAP_SKIP_ON_ERROR: u64 = 1 << 8;
 pub const DEVQ_CAP_SOFTWARE: u64 = 1 << 9;
 pub const DEVQ_CAP_CHANNELS: u64 = 1 << 10;
 pub const DEVQ_CAP_KERNEL_CHECK: u64 = 1 << 11;
+pub const DEVQ_CAP_GRAPH_NATIVE: u64 = 1 << 12;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -277,6 +278,9 @@ pub struct devq_mem_usage {
     pub count: u64,
 }
 
+// ---- graphs (DEVQ_0.4) ----
+opaque!(devq_graph, devq_graph_exec);
+
 extern "C" {
     pub fn devq_errmsg() -> *const c_char;
     pub fn devq_version() -> *const c_char;
@@ -496,6 +500,26 @@ extern "C" {
         peer: c_int,
     ) -> c_int;
     pub fn devq_channel_set_timeout(ch: *mut devq_channel, timeout_ns: u64) -> c_int;
+
+    // ---- graphs (DEVQ_0.4) ----
+    pub fn devq_queue_begin_capture(q: *mut devq_queue) -> c_int;
+    pub fn devq_queue_end_capture(q: *mut devq_queue, out: *mut *mut devq_graph) -> c_int;
+    pub fn devq_graph_destroy(g: *mut devq_graph);
+    pub fn devq_graph_instantiate(g: *mut devq_graph, out: *mut *mut devq_graph_exec) -> c_int;
+    pub fn devq_graph_submit(q: *mut devq_queue, ge: *mut devq_graph_exec) -> c_int;
+    pub fn devq_graph_exec_set_arg(
+        ge: *mut devq_graph_exec,
+        op: usize,
+        index: usize,
+        arg: *const devq_arg,
+    ) -> c_int;
+    pub fn devq_graph_exec_set_buffer(
+        ge: *mut devq_graph_exec,
+        old_buf: *mut devq_buffer,
+        new_buf: *mut devq_buffer,
+    ) -> c_int;
+    pub fn devq_graph_exec_set_value(ge: *mut devq_graph_exec, op: usize, value: u64, step: i64) -> c_int;
+    pub fn devq_graph_exec_destroy(ge: *mut devq_graph_exec);
 
     // ---- devq_resource.h ----
     pub fn devq_stream_ref_id(s: *const devq_stream_ref) -> u32;

@@ -116,6 +116,18 @@
 //! (`EIO` when it is not one).  The same holds for every path from C into
 //! this crate: host functions, notify callbacks, wakers.
 //!
+//! # Graphs
+//!
+//! [`Queue::capture`] records a closure's builder calls (kernel launches,
+//! copies, fills, waits, signals, barriers) into a [`Graph`] once; each
+//! call returns its op, typed ([`ExecOp`] for a launch, [`ValueOp`] for a
+//! wait or signal).  [`Graph::instantiate`] makes a [`GraphExec`], which
+//! [`GraphExec::submit`] hands to any queue of the device as one batch and
+//! returns at once; between submissions [`GraphExec::set_arg`],
+//! [`GraphExec::set_buffer`] and [`GraphExec::set_value`] change what the
+//! next one runs.  Uploads and readbacks go in ordinary batches around
+//! the submissions.
+//!
 //! # Deadlocks
 //!
 //! A [`Queue::host_fn`] closure runs on the host thread that executes the
@@ -145,7 +157,10 @@
 //! [`Resource`], [`Notify`] and [`Queue`] are `Send + Sync` (libdevq is
 //! thread-safe there).  [`Queue`] records through `&mut self`, one
 //! recorder at a time as libdevq requires, and [`Queue::finish`] takes
-//! `&self`: several threads may wait at once.
+//! `&self`: several threads may wait at once.  [`Graph`] and
+//! [`GraphExec`] are `Send + Sync` too: a graph is immutable (several
+//! threads may instantiate it), and every call that uses an exec takes
+//! `&mut self`, one thread at a time as libdevq requires.
 //!
 //! # Lifetimes
 //!
@@ -202,6 +217,9 @@
 //! | `devq_channel_create`, `devq_channel_id`, `devq_channel_destroy` | [`Channel::world`] (desc NULL), [`Channel::with_id`], [`Channel::from_desc`], [`Channel::id`]; drop |
 //! | `devq_channel_split`, `devq_channel_rank`, `devq_channel_size`, `devq_channel_set_timeout` | [`Channel::split`], [`Channel::rank`], [`Channel::size`], [`Channel::set_timeout`] |
 //! | `devq_queue_all_reduce`, `devq_queue_all_gather`, `devq_queue_reduce_scatter`, `devq_queue_broadcast`, `devq_queue_send`, `devq_queue_recv` | [`Queue::all_reduce`], [`Queue::all_gather`], [`Queue::reduce_scatter`], [`Queue::broadcast`], [`Queue::send`], [`Queue::recv`] (also on [`ScopedQueue`]), generic over [`Dtype`]: offsets and counts in elements; the channel is taken `&mut`, so one thread records on it at a time, in program order |
+//! | `devq_queue_begin_capture`, `devq_queue_end_capture`, `devq_graph_destroy` | [`Queue::capture`] (a closure recording on a [`Capture`], whose calls return typed [`ExecOp`], [`ValueOp`], [`OpId`]); drop of [`Graph`]; host transfers and host functions are not captured (see [`Graph`]) |
+//! | `devq_graph_instantiate`, `devq_graph_submit`, `devq_graph_exec_destroy` | [`Graph::instantiate`], [`GraphExec::submit`] (non-blocking, like [`Queue::submit`]); drop of [`GraphExec`], safe with submissions in flight |
+//! | `devq_graph_exec_set_arg`, `devq_graph_exec_set_buffer`, `devq_graph_exec_set_value` | [`GraphExec::set_arg`] (an [`Arg`] of the captured kind and element type), [`GraphExec::set_buffer`] (same `T`), [`GraphExec::set_value`] |
 //! | `devq_channel_create_from_handle` | not wrapped: its handle is an engine's (for MPI an `MPI_Comm` inside a `struct devq_mpi_handle`, filled by the C header `devq_mpi.h`), and this crate links no MPI; use `devq_sys` with your MPI crate's communicator |
 //! | `devq_resource_create`, `devq_resource_state` | not wrapped: writing an allocator means handing raw device memory to libdevq through a C vtable; use `devq_sys` (a safe trait would still need `unsafe` for every entry) |
 //! | `devq_resource_allocate`, `devq_resource_deallocate`, `devq_resource_prepare_use`, `devq_resource_finish_use`, `devq_stream_ref_id` | not wrapped: raw memory and stream handles for resource authors, whose stream refs exist only inside resource callbacks; [`Buffer`] is the safe allocation path; use `devq_sys` |
@@ -217,6 +235,7 @@ mod channel;
 pub mod cpu;
 mod device;
 mod error;
+mod graph;
 mod kernel;
 mod pod;
 mod queue;
@@ -229,6 +248,7 @@ pub use buffer::{Access, Buffer, BufferSlice};
 pub use channel::{Bf16, Channel, Dtype, Reduce, F16};
 pub use device::{backends_report, version, BackendReport, Device, DeviceInfo, MemStats, Stats};
 pub use error::{errno, Error, Result};
+pub use graph::{Capture, ExecOp, Graph, GraphExec, OpId, ValueOp};
 pub use kernel::{Arg, Kernel, Launch};
 pub use pod::Pod;
 pub use queue::{barrier, Pending, Queue, QueueKind};
@@ -240,7 +260,7 @@ pub use timestamp::Timestamp;
 /// `DEVQ_CAP_*` bits of [`DeviceInfo::caps`].
 pub mod caps {
     pub use devq_sys::{
-        DEVQ_CAP_ASYNC_ALLOC as ASYNC_ALLOC, DEVQ_CAP_CHANNELS as CHANNELS, DEVQ_CAP_COPY_ENGINE as COPY_ENGINE, DEVQ_CAP_HOST_VISIBLE as HOST_VISIBLE,
+        DEVQ_CAP_ASYNC_ALLOC as ASYNC_ALLOC, DEVQ_CAP_CHANNELS as CHANNELS, DEVQ_CAP_COPY_ENGINE as COPY_ENGINE, DEVQ_CAP_GRAPH_NATIVE as GRAPH_NATIVE, DEVQ_CAP_HOST_VISIBLE as HOST_VISIBLE,
         DEVQ_CAP_KERNELS as KERNELS, DEVQ_CAP_KERNEL_CHECK as KERNEL_CHECK, DEVQ_CAP_PRIORITIES as PRIORITIES, DEVQ_CAP_SKIP_ON_ERROR as SKIP_ON_ERROR,
         DEVQ_CAP_SOFTWARE as SOFTWARE,
         DEVQ_CAP_TIMING as TIMING, DEVQ_CAP_WAIT_VALUE as WAIT_VALUE, DEVQ_CAP_WRITE_VALUE as WRITE_VALUE,

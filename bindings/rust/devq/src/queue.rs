@@ -209,10 +209,19 @@ impl Queue {
     /// Runs `k` over `launch` with `args`.  Buffer arguments' access modes
     /// are what the tracker orders other queues' work by.
     pub fn exec(&mut self, k: &Kernel, args: &[Arg<'_>], launch: Launch) -> &mut Self {
-        let table;
+        let notes = Arc::as_ptr(&self.notes);
+        self.exec_noting(k, args, launch, notes);
+        self
+    }
+
+    /// `exec` with a cpu_kernel!'s failure text going to `notes` (which
+    /// must outlive every run of the exec); returns the argument table of
+    /// a Rust kernel (empty for a foreign one).
+    pub(crate) fn exec_noting(&mut self, k: &Kernel, args: &[Arg<'_>], launch: Launch, notes: *const crate::cpu::Notes) -> Vec<u64> {
+        let mut table = Vec::new();
         let mut raw: Vec<sys::devq_arg> = Vec::with_capacity(args.len() + 1);
         if k.rust_abi {
-            table = crate::cpu::arg_table(args, Arc::as_ptr(&self.notes));
+            table = crate::cpu::arg_table(args, notes);
             if let Ok(t) = Arg::bytes(u64_bytes(&table)).raw(true) {
                 raw.push(t);
             }
@@ -220,14 +229,28 @@ impl Queue {
         for a in args {
             match a.raw(k.rust_abi) {
                 Ok(r) => raw.push(r),
-                Err(why) => return self.fail_here(errno::EINVAL, why),
+                Err(why) => {
+                    self.fail_here(errno::EINVAL, why);
+                    return table;
+                }
             }
         }
         let l = launch.raw();
         // SAFETY: live queue and kernel; args point at live buffers and at
         // value bytes libdevq copies during the call.
         let rc = unsafe { sys::devq_queue_exec(self.raw, k.raw(), raw.as_ptr(), raw.len(), &l) };
-        self.record(rc)
+        self.record(rc);
+        table
+    }
+
+    /// Whether ops or an error are recorded and not submitted.
+    pub(crate) fn has_open_batch(&self) -> bool {
+        self.err.is_some() || self.batch.is_some()
+    }
+
+    /// Takes the open batch's recorded error (a capture ends with it).
+    pub(crate) fn take_error(&mut self) -> Option<Error> {
+        self.err.take()
     }
 
     /// Keeps `why` as the open batch's error (a check this crate makes
@@ -563,7 +586,7 @@ impl std::fmt::Debug for Queue {
     }
 }
 
-fn u64_bytes(v: &[u64]) -> &[u8] {
+pub(crate) fn u64_bytes(v: &[u64]) -> &[u8] {
     // SAFETY: u64s have no padding; the length covers exactly v.
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
 }
