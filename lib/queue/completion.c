@@ -280,10 +280,13 @@ static void batch_done(struct batch *b, int err, const char *cause)
  * follows in devq__batch_unref. */
 static void end_clean(struct batch *b)
 {
-    const struct op *o = b->rec.ops, *end = o + b->rec.nops;
-    for (; o < end; o++)
+    /* by index: an empty batch has no op array (ops NULL), and NULL + 0
+     * is undefined behaviour (UBSan) */
+    for (uint32_t i = 0; i < b->rec.nops; i++) {
+        const struct op *o = &b->rec.ops[i];
         if (o->kind == OP_SIGNAL && o->at_end) /* b holds it until the unref */
             devq__signal_advance_held(o->u.sig.s, o->u.sig.v);
+    }
     devq__mem_reap_soon(b->q->dev);
     devq__batch_unref(b);
 }
