@@ -148,7 +148,6 @@ static int launch(struct devq_device *dev, struct devq_stream *st, struct batch 
 struct pending_list {
     int on;           /* lists are used for this pass */
     uint32_t from, n; /* the launches pending */
-    uint32_t end;     /* the end of the run they belong to */
     int settled;      /* bind_run settled the run's unissued counts */
 };
 
@@ -653,33 +652,32 @@ static int bind_planned(struct batch *b, const struct run_plan *run, const struc
     return 0;
 }
 
-/* Launch i of a replay joins the pending list (and counts as issued);
- * the run's first launch binds the whole run, its last sends the list.
- * 0, or the binding's error (the batch is then forced to fail from this
- * op, which the caller issues as skipped). */
+/* The run of a replay's launches starting at op i goes out as one
+ * list: bound as one (from the plan when it has the run), every launch
+ * added and counted as issued, the list sent.  0 with *last set to the
+ * run's last op, or the binding's error (the batch is then forced to
+ * fail from op i, which the caller issues as skipped). */
 static int list_take(struct devq_stream *st, struct batch *b, struct pending_list *pl, uint32_t i,
-                     uint32_t stop, const struct devq_use *here, int level, int *sync_err)
+                     uint32_t stop, const struct devq_use *here, int level, int *sync_err, uint32_t *last)
 {
-    if (!pl->n) {
-        const struct run_plan *run = planned_run(b, i, stop);
-        uint32_t end = i + 1;
-        while (!run && end < stop && list_joins(&b->rec.ops[end]))
-            end++;
-        end = run ? run->end : end;
-        int r = run ? bind_planned(b, run, here, level, &pl->settled)
-                    : bind_run(b, i, end, here, level, &pl->settled);
-        if (r < 0) {
-            devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(b->q).s,
-                              (unsigned long long)b->seq, devq_errmsg());
-            return r;
-        }
-        pl->end = end;
+    const struct run_plan *run = planned_run(b, i, stop);
+    uint32_t end = i + 1;
+    while (!run && end < stop && list_joins(&b->rec.ops[end]))
+        end++;
+    end = run ? run->end : end;
+    int r = run ? bind_planned(b, run, here, level, &pl->settled)
+                : bind_run(b, i, end, here, level, &pl->settled);
+    if (r < 0) {
+        devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(b->q).s,
+                          (unsigned long long)b->seq, devq_errmsg());
+        return r;
     }
-    list_add(b, pl, &b->rec.ops[i], i);
-    if (!pl->settled)
-        devq__op_issued(b, &b->rec.ops[i]);
-    if (i + 1 == pl->end)
-        list_out(b->q->dev, st, b, pl, sync_err);
+    for (uint32_t k = i; k < end; k++)
+        list_add(b, pl, &b->rec.ops[k], k);
+    for (uint32_t k = i; !pl->settled && k < end; k++)
+        devq__op_issued(b, &b->rec.ops[k]);
+    b->issue.next_op = *last = end - 1;
+    list_out(b->q->dev, st, b, pl, sync_err);
     return 0;
 }
 
@@ -724,7 +722,7 @@ again:
         struct op *o = &b->rec.ops[i];
         b->issue.next_op = i;
         if (pl.on && !b->fail.error && list_joins(o) &&
-            list_take(st, b, &pl, i, stop, &here, level, &sync_err) == 0)
+            list_take(st, b, &pl, i, stop, &here, level, &sync_err, &i) == 0)
             continue;
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a
