@@ -287,17 +287,21 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
 
 /* Signals after the last op that does work are delivered by the end
  * callback (the common case: one host callback per batch). */
+static void mark_end_signals(struct batch_record *rec)
+{
+    int work_after = 0; /* one pass from the end: a signal is at the end until work follows it */
+    for (uint32_t i = rec->nops; i-- > 0;) {
+        uint8_t k = rec->ops[i].kind;
+        if (k == OP_SIGNAL)
+            rec->ops[i].at_end = !work_after;
+        else if (k != OP_WAIT && k != OP_BARRIER && k != OP_ALIGN && k != OP_TIMESTAMP)
+            work_after = 1;
+    }
+}
+
 void devq__issue_mark_end_signals(struct batch_record *rec)
 {
-    int32_t last_work = -1;
-    for (uint32_t i = 0; i < rec->nops; i++) {
-        uint8_t k = rec->ops[i].kind;
-        if (k != OP_WAIT && k != OP_SIGNAL && k != OP_BARRIER && k != OP_ALIGN && k != OP_TIMESTAMP)
-            last_work = (int32_t)i;
-    }
-    for (uint32_t i = 0; i < rec->nops; i++)
-        if (rec->ops[i].kind == OP_SIGNAL)
-            rec->ops[i].at_end = (int32_t)i > last_work;
+    mark_end_signals(rec); /* devq__issue's own call is inlined: it is on every batch's path */
 }
 
 static struct gate_rec *gate_snapshot(struct batch *b)
@@ -688,7 +692,7 @@ int devq__issue(struct devq_queue *q, struct batch *b)
     const struct devq_backend_ops *ops = dev->ops;
     int began, r = 0, sync_err = 0;
     if (b->issue.next_op == 0 && !b->replay) /* a replay's ops come marked (graph_plan.c) */
-        devq__issue_mark_end_signals(&b->rec);
+        mark_end_signals(&b->rec);
     uint32_t defer_at, split_at, stop, from;
     const struct op *work_out = NULL; /* the batch's last stream work out */
 again:
