@@ -212,6 +212,34 @@ struct batch_lists {
     const struct devq_pl_launch_entry *failed;
 };
 
+/* A run of a graph's launches that a replay sends as one launch_list,
+ * planned once per exec (graph_plan.c): ops [from, end), the maximal run
+ * of list_joins ops, and its nbuf distinct buffers (at most
+ * DEVQ_RUN_BUFS) from buf[first_buf], in order of first use, each with
+ * every access the run makes of it and whether the run holds the use
+ * that carries the buffer's unissued count. */
+#define DEVQ_RUN_BUFS 8u
+struct run_plan {
+    uint32_t from, end, first_buf, nbuf;
+};
+struct run_buf {
+    devq_buffer *buf;
+    uint8_t acc;
+    uint8_t counted;
+};
+
+/* A replay's copy of its exec's plan (graph_submit.c writes it with the
+ * record; issue.c reads it; batch_life.c frees the arrays): runs sorted
+ * by `from`, `next` the first not yet looked at; nowaits: no op waits
+ * or aligns, so with no hazards there is nothing to resolve. */
+struct batch_plan {
+    struct run_plan *run;
+    uint32_t nrun, caprun, next;
+    struct run_buf *buf;
+    uint32_t nbuf, capbuf;
+    int nowaits;
+};
+
 /* Deferral (device lock): written only by defer.c (submit, park, resume,
  * and devq__defer_reset / devq__defer_take_notify for batch_life.c's pool
  * and queue_life.c's destroy).  Read by blocker.c, cycle.c, hazard.c
@@ -303,7 +331,14 @@ struct batch {
      * send runs of its launches as one launch_list). */
     int replay;
     struct batch_lists lists;
+    struct batch_plan plan;
 };
+
+/* Op o joins a launch list of a replay (issue.c, graph_plan.c). */
+static inline int devq__op_list_joins(const struct op *o)
+{
+    return o->kind == OP_EXEC && o->u.exec.nargs <= DEVQ_PL_LIST_ARGS_MAX;
+}
 
 
 /* The buffers op o of b uses (o->nuses of them). */

@@ -82,6 +82,8 @@ void devq__batch_free(struct batch *b)
     devq__ref_set_fini(&b->held);
     free(b->issue.marks);
     free(b->lists.list);
+    free(b->plan.run);
+    free(b->plan.buf);
     free(b);
 }
 

@@ -50,6 +50,13 @@ struct graph_rec {
     uint32_t *fix;
     int64_t *step; /* per fix entry: added to the op's value after each submission */
     uint32_t nfix;
+    /* The run plan (graph_plan.c): launch_list runs and their buffers,
+     * copied into each replay; nowaits: no wait or barrier op. */
+    struct run_plan *run;
+    uint32_t nrun;
+    struct run_buf *runbuf;
+    uint32_t nrunbuf;
+    int nowaits;
 };
 
 struct devq_graph {
@@ -72,6 +79,9 @@ int devq__graph_rec_copy(struct graph_rec *dst, struct devq_device *dev, const s
  * references before dropping the old; 0 or -ENOMEM (unchanged). */
 int devq__graph_rec_bind(struct graph_rec *r);
 void devq__graph_rec_fini(struct graph_rec *r);
+/* graph_plan.c: (re)compute r's run plan and mark its end signals, once
+ * the uses carry their counted marks; 0 or -ENOMEM (plan unchanged). */
+int devq__graph_rec_plan(struct graph_rec *r);
 /* The name of op kind k as the builder call that records it. */
 const char *devq__graph_op_name(uint8_t kind);
 

@@ -95,6 +95,11 @@ int devq__graph_rec_bind(struct graph_rec *r)
         free(held);
         return -ENOMEM;
     }
+    if (devq__graph_rec_plan(r) < 0) {
+        free(held);
+        free(counted);
+        return -ENOMEM;
+    }
     uint32_t n = 0;
     for (uint32_t i = 0; i < ncounted; i++)
         held[n++] = &counted[i]->obj;
@@ -185,6 +190,8 @@ void devq__graph_rec_fini(struct graph_rec *r)
     free(r->counted);
     free(r->fix);
     free(r->step);
+    free(r->run);
+    free(r->runbuf);
     free(r->rec.ops);
     free(r->rec.args);
     free(r->rec.uses);

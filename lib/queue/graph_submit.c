@@ -50,6 +50,9 @@ static int reserve(struct batch *b, const struct graph_rec *g)
         d->bytes = nb;
         d->capbytes = s->nbytes;
     }
+    if (room((void **)&b->plan.run, &b->plan.caprun, g->nrun, sizeof *g->run) < 0 ||
+        room((void **)&b->plan.buf, &b->plan.capbuf, g->nrunbuf, sizeof *g->runbuf) < 0)
+        return -ENOMEM;
     return devq__ref_set_reserve(&b->held, g->nheld);
 }
 
@@ -70,6 +73,14 @@ static void replay(struct batch *b, struct graph_rec *g)
     d->nargs = s->nargs;
     d->nuses = s->nuses;
     d->nbytes = s->nbytes;
+    if (g->nrun)
+        memcpy(b->plan.run, g->run, g->nrun * sizeof *g->run);
+    if (g->nrunbuf)
+        memcpy(b->plan.buf, g->runbuf, g->nrunbuf * sizeof *g->runbuf);
+    b->plan.nrun = g->nrun;
+    b->plan.nbuf = g->nrunbuf;
+    b->plan.next = 0;
+    b->plan.nowaits = g->nowaits;
     for (uint32_t i = 0; i < g->nheld; i++)
         devq__ref_set_add(&b->held, g->held[i]);
     /* One count per buffer, held by its last use (record.c's rule). */

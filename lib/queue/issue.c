@@ -148,7 +148,6 @@ static int launch(struct devq_device *dev, struct devq_stream *st, struct batch 
 struct pending_list {
     int on;           /* lists are used for this pass */
     uint32_t from, n; /* the launches pending */
-    uint32_t end;     /* the end of the run they belong to */
     int settled;      /* bind_run settled the run's unissued counts */
 };
 
@@ -170,7 +169,7 @@ static int list_ready(struct batch *b)
 
 static int list_joins(const struct op *o)
 {
-    return o->kind == OP_EXEC && o->u.exec.nargs <= DEVQ_PL_LIST_ARGS_MAX;
+    return devq__op_list_joins(o);
 }
 
 static void list_add(struct batch *b, struct pending_list *pl, const struct op *o, uint32_t i)
@@ -288,17 +287,21 @@ static int issue_op(struct devq_device *dev, struct devq_stream *st, struct batc
 
 /* Signals after the last op that does work are delivered by the end
  * callback (the common case: one host callback per batch). */
-static void mark_end_signals(struct batch *b)
+static void mark_end_signals(struct batch_record *rec)
 {
-    int32_t last_work = -1;
-    for (uint32_t i = 0; i < b->rec.nops; i++) {
-        uint8_t k = b->rec.ops[i].kind;
-        if (k != OP_WAIT && k != OP_SIGNAL && k != OP_BARRIER && k != OP_ALIGN && k != OP_TIMESTAMP)
-            last_work = (int32_t)i;
+    int work_after = 0; /* one pass from the end: a signal is at the end until work follows it */
+    for (uint32_t i = rec->nops; i-- > 0;) {
+        uint8_t k = rec->ops[i].kind;
+        if (k == OP_SIGNAL)
+            rec->ops[i].at_end = !work_after;
+        else if (k != OP_WAIT && k != OP_BARRIER && k != OP_ALIGN && k != OP_TIMESTAMP)
+            work_after = 1;
     }
-    for (uint32_t i = 0; i < b->rec.nops; i++)
-        if (b->rec.ops[i].kind == OP_SIGNAL)
-            b->rec.ops[i].at_end = (int32_t)i > last_work;
+}
+
+void devq__issue_mark_end_signals(struct batch_record *rec)
+{
+    mark_end_signals(rec); /* devq__issue's own call is inlined: it is on every batch's path */
 }
 
 static struct gate_rec *gate_snapshot(struct batch *b)
@@ -480,6 +483,10 @@ static uint32_t resolve_waits(struct devq_queue *q, struct batch *b, int *began,
                               uint32_t *split_at)
 {
     *park_at = *split_at = UINT32_MAX;
+    /* A replay without waits or barriers resolves nothing unless hazards
+     * exist; none can appear while this loop runs (device lock). */
+    if (b->replay && b->plan.nowaits && !devq__hazard_any(q->dev))
+        return b->rec.nops;
     for (uint32_t i = b->issue.next_op; i < b->rec.nops; i++) {
         const struct op *o = &b->rec.ops[i];
         /* Hazards exist only while some batch is parked: one load. */
@@ -612,30 +619,69 @@ static int bind_run(struct batch *b, uint32_t from, uint32_t to, const struct de
     return 0;
 }
 
-/* Launch i of a replay joins the pending list (and counts as issued);
- * the run's first launch binds the whole run, its last sends the list.
- * 0, or the binding's error (the batch is then forced to fail from this
- * op, which the caller issues as skipped). */
-static int list_take(struct devq_stream *st, struct batch *b, struct pending_list *pl, uint32_t i,
-                     uint32_t stop, const struct devq_use *here, int level, int *sync_err)
+/* The planned run starting at op i, when the portion holds all of it;
+ * else NULL (bind_run works it out). */
+static const struct run_plan *planned_run(struct batch *b, uint32_t i, uint32_t stop)
 {
-    if (!pl->n) {
-        uint32_t end = i + 1;
-        while (end < stop && list_joins(&b->rec.ops[end]))
-            end++;
-        int r = bind_run(b, i, end, here, level, &pl->settled);
-        if (r < 0) {
-            devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(b->q).s,
-                              (unsigned long long)b->seq, devq_errmsg());
-            return r;
-        }
-        pl->end = end;
+    struct batch_plan *p = &b->plan;
+    while (p->next < p->nrun && p->run[p->next].from < i)
+        p->next++;
+    if (p->next == p->nrun || p->run[p->next].from != i || p->run[p->next].end > stop)
+        return NULL;
+    return &p->run[p->next++];
+}
+
+/* bind_run for a planned run: the same generations and binds, the
+ * distinct buffers and their accesses read from the plan. */
+static int bind_planned(struct batch *b, const struct run_plan *run, const struct devq_use *here, int level,
+                        int *settled)
+{
+    struct devq_device *dev = b->q->dev;
+    uint32_t sid = b->q->stream.id;
+    for (uint32_t i = run->from; i < run->end; i++) { /* numbered in the order they run */
+        const struct op *o = &b->rec.ops[i];
+        for (struct buffer_use *u = &b->rec.uses[o->first_use], *e = u + o->nuses; u < e; u++)
+            u->gen = devq__buffer_bind_gen(u->buf, u->access);
     }
-    list_add(b, pl, &b->rec.ops[i], i);
-    if (!pl->settled)
-        devq__op_issued(b, &b->rec.ops[i]);
-    if (i + 1 == pl->end)
-        list_out(b->q->dev, st, b, pl, sync_err);
+    const struct run_buf *rb = &b->plan.buf[run->first_buf];
+    for (uint32_t k = 0; k < run->nbuf; k++) {
+        int r = bind_use(dev, sid, rb[k].buf, rb[k].acc, here, level);
+        if (r < 0)
+            return r;
+    }
+    *settled = !b->parked_uses;
+    for (uint32_t k = 0; *settled && k < run->nbuf; k++)
+        if (rb[k].counted)
+            devq__buffer_issued(rb[k].buf);
+    return 0;
+}
+
+/* The run of a replay's launches starting at op i goes out as one
+ * list: bound as one (from the plan when it has the run), every launch
+ * added and counted as issued, the list sent.  0 with *last set to the
+ * run's last op, or the binding's error (the batch is then forced to
+ * fail from op i, which the caller issues as skipped). */
+static int list_take(struct devq_stream *st, struct batch *b, struct pending_list *pl, uint32_t i,
+                     uint32_t stop, const struct devq_use *here, int level, int *sync_err, uint32_t *last)
+{
+    const struct run_plan *run = planned_run(b, i, stop);
+    uint32_t end = i + 1;
+    while (!run && end < stop && list_joins(&b->rec.ops[end]))
+        end++;
+    end = run ? run->end : end;
+    int r = run ? bind_planned(b, run, here, level, &pl->settled)
+                : bind_run(b, i, end, here, level, &pl->settled);
+    if (r < 0) {
+        devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(b->q).s,
+                          (unsigned long long)b->seq, devq_errmsg());
+        return r;
+    }
+    for (uint32_t k = i; k < end; k++)
+        list_add(b, pl, &b->rec.ops[k], k);
+    for (uint32_t k = i; !pl->settled && k < end; k++)
+        devq__op_issued(b, &b->rec.ops[k]);
+    b->issue.next_op = *last = end - 1;
+    list_out(b->q->dev, st, b, pl, sync_err);
     return 0;
 }
 
@@ -645,8 +691,8 @@ int devq__issue(struct devq_queue *q, struct batch *b)
     struct devq_stream *st = &q->stream;
     const struct devq_backend_ops *ops = dev->ops;
     int began, r = 0, sync_err = 0;
-    if (b->issue.next_op == 0)
-        mark_end_signals(b);
+    if (b->issue.next_op == 0 && !b->replay) /* a replay's ops come marked (graph_plan.c) */
+        mark_end_signals(&b->rec);
     uint32_t defer_at, split_at, stop, from;
     const struct op *work_out = NULL; /* the batch's last stream work out */
 again:
@@ -680,7 +726,7 @@ again:
         struct op *o = &b->rec.ops[i];
         b->issue.next_op = i;
         if (pl.on && !b->fail.error && list_joins(o) &&
-            list_take(st, b, &pl, i, stop, &here, level, &sync_err) == 0)
+            list_take(st, b, &pl, i, stop, &here, level, &sync_err, &i) == 0)
             continue;
         /* Bound right before it goes out, so a wait the tracker inserts
          * sits just before the op that needs it: ops before it (a

@@ -15,5 +15,10 @@ int devq__issue(struct devq_queue *q, struct batch *b);
  * and the end callback once it traced the batch's marks. */
 void devq__issue_reset(struct batch *b);
 void devq__issue_trace_done(struct batch *b);
+/* Mark the signals after rec's last op that does work as delivered by
+ * the end callback (a batch's first issue; a graph's plan, graph_plan.c,
+ * whose replays then skip it). */
+struct batch_record;
+void devq__issue_mark_end_signals(struct batch_record *rec);
 
 #endif

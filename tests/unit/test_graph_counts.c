@@ -93,6 +93,73 @@ static void check_counts(int ops, int nbufs, int subs)
     devq_device_close(dev);
 }
 
+/* A rebound buffer moves its counts with it: the exec's run plan (which
+ * buffers a run binds and settles, graph_plan.c) is made again, so the
+ * new buffer is counted and settled and the old one left alone. */
+START_TEST(rebound_buffer_settled_in_its_place)
+{
+    devq_device *dev;
+    devq_queue *q;
+    devq_kernel *k;
+    devq_signal *gate;
+    devq_buffer *x, *y, *z;
+    ck_assert_int_eq(devq_device_open("cpu", &dev), 0);
+    ck_assert_int_eq(devq_queue_create(dev, NULL, &q), 0);
+    ck_assert_int_eq(devq_kernel_load_fn(dev, touch, NULL, "touch", &k), 0);
+    ck_assert_int_eq(devq_signal_create(0, &gate), 0);
+    ck_assert_int_eq(devq_buffer_alloc(dev, 4, NULL, 0, &x), 0);
+    ck_assert_int_eq(devq_buffer_alloc(dev, 4, NULL, 0, &y), 0);
+    ck_assert_int_eq(devq_buffer_alloc(dev, 4, NULL, 0, &z), 0);
+    ck_assert_int_eq(devq_queue_fill(q, x, 0, 4, 0), 0);
+    ck_assert_int_eq(devq_queue_fill(q, y, 0, 4, 0), 0);
+    ck_assert_int_eq(devq_queue_fill(q, z, 0, 4, 0), 0);
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+    devq_launch l = { .global = { 1, 1, 1 }, .local = { 1, 1, 1 } };
+    ck_assert_int_eq(devq_queue_begin_capture(q), 0);
+    ck_assert_int_eq(devq_queue_wait(q, gate, 1), 0);
+    for (int i = 0; i < 6; i++) {
+        devq_arg a = DEVQ_ARG_BUF(i % 2 ? y : x, DEVQ_READ_WRITE);
+        ck_assert_int_eq(devq_queue_exec(q, k, &a, 1, &l), 0);
+    }
+    devq_graph *g;
+    devq_graph_exec *ge;
+    ck_assert_int_eq(devq_queue_end_capture(q, &g), 0);
+    ck_assert_int_eq(devq_graph_instantiate(g, &ge), 0);
+    devq_graph_destroy(g);
+    ck_assert_int_eq(devq_graph_submit(q, ge), 0); /* x and y, held at the gate */
+    ck_assert_int_eq(devq_graph_exec_set_buffer(ge, x, z), 0);
+    ck_assert_int_eq(devq_graph_submit(q, ge), 0); /* z and y */
+    ck_assert_uint_eq(unissued(x), 1);
+    ck_assert_uint_eq(unissued(y), 2);
+    ck_assert_uint_eq(unissued(z), 1);
+    ck_assert_int_eq(devq_signal_set(gate, 1), 0);
+    ck_assert_int_eq(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE), 0);
+    ck_assert_int_eq(devq_graph_submit(q, ge), 0); /* issued at submit: settled by the plan */
+    ck_assert_int_eq(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE), 0);
+    ck_assert_uint_eq(unissued(x), 0);
+    ck_assert_uint_eq(unissued(y), 0);
+    ck_assert_uint_eq(unissued(z), 0);
+    uint32_t vx = 0, vy = 0, vz = 0;
+    ck_assert_int_eq(devq_queue_read(q, &vx, x, 0, 4), 0);
+    ck_assert_int_eq(devq_queue_read(q, &vy, y, 0, 4), 0);
+    ck_assert_int_eq(devq_queue_read(q, &vz, z, 0, 4), 0);
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+    ck_assert_int_eq(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE), 0);
+    ck_assert_uint_eq(vx, 3);
+    ck_assert_uint_eq(vy, 9);
+    ck_assert_uint_eq(vz, 6);
+    devq_graph_exec_destroy(ge);
+    ck_assert_int_eq(devq_buffer_free(x, q), 0);
+    ck_assert_int_eq(devq_buffer_free(y, q), 0);
+    ck_assert_int_eq(devq_buffer_free(z, q), 0);
+    ck_assert_int_eq(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE), 0);
+    devq_signal_destroy(gate);
+    devq_kernel_destroy(k);
+    devq_queue_destroy(q);
+    devq_device_close(dev);
+}
+END_TEST
+
 START_TEST(few_buffers_settled_once_per_run)
 {
     check_counts(64, 3, 5);
@@ -119,6 +186,7 @@ int main(void)
     tcase_add_test(tc, few_buffers_settled_once_per_run);
     tcase_add_test(tc, many_buffers_settled_op_by_op);
     tcase_add_test(tc, one_launch);
+    tcase_add_test(tc, rebound_buffer_settled_in_its_place);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
