@@ -46,6 +46,24 @@ static int nresults;
 static int quick;
 static const char *backend = "cpu";
 
+/* Under a sanitizer (make check's ASan and TSan builds run
+ * tests/scripts/test_devq_bench.sh), every malloc and free is 10-1000x
+ * slower, the large ones most: --quick's allocation rows would take
+ * minutes, so they run 1/40 of their pairs there.  Such numbers measure
+ * the sanitizer, never devq. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BENCH_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define BENCH_SANITIZED 1
+#endif
+#endif
+#ifdef BENCH_SANITIZED
+#define ALLOC_QUICK_DIV 40
+#else
+#define ALLOC_QUICK_DIV 1
+#endif
+
 #define CHECK(x)                                                               \
     do {                                                                       \
         int r_ = (x);                                                          \
@@ -786,7 +804,7 @@ static void bench_compute(devq_device *dev)
  * without one, i.e. >= 0.5x and >= 0.25x "better". */
 static void bench_pairs(devq_device *dev, devq_queue *q, size_t size, const char *name, double target)
 {
-    int pairs = quick ? 20000 : 200000;
+    int pairs = quick ? 20000 / ALLOC_QUICK_DIV : 200000;
     double d[REPS], b[REPS];
     for (int r = 0; r < REPS; r++) {
         uint64_t t0 = now_ns();
@@ -824,7 +842,7 @@ static void bench_buffers(devq_device *dev)
     /* 64 live buffers of random size (1 KiB .. 1 MiB): each step frees a
      * random one and allocates a new random size in its place. */
     enum { LIVE = 64 };
-    int steps = quick ? 20000 : 200000;
+    int steps = quick ? 20000 / ALLOC_QUICK_DIV : 200000;
     size_t *sz = malloc((size_t)steps * sizeof *sz);
     int *slot = malloc((size_t)steps * sizeof *slot);
     unsigned seed = 12345;
