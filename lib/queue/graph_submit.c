@@ -62,7 +62,8 @@ static void replay(struct batch *b, struct graph_rec *g)
 {
     const struct batch_record *s = &g->rec;
     struct batch_record *d = &b->rec;
-    memcpy(d->ops, s->ops, s->nops * sizeof *s->ops);
+    if (s->nops) /* an empty graph: either array may be NULL */
+        memcpy(d->ops, s->ops, s->nops * sizeof *s->ops);
     if (s->nargs)
         memcpy(d->args, s->args, s->nargs * sizeof *s->args);
     if (s->nuses)

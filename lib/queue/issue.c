@@ -640,9 +640,14 @@ static int bind_planned(struct batch *b, const struct run_plan *run, const struc
     uint32_t sid = b->q->stream.id;
     for (uint32_t i = run->from; i < run->end; i++) { /* numbered in the order they run */
         const struct op *o = &b->rec.ops[i];
-        for (struct buffer_use *u = &b->rec.uses[o->first_use], *e = u + o->nuses; u < e; u++)
+        for (uint32_t k = 0; k < o->nuses; k++) { /* by index: no uses may mean no array (NULL + 0) */
+            struct buffer_use *u = &b->rec.uses[o->first_use + k];
             u->gen = devq__buffer_bind_gen(u->buf, u->access);
+        }
     }
+    *settled = !b->parked_uses;
+    if (!run->nbuf) /* launches of values only: the plan may have no buffer array */
+        return 0;
     const struct run_buf *rb = &b->plan.buf[run->first_buf];
     for (uint32_t k = 0; k < run->nbuf; k++) {
         int r = bind_use(dev, sid, rb[k].buf, rb[k].acc, here, level);
