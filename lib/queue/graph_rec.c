@@ -85,25 +85,22 @@ int devq__graph_rec_bind(struct graph_rec *r)
     uint32_t nexec = 0;
     for (uint32_t i = 0; i < rec->nops; i++)
         nexec += rec->ops[i].kind == OP_EXEC;
-    uint32_t cap = rec->nuses + nexec;
-    struct devq_object **held = cap ? malloc(cap * sizeof *held) : NULL;
-    if (cap && !held)
-        return -ENOMEM;
     devq_buffer **counted = NULL;
     uint32_t ncounted = 0;
-    if (mark_counted(r, &counted, &ncounted) < 0) {
-        free(held);
+    if (mark_counted(r, &counted, &ncounted) < 0)
         return -ENOMEM;
-    }
-    if (devq__graph_rec_plan(r) < 0) {
+    /* sized by what goes in, so the fill below cannot overrun it */
+    uint32_t cap = ncounted + nexec;
+    struct devq_object **held = cap ? malloc(cap * sizeof *held) : NULL;
+    if ((cap && !held) || devq__graph_rec_plan(r) < 0) {
         free(held);
         free(counted);
         return -ENOMEM;
     }
     uint32_t n = 0;
-    for (uint32_t i = 0; i < ncounted; i++)
+    for (uint32_t i = 0; i < ncounted && n < cap; i++)
         held[n++] = &counted[i]->obj;
-    for (uint32_t i = 0; i < rec->nops; i++)
+    for (uint32_t i = 0; i < rec->nops && n < cap; i++)
         if (rec->ops[i].kind == OP_EXEC)
             held[n++] = &rec->ops[i].u.exec.k->obj;
     n = unique((void **)held, n);

@@ -151,7 +151,8 @@ DEVQ_API int devq_graph_submit(devq_queue *q, devq_graph_exec *ge)
         return r;
     }
     struct batch *b = NULL;
-    if ((r = submittable(q, ge, fn)) == 0) {
+    if ((r = submittable(q, ge, fn)) >= 0) {
+        r = 0;
         b = q->open ? q->open : devq__record_fresh_batch(q);
         q->open = NULL;
         if (!b || reserve(b, &ge->r) < 0) {

@@ -137,7 +137,8 @@ for b in cuda hip vulkan; do
 done
 printf '%s\n' "$out" | grep -q "^devq_device_open(NULL) opens cpu:0$" || fail "no default device"
 readelf -d "$(command -v devq-info)" | grep -q -i "rpath\|runpath" && fail "devq-info has a run path under /usr"
-sed -n '/^```c$/,/^```$/p' "$src/README.md" | sed '1d;$d' > "$work/hello.c"
+# The first ```c block only: later ones (the graph section) are fragments.
+awk '/^```c$/ && !done { on = 1; next } on && /^```$/ { on = 0; done = 1 } on' "$src/README.md" > "$work/hello.c"
 line=$(grep -o 'cc -rdynamic hello.c [^`]*' "$src/README.md" | head -n1)
 (cd "$work" && sh -c "$line") || fail "README compile line: $line"
 hello=$("$work/hello" 2>&1) || fail "hello exited $?: $hello"

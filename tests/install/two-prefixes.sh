@@ -20,7 +20,8 @@ fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 unset LD_LIBRARY_PATH DEVQ_PLUGIN_PATH DEVQ_BACKEND PKG_CONFIG_PATH || true
 
 # The README's program, built with the README's line.
-sed -n '/^```c$/,/^```$/p' "$src/README.md" | sed '1d;$d' > "$work/hello.c"
+# The first ```c block only: later ones (the graph section) are fragments.
+awk '/^```c$/ && !done { on = 1; next } on && /^```$/ { on = 0; done = 1 } on' "$src/README.md" > "$work/hello.c"
 grep -q 'int main' "$work/hello.c" || { echo "no program in README.md"; exit 99; }
 compile_line=$(grep -o 'cc -rdynamic hello.c [^`]*' "$src/README.md" | head -n1)
 [ -n "$compile_line" ] || { echo "no compile line in README.md"; exit 99; }
