@@ -65,6 +65,8 @@ static int expected(const struct devq_backend_ops *full, uint32_t abi, uint32_t 
         return -EINVAL;
     if (SET(t, kernel_load_fn) && !SET(t, kernel_load))
         return -EINVAL;
+    if (SET(t, launch_list) && !SET(t, launch))
+        return -EINVAL;
     if (SET(t, mem_alloc_async) != SET(t, mem_free_async))
         return -EINVAL;
     int c = SET(t, chan_id) + SET(t, chan_create) + SET(t, chan_split) + SET(t, chan_rank) +
