@@ -73,6 +73,7 @@ typedef struct devq_pl_kernel devq_pl_kernel;
 struct devq_cpu_signature;       /* <devq/devq_cpu.h> */
 typedef struct devq_pl_value  devq_pl_value;
 typedef struct devq_pl_chan   devq_pl_chan;    /* one rank of a channel (NCCL/RCCL communicator) */
+typedef struct devq_pl_graph  devq_pl_graph;   /* a run of launches in the driver's reusable form */
 
 enum devq_copy_dir { DEVQ_COPY_D2D = 0, DEVQ_COPY_H2D = 1, DEVQ_COPY_D2H = 2 };
 
@@ -301,6 +302,33 @@ struct devq_backend_ops {
      * the skipped launches write. */
     int  (*launch_list)(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
                         const struct devq_pl_launch_entry **failed);
+    /* Optional, all four or none (needs the kernel ops; a backend that
+     * sets them reports DEVQ_CAP_GRAPH_NATIVE): a run of launches made
+     * once, at devq_graph_instantiate, into the driver's own reusable form
+     * (a CUDA or HIP graph, a Vulkan command buffer recorded for reuse, a
+     * prebuilt op list) and queued as one stream op per submission.
+     * graph_create: e[0..n) as launch_list's entries (the same kernel
+     * limits), read during the call only: the backend copies what it
+     * keeps, value bytes included.  -ENOTSUP (with host->error) when
+     * this list cannot be made native here: libdevq then replays it
+     * with launch_list or launch, as on a backend without these ops.
+     * graph_update: entry i takes e's arguments (same kernel, same
+     * dimensions: libdevq never changes those), for launches of g queued
+     * after the call; launches already queued run with what they had.
+     * -ENOTSUP: libdevq destroys g and creates it again.
+     * graph_launch: queue g on s as ONE stream op that runs its launches
+     * in order, as launch_list would.  A launch that fails latches its
+     * error as launch does and the rest are skipped; the backend need
+     * not say which one failed (libdevq then fails everything the run
+     * writes).  g stays valid while it is queued (below).
+     * graph_destroy: from any thread, also while launches of g are still
+     * queued or running: the backend frees g after they have run
+     * (cuGraphExecDestroy's rule).  Never with a call on g in progress. */
+    int  (*graph_create)(devq_pl_device *dev, const struct devq_pl_launch_entry *e, size_t n,
+                         devq_pl_graph **out);
+    int  (*graph_update)(devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e);
+    int  (*graph_launch)(devq_pl_stream *s, devq_pl_graph *g);
+    void (*graph_destroy)(devq_pl_graph *g);
 };
 
 /* The one symbol a plugin exports.  Return 0 and set *ops, or a negative

@@ -98,6 +98,17 @@ static int check_groups(const struct devq_backend_ops *t, char *why, size_t why_
                       "backend '%s': launch_list is set without the kernel ops (kernel_load, "
                       "kernel_destroy, launch): it runs loaded kernels",
                       t->name);
+    int graph = !!t->graph_create + !!t->graph_update + !!t->graph_launch + !!t->graph_destroy;
+    if (graph != 0 && graph != 4)
+        return refuse(-EINVAL, why, why_len,
+                      "backend '%s': graph ops incomplete (%d of the 4 graph_* entries set): provide "
+                      "graph_create, graph_update, graph_launch and graph_destroy, or none",
+                      t->name, graph);
+    if (graph && !t->launch)
+        return refuse(-EINVAL, why, why_len,
+                      "backend '%s': the graph_* ops are set without the kernel ops (kernel_load, "
+                      "kernel_destroy, launch): they run loaded kernels",
+                      t->name);
     if (!!t->mem_alloc_async != !!t->mem_free_async)
         return refuse(-EINVAL, why, why_len,
                       "backend '%s': mem_alloc_async and mem_free_async must both be set or "

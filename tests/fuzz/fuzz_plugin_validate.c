@@ -67,6 +67,11 @@ static int expected(const struct devq_backend_ops *full, uint32_t abi, uint32_t 
         return -EINVAL;
     if (SET(t, launch_list) && !SET(t, launch))
         return -EINVAL;
+    int g = SET(t, graph_create) + SET(t, graph_update) + SET(t, graph_launch) + SET(t, graph_destroy);
+    if (g != 0 && g != 4)
+        return -EINVAL;
+    if (g && !SET(t, launch))
+        return -EINVAL;
     if (SET(t, mem_alloc_async) != SET(t, mem_free_async))
         return -EINVAL;
     int c = SET(t, chan_id) + SET(t, chan_create) + SET(t, chan_split) + SET(t, chan_rank) +

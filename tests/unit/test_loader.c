@@ -194,6 +194,30 @@ static int fake_kernel_iface(devq_pl_kernel *k, struct devq_pl_kernel_iface *o)
     (void)o;
     return -ENOTSUP;
 }
+static int fake_graph_create(devq_pl_device *d, const struct devq_pl_launch_entry *e, size_t n,
+                             devq_pl_graph **out)
+{
+    (void)d, (void)e, (void)n, (void)out;
+    return -ENOTSUP;
+}
+
+static int fake_graph_update(devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e)
+{
+    (void)g, (void)i, (void)e;
+    return -ENOTSUP;
+}
+
+static int fake_graph_launch(devq_pl_stream *s, devq_pl_graph *g)
+{
+    (void)s, (void)g;
+    return -ENOTSUP;
+}
+
+static void fake_graph_destroy(devq_pl_graph *g)
+{
+    (void)g;
+}
+
 static int fake_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
                             const struct devq_pl_launch_entry **failed)
 {
@@ -301,6 +325,30 @@ START_TEST(validate_optional_groups_are_whole)
     t.size = (uint32_t)offsetof(struct devq_backend_ops, launch_list);
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
     ck_assert(out.launch_list == NULL);
+
+    /* Native graphs: all four graph_* entries or none, and only with
+     * the kernel ops (they run loaded kernels). */
+    t = good;
+    t.kernel_load = stub_kernel_load;
+    t.kernel_destroy = stub_kernel_destroy;
+    t.launch = stub_launch;
+    t.graph_create = fake_graph_create;
+    t.graph_launch = fake_graph_launch;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
+    ck_assert_msg(strstr(why, "graph ops incomplete (2 of the 4"), "reason: %s", why);
+    t.graph_update = fake_graph_update;
+    t.graph_destroy = fake_graph_destroy;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
+    ck_assert(out.graph_launch == fake_graph_launch);
+    t.kernel_load = NULL;
+    t.kernel_destroy = NULL;
+    t.launch = NULL;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
+    ck_assert_msg(strstr(why, "graph_* ops are set without the kernel ops"), "reason: %s", why);
+    /* A table that ends before them (an older plugin) has none. */
+    t.size = (uint32_t)offsetof(struct devq_backend_ops, graph_create);
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
+    ck_assert(out.graph_create == NULL && out.graph_destroy == NULL);
 
     /* Channels: all nine chan_* entries or none. */
     t = good;
