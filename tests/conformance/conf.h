@@ -42,6 +42,14 @@
 #define CONF_GID(g, i) ((g)->group_id[0] * (g)->local_size[0] + (i))
 
 devq_device *conf_open(void);
+/* devq_device_open(conf_backend()) with var=value in the environment
+ * for the call only (the old value, or its absence, is restored): the
+ * result, *out set when 0. */
+int conf_open_env(const char *var, const char *value, devq_device **out);
+/* Memory cases shared by the memory and memidle suites; q is the queue
+ * the buffers are allocated and freed on, or NULL for none. */
+void conf_mem_budget_case(devq_device *dev, devq_queue *q);
+void conf_mem_guard_case(devq_device *dev, devq_queue *q);
 const char *conf_backend(void);
 /* Load test kernel `name` on dev; ck_abort on failure. */
 devq_kernel *conf_kernel(devq_device *dev, const char *name);

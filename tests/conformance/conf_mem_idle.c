@@ -115,30 +115,14 @@ START_TEST(device_closes_with_idle_buffers_kept)
 }
 END_TEST
 
-/* DEVQ_MEM_BUDGET: kept buffers never make a request that fits fail,
- * and one that does not fit is still refused. */
+/* DEVQ_MEM_BUDGET: buffers the device keeps (freed with no queue) do
+ * not make a request that fits fail (conf_memory.c's case, no queue). */
 START_TEST(budget_exact_with_idle_buffers_kept)
 {
-    char *saved = getenv("DEVQ_MEM_BUDGET") ? strdup(getenv("DEVQ_MEM_BUDGET")) : NULL;
-    setenv("DEVQ_MEM_BUDGET", "1M", 1);
-    devq_device *dev = conf_open();
-    if (saved)
-        setenv("DEVQ_MEM_BUDGET", saved, 1);
-    else
-        unsetenv("DEVQ_MEM_BUDGET");
-    free(saved);
-    devq_buffer *a, *b, *c;
-    ck_assert_int_eq(devq_buffer_alloc(dev, 512 << 10, NULL, 0, &a), 0);
-    ck_assert_int_eq(devq_buffer_alloc(dev, 256 << 10, NULL, 0, &b), 0);
-    ck_assert_int_eq(devq_buffer_free(a, NULL), 0); /* kept */
-    ck_assert_int_eq(devq_buffer_free(b, NULL), 0); /* kept */
-    ck_assert_msg(devq_buffer_alloc(dev, 768 << 10, NULL, 0, &b) == 0, "768 KiB of 1 MiB, nothing live: %s",
-                  devq_errmsg());
-    ck_assert_int_eq(devq_buffer_alloc(dev, 512 << 10, NULL, 0, &c), -ENOMEM);
-    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "budget"));
-    ck_assert_int_eq(devq_buffer_free(b, NULL), 0);
-    ck_assert_int_eq(devq_buffer_alloc(dev, 1 << 20, NULL, 0, &c), 0);
-    ck_assert_int_eq(devq_buffer_free(c, NULL), 0);
+    devq_device *dev;
+    int r = conf_open_env("DEVQ_MEM_BUDGET", "1M", &dev);
+    ck_assert_msg(r == 0, "%s", devq_errmsg());
+    conf_mem_budget_case(dev, NULL);
     devq_device_close(dev);
 }
 END_TEST
@@ -147,30 +131,12 @@ END_TEST
  * a write after it is caught. */
 START_TEST(guard_sees_frees_with_no_queue)
 {
-    char *saved = getenv("DEVQ_MEM_GUARD") ? strdup(getenv("DEVQ_MEM_GUARD")) : NULL;
-    setenv("DEVQ_MEM_GUARD", "1", 1);
-    devq_device *dev = NULL;
-    int r = devq_device_open(conf_backend(), &dev);
-    if (saved)
-        setenv("DEVQ_MEM_GUARD", saved, 1);
-    else
-        unsetenv("DEVQ_MEM_GUARD");
-    free(saved);
+    devq_device *dev;
+    int r = conf_open_env("DEVQ_MEM_GUARD", "1", &dev);
     if (r == -ENOTSUP)
         return; /* no host-visible memory: no guard */
     ck_assert_msg(r == 0, "%s", devq_errmsg());
-    devq_buffer *b;
-    ck_assert_int_eq(devq_buffer_alloc(dev, 300, NULL, 6, &b), 0);
-    unsigned char *h = devq_buffer_host_ptr(b);
-    ck_assert_int_eq(devq_buffer_free(b, NULL), 0);
-    h[10] = 0x77;                   /* written after its free (still quarantined) */
-    for (int i = 0; i < 100; i++) { /* more frees push it out of quarantine */
-        devq_buffer *o;
-        ck_assert_int_eq(devq_buffer_alloc(dev, 300, NULL, 0, &o), 0);
-        ck_assert_int_eq(devq_buffer_free(o, NULL), 0);
-    }
-    r = devq_mem_reap(dev);
-    ck_assert_msg(r == -EFAULT && strstr(devq_errmsg(), "use after free"), "reap: %d %s", r, devq_errmsg());
+    conf_mem_guard_case(dev, NULL);
     devq_device_close(dev);
 }
 END_TEST

@@ -398,22 +398,14 @@ START_TEST(buffer_used_on_another_queue_is_not_recycled_early)
 }
 END_TEST
 
-/* DEVQ_MEM_BUDGET: buffers a queue keeps for reuse do not make a request
- * that fits fail, and one that does not fit is still refused. */
-START_TEST(budget_refusal_exact_with_freed_buffers_kept)
+/* DEVQ_MEM_BUDGET (1 MiB): buffers kept for reuse (by q, or by the
+ * device with no queue) do not make a request that fits fail, and one
+ * that does not fit is still refused. */
+void conf_mem_budget_case(devq_device *dev, devq_queue *q)
 {
-    char *saved = getenv("DEVQ_MEM_BUDGET") ? strdup(getenv("DEVQ_MEM_BUDGET")) : NULL;
-    setenv("DEVQ_MEM_BUDGET", "1M", 1);
-    devq_device *dev = conf_open();
-    if (saved)
-        setenv("DEVQ_MEM_BUDGET", saved, 1);
-    else
-        unsetenv("DEVQ_MEM_BUDGET");
-    free(saved);
-    devq_queue *q = conf_queue(dev);
     devq_buffer *a, *b, *c;
-    for (int i = 0; i < 3; i++) { /* freed on q: kept for q */
-        ck_assert_int_eq(devq_buffer_alloc(dev, 512 << 10, q, 0, &a), 0);
+    for (int i = 0; i < 3; i++) { /* freed: kept */
+        ck_assert_int_eq(devq_buffer_alloc(dev, (size_t)(512 << 10) >> (q ? 0 : i), q, 0, &a), 0);
         ck_assert_int_eq(devq_buffer_free(a, q), 0);
     }
     ck_assert_msg(devq_buffer_alloc(dev, 768 << 10, q, 0, &b) == 0, "768 KiB of 1 MiB, nothing live: %s",
@@ -423,43 +415,53 @@ START_TEST(budget_refusal_exact_with_freed_buffers_kept)
     ck_assert_int_eq(devq_buffer_free(b, q), 0);
     ck_assert_int_eq(devq_buffer_alloc(dev, 1 << 20, q, 0, &c), 0);
     ck_assert_int_eq(devq_buffer_free(c, q), 0);
-    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    if (q)
+        ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+}
+
+START_TEST(budget_refusal_exact_with_freed_buffers_kept)
+{
+    devq_device *dev;
+    int r = conf_open_env("DEVQ_MEM_BUDGET", "1M", &dev);
+    ck_assert_msg(r == 0, "%s", devq_errmsg());
+    devq_queue *q = conf_queue(dev);
+    conf_mem_budget_case(dev, q);
     devq_queue_destroy(q);
     devq_device_close(dev);
 }
 END_TEST
 
-/* DEVQ_MEM_GUARD: every alloc and free still reaches the guard, so a
- * write after a stream-ordered free on the buffer's own queue is caught. */
-START_TEST(guard_sees_frees_on_the_alloc_queue)
+/* DEVQ_MEM_GUARD: every alloc and free still reaches the guard (freed on
+ * q, or with no queue), so a write after the free is caught. */
+void conf_mem_guard_case(devq_device *dev, devq_queue *q)
 {
-    char *saved = getenv("DEVQ_MEM_GUARD") ? strdup(getenv("DEVQ_MEM_GUARD")) : NULL;
-    setenv("DEVQ_MEM_GUARD", "1", 1);
-    devq_device *dev = NULL;
-    int r = devq_device_open(conf_backend(), &dev);
-    if (saved)
-        setenv("DEVQ_MEM_GUARD", saved, 1);
-    else
-        unsetenv("DEVQ_MEM_GUARD");
-    free(saved);
-    if (r == -ENOTSUP)
-        return; /* no host-visible memory: no guard */
-    ck_assert_msg(r == 0, "%s", devq_errmsg());
-    devq_queue *q = conf_queue(dev);
     devq_buffer *b;
     ck_assert_int_eq(devq_buffer_alloc(dev, 300, q, 6, &b), 0);
     unsigned char *h = devq_buffer_host_ptr(b);
     ck_assert_int_eq(devq_buffer_free(b, q), 0);
-    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    if (q)
+        ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
     h[10] = 0x77;                   /* written after its free (still quarantined) */
-    for (int i = 0; i < 100; i++) { /* more frees on q push it out of quarantine */
+    for (int i = 0; i < 100; i++) { /* more frees push it out of quarantine */
         devq_buffer *o;
         ck_assert_int_eq(devq_buffer_alloc(dev, 300, q, 0, &o), 0);
         ck_assert_int_eq(devq_buffer_free(o, q), 0);
     }
-    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
-    r = devq_mem_reap(dev);
+    if (q)
+        ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    int r = devq_mem_reap(dev);
     ck_assert_msg(r == -EFAULT && strstr(devq_errmsg(), "use after free"), "reap: %d %s", r, devq_errmsg());
+}
+
+START_TEST(guard_sees_frees_on_the_alloc_queue)
+{
+    devq_device *dev;
+    int r = conf_open_env("DEVQ_MEM_GUARD", "1", &dev);
+    if (r == -ENOTSUP)
+        return; /* no host-visible memory: no guard */
+    ck_assert_msg(r == 0, "%s", devq_errmsg());
+    devq_queue *q = conf_queue(dev);
+    conf_mem_guard_case(dev, q);
     devq_queue_destroy(q);
     devq_device_close(dev);
 }

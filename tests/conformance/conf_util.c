@@ -8,6 +8,20 @@ const char *conf_backend(void)
     return d && *d ? d : "cpu";
 }
 
+int conf_open_env(const char *var, const char *value, devq_device **out)
+{
+    char *saved = getenv(var) ? strdup(getenv(var)) : NULL;
+    setenv(var, value, 1);
+    *out = NULL;
+    int r = devq_device_open(conf_backend(), out);
+    if (saved)
+        setenv(var, saved, 1);
+    else
+        unsetenv(var);
+    free(saved);
+    return r;
+}
+
 devq_device *conf_open(void)
 {
     devq_device *dev = NULL;
