@@ -252,6 +252,30 @@ static int fake_chan_enqueue(devq_pl_chan *c, devq_pl_stream *s, const struct de
     return -ENOTSUP;
 }
 
+static void with_kernel_ops(struct devq_backend_ops *t)
+{
+    t->kernel_load = stub_kernel_load;
+    t->kernel_destroy = stub_kernel_destroy;
+    t->launch = stub_launch;
+}
+
+/* The optional op `field` (set to fake) is refused without the kernel
+ * ops, naming itself; taken with them; and absent from a table whose
+ * size ends before it (an older plugin). */
+#define NEEDS_KERNEL_OPS(field, fake)                                                           \
+    do {                                                                                        \
+        t = good;                                                                               \
+        t.field = fake;                                                                         \
+        ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);            \
+        ck_assert_msg(strstr(why, #field " is set without the kernel ops"), "reason: %s", why); \
+        with_kernel_ops(&t);                                                                    \
+        ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);                  \
+        ck_assert(out.field == fake);                                                           \
+        t.size = (uint32_t)offsetof(struct devq_backend_ops, field);                            \
+        ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);                  \
+        ck_assert(out.field == NULL);                                                           \
+    } while (0)
+
 START_TEST(validate_optional_groups_are_whole)
 {
     struct devq_backend_ops t, out;
@@ -281,57 +305,16 @@ START_TEST(validate_optional_groups_are_whole)
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
     ck_assert_msg(strstr(why, "mem_free_async"), "reason: %s", why);
 
-    /* kernel_iface describes loaded kernels: only with the kernel ops. */
-    t = good;
-    t.kernel_iface = fake_kernel_iface;
-    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
-    ck_assert_msg(strstr(why, "kernel_iface is set without the kernel ops"), "reason: %s", why);
-    t.kernel_load = stub_kernel_load;
-    t.kernel_destroy = stub_kernel_destroy;
-    t.launch = stub_launch;
-    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
-    ck_assert(out.kernel_iface == fake_kernel_iface);
-    /* A table that ends before it (an older plugin) has none. */
-    t.size = (uint32_t)offsetof(struct devq_backend_ops, kernel_iface);
-    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
-    ck_assert(out.kernel_iface == NULL);
-
-    /* kernel_load_fn makes kernels the kernel ops destroy and launch. */
-    t = good;
-    t.kernel_load_fn = fake_kernel_load_fn;
-    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
-    ck_assert_msg(strstr(why, "kernel_load_fn is set without the kernel ops"), "reason: %s", why);
-    t.kernel_load = stub_kernel_load;
-    t.kernel_destroy = stub_kernel_destroy;
-    t.launch = stub_launch;
-    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
-    ck_assert(out.kernel_load_fn == fake_kernel_load_fn);
-    /* A table that ends before it (an older plugin) has none. */
-    t.size = (uint32_t)offsetof(struct devq_backend_ops, kernel_load_fn);
-    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
-    ck_assert(out.kernel_load_fn == NULL);
-
-    /* launch_list runs loaded kernels: only with the kernel ops. */
-    t = good;
-    t.launch_list = fake_launch_list;
-    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
-    ck_assert_msg(strstr(why, "launch_list is set without the kernel ops"), "reason: %s", why);
-    t.kernel_load = stub_kernel_load;
-    t.kernel_destroy = stub_kernel_destroy;
-    t.launch = stub_launch;
-    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
-    ck_assert(out.launch_list == fake_launch_list);
-    /* A table that ends before it (an older plugin) has none. */
-    t.size = (uint32_t)offsetof(struct devq_backend_ops, launch_list);
-    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
-    ck_assert(out.launch_list == NULL);
+    /* Ops that describe, make or run loaded kernels: each only with the
+     * kernel ops, and none when the table ends before it. */
+    NEEDS_KERNEL_OPS(kernel_iface, fake_kernel_iface);
+    NEEDS_KERNEL_OPS(kernel_load_fn, fake_kernel_load_fn);
+    NEEDS_KERNEL_OPS(launch_list, fake_launch_list);
 
     /* Native graphs: all four graph_* entries or none, and only with
      * the kernel ops (they run loaded kernels). */
     t = good;
-    t.kernel_load = stub_kernel_load;
-    t.kernel_destroy = stub_kernel_destroy;
-    t.launch = stub_launch;
+    with_kernel_ops(&t);
     t.graph_create = fake_graph_create;
     t.graph_launch = fake_graph_launch;
     ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
