@@ -20,6 +20,9 @@ dist_noinst_SCRIPTS += tests/scripts/data-parallel-mpi
 if BUILD_CUDA
 if HAVE_CHECK
 TESTS += tests/scripts/gpu-plugin-cuda-emu tests/scripts/gpu-faults-cuda-emu tests/scripts/gpu-graph-cuda-emu
+# The conformance graph suite takes the drivers' graphs on cuda and hip
+# over the emulators (their call log), and replays without them.
+TESTS += tests/scripts/graph-native-emu
 endif
 endif
 # plugins/cuda/cuda_decls.h against the toolkit's cuda.h and cudaTypedefs.h
@@ -37,7 +40,7 @@ dist_noinst_SCRIPTS += tests/scripts/emu-exports.sh
 # The backend-agnostic suites against cuda on the emulated driver:
 # mk/tests-conformance.mk.
 dist_noinst_SCRIPTS += tests/scripts/gpu-plugin-cuda-emu tests/scripts/gpu-faults-cuda-emu \
-	tests/scripts/gpu-graph-cuda-emu
+	tests/scripts/gpu-graph-cuda-emu tests/scripts/graph-native-emu
 
 # ---- dist area (mk/dist.mk) ----
 TESTS += tests/scripts/licence.sh tests/scripts/man-footers.sh
