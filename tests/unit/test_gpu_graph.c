@@ -245,8 +245,13 @@ START_TEST(test_graph_kernel_fault_is_the_launch_error)
     run_make(&r, 3, 1, 2);
     devq_pl_graph *g = graph_of(&r);
     struct status_rec rec = { 0 };
+    /* the gate holds the stream until everything is queued: the fault
+     * then surfaces in the callback, not in a later enqueue call */
+    struct gate gate = { 0 };
+    ck_assert_int_eq(ops->host_fn(s, gate_wait_cb, &gate), 0);
     ck_assert_int_eq(ops->graph_launch(s, g), 0);
     ck_assert_int_eq(ops->host_fn(s, record_cb, &rec), 0);
+    gate_open(&gate);
     wait_calls(&rec, 1);
     ck_assert_int_eq(rec.status[0], -EIO);
     ck_assert_msg(strstr(rec.msg[0], face->err_launch_failed), "%s", rec.msg[0]);
@@ -341,10 +346,13 @@ START_TEST(test_graph_launch_failure)
     ck_assert_msg(strstr(test_errmsg(), fn) && strstr(test_errmsg(), face->err_invalid_handle), "%s",
                   test_errmsg());
     struct status_rec rec = { 0 };
+    struct gate gate = { 0 };
+    ck_assert_int_eq(ops->host_fn(s, gate_wait_cb, &gate), 0);
     ck_assert_int_eq(ops->graph_launch(s, g), 0); /* runs */
     ck_assert_int_eq(ops->host_fn(s, record_cb, &rec), 0);
     ck_assert_int_eq(ops->graph_launch(s, g), 0); /* faults when it runs */
     ck_assert_int_eq(ops->host_fn(s, record_cb, &rec), 0);
+    gate_open(&gate);
     wait_calls(&rec, 2);
     ck_assert_int_eq(rec.status[0], 0);
     ck_assert_int_eq(rec.status[1], -EIO);
