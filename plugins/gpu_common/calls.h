@@ -316,7 +316,8 @@ typedef GPU_PICK(CUDA_KERNEL_NODE_PARAMS_v2, hipKernelNodeParams) gpu_kernel_nod
 
 /* The driver's kernel-node structure for a launch (the two differ in
  * layout); the driver copies the arguments params points at. */
-static void kernel_node(gpu_kernel_node_params *p, void *function, const struct gpu_launch *g, unsigned shared)
+static void kernel_node(gpu_kernel_node_params *p, void *function, const struct gpu_launch *g,
+                        unsigned shared)
 {
     memset(p, 0, sizeof *p);
 #if GPU_PICK(1, 0)
@@ -359,7 +360,8 @@ static int graph_instantiate(void **exec, void *graph)
     return r;
 }
 
-static int graph_set_kernel(void *exec, void *node, void *function, const struct gpu_launch *g, unsigned shared)
+static int graph_set_kernel(void *exec, void *node, void *function, const struct gpu_launch *g,
+                            unsigned shared)
 {
     gpu_kernel_node_params p;
     kernel_node(&p, function, g, shared);

@@ -170,8 +170,8 @@ bool emu_graph_valid(const emu_graph *g);
 /* Its nodes go with it; executable graphs made from it stay. */
 int emu_graph_destroy(emu_graph *g);
 /* The parameters are copied now; deps are nodes of g. */
-int emu_graph_add_kernel(emu_graph *g, emu_graph_node *const *deps, size_t ndeps, const struct emu_kernel_call *k,
-                         emu_graph_node **out);
+int emu_graph_add_kernel(emu_graph *g, emu_graph_node *const *deps, size_t ndeps,
+                         const struct emu_kernel_call *k, emu_graph_node **out);
 /* Nodes in dependency order (EMU_E_INVALID_VALUE for a cycle). */
 int emu_graph_instantiate(emu_graph *g, emu_graph_exec **out);
 bool emu_graph_exec_valid(const emu_graph_exec *x);
@@ -217,7 +217,8 @@ void emu__mem_account(emu_ctx *c, int64_t delta);
 bool emu__mem_reserve(emu_ctx *c, size_t bytes);
 void emu__mem_release_ctx(emu_ctx *c); /* a destroyed context's memory */
 /* A kernel's parameters in one block (emu_enqueue_kernel's copy). */
-int emu__kernel_pack(void *const *params, const size_t *sizes, const bool *deref, size_t nparams, void ***out);
+int emu__kernel_pack(void *const *params, const size_t *sizes, const bool *deref, size_t nparams,
+                     void ***out);
 /* Run fn once per block: 0 or EMU_E_LAUNCH_FAILED. */
 int emu__kernel_run(emu_kernel_fn fn, const uint32_t grid[3], const uint32_t block[3], void **params);
 /* An op that calls run(arg) (its return: a sticky error or 0), skipped
