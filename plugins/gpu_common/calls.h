@@ -320,12 +320,11 @@ static void kernel_node(gpu_kernel_node_params *p, void *function, const struct 
                         unsigned shared)
 {
     memset(p, 0, sizeof *p);
+    p->func = function; /* CUfunction; HIP: the hipModuleGetFunction function */
 #if GPU_PICK(1, 0)
-    p->func = function;
     p->gridDimX = g->grid[0], p->gridDimY = g->grid[1], p->gridDimZ = g->grid[2];
     p->blockDimX = g->block[0], p->blockDimY = g->block[1], p->blockDimZ = g->block[2];
 #else
-    p->func = function;
     p->gridDim = (dim3){ g->grid[0], g->grid[1], g->grid[2] };
     p->blockDim = (dim3){ g->block[0], g->block[1], g->block[2] };
 #endif
