@@ -16,12 +16,12 @@ GPU_COMMON_SOURCES = \
 	plugins/gpu_common/nccl.c plugins/gpu_common/nccl_abi.h \
 	plugins/gpu_common/driver.h plugins/gpu_common/calls.h plugins/gpu_common/fail.c plugins/gpu_common/stream.c \
 	plugins/gpu_common/event.c plugins/gpu_common/mem.c plugins/gpu_common/value.c \
-	plugins/gpu_common/kernel.c plugins/gpu_common/open.c plugins/gpu_common/load.c
+	plugins/gpu_common/kernel.c plugins/gpu_common/open.c plugins/gpu_common/load.c plugins/gpu_common/graph.c
 
 # The front end both emulated drivers share (tests/emu/emu_face.h),
 # compiled into each with EMU_FACE_CUDA or EMU_FACE_HIP (mk/hip.mk).
 EMU_FRONT_SOURCES = tests/emu/emu_face.h tests/emu/emu_front_core.c tests/emu/emu_front_stream.c \
-	tests/emu/emu_front_mem.c
+	tests/emu/emu_front_mem.c tests/emu/emu_front_graph.c
 
 if BUILD_CUDA
 plugin_LTLIBRARIES += plugins/cuda/devq-cuda.la
@@ -46,7 +46,7 @@ tests_emu_libcuda_emu_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 tests_emu_libcuda_emu_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath /nowhere -no-undefined
 tests_emu_libcuda_emu_la_LIBADD = $(PTHREAD_LIBS) $(LIBS)
 tests_emu_libcuda_emu_la_SOURCES = \
-	tests/emu/emu_engine.h tests/emu/emu_engine.c tests/emu/emu_stream.c \
+	tests/emu/emu_engine.h tests/emu/emu_engine.c tests/emu/emu_stream.c tests/emu/emu_graph.c \
 	tests/emu/emu_mem.c tests/emu/emu_module.c $(EMU_FRONT_SOURCES) tests/emu/emu_cuda.c
 
 # The PTX SAXPY example needs a real GPU: built on request only

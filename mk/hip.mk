@@ -25,7 +25,7 @@ plugins_hip_devq_hip_la_SOURCES = \
 # -old has no hipMallocAsync/hipFreeAsync/hipStreamWaitValue64/
 # hipStreamWriteValue64, -broken no hipModuleLaunchKernel/hipStreamAddCallback.
 HIP_EMU_SOURCES = \
-	tests/emu/emu_engine.h tests/emu/emu_engine.c tests/emu/emu_stream.c \
+	tests/emu/emu_engine.h tests/emu/emu_engine.c tests/emu/emu_stream.c tests/emu/emu_graph.c \
 	tests/emu/emu_mem.c tests/emu/emu_module.c $(EMU_FRONT_SOURCES) tests/emu/emu_hip.c
 HIP_EMU_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -rpath /nowhere -no-undefined
 check_LTLIBRARIES += tests/emu/libamdhip64-emu.la tests/emu/libamdhip64-emu-old.la \

@@ -19,7 +19,10 @@ dist_noinst_SCRIPTS += tests/scripts/data-parallel-mpi
 # ---- cuda area (mk/cuda.mk) ----
 if BUILD_CUDA
 if HAVE_CHECK
-TESTS += tests/scripts/gpu-plugin-cuda-emu tests/scripts/gpu-faults-cuda-emu
+TESTS += tests/scripts/gpu-plugin-cuda-emu tests/scripts/gpu-faults-cuda-emu tests/scripts/gpu-graph-cuda-emu
+# The conformance graph suite takes the drivers' graphs on cuda and hip
+# over the emulators (their call log), and replays without them.
+TESTS += tests/scripts/graph-native-emu
 endif
 endif
 # plugins/cuda/cuda_decls.h against the toolkit's cuda.h and cudaTypedefs.h
@@ -36,7 +39,8 @@ TESTS += tests/scripts/emu-exports.sh
 dist_noinst_SCRIPTS += tests/scripts/emu-exports.sh
 # The backend-agnostic suites against cuda on the emulated driver:
 # mk/tests-conformance.mk.
-dist_noinst_SCRIPTS += tests/scripts/gpu-plugin-cuda-emu tests/scripts/gpu-faults-cuda-emu
+dist_noinst_SCRIPTS += tests/scripts/gpu-plugin-cuda-emu tests/scripts/gpu-faults-cuda-emu \
+	tests/scripts/gpu-graph-cuda-emu tests/scripts/graph-native-emu
 
 # ---- dist area (mk/dist.mk) ----
 TESTS += tests/scripts/licence.sh tests/scripts/man-footers.sh
@@ -59,10 +63,11 @@ TESTS += tests/scripts/fuzz-corpora
 # ---- hip area (mk/hip.mk) ----
 if BUILD_HIP
 if HAVE_CHECK
-TESTS += tests/scripts/gpu-plugin-hip-emu tests/scripts/gpu-faults-hip-emu
+TESTS += tests/scripts/gpu-plugin-hip-emu tests/scripts/gpu-faults-hip-emu tests/scripts/gpu-graph-hip-emu
 endif
 endif
-dist_noinst_SCRIPTS += tests/scripts/gpu-plugin-hip-emu tests/scripts/gpu-faults-hip-emu
+dist_noinst_SCRIPTS += tests/scripts/gpu-plugin-hip-emu tests/scripts/gpu-faults-hip-emu \
+	tests/scripts/gpu-graph-hip-emu
 
 # ---- lib area (mk/lib.mk) ----
 # The layer rule, from the built objects: fails on an upward call or a

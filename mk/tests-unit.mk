@@ -35,7 +35,7 @@ tests_unit_test_cuda_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_cuda_emu_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_unit_test_cuda_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
 # The plugin-level tests, built once for cuda and hip (mk/tests.mk).
-GPU_EMU_TEST_BINS = tests/unit/test_gpu_plugin tests/unit/test_gpu_faults
+GPU_EMU_TEST_BINS = tests/unit/test_gpu_plugin tests/unit/test_gpu_faults tests/unit/test_gpu_graph
 endif
 endif
 # Device loss seen through lib (fault injected into the emulated driver).
@@ -81,7 +81,7 @@ tests_unit_test_hip_emu_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS) $(HIP_CPPFLAGS)
 tests_unit_test_hip_emu_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_hip_emu_LDADD = $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
 # The plugin-level tests, built once for cuda and hip (mk/tests.mk).
-GPU_EMU_TEST_BINS = tests/unit/test_gpu_plugin tests/unit/test_gpu_faults
+GPU_EMU_TEST_BINS = tests/unit/test_gpu_plugin tests/unit/test_gpu_faults tests/unit/test_gpu_graph
 endif
 endif
 if BUILD_HIP
@@ -216,6 +216,12 @@ TESTS += tests/unit/test_graph_counts
 tests_unit_test_graph_counts_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 tests_unit_test_graph_counts_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_graph_counts_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+# lib's side of native graph runs against a spy backend (issue 30).
+check_PROGRAMS += tests/unit/test_graph_native
+TESTS += tests/unit/test_graph_native
+tests_unit_test_graph_native_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_unit_test_graph_native_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_graph_native_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
 
 check_PROGRAMS += tests/unit/test_buffer_gen
 TESTS += tests/unit/test_buffer_gen
@@ -334,6 +340,12 @@ tests_unit_test_gpu_faults_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS)
 tests_unit_test_gpu_faults_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_gpu_faults_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_unit_test_gpu_faults_LDADD = $(GPU_EMU_TEST_LDADD)
+tests_unit_test_gpu_graph_SOURCES = tests/unit/test_gpu_graph.c tests/emu/test_host.c tests/emu/test_host.h \
+	tests/emu/gpu_test.h
+tests_unit_test_gpu_graph_CPPFLAGS = $(GPU_EMU_TEST_CPPFLAGS)
+tests_unit_test_gpu_graph_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_gpu_graph_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
+tests_unit_test_gpu_graph_LDADD = $(GPU_EMU_TEST_LDADD)
 # Regression tests for the soak's former "known lib bug" notes (lost
 # device memory, allocation messages, cause chains, frees whose ordering
 # failed); most need the emulated CUDA driver.

@@ -56,7 +56,14 @@
     X(MemHostGetDevicePointer,   3020,  GPU_OPT_MEMOPS, 0) \
     X(StreamWaitValue64,         9000,  GPU_OPT_MEMOPS, 11070) \
     X(StreamWriteValue64,        9000,  GPU_OPT_MEMOPS, 11070) \
-    X(FuncGetParamInfo,          12040, GPU_OPT_PARAMS, 0)
+    X(FuncGetParamInfo,          12040, GPU_OPT_PARAMS, 0) \
+    X(GraphCreate,               10000, GPU_OPT_GRAPH,  0) \
+    X(GraphAddKernelNode,        12000, GPU_OPT_GRAPH,  0) \
+    X(GraphInstantiateWithFlags, 11040, GPU_OPT_GRAPH,  0) \
+    X(GraphLaunch,               10000, GPU_OPT_GRAPH,  0) \
+    X(GraphExecKernelNodeSetParams, 12000, GPU_OPT_GRAPH, 0) \
+    X(GraphExecDestroy,          10000, GPU_OPT_GRAPH,  0) \
+    X(GraphDestroy,              10000, GPU_OPT_GRAPH,  0)
 
 struct cu_driver {
     int version;                               /* cuDriverGetVersion */

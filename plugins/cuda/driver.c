@@ -192,7 +192,9 @@ int cu_driver_load(void)
                           "against their kernels",
                           ver, why);
         } else {
-            char *dst = e->group == GPU_OPT_ASYNC ? gpu_missing.async : gpu_missing.memops;
+            char *dst = e->group == GPU_OPT_ASYNC   ? gpu_missing.async
+                        : e->group == GPU_OPT_GRAPH ? gpu_missing.graph
+                                                    : gpu_missing.memops;
             if (!*dst)
                 snprintf(dst, sizeof gpu_missing.async, "driver %s lacks %s", ver, why);
             gpu_host->log(DEVQ_LOG_BASIC, "cuda: driver %s lacks %s: feature off", ver, why);
@@ -206,6 +208,8 @@ int cu_driver_load(void)
         clear_group(GPU_OPT_ASYNC);
     if (*gpu_missing.memops)
         clear_group(GPU_OPT_MEMOPS);
+    if (*gpu_missing.graph)
+        clear_group(GPU_OPT_GRAPH);
 
     int count = 0;
     r = cu_drv.DeviceGetCount(&count);

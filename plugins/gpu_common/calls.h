@@ -16,6 +16,7 @@
 #define DEVQ_GPU_CALLS_H
 
 #include <errno.h>
+#include <string.h>
 
 #if !defined(GPU_PICK) || !defined(GPU_DRV) || !defined(GPU_DPTR)
 #error "define GPU_PICK, GPU_DRV, GPU_DPTR and gpu_dptr_t before including gpu_common/calls.h"
@@ -309,6 +310,78 @@ static int launch(void *function, const struct gpu_launch *g, unsigned shared_by
                                                               shared_bytes, stream, g->params, NULL);
 }
 
+/* ---- graphs: a chain of kernel nodes ---- */
+
+typedef GPU_PICK(CUDA_KERNEL_NODE_PARAMS_v2, hipKernelNodeParams) gpu_kernel_node_params;
+
+/* The driver's kernel-node structure for a launch (the two differ in
+ * layout); the driver copies the arguments params points at. */
+static void kernel_node(gpu_kernel_node_params *p, void *function, const struct gpu_launch *g,
+                        unsigned shared)
+{
+    memset(p, 0, sizeof *p);
+    p->func = function; /* CUfunction; HIP: the hipModuleGetFunction function */
+#if GPU_PICK(1, 0)
+    p->gridDimX = g->grid[0], p->gridDimY = g->grid[1], p->gridDimZ = g->grid[2];
+    p->blockDimX = g->block[0], p->blockDimY = g->block[1], p->blockDimZ = g->block[2];
+#else
+    p->gridDim = (dim3){ g->grid[0], g->grid[1], g->grid[2] };
+    p->blockDim = (dim3){ g->block[0], g->block[1], g->block[2] };
+#endif
+    p->sharedMemBytes = shared;
+    p->kernelParams = g->params;
+}
+
+static int graph_create(void **graph)
+{
+    GPU_PICK(CUgraph, hipGraph_t) h = NULL;
+    int r = GPU_DRV.GraphCreate(&h, 0);
+    *graph = h;
+    return r;
+}
+
+static int graph_add_kernel(void **node, void *graph, void *dep, void *function, const struct gpu_launch *g,
+                            unsigned shared)
+{
+    gpu_kernel_node_params p;
+    kernel_node(&p, function, g, shared);
+    GPU_PICK(CUgraphNode, hipGraphNode_t) n = NULL, d = dep;
+    int r = GPU_DRV.GraphAddKernelNode(&n, graph, dep ? &d : NULL, dep ? 1 : 0, &p);
+    *node = n;
+    return r;
+}
+
+static int graph_instantiate(void **exec, void *graph)
+{
+    GPU_PICK(CUgraphExec, hipGraphExec_t) x = NULL;
+    int r = GPU_DRV.GraphInstantiateWithFlags(&x, graph, 0);
+    *exec = x;
+    return r;
+}
+
+static int graph_set_kernel(void *exec, void *node, void *function, const struct gpu_launch *g,
+                            unsigned shared)
+{
+    gpu_kernel_node_params p;
+    kernel_node(&p, function, g, shared);
+    return GPU_DRV.GraphExecKernelNodeSetParams(exec, node, &p);
+}
+
+static int graph_launch(void *exec, void *stream)
+{
+    return GPU_DRV.GraphLaunch(exec, stream);
+}
+
+static int graph_exec_destroy(void *exec)
+{
+    return GPU_DRV.GraphExecDestroy(exec);
+}
+
+static int graph_destroy(void *graph)
+{
+    return GPU_DRV.GraphDestroy(graph);
+}
+
 /* ---- the driver's words, quoted in messages ---- */
 
 
@@ -347,6 +420,11 @@ static int launch(void *function, const struct gpu_launch *g, unsigned shared_by
         .module_load = GPU_NAME(cuModuleLoadData, hipModuleLoadData),                                    \
         .module_get_function = GPU_NAME(cuModuleGetFunction, hipModuleGetFunction),                      \
         .launch = GPU_NAME(cuLaunchKernel, hipModuleLaunchKernel),                                       \
+        .graph_create = GPU_NAME(cuGraphCreate, hipGraphCreate),                                         \
+        .graph_add_kernel = GPU_NAME(cuGraphAddKernelNode, hipGraphAddKernelNode),                       \
+        .graph_instantiate = GPU_NAME(cuGraphInstantiateWithFlags, hipGraphInstantiateWithFlags),        \
+        .graph_set_kernel = GPU_NAME(cuGraphExecKernelNodeSetParams, hipGraphExecKernelNodeSetParams),   \
+        .graph_launch = GPU_NAME(cuGraphLaunch, hipGraphLaunch),                                         \
         .device_name = GPU_NAME(cuDeviceGetName, hipDeviceGetName),                                      \
         .total_mem = GPU_NAME(cuDeviceTotalMem, hipDeviceTotalMem),                                      \
         .priority_range = GPU_NAME(cuCtxGetStreamPriorityRange, hipDeviceGetStreamPriorityRange),        \

@@ -77,6 +77,9 @@ uint64_t gpu_caps(const struct gpu_attrs *a)
      * plugin builds from it (devq-cuda(7)) */
     if (a->param_info)
         caps |= DEVQ_CAP_KERNEL_CHECK;
+    /* a replayed run of launches is one driver graph launch (graph.c) */
+    if (a->graphs)
+        caps |= DEVQ_CAP_GRAPH_NATIVE;
     return caps;
 }
 

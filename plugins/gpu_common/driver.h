@@ -20,6 +20,7 @@ struct gpu_call_names {
     const char *copy_h2d, *copy_d2h, *copy_d2d, *fill;
     const char *host_register, *host_device_pointer, *wait_value, *write_value;
     const char *module_load, *module_get_function, *launch;
+    const char *graph_create, *graph_add_kernel, *graph_instantiate, *graph_set_kernel, *graph_launch;
     const char *device_name, *total_mem, *priority_range;
 };
 
@@ -101,6 +102,20 @@ struct gpu_driver {
     int (*module_get_function)(void **function, void *module, const char *entry);
     int (*module_unload)(void *module);
     int (*launch)(void *function, const struct gpu_launch *g, unsigned shared_bytes, void *stream);
+
+    /* Graphs of kernel nodes (graph.c; the driver has them when
+     * gpu_missing.graph is ""): a kernel node after dep (NULL: none)
+     * with launch's arguments, copied by the driver; an executable
+     * graph's node given new ones, for its later launches. */
+    int (*graph_create)(void **graph);
+    int (*graph_add_kernel)(void **node, void *graph, void *dep, void *function, const struct gpu_launch *g,
+                            unsigned shared_bytes);
+    int (*graph_instantiate)(void **exec, void *graph);
+    int (*graph_set_kernel)(void *exec, void *node, void *function, const struct gpu_launch *g,
+                            unsigned shared_bytes);
+    int (*graph_launch)(void *exec, void *stream);
+    int (*graph_exec_destroy)(void *exec);
+    int (*graph_destroy)(void *graph);
 };
 
 extern const struct gpu_driver gpu_drv GPU_HIDDEN;
@@ -121,7 +136,10 @@ extern const struct gpu_driver gpu_drv GPU_HIDDEN;
     .host_device_pointer = host_device_pointer, .wait_value = wait_value,                   \
     .write_value = write_value, .module_load = module_load,                                 \
     .module_get_function = module_get_function, .module_unload = module_unload,             \
-    .launch = launch
+    .launch = launch, .graph_create = graph_create, .graph_add_kernel = graph_add_kernel,   \
+    .graph_instantiate = graph_instantiate, .graph_set_kernel = graph_set_kernel,           \
+    .graph_launch = graph_launch, .graph_exec_destroy = graph_exec_destroy,                 \
+    .graph_destroy = graph_destroy
 
 /* ---- the plugin objects (the ops table's opaque types) ---- */
 
@@ -168,7 +186,9 @@ struct devq_pl_event {
     .mem_alloc = gpu_mem_alloc, .mem_free = gpu_mem_free, .copy = gpu_copy, .fill = gpu_fill, \
     .value_attach = gpu_value_attach, .value_detach = gpu_value_detach,                     \
     .stream_wait_value = gpu_stream_wait_value, .stream_write_value = gpu_stream_write_value, \
-    .mem_alloc_async = gpu_mem_alloc_async, .mem_free_async = gpu_mem_free_async
+    .mem_alloc_async = gpu_mem_alloc_async, .mem_free_async = gpu_mem_free_async,           \
+    .graph_create = gpu_graph_create, .graph_update = gpu_graph_update,                     \
+    .graph_launch = gpu_graph_launch, .graph_destroy = gpu_graph_destroy
 
 struct devq_pl_kernel {
     struct devq_pl_device *dev;
@@ -186,6 +206,7 @@ struct devq_pl_kernel {
 struct gpu_missing {
     char async[256];             /* stream-ordered pools (DEVQ_CAP_ASYNC_ALLOC) */
     char memops[256];            /* value waits and writes */
+    char graph[256];             /* graphs of kernel nodes (DEVQ_CAP_GRAPH_NATIVE) */
 };
 extern struct gpu_missing gpu_missing GPU_HIDDEN;
 
@@ -256,5 +277,14 @@ int  gpu_kernel_load(devq_pl_device *dev, const void *image, size_t size, const 
 void gpu_kernel_destroy(devq_pl_kernel *k);
 int  gpu_kernel_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *l,
                        const struct devq_pl_arg *args, size_t nargs);
+
+/* graph.c: a run of launches as a driver graph, a chain of kernel nodes
+ * each after the one before; -ENOTSUP (reported) without the driver's
+ * graph calls. */
+int  gpu_graph_create(devq_pl_device *dev, const struct devq_pl_launch_entry *e, size_t n,
+                      devq_pl_graph **out);
+int  gpu_graph_update(devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e);
+int  gpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g);
+void gpu_graph_destroy(devq_pl_graph *g);
 
 #endif

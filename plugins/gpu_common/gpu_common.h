@@ -25,7 +25,9 @@
  * is off, with the reason kept, when any of its entries is missing. */
 /* GPU_OPT_PARAMS: a kernel's parameter sizes (cuFuncGetParamInfo), for
  * DEVQ_CAP_KERNEL_CHECK; without it launches go unchecked. */
-enum gpu_entry_group { GPU_REQUIRED, GPU_OPT_ASYNC, GPU_OPT_MEMOPS, GPU_OPT_PARAMS };
+/* GPU_OPT_GRAPH: graphs of kernel nodes (the graph_* ops,
+ * DEVQ_CAP_GRAPH_NATIVE); without them libdevq replays launches. */
+enum gpu_entry_group { GPU_REQUIRED, GPU_OPT_ASYNC, GPU_OPT_MEMOPS, GPU_OPT_PARAMS, GPU_OPT_GRAPH };
 
 /* ---- plugin.c ---- */
 
@@ -99,6 +101,7 @@ struct gpu_attrs {
     int value_ops;  /* 64-bit stream waits and writes */
     int map_host;   /* host memory mapped for the device */
     int param_info; /* the driver reports each kernel's parameters */
+    int graphs;     /* the driver has the graph calls (graph.c) */
 };
 uint64_t gpu_caps(const struct gpu_attrs *a);
 

@@ -30,6 +30,7 @@ static int probe(struct devq_pl_device *d)
     if (err)
         return err;
     d->compute_units = (uint32_t)units;
+    a.graphs = !*gpu_missing.graph;
     d->caps = gpu_caps(&a);
     gpu_host->log(DEVQ_LOG_FULL, "%s:%u: %s, %u %s, %d copy engines, pools %d, %s %d", gpu_backend,
                   d->ordinal, d->name, d->compute_units, gpu_drv.units, a.copy_engines, a.pools,

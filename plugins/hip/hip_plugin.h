@@ -60,7 +60,14 @@
     X(HostUnregister,               GPU_OPT_MEMOPS) \
     X(HostGetDevicePointer,         GPU_OPT_MEMOPS) \
     X(StreamWaitValue64,            GPU_OPT_MEMOPS) \
-    X(StreamWriteValue64,           GPU_OPT_MEMOPS)
+    X(StreamWriteValue64,           GPU_OPT_MEMOPS) \
+    X(GraphCreate,                  GPU_OPT_GRAPH) \
+    X(GraphAddKernelNode,           GPU_OPT_GRAPH) \
+    X(GraphInstantiateWithFlags,    GPU_OPT_GRAPH) \
+    X(GraphLaunch,                  GPU_OPT_GRAPH) \
+    X(GraphExecKernelNodeSetParams, GPU_OPT_GRAPH) \
+    X(GraphExecDestroy,             GPU_OPT_GRAPH) \
+    X(GraphDestroy,                 GPU_OPT_GRAPH)
 
 struct hip_runtime {
     int version;                                /* hipRuntimeGetVersion */

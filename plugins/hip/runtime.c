@@ -97,7 +97,9 @@ int hip_runtime_load(void)
             size_t len = strlen(missing);
             snprintf(missing + len, sizeof missing - len, "%s%s", len ? ", " : "", e->name);
         } else {
-            char *dst = e->group == GPU_OPT_ASYNC ? gpu_missing.async : gpu_missing.memops;
+            char *dst = e->group == GPU_OPT_ASYNC   ? gpu_missing.async
+                        : e->group == GPU_OPT_GRAPH ? gpu_missing.graph
+                                                    : gpu_missing.memops;
             if (!*dst)
                 snprintf(dst, sizeof gpu_missing.async, "%s lacks %s", path, e->name);
             gpu_host->log(DEVQ_LOG_BASIC, "hip: %s lacks %s: feature off", path, e->name);
@@ -113,6 +115,8 @@ int hip_runtime_load(void)
         clear_group(GPU_OPT_ASYNC);
     if (*gpu_missing.memops)
         clear_group(GPU_OPT_MEMOPS);
+    if (*gpu_missing.graph)
+        clear_group(GPU_OPT_GRAPH);
 
     if (hip_rt.RuntimeGetVersion(&hip_rt.version) != hipSuccess)
         hip_rt.version = 0;

@@ -213,6 +213,15 @@ static const struct proc procs[] = {
     P(cuModuleGetFunction, 2000),
     P(cuLaunchKernel, 4000),
     P(cuFuncGetParamInfo, 12040),
+    /* graphs: the ABI versions implemented (kernel nodes take CUDA 12's
+     * CUDA_KERNEL_NODE_PARAMS_v2) */
+    P(cuGraphCreate, 10000),
+    P(cuGraphAddKernelNode, 12000),
+    P(cuGraphInstantiateWithFlags, 11040),
+    P(cuGraphLaunch, 10000),
+    P(cuGraphExecKernelNodeSetParams, 12000),
+    P(cuGraphExecDestroy, 10000),
+    P(cuGraphDestroy, 10000),
 };
 #undef P
 

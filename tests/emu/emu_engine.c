@@ -60,6 +60,11 @@ uint64_t emu__now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+const struct emu_face *emu__face(void)
+{
+    return emu.face;
+}
+
 unsigned emu__delay_max_us(void)
 {
     return emu.delay_max_us;

@@ -23,6 +23,9 @@
  *   DEVQ_EMU_TRACE=1          a stderr line per op queued and run
  *   DEVQ_EMU_FAIL=func:N:ERR[,...]  the Nth call of func fails with ERR
  *   DEVQ_EMU_MISSING=sym[,...]      the face reports these symbols absent
+ *   DEVQ_EMU_GRAPH_KERNEL_FAIL=N:K[:ERR]  in the Nth graph launch, the Kth
+ *                             kernel node run fails with ERR (a sticky
+ *                             error; default the launch failure)
  */
 #ifndef DEVQ_EMU_ENGINE_H
 #define DEVQ_EMU_ENGINE_H
@@ -146,6 +149,40 @@ int emu_host_register(void *p, size_t bytes);
 int emu_host_unregister(void *p);
 int emu_host_device_pointer(void *p, void **out);
 
+/* ---- graphs (emu_graph.c): kernel nodes with dependencies, made
+ * executable once, launched as one stream op ---- */
+typedef struct emu_graph emu_graph;
+typedef struct emu_graph_node emu_graph_node;
+typedef struct emu_graph_exec emu_graph_exec;
+
+/* A kernel node's launch, as emu_enqueue_kernel takes it. */
+struct emu_kernel_call {
+    emu_kernel_fn fn;
+    uint32_t grid[3], block[3];
+    void *const *params;
+    const size_t *sizes;
+    const bool *deref;
+    size_t nparams;
+};
+
+int emu_graph_create(emu_graph **out);
+bool emu_graph_valid(const emu_graph *g);
+/* Its nodes go with it; executable graphs made from it stay. */
+int emu_graph_destroy(emu_graph *g);
+/* The parameters are copied now; deps are nodes of g. */
+int emu_graph_add_kernel(emu_graph *g, emu_graph_node *const *deps, size_t ndeps,
+                         const struct emu_kernel_call *k, emu_graph_node **out);
+/* Nodes in dependency order (EMU_E_INVALID_VALUE for a cycle). */
+int emu_graph_instantiate(emu_graph *g, emu_graph_exec **out);
+bool emu_graph_exec_valid(const emu_graph_exec *x);
+/* node (of the graph x was made from) takes k's parameters for the
+ * launches queued after this call; those already queued keep theirs. */
+int emu_graph_exec_set_kernel(emu_graph_exec *x, const emu_graph_node *node, const struct emu_kernel_call *k);
+/* One op on s running every node in order; f is raised when it runs. */
+int emu_graph_launch(emu_graph_exec *x, emu_stream *s, struct emu_fail f);
+/* At once; what queued launches run is freed after the last one. */
+int emu_graph_exec_destroy(emu_graph_exec *x);
+
 /* ---- modules: "devq-emu-module" text images (emu_module.c) ---- */
 #define EMU_MAX_PARAMS 32
 struct emu_kfunc {
@@ -179,5 +216,16 @@ void emu__ctx_event_broadcast(emu_ctx *c);
 void emu__mem_account(emu_ctx *c, int64_t delta);
 bool emu__mem_reserve(emu_ctx *c, size_t bytes);
 void emu__mem_release_ctx(emu_ctx *c); /* a destroyed context's memory */
+/* A kernel's parameters in one block (emu_enqueue_kernel's copy). */
+int emu__kernel_pack(void *const *params, const size_t *sizes, const bool *deref, size_t nparams,
+                     void ***out);
+/* Run fn once per block: 0 or EMU_E_LAUNCH_FAILED. */
+int emu__kernel_run(emu_kernel_fn fn, const uint32_t grid[3], const uint32_t block[3], void **params);
+/* An op that calls run(arg) (its return: a sticky error or 0), skipped
+ * once the context is poisoned; release(arg) after it either way. */
+int emu__enqueue_call(emu_stream *s, int (*run)(void *arg), void (*release)(void *arg), void *arg,
+                      struct emu_fail f);
+/* The face's name and error names (DEVQ_EMU_* parsing). */
+const struct emu_face *emu__face(void);
 
 #endif

@@ -22,7 +22,8 @@ enum op_kind {
     OP_WRITE_VALUE,
     OP_FREE,
     OP_RECORD,
-    OP_WAIT_EVENT
+    OP_WAIT_EVENT,
+    OP_GRAPH
 };
 
 struct op {
@@ -61,6 +62,11 @@ struct op {
         struct {
             struct emu_mark *mark;
         } ev;
+        struct {
+            int (*run)(void *arg);
+            void (*release)(void *arg);
+            void *arg;
+        } call;
     } u;
 };
 
@@ -126,6 +132,7 @@ static const char *const op_names[] = {
     [OP_FREE] = "free",
     [OP_RECORD] = "record",
     [OP_WAIT_EVENT] = "wait_event",
+    [OP_GRAPH] = "graph",
 };
 
 /* DEVQ_EMU_TRACE: one stderr line per op queued ("+") and run ("="). */
@@ -340,13 +347,13 @@ static void mark_done(struct emu_mark *m)
     emu__ctx_event_unlock(m->ctx);
 }
 
-static int run_kernel(struct op *op)
+int emu__kernel_run(emu_kernel_fn fn, const uint32_t grid[3], const uint32_t block[3], void **params)
 {
     devq_cpu_group g;
     for (int d = 0; d < 3; d++) {
-        g.local_size[d] = op->u.kernel.block[d];
-        g.num_groups[d] = op->u.kernel.grid[d];
-        g.global_size[d] = op->u.kernel.grid[d] * op->u.kernel.block[d];
+        g.local_size[d] = block[d];
+        g.num_groups[d] = grid[d];
+        g.global_size[d] = grid[d] * block[d];
     }
     for (uint32_t z = 0; z < g.num_groups[2]; z++)
         for (uint32_t y = 0; y < g.num_groups[1]; y++)
@@ -354,7 +361,7 @@ static int run_kernel(struct op *op)
                 g.group_id[0] = x;
                 g.group_id[1] = y;
                 g.group_id[2] = z;
-                if (op->u.kernel.fn(op->u.kernel.params, &g) != 0)
+                if (fn(params, &g) != 0)
                     return EMU_E_LAUNCH_FAILED;
             }
     return 0;
@@ -382,7 +389,9 @@ static int run_op(emu_stream *s, struct op *op)
         op->u.host.fn(op->u.host.arg, 0);
         break;
     case OP_KERNEL:
-        return run_kernel(op);
+        return emu__kernel_run(op->u.kernel.fn, op->u.kernel.grid, op->u.kernel.block, op->u.kernel.params);
+    case OP_GRAPH:
+        return op->u.call.run(op->u.call.arg);
     case OP_WAIT_VALUE:
         wait_value(s, op->u.value.addr, op->u.value.value);
         break;
@@ -410,6 +419,8 @@ static void release_op(struct op *op)
         mark_unref(op->u.ev.mark);
     if (op->kind == OP_FREE)
         emu_mem_free(op->u.free.ptr);
+    if (op->kind == OP_GRAPH)
+        op->u.call.release(op->u.call.arg);
     free(op);
 }
 
@@ -607,36 +618,18 @@ int emu_enqueue_host_fn(emu_stream *s, emu_host_fn fn, void *arg, bool run_on_er
     return enqueue(s, op);
 }
 
-int emu_enqueue_kernel(emu_stream *s, emu_kernel_fn fn, const uint32_t grid[3], const uint32_t block[3],
-                       void *const *params, const size_t *sizes, const bool *deref, size_t nparams,
-                       struct emu_fail f)
+int emu__kernel_pack(void *const *params, const size_t *sizes, const bool *deref, size_t nparams, void ***out)
 {
-    int st = enqueue_check(s);
-    if (st)
-        return st;
-    for (int d = 0; d < 3; d++)
-        if (grid[d] == 0 || block[d] == 0)
-            return EMU_E_INVALID_VALUE;
     /* One block: the pointer array, then each value on a 16-byte slot. */
     size_t bytes = nparams * sizeof(void *);
     for (size_t i = 0; i < nparams; i++)
         bytes += (sizes[i] + 15) & ~(size_t)15;
-    struct op *op = op_new(OP_KERNEL, f);
     void **blk = malloc(bytes ? bytes : 1);
-    if (!op || !blk) {
-        free(op);
-        free(blk);
+    if (!blk)
         return EMU_E_OUT_OF_MEMORY;
-    }
     unsigned char *val = (unsigned char *)(blk + nparams);
     for (size_t i = 0; i < nparams; i++) {
-        if (!params[i] && sizes[i]) {
-            free(op);
-            free(blk);
-            return EMU_E_INVALID_VALUE;
-        }
-        if (deref && deref[i] && sizes[i] != sizeof(void *)) {
-            free(op);
+        if ((!params[i] && sizes[i]) || (deref && deref[i] && sizes[i] != sizeof(void *))) {
             free(blk);
             return EMU_E_INVALID_VALUE;
         }
@@ -647,10 +640,47 @@ int emu_enqueue_kernel(emu_stream *s, emu_kernel_fn fn, const uint32_t grid[3], 
             blk[i] = val;
         val += (sizes[i] + 15) & ~(size_t)15;
     }
+    *out = blk;
+    return 0;
+}
+
+int emu_enqueue_kernel(emu_stream *s, emu_kernel_fn fn, const uint32_t grid[3], const uint32_t block[3],
+                       void *const *params, const size_t *sizes, const bool *deref, size_t nparams,
+                       struct emu_fail f)
+{
+    int st = enqueue_check(s);
+    if (st)
+        return st;
+    for (int d = 0; d < 3; d++)
+        if (grid[d] == 0 || block[d] == 0)
+            return EMU_E_INVALID_VALUE;
+    void **blk;
+    if ((st = emu__kernel_pack(params, sizes, deref, nparams, &blk)))
+        return st;
+    struct op *op = op_new(OP_KERNEL, f);
+    if (!op) {
+        free(blk);
+        return EMU_E_OUT_OF_MEMORY;
+    }
     op->u.kernel.fn = fn;
     op->u.kernel.params = blk;
     memcpy(op->u.kernel.grid, grid, sizeof op->u.kernel.grid);
     memcpy(op->u.kernel.block, block, sizeof op->u.kernel.block);
+    return enqueue(s, op);
+}
+
+int emu__enqueue_call(emu_stream *s, int (*run)(void *arg), void (*release)(void *arg), void *arg,
+                      struct emu_fail f)
+{
+    int st = enqueue_check(s);
+    if (st)
+        return st;
+    struct op *op = op_new(OP_GRAPH, f);
+    if (!op)
+        return EMU_E_OUT_OF_MEMORY;
+    op->u.call.run = run;
+    op->u.call.release = release;
+    op->u.call.arg = arg;
     return enqueue(s, op);
 }
 

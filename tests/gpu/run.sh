@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # devq on a real NVIDIA GPU: build with the cuda backend, run the plugin's
 # own tests (over the emulated driver, as CI does), the backend-agnostic
-# conformance suites against the real driver, and the PTX SAXPY example
+# conformance suites against the real driver, the graph suite on CUDA
+# graphs (no run replayed op by op), and the PTX SAXPY example
 # checked against the host.  Not run by `make check`: CI has no GPU.
 #
 #   tests/gpu/run.sh [BUILD_DIR]        (default: ./build-gpu)
@@ -53,7 +54,8 @@ else
 fi
 
 step "cuda plugin over the emulated driver"
-if make check TESTS="tests/unit/test_cuda_emu tests/scripts/gpu-plugin-cuda-emu tests/scripts/gpu-faults-cuda-emu"; then
+if make check TESTS="tests/unit/test_cuda_emu tests/scripts/gpu-plugin-cuda-emu tests/scripts/gpu-faults-cuda-emu \
+    tests/scripts/gpu-graph-cuda-emu tests/scripts/graph-native-emu"; then
     ok "plugin tests (emulated driver)"
 else
     bad "plugin tests (emulated driver)"
@@ -82,6 +84,27 @@ if [ -x tests/conformance/conformance ]; then
         ok "tests/conformance/conformance (cuda)"
     else
         bad "tests/conformance/conformance (cuda)"
+    fi
+else
+    bad "tests/conformance/conformance not built"
+fi
+
+step "graphs on cuda: the driver's own (CUDA graphs)"
+# The conformance graph suite again, logging: on a driver with graphs
+# (devq-info lists graph_native) every run of launches must become a
+# CUDA graph -- libdevq logs "replay without a native graph" when the
+# plugin's graph_create refused one (its reason follows), and replays.
+if [ -x tests/conformance/conformance ]; then
+    if tools/devq-info 2>/dev/null | grep -q 'graph_native'; then
+        rm -f "$build/graph-native.log"
+        if DEVQ_LOG=full DEVQ_LOG_FILE="$build/graph-native.log" CK_RUN_SUITE=graph tests/conformance/conformance &&
+            ! grep 'replay without a native graph' "$build/graph-native.log"; then
+            ok "graph suite on CUDA graphs (cuGraphInstantiateWithFlags/cuGraphLaunch)"
+        else
+            bad "graph suite on CUDA graphs (see above and $build/graph-native.log)"
+        fi
+    else
+        bad "the cuda device does not report graph_native: the driver lacks CUDA 12 graphs (devq-info; DEVQ_LOG=basic says which entry point)"
     fi
 else
     bad "tests/conformance/conformance not built"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # plugins/cuda/cuda_decls.h, devq's own declarations of the CUDA driver
 # API, against a CUDA toolkit's cuda.h and cudaTypedefs.h: every typedef
-# (handles, scalars, enums, callbacks, the PFN_cu*_v* entry points), every
+# (handles, scalars, enums, structures member by member, callbacks, the
+# PFN_cu*_v* entry points), every
 # enumerator and flag value, and every prototype the emulated driver
 # defines, with the symbol name cuda.h's macros give it.
 #
@@ -46,7 +47,17 @@ trap 'rm -rf "$work"' EXIT
 typedefs=$(sed -n -e 's/^typedef .*(CUDA[A-Z]* \*\([A-Za-z0-9_]*\)).*/\1/p' \
                   -e 's/^typedef [^(]* \**\([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' \
                   -e 's/^} \([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' "$decls")
-enums=$(sed -n 's/^} \([A-Za-z_][A-Za-z0-9_]*\);.*/\1/p' "$decls")
+# A '} NAME;' closes an enum, or a structure opened by 'typedef struct
+# TAG {' (members one a line, 'TYPE NAME;').  A structure is its own type
+# in namespace ours: compared by size, and each member's offset and type.
+enums=$(awk '/^typedef struct [A-Za-z0-9_]* \{/ { s = 1; next }
+             /^} [A-Za-z_][A-Za-z0-9_]*;/ { if (!s) { sub(/^} /, ""); sub(/;.*/, ""); print } s = 0 }' "$decls")
+structs=$(awk '/^typedef struct [A-Za-z0-9_]* \{/ { s = 1; next }
+               /^} [A-Za-z_][A-Za-z0-9_]*;/ { if (s) { sub(/^} /, ""); sub(/;.*/, ""); print } s = 0 }' "$decls")
+# STRUCT.MEMBER, one a line
+members=$(awk '/^typedef struct [A-Za-z0-9_]* \{/ { s = 1; n = 0; next }
+               s && /^} / { name = $2; sub(/;.*/, "", name); for (i = 1; i <= n; i++) print name "." m[i]; s = 0; next }
+               s && /;/ { x = $0; sub(/;.*/, "", x); sub(/.*[ *]/, "", x); m[++n] = x }' "$decls")
 enumerators=$(sed -n 's/^ *\(CU[A-Z0-9_]*\) = .*/\1/p' "$decls")
 flag_macros=$(sed -n 's/^#define \(CU_[A-Z0-9_]*\) .*/\1/p' "$decls")
 renames=$(sed -n 's/^#define \(cu[A-Za-z0-9]*\) *\(cu[A-Za-z0-9_]*\)$/\1/p' "$decls")
@@ -58,6 +69,7 @@ n=$(printf '%s\n' $typedefs $enumerators $flag_macros $functions | wc -l)
     cat <<'HEAD'
 #include <type_traits>
 #include <tuple>
+#include <cstddef>
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -66,7 +78,10 @@ n=$(printf '%s\n' $typedefs $enumerators $flag_macros $functions | wc -l)
  * enum_pair<ours::E> names (the one of the same typedef name), if their
  * underlying types are the same too (the values are compared one by one). */
 template <class E> struct enum_pair { typedef void type; };
-template <class A, class B, class = void> struct same_leaf : std::is_same<A, B> {};
+/* struct_pair<ours::S>::type is ::S for the structures ours defines;
+ * every other type stands for itself (handles are the same tags). */
+template <class S> struct struct_pair { typedef S type; };
+template <class A, class B, class = void> struct same_leaf : std::is_same<typename struct_pair<A>::type, B> {};
 template <class A, class B>
 struct same_leaf<A, B, typename std::enable_if<std::is_enum<A>::value && std::is_enum<B>::value>::type>
     : std::integral_constant<bool, std::is_same<typename enum_pair<A>::type, B>::value &&
@@ -105,6 +120,15 @@ MID
     for t in $enums; do
         printf 'template <> struct enum_pair<ours::%s> { typedef ::%s type; };\n' "$t" "$t"
     done
+    for t in $structs; do
+        printf 'template <> struct struct_pair<ours::%s> { typedef ::%s type; };\n' "$t" "$t"
+        printf 'static_assert(sizeof(ours::%s) == sizeof(::%s), "struct %s: size differs from cuda.h'"'"'s");\n' "$t" "$t" "$t"
+    done
+    for sm in $members; do
+        t=${sm%%.*} m=${sm#*.}
+        printf 'static_assert(offsetof(ours::%s, %s) == offsetof(::%s, %s), "struct %s: member %s is not where cuda.h has it");\n' "$t" "$m" "$t" "$m" "$t" "$m"
+        printf 'static_assert(same<decltype(ours::%s::%s), decltype(::%s::%s)>::value, "struct %s: member %s has another type in cuda.h");\n' "$t" "$m" "$t" "$m" "$t" "$m"
+    done
     for t in $typedefs; do
         printf 'static_assert(same<ours::%s, ::%s>::value, "typedef %s differs from cuda.h'"'"'s");\n' "$t" "$t" "$t"
     done
@@ -133,5 +157,6 @@ if [ -s "$work/out" ]; then
 fi
 version=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' "$toolkit/include/cuda.h")
 echo "PASS: cuda_decls.h matches $toolkit (CUDA_VERSION $version): $(printf '%s\n' $typedefs | wc -l) typedefs," \
+     "$(printf '%s\n' $structs | wc -l) structures ($(printf '%s\n' $members | wc -l) members)," \
      "$(printf '%s\n' $enumerators $flag_macros | wc -l) values, $(printf '%s\n' $functions | wc -l) prototypes"
 exit 0

@@ -28,6 +28,8 @@ cuMemcpyDtoDAsync_v2 cuMemcpyDtoHAsync_v2 cuMemcpyHtoDAsync_v2 cuMemsetD8Async
 cuModuleGetFunction cuModuleLoadData cuModuleUnload cuStreamAddCallback
 cuStreamCreateWithPriority cuStreamDestroy_v2 cuStreamQuery cuStreamSynchronize
 cuStreamWaitEvent cuStreamWaitValue64_v2 cuStreamWriteValue64_v2 devq_emu_engine
+cuGraphCreate cuGraphAddKernelNode_v2 cuGraphInstantiateWithFlags cuGraphLaunch
+cuGraphExecKernelNodeSetParams_v2 cuGraphExecDestroy cuGraphDestroy
 LIST
 }
 
@@ -51,6 +53,12 @@ LIST
         -broken) echo hipFreeAsync hipMallocAsync hipStreamWaitValue64 hipStreamWriteValue64 ;;
         *) echo devq_emu_engine hipModuleLaunchKernel hipStreamAddCallback hipFreeAsync \
             hipMallocAsync hipStreamWaitValue64 hipStreamWriteValue64 ;;
+        esac
+        # graphs are optional: -old has none
+        case $1 in
+        -old) ;;
+        *) echo hipGraphCreate hipGraphAddKernelNode hipGraphInstantiateWithFlags hipGraphLaunch \
+            hipGraphExecKernelNodeSetParams hipGraphExecDestroy hipGraphDestroy ;;
         esac
     }
 }

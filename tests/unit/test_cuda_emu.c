@@ -323,6 +323,87 @@ START_TEST(test_func_param_info_hidden)
 }
 END_TEST
 
+/* Graphs: nodes run in dependency order (a diamond: 1 first, 4 last)
+ * as one op of the stream; a node of another graph is refused. */
+static uint32_t graph_log[16], graph_logged;
+
+int devq_emu_test_graph_tag(void **p, const devq_cpu_group *g);
+int devq_emu_test_graph_tag(void **p, const devq_cpu_group *g)
+{
+    (void)g;
+    graph_log[__atomic_fetch_add(&graph_logged, 1, __ATOMIC_RELAXED) % 16] = *(const uint32_t *)p[0];
+    return 0;
+}
+
+static CUDA_KERNEL_NODE_PARAMS_v2 tag_node(CUfunction f, uint32_t *tag)
+{
+    static void *params[4][1];
+    static int next;
+    void **kp = params[next++ % 4];
+    kp[0] = tag;
+    return (CUDA_KERNEL_NODE_PARAMS_v2){ .func = f,
+                                         .gridDimX = 1,
+                                         .gridDimY = 1,
+                                         .gridDimZ = 1,
+                                         .blockDimX = 1,
+                                         .blockDimY = 1,
+                                         .blockDimZ = 1,
+                                         .kernelParams = kp };
+}
+
+START_TEST(test_graph_dependency_order)
+{
+    open_ctx();
+    CUmodule m;
+    ck_assert_int_eq(F(cuModuleLoadData, 2000, CUmodule *,
+                       const void *)(&m, "devq-emu-module\ndevq_emu_test_graph_tag 4\n"),
+                     CUDA_SUCCESS);
+    CUfunction f;
+    ck_assert_int_eq(
+        F(cuModuleGetFunction, 2000, CUfunction *, CUmodule, const char *)(&f, m, "devq_emu_test_graph_tag"),
+        CUDA_SUCCESS);
+    PFN_cuGraphCreate_v10000 create = (PFN_cuGraphCreate_v10000)sym("cuGraphCreate", 10000);
+    PFN_cuGraphAddKernelNode_v12000 add = (PFN_cuGraphAddKernelNode_v12000)sym("cuGraphAddKernelNode", 12000);
+    PFN_cuGraphInstantiateWithFlags_v11040 inst =
+        (PFN_cuGraphInstantiateWithFlags_v11040)sym("cuGraphInstantiateWithFlags", 11040);
+    PFN_cuGraphExecKernelNodeSetParams_v12000 set =
+        (PFN_cuGraphExecKernelNodeSetParams_v12000)sym("cuGraphExecKernelNodeSetParams", 12000);
+    PFN_cuGraphLaunch_v10000 launch = (PFN_cuGraphLaunch_v10000)sym("cuGraphLaunch", 10000);
+    CUgraph g, other;
+    ck_assert_int_eq(create(&g, 0), CUDA_SUCCESS);
+    ck_assert_int_eq(create(&other, 0), CUDA_SUCCESS);
+    ck_assert_int_eq(create(&other, 1), CUDA_ERROR_INVALID_VALUE);
+    uint32_t tags[4] = { 1, 2, 3, 4 };
+    CUDA_KERNEL_NODE_PARAMS_v2 p[4];
+    for (int i = 0; i < 4; i++)
+        p[i] = tag_node(f, &tags[i]);
+    CUgraphNode a, b, c, d, foreign;
+    ck_assert_int_eq(add(&a, g, NULL, 0, &p[0]), CUDA_SUCCESS);
+    ck_assert_int_eq(add(&b, g, &a, 1, &p[1]), CUDA_SUCCESS);
+    ck_assert_int_eq(add(&c, g, &a, 1, &p[2]), CUDA_SUCCESS);
+    CUgraphNode bc[2] = { c, b };
+    ck_assert_int_eq(add(&d, g, bc, 2, &p[3]), CUDA_SUCCESS);
+    ck_assert_int_eq(add(&foreign, other, &a, 1, &p[0]), CUDA_ERROR_INVALID_VALUE); /* a is g's */
+    ck_assert_int_eq(add(&foreign, other, NULL, 0, &p[0]), CUDA_SUCCESS);
+    CUgraphExec x;
+    ck_assert_int_eq(inst(&x, g, 1), CUDA_ERROR_INVALID_VALUE);
+    ck_assert_int_eq(inst(&x, g, 0), CUDA_SUCCESS);
+    tags[0] = 9; /* copied at add */
+    ck_assert_int_eq(set(x, foreign, &p[0]), CUDA_ERROR_INVALID_VALUE);
+    CUstream s = new_stream();
+    ck_assert_int_eq(launch(x, s), CUDA_SUCCESS);
+    ck_assert_int_eq(F(cuStreamSynchronize, 2000, CUstream)(s), CUDA_SUCCESS);
+    ck_assert_uint_eq(graph_logged, 4);
+    ck_assert_uint_eq(graph_log[0], 1);
+    ck_assert_uint_eq(graph_log[3], 4);
+    ck_assert_uint_eq(graph_log[1] + graph_log[2], 5);
+    ck_assert_int_eq(((PFN_cuGraphExecDestroy_v10000)sym("cuGraphExecDestroy", 10000))(x), CUDA_SUCCESS);
+    ck_assert_int_eq(((PFN_cuGraphDestroy_v10000)sym("cuGraphDestroy", 10000))(g), CUDA_SUCCESS);
+    ck_assert_int_eq(((PFN_cuGraphDestroy_v10000)sym("cuGraphDestroy", 10000))(other), CUDA_SUCCESS);
+    ck_assert_int_eq(F(cuModuleUnload, 2000, CUmodule)(m), CUDA_SUCCESS);
+}
+END_TEST
+
 START_TEST(test_last_release_destroys_context)
 {
     open_ctx();
@@ -353,6 +434,7 @@ int main(void)
     tcase_add_test(tc, test_modules);
     tcase_add_test(tc, test_func_param_info);
     tcase_add_test(tc, test_func_param_info_hidden);
+    tcase_add_test(tc, test_graph_dependency_order);
     tcase_add_test(tc, test_last_release_destroys_context);
     tcase_add_test(tc, test_no_driver_calls_in_callbacks);
     return check_run(check_suite_of("cuda_emu", tc, 30));

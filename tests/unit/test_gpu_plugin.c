@@ -7,9 +7,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* DEVQ_CAP_GRAPH_NATIVE: both emulated drivers have graphs
+ * (test_gpu_graph.c covers a driver without them). */
 #define ALL_CAPS                                                                       \
     (DEVQ_CAP_KERNELS | DEVQ_CAP_TIMING | DEVQ_CAP_ASYNC_ALLOC | DEVQ_CAP_WAIT_VALUE | \
-     DEVQ_CAP_WRITE_VALUE | DEVQ_CAP_COPY_ENGINE | DEVQ_CAP_PRIORITIES)
+     DEVQ_CAP_WRITE_VALUE | DEVQ_CAP_COPY_ENGINE | DEVQ_CAP_PRIORITIES | DEVQ_CAP_GRAPH_NATIVE)
 
 START_TEST(test_devices_and_caps)
 {
