@@ -149,6 +149,9 @@ if BUILD_VULKAN
 TESTS += tests/scripts/vulkan-iface
 endif
 if BUILD_VULKAN
+TESTS += tests/scripts/vulkan-graph
+endif
+if BUILD_VULKAN
 TESTS += tests/scripts/vulkan-copies
 endif
 if BUILD_VULKAN
@@ -163,7 +166,7 @@ TESTS += tests/scripts/exhaust-vulkan
 endif
 endif
 dist_noinst_SCRIPTS += tests/scripts/exhaust-vulkan tests/scripts/vulkan-spirv tests/scripts/vulkan-run tests/scripts/saxpy-vulkan tests/scripts/vulkan-plugin \
-	tests/scripts/vulkan-iface tests/scripts/vulkan-copies tests/scripts/vulkan-lost
+	tests/scripts/vulkan-iface tests/scripts/vulkan-graph tests/scripts/vulkan-copies tests/scripts/vulkan-lost
 # The committed SPIR-V is what glslc makes of the .comp files today:
 # regenerated and compared where glslc is (else skipped).
 TESTS += tests/scripts/vulkan-spirv
