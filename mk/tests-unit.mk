@@ -216,6 +216,12 @@ TESTS += tests/unit/test_graph_counts
 tests_unit_test_graph_counts_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 tests_unit_test_graph_counts_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_graph_counts_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+# lib's side of native graph runs against a spy backend (issue 30).
+check_PROGRAMS += tests/unit/test_graph_native
+TESTS += tests/unit/test_graph_native
+tests_unit_test_graph_native_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_unit_test_graph_native_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_graph_native_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS) $(PTHREAD_LIBS)
 
 check_PROGRAMS += tests/unit/test_buffer_gen
 TESTS += tests/unit/test_buffer_gen

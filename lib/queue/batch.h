@@ -212,15 +212,21 @@ struct batch_lists {
     const struct devq_pl_launch_entry *failed;
 };
 
-/* A run of a graph's launches that a replay sends as one launch_list,
+/* A run of a graph's launches that a replay sends as one stream op,
  * planned once per exec (graph_plan.c): ops [from, end), the maximal run
  * of list_joins ops, and its nbuf distinct buffers (at most
  * DEVQ_RUN_BUFS) from buf[first_buf], in order of first use, each with
  * every access the run makes of it and whether the run holds the use
- * that carries the buffer's unissued count. */
+ * that carries the buffer's unissued count; a run over more buffers has
+ * nbuf DEVQ_RUN_UNPLANNED (issue.c's bind_run works them out).  nat: the
+ * run's native handle (graph_native.h) or NULL: the exec's reference in
+ * its plan; in a replay's copy, the handle until the run is issued. */
 #define DEVQ_RUN_BUFS 8u
+#define DEVQ_RUN_UNPLANNED UINT32_MAX
+struct graph_native;
 struct run_plan {
     uint32_t from, end, first_buf, nbuf;
+    struct graph_native *nat;
 };
 struct run_buf {
     devq_buffer *buf;
@@ -231,12 +237,14 @@ struct run_buf {
 /* A replay's copy of its exec's plan (graph_submit.c writes it with the
  * record; issue.c reads it; batch_life.c frees the arrays): runs sorted
  * by `from`, `next` the first not yet looked at; nowaits: no op waits
- * or aligns, so with no hazards there is nothing to resolve. */
+ * or aligns, so with no hazards there is nothing to resolve; nnat: the
+ * runs whose native handle is not yet issued (issue.c counts them down). */
 struct batch_plan {
     struct run_plan *run;
     uint32_t nrun, caprun, next;
     struct run_buf *buf;
     uint32_t nbuf, capbuf;
+    uint32_t nnat;
     int nowaits;
 };
 

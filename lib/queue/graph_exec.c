@@ -2,7 +2,9 @@
 /* Instantiated graphs and their parameters between submissions
  * (graph.h).  An exec owns its own copy of the record, so a change here
  * reaches the next submission and none before it: a submission copies
- * the record into its batch. */
+ * the record into its batch, and a run's native handle is updated only
+ * when no submission still to issue holds it, else copied
+ * (graph_native.h). */
 #include "config.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 #include "buffer_fail.h"
 #include "error.h"
 #include "graph.h"
+#include "graph_native.h"
 #include "kernel.h"
 
 static int graph_check(const devq_graph *g, const char *fn)
@@ -76,6 +79,7 @@ DEVQ_API int devq_graph_instantiate(devq_graph *g, devq_graph_exec **out)
         free(ge);
         return devq__err(-ENOMEM, "%s: out of memory for an exec of %u ops", fn, g->r.rec.nops);
     }
+    devq__graph_native_make(&ge->r);
     ge->magic = DEVQ_MAGIC_GRAPH_EXEC;
     *out = ge;
     return 0;
@@ -130,6 +134,7 @@ static int set_buffer_arg(devq_graph_exec *ge, struct op *o, size_t op, size_t i
         pa->device_ptr = old_ptr;
         return devq__err(r, "%s: out of memory", fn);
     }
+    devq__graph_native_changed(&ge->r, (uint32_t)op);
     return 0;
 }
 
@@ -161,6 +166,7 @@ DEVQ_API int devq_graph_exec_set_arg(devq_graph_exec *ge, size_t op, size_t inde
                                    "value has %zu: give a pointer to as many bytes",
                                    fn, op, index, arg->size, arg->value, pa->size));
     memcpy(ge->r.rec.bytes + (uintptr_t)pa->value, arg->value, arg->size);
+    devq__graph_native_changed(&ge->r, (uint32_t)op);
     return leave(ge, 0);
 }
 
@@ -220,6 +226,7 @@ DEVQ_API int devq_graph_exec_set_buffer(devq_graph_exec *ge, devq_buffer *old_bu
         rebind(&ge->r, new_buf, old_buf);
         return leave(ge, devq__err(r, "%s: out of memory", fn));
     }
+    devq__graph_native_rebound(&ge->r, new_buf);
     return leave(ge, 0);
 }
 
@@ -248,11 +255,12 @@ DEVQ_API int devq_graph_exec_set_value(devq_graph_exec *ge, size_t op, uint64_t 
 
 DEVQ_API void devq_graph_exec_destroy(devq_graph_exec *ge)
 {
-    /* Submissions hold their own references (graph_submit.c): nothing
-     * in flight points into the exec. */
+    /* Submissions hold their own references (graph_submit.c), native
+     * handles included: nothing in flight points into the exec. */
     if (enter(ge, "devq_graph_exec_destroy") < 0)
         return;
     ge->magic = 0;
+    devq__graph_native_fini(&ge->r);
     devq__graph_rec_fini(&ge->r);
     free(ge);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The run plan of a graph_rec (graph.h): what a replay's issue would
  * work out op by op for every submission, worked out once -- which ops
- * form each launch_list run, and the distinct buffers each run binds
- * with the union of its accesses (issue.c's bind_run) -- and the end
+ * form each run of launches (one launch_list, or one native graph_launch),
+ * and the distinct buffers each run binds with the union of its
+ * accesses (issue.c's bind_run) -- and the end
  * signals, so a submission copies O(runs + buffers) instead of scanning
  * its ops.  Recomputed whenever the buffers are rebound. */
 #include "config.h"
@@ -35,7 +36,8 @@ static uint32_t run_buffers(const struct batch_record *rec, uint32_t from, uint3
     return n;
 }
 
-static int plan_runs(struct graph_rec *r, struct run_plan **runs, struct run_buf **bufs)
+static int plan_runs(const struct graph_rec *r, struct run_plan **runs, struct run_buf **bufs,
+                     uint32_t *out_nrun, uint32_t *out_nbuf)
 {
     const struct batch_record *rec = &r->rec;
     uint32_t nrun = 0, nbuf = 0;
@@ -49,23 +51,22 @@ static int plan_runs(struct graph_rec *r, struct run_plan **runs, struct run_buf
             end++;
         struct run_buf tmp[DEVQ_RUN_BUFS];
         uint32_t n = run_buffers(rec, i, end, tmp);
-        if (n <= DEVQ_RUN_BUFS) {
-            struct run_plan *nr = realloc(*runs, (nrun + 1) * sizeof *nr);
-            struct run_buf *nb = nr ? realloc(*bufs, (nbuf + n + 1) * sizeof *nb) : NULL;
-            if (nr)
-                *runs = nr;
-            if (nb)
-                *bufs = nb;
-            if (!nr || !nb)
-                return -ENOMEM;
-            nr[nrun++] = (struct run_plan){ i, end, nbuf, n };
-            for (uint32_t k = 0; k < n; k++)
-                nb[nbuf++] = tmp[k];
-        }
+        uint32_t nb_add = n <= DEVQ_RUN_BUFS ? n : 0;
+        struct run_plan *nr = realloc(*runs, (nrun + 1) * sizeof *nr);
+        struct run_buf *nb = nr ? realloc(*bufs, (nbuf + nb_add + 1) * sizeof *nb) : NULL;
+        if (nr)
+            *runs = nr;
+        if (nb)
+            *bufs = nb;
+        if (!nr || !nb)
+            return -ENOMEM;
+        nr[nrun++] = (struct run_plan){ i, end, nbuf, n <= DEVQ_RUN_BUFS ? n : DEVQ_RUN_UNPLANNED, NULL };
+        for (uint32_t k = 0; k < nb_add; k++)
+            nb[nbuf++] = tmp[k];
         i = end - 1;
     }
-    r->nrun = nrun;
-    r->nrunbuf = nbuf;
+    *out_nrun = nrun;
+    *out_nbuf = nbuf;
     return 0;
 }
 
@@ -73,15 +74,23 @@ int devq__graph_rec_plan(struct graph_rec *r)
 {
     struct run_plan *runs;
     struct run_buf *bufs;
-    if (plan_runs(r, &runs, &bufs) < 0) {
+    uint32_t nrun, nbuf;
+    if (plan_runs(r, &runs, &bufs, &nrun, &nbuf) < 0) {
         free(runs);
         free(bufs);
         return -ENOMEM;
     }
+    /* The runs follow from the op kinds alone, which no rebinding
+     * changes: each keeps its native handle. */
+    for (uint32_t k = 0; k < r->nrun && k < nrun; k++)
+        if (runs[k].from == r->run[k].from && runs[k].end == r->run[k].end)
+            runs[k].nat = r->run[k].nat;
     free(r->run);
     free(r->runbuf);
     r->run = runs;
     r->runbuf = bufs;
+    r->nrun = nrun;
+    r->nrunbuf = nbuf;
     r->nowaits = 1;
     for (uint32_t i = 0; i < r->rec.nops; i++)
         if (r->rec.ops[i].kind == OP_WAIT || r->rec.ops[i].kind == OP_ALIGN)

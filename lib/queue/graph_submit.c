@@ -18,6 +18,7 @@
 #include "buffer_fail.h"
 #include "error.h"
 #include "graph.h"
+#include "graph_native.h"
 #include "queue.h"
 #include "record.h"
 #include "signal_int.h"
@@ -53,7 +54,7 @@ static int reserve(struct batch *b, const struct graph_rec *g)
     if (room((void **)&b->plan.run, &b->plan.caprun, g->nrun, sizeof *g->run) < 0 ||
         room((void **)&b->plan.buf, &b->plan.capbuf, g->nrunbuf, sizeof *g->runbuf) < 0)
         return -ENOMEM;
-    return devq__ref_set_reserve(&b->held, g->nheld);
+    return devq__ref_set_reserve(&b->held, g->nheld + g->nrun);
 }
 
 /* b (empty, room reserved) becomes a copy of the exec's record holding
@@ -82,6 +83,13 @@ static void replay(struct batch *b, struct graph_rec *g)
     b->plan.nbuf = g->nrunbuf;
     b->plan.next = 0;
     b->plan.nowaits = g->nowaits;
+    b->plan.nnat = 0;
+    for (uint32_t k = 0; k < g->nrun; k++) /* held until the batch ends */
+        if (g->run[k].nat) {
+            devq__ref_set_add(&b->held, &g->run[k].nat->obj);
+            devq__graph_native_submitted(g->run[k].nat);
+            b->plan.nnat++;
+        }
     for (uint32_t i = 0; i < g->nheld; i++)
         devq__ref_set_add(&b->held, g->held[i]);
     /* One count per buffer, held by its last use (record.c's rule). */

@@ -19,6 +19,7 @@
 #include "grow.h"
 #include "hazard.h"
 #include "issue.h"
+#include "graph_native.h"
 #include "kernel.h"
 #include "log.h"
 #include "queue.h"
@@ -619,16 +620,23 @@ static int bind_run(struct batch *b, uint32_t from, uint32_t to, const struct de
     return 0;
 }
 
-/* The planned run starting at op i, when the portion holds all of it;
- * else NULL (bind_run works it out). */
-static const struct run_plan *planned_run(struct batch *b, uint32_t i, uint32_t stop)
+/* The run of the plan starting at op i, or NULL. */
+static struct run_plan *run_at(struct batch *b, uint32_t i)
 {
     struct batch_plan *p = &b->plan;
     while (p->next < p->nrun && p->run[p->next].from < i)
         p->next++;
-    if (p->next == p->nrun || p->run[p->next].from != i || p->run[p->next].end > stop)
+    return p->next < p->nrun && p->run[p->next].from == i ? &p->run[p->next] : NULL;
+}
+
+/* The planned run starting at op i, when the portion holds all of it
+ * and its buffers are planned; else NULL (bind_run works it out). */
+static const struct run_plan *planned_run(struct batch *b, uint32_t i, uint32_t stop)
+{
+    const struct run_plan *run = run_at(b, i);
+    if (!run || run->end > stop || run->nbuf == DEVQ_RUN_UNPLANNED)
         return NULL;
-    return &p->run[p->next++];
+    return run;
 }
 
 /* bind_run for a planned run: the same generations and binds, the
@@ -690,6 +698,61 @@ static int list_take(struct devq_stream *st, struct batch *b, struct pending_lis
     return 0;
 }
 
+/* The run starting at op i has a native handle (graph_native.h): bound
+ * as list_take binds a run, then queued by ONE graph_launch.  1 when the
+ * run has no handle or the portion does not hold all of it (list_take or
+ * the per-op path then issue it); else as list_take.  A launch the
+ * stream fails is not named (the backend need not say which one), so
+ * the walk fails the batch from the first op it has not walked
+ * (batch_walk.c): everything the run writes and what follows. */
+static int native_take(struct devq_stream *st, struct batch *b, uint32_t i, uint32_t stop,
+                       const struct devq_use *here, int level, int *sync_err, uint32_t *last)
+{
+    struct run_plan *run = run_at(b, i);
+    if (!run || !run->nat || run->end > stop)
+        return 1;
+    int settled;
+    int r = run->nbuf != DEVQ_RUN_UNPLANNED ? bind_planned(b, run, here, level, &settled)
+                                            : bind_run(b, i, run->end, here, level, &settled);
+    if (r < 0) {
+        devq__batch_force(b, r, "%s batch %llu: ordering failed: %s", devq__queue_label(b->q).s,
+                          (unsigned long long)b->seq, devq_errmsg());
+        return r;
+    }
+    for (uint32_t k = i; !settled && k < run->end; k++)
+        devq__op_issued(b, &b->rec.ops[k]);
+    b->issue.next_op = *last = run->end - 1;
+    struct devq_device *dev = b->q->dev;
+    struct graph_native *n = run->nat;
+    run->nat = NULL;
+    b->plan.nnat--;
+    r = dev->ops->graph_launch(st->pl, n->g);
+    devq__graph_native_issued(n);
+    if (r < 0) {
+        if (r == -ENODEV)
+            devq__device_set_lost(dev, devq_errmsg());
+        *sync_err = r;
+        char dn[48];
+        b->issue.next_op = i; /* the forced failure starts there */
+        force_issue_failure(b, NULL, r, dev_name(dev, dn, sizeof dn));
+        b->issue.next_op = *last;
+    }
+    return 0;
+}
+
+/* The batch's issue is over (every op issued or skipped): the native
+ * runs it did not issue are no longer pending (their handles stay held
+ * until the batch ends). */
+static void native_sweep(struct batch *b)
+{
+    for (uint32_t k = 0; b->plan.nnat && k < b->plan.nrun; k++)
+        if (b->plan.run[k].nat) {
+            devq__graph_native_issued(b->plan.run[k].nat);
+            b->plan.run[k].nat = NULL;
+            b->plan.nnat--;
+        }
+}
+
 int devq__issue(struct devq_queue *q, struct batch *b)
 {
     struct devq_device *dev = q->dev;
@@ -698,6 +761,8 @@ int devq__issue(struct devq_queue *q, struct batch *b)
     int began, r = 0, sync_err = 0;
     if (b->issue.next_op == 0 && !b->replay) /* a replay's ops come marked (graph_plan.c) */
         mark_end_signals(&b->rec);
+    else if (b->issue.next_op == 0) /* a replay's first pass: no launch named failed yet */
+        b->lists.failed = NULL;
     uint32_t defer_at, split_at, stop, from;
     const struct op *work_out = NULL; /* the batch's last stream work out */
 again:
@@ -730,6 +795,9 @@ again:
     for (uint32_t i = b->issue.next_op; i < stop; i++) {
         struct op *o = &b->rec.ops[i];
         b->issue.next_op = i;
+        if (b->replay && b->plan.nnat && !b->fail.error && !b->issue.traced && list_joins(o) &&
+            native_take(st, b, i, stop, &here, level, &sync_err, &i) == 0)
+            continue;
         if (pl.on && !b->fail.error && list_joins(o) &&
             list_take(st, b, &pl, i, stop, &here, level, &sync_err, &i) == 0)
             continue;
@@ -770,6 +838,8 @@ again:
         bind_skipped(b, &b->rec.ops[b->issue.next_op], &began);
         devq__op_issued(b, &b->rec.ops[b->issue.next_op]);
     }
+    if (b->replay && b->plan.nnat)
+        native_sweep(b);
     q->issued_seq = b->seq;
     /* After this call the batch belongs to the end callback. */
     if ((r = ops->host_fn(st->pl, devq__end_cb, b)) < 0) {
