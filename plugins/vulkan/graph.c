@@ -162,10 +162,10 @@ static int record(struct devq_pl_graph *g)
     if (i < 0)
         return atomic_load(&d->lost) ? -ENODEV : -ENOMEM;
     VkCommandBuffer cb = g->cbs[i].cb;
-    VkCommandBufferInheritanceInfo inh = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO };
+    VkCommandBufferInheritanceInfo inherit = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO };
     VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
                                     .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT,
-                                    .pInheritanceInfo = &inh };
+                                    .pInheritanceInfo = &inherit };
     VkResult r = vk_vkBeginCommandBuffer(cb, &bi); /* resets it: the pool allows it */
     if (r != VK_SUCCESS)
         return vk_fail(d, "vkBeginCommandBuffer", r, -ENOMEM);
