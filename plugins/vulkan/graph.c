@@ -94,17 +94,20 @@ static int prepare(struct devq_pl_graph *g, size_t i, const struct devq_pl_launc
                (t.pc && memcmp(x->pcbuf, t.pcbuf, t.pc));
     if (!*changed)
         return 0;
-    if (x->nbuf != t.nbuf || !x->p) {
-        VkDescriptorBufferInfo *nb = t.nbuf ? malloc(t.nbuf * sizeof *nb) : NULL;
-        if (t.nbuf && !nb)
-            return vk_host->error(-ENOMEM, "vulkan:%u: out of memory preparing a graph", d->ordinal);
+    /* New storage first, both or neither: a failure leaves x as it was. */
+    bool new_bufs = x->nbuf != t.nbuf || !x->p, new_pc = x->pc != t.pc || !x->p;
+    VkDescriptorBufferInfo *nb = new_bufs && t.nbuf ? malloc(t.nbuf * sizeof *nb) : NULL;
+    uint8_t *np = new_pc && t.pc ? malloc(t.pc) : NULL;
+    if ((new_bufs && t.nbuf && !nb) || (new_pc && t.pc && !np)) {
+        free(nb);
+        free(np);
+        return vk_host->error(-ENOMEM, "vulkan:%u: out of memory preparing a graph", d->ordinal);
+    }
+    if (new_bufs) {
         free(x->bufs);
         x->bufs = nb;
     }
-    if (x->pc != t.pc || !x->p) {
-        uint8_t *np = t.pc ? malloc(t.pc) : NULL;
-        if (t.pc && !np)
-            return vk_host->error(-ENOMEM, "vulkan:%u: out of memory preparing a graph", d->ordinal);
+    if (new_pc) {
         free(x->pcbuf);
         x->pcbuf = np;
     }
