@@ -12,6 +12,8 @@
  *   - graph_destroy with launches queued: they run, then it is freed;
  *   - many launches of one graph in flight at once (one submission each,
  *     on two streams, updated every few launches);
+ *   - launches after a failed host callback are skipped (the next
+ *     callback gets the error) and the graph runs again after it;
  *   - bad input (no launches, memory of no device, an update past the
  *     end) and device loss are errors with a message.
  * Runs through tests/scripts/vulkan-run: the Khronos validation layer is
@@ -352,6 +354,47 @@ static void many_in_flight(devq_pl_device *d)
     ops->mem_free(d, a);
 }
 
+/* A host callback that fails latches its error: the graph launches
+ * queued after it, up to the next callback, are skipped (that callback
+ * gets the error), and the graph runs again after it. */
+static int fail_cb(void *arg, int status)
+{
+    (void)arg;
+    (void)status;
+    return -EIO;
+}
+static int seen_status(void *arg, int status)
+{
+    *(int *)arg = status;
+    return 0;
+}
+static void skipped_after_error(devq_pl_device *d)
+{
+    devq_pl_stream *s;
+    CHECK(ops->stream_create(d, NULL, &s));
+    void *v = zeroed(d, s), *a = zeroed(d, s);
+    struct g5 g;
+    g5_init(&g, v, a, 3);
+    devq_pl_graph *pg;
+    CHECK(ops->graph_create(d, g.e, 5, &pg));
+    int status = 1;
+    CHECK(ops->host_fn(s, fail_cb, NULL));
+    CHECK(ops->graph_launch(s, pg));
+    CHECK(ops->graph_launch(s, pg));
+    CHECK(ops->host_fn(s, seen_status, &status));
+    CHECK(ops->graph_launch(s, pg)); /* runs */
+    uint32_t hv[N], ha[N];
+    read_back(d, s, v, hv);
+    read_back(d, s, a, ha);
+    EXPECT(status == -EIO, "the callback after the skipped launches got %d, want -EIO", status);
+    expect_v(hv, 1, "after a failed callback: v");
+    expect_all(ha, 3, "after a failed callback: a (two launches skipped, one ran)");
+    ops->graph_destroy(pg);
+    ops->stream_destroy(s);
+    ops->mem_free(d, v);
+    ops->mem_free(d, a);
+}
+
 static void bad_input(devq_pl_device *d)
 {
     devq_pl_graph *pg = NULL;
@@ -454,6 +497,7 @@ int main(void)
     update_affects_later_launches(d);
     destroy_while_queued(d);
     many_in_flight(d);
+    skipped_after_error(d);
     bad_input(d);
     ops->kernel_destroy(k_add);
     ops->kernel_destroy(k_step);
