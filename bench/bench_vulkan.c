@@ -4,7 +4,17 @@
  *   - submit -> completion of an empty batch (a timeline signal);
  *   - submit -> completion of a trivial dispatch;
  *   - empty batches per second (1000 submits, then one wait);
- *   - SAXPY over 64 MiB vectors (device-resident data), GB/s.
+ *   - SAXPY over 64 MiB vectors (device-resident data), GB/s;
+ *   - a graph of 64 tiny dispatches (SAXPY of 64 elements each, one
+ *     barrier between two) submitted GRAPH_SUBMITS times, then one wait:
+ *     submissions per second against raw Vulkan resubmitting one
+ *     pre-recorded command buffer of the same 64 dispatches and barriers
+ *     (the limit: nothing is recorded per submission), and against
+ *     devq's one-shot path (64 devq_queue_exec + submit each time).
+ *     On lavapipe the device's work dominates that rate, so the same
+ *     loops also give the submitting thread's CPU time per submission
+ *     (CLOCK_THREAD_CPUTIME_ID, the final wait left out): what a graph
+ *     saves the host.
  * The raw side is what a careful Vulkan program does: command buffers
  * recorded once and resubmitted, one timeline semaphore, push
  * descriptors, the same SPIR-V (examples/saxpy.spv) and memory type.
@@ -34,7 +44,7 @@
         }                                                           \
     } while (0)
 
-enum { REPS = 7, LAT_N = 500, RATE_N = 1000 };
+enum { REPS = 7, LAT_N = 500, RATE_N = 1000, GRAPH_OPS = 64, GRAPH_SUBMITS = 100 };
 #define SAXPY_BYTES (64u << 20)
 #define SAXPY_N (SAXPY_BYTES / 4u)
 
@@ -71,7 +81,7 @@ struct raw {
     VkDescriptorSetLayout dsl;
     VkPipelineLayout layout;
     VkPipeline pipe;
-    VkCommandBuffer tiny, saxpy;
+    VkCommandBuffer tiny, saxpy, run;
 };
 
 static void raw_buffer(struct raw *r, int i, VkDeviceSize size)
@@ -125,6 +135,53 @@ static VkCommandBuffer raw_record(struct raw *r, uint32_t n, uint32_t groups)
     vkCmdPushConstants(cb, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
     for (uint32_t base = 0; base < groups; base += 32768) /* maxComputeWorkGroupCount >= 65535 */
         vkCmdDispatchBase(cb, base, 0, 0, groups - base < 32768 ? groups - base : 32768, 1, 1);
+    VK(vkEndCommandBuffer(cb));
+    return cb;
+}
+
+/* GRAPH_OPS tiny SAXPYs with the barrier devq puts between two ops. */
+static VkCommandBuffer raw_record_run(struct raw *r)
+{
+    VkCommandBufferAllocateInfo ai = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+                                       .commandPool = r->pool,
+                                       .level = VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+                                       .commandBufferCount = 1 };
+    VkCommandBuffer cb;
+    VK(vkAllocateCommandBuffers(r->dev, &ai, &cb));
+    /* Resubmitted while earlier submissions of it are pending. */
+    VkCommandBufferBeginInfo bi = { .sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+                                    .flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT };
+    VK(vkBeginCommandBuffer(cb, &bi));
+    VkDescriptorBufferInfo bufs[2] = { { r->buf[0], 0, VK_WHOLE_SIZE }, { r->buf[1], 0, VK_WHOLE_SIZE } };
+    VkWriteDescriptorSet w[2];
+    for (int i = 0; i < 2; i++)
+        w[i] = (VkWriteDescriptorSet){ .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                       .dstBinding = (uint32_t)i,
+                                       .descriptorCount = 1,
+                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                       .pBufferInfo = &bufs[i] };
+    PFN_vkCmdPushDescriptorSetKHR push =
+        (PFN_vkCmdPushDescriptorSetKHR)vkGetDeviceProcAddr(r->dev, "vkCmdPushDescriptorSetKHR");
+    struct {
+        float a;
+        uint32_t n;
+    } pc = { 2.0f, 64 };
+    VkMemoryBarrier2 mb = { .sType = VK_STRUCTURE_TYPE_MEMORY_BARRIER_2,
+                            .srcStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                            .srcAccessMask = VK_ACCESS_2_MEMORY_WRITE_BIT,
+                            .dstStageMask = VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+                            .dstAccessMask = VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT };
+    VkDependencyInfo dep = { .sType = VK_STRUCTURE_TYPE_DEPENDENCY_INFO,
+                             .memoryBarrierCount = 1,
+                             .pMemoryBarriers = &mb };
+    for (int i = 0; i < GRAPH_OPS; i++) {
+        if (i)
+            vkCmdPipelineBarrier2(cb, &dep);
+        vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->pipe);
+        push(cb, VK_PIPELINE_BIND_POINT_COMPUTE, r->layout, 0, 2, w);
+        vkCmdPushConstants(cb, r->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+        vkCmdDispatchBase(cb, 0, 0, 0, 1, 1, 1);
+    }
     VK(vkEndCommandBuffer(cb));
     return cb;
 }
@@ -211,6 +268,7 @@ static int raw_init(struct raw *r)
     vkDestroyShaderModule(r->dev, mod, NULL);
     r->tiny = raw_record(r, 64, 1);
     r->saxpy = raw_record(r, SAXPY_N, SAXPY_N / 64);
+    r->run = raw_record_run(r);
     return 0;
 }
 
@@ -255,6 +313,25 @@ static double raw_rate(struct raw *r)
     for (int i = 0; i < RATE_N; i++)
         raw_submit(r, VK_NULL_HANDLE, i == RATE_N - 1);
     return RATE_N / ((double)(bench_now() - t0) / 1e9);
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The pre-recorded run of GRAPH_OPS dispatches, GRAPH_SUBMITS times;
+ * *cpu_us: the submitting thread's CPU per submission. */
+static double raw_run_rate(struct raw *r, double *cpu_us)
+{
+    uint64_t t0 = bench_now(), c0 = thread_cpu_ns();
+    for (int i = 0; i < GRAPH_SUBMITS; i++)
+        raw_submit(r, r->run, 0);
+    *cpu_us = (double)(thread_cpu_ns() - c0) / 1e3 / GRAPH_SUBMITS;
+    raw_submit(r, VK_NULL_HANDLE, 1);
+    return GRAPH_SUBMITS / ((double)(bench_now() - t0) / 1e9);
 }
 
 /* ---- devq ---- */
@@ -305,6 +382,44 @@ static double dq_rate(struct dq *d)
     return RATE_N / ((double)(bench_now() - t0) / 1e9);
 }
 
+/* The same run as a graph: captured once, submitted GRAPH_SUBMITS times. */
+static devq_graph_exec *dq_graph(struct dq *d)
+{
+    CHECK(devq_queue_begin_capture(d->q));
+    for (int i = 0; i < GRAPH_OPS; i++)
+        dq_exec(d, 64);
+    devq_graph *g;
+    devq_graph_exec *ge;
+    CHECK(devq_queue_end_capture(d->q, &g));
+    CHECK(devq_graph_instantiate(g, &ge));
+    devq_graph_destroy(g);
+    return ge;
+}
+
+static double dq_graph_rate(struct dq *d, devq_graph_exec *ge, double *cpu_us)
+{
+    uint64_t t0 = bench_now(), c0 = thread_cpu_ns();
+    for (int i = 0; i < GRAPH_SUBMITS; i++)
+        CHECK(devq_graph_submit(d->q, ge));
+    *cpu_us = (double)(thread_cpu_ns() - c0) / 1e3 / GRAPH_SUBMITS;
+    CHECK(devq_queue_finish(d->q, DEVQ_TIMEOUT_INFINITE));
+    return GRAPH_SUBMITS / ((double)(bench_now() - t0) / 1e9);
+}
+
+/* The one-shot path: the 64 launches recorded again for every batch. */
+static double dq_oneshot_rate(struct dq *d, double *cpu_us)
+{
+    uint64_t t0 = bench_now(), c0 = thread_cpu_ns();
+    for (int i = 0; i < GRAPH_SUBMITS; i++) {
+        for (int k = 0; k < GRAPH_OPS; k++)
+            dq_exec(d, 64);
+        CHECK(devq_queue_submit(d->q));
+    }
+    *cpu_us = (double)(thread_cpu_ns() - c0) / 1e3 / GRAPH_SUBMITS;
+    CHECK(devq_queue_finish(d->q, DEVQ_TIMEOUT_INFINITE));
+    return GRAPH_SUBMITS / ((double)(bench_now() - t0) / 1e9);
+}
+
 static double gbps(uint64_t ns)
 {
     return 3.0 * SAXPY_BYTES / (double)ns; /* read x, read y, write y */
@@ -336,6 +451,10 @@ int main(void)
     dq_batch(&d, SAXPY_N, 1);
     raw_submit(&raw, raw.tiny, 1);
     raw_submit(&raw, raw.saxpy, 1);
+    devq_graph_exec *ge = dq_graph(&d);
+    double gc[REPS], gcb[REPS], goc[REPS];
+    dq_graph_rate(&d, ge, &gc[0]);
+    raw_run_rate(&raw, &gcb[0]);
 
     double e[REPS], eb[REPS], t[REPS], tb[REPS], b[REPS], bb[REPS], s[REPS], sb[REPS];
     for (int i = 0; i < REPS; i++) {
@@ -352,6 +471,14 @@ int main(void)
         raw_submit(&raw, raw.saxpy, 1);
         sb[i] = gbps(bench_now() - t0);
     }
+    /* Alternating A/B/C rounds of their own, after the rows above. */
+    double gr[REPS], grb[REPS], go[REPS];
+    for (int i = 0; i < REPS; i++) {
+        gr[i] = dq_graph_rate(&d, ge, &gc[i]);
+        grb[i] = raw_run_rate(&raw, &gcb[i]);
+        go[i] = dq_oneshot_rate(&d, &goc[i]);
+    }
+    double gr_m = bench_median(gr, REPS);
     devq_device_info info;
     CHECK(devq_device_info_get(d.dev, &info));
     bench_header("vulkan:0 against raw Vulkan on the same driver");
@@ -362,6 +489,13 @@ int main(void)
               "<= 1.2x");
     bench_row("empty batches per second", bench_median(b, REPS), bench_median(bb, REPS), "k/s", ">= 0.8x");
     bench_row("SAXPY 64 MiB (device data)", bench_median(s, REPS), bench_median(sb, REPS), "GB/s", ">= 0.9x");
+    bench_row("graph replay, 64 tiny dispatches", gr_m, bench_median(grb, REPS), "/s", "raw: the limit");
+    bench_row("graph replay vs one-shot, 64 dispatches", gr_m, bench_median(go, REPS), "/s",
+              ">= 1x one-shot");
+    double gc_m = bench_median(gc, REPS);
+    bench_row("graph submit, host CPU per submission", gc_m, bench_median(gcb, REPS), "us", "raw: the limit");
+    bench_row("graph submit vs one-shot, host CPU", gc_m, bench_median(goc, REPS), "us", "< 1x one-shot");
+    devq_graph_exec_destroy(ge);
     devq_buffer_free(d.x, NULL);
     devq_buffer_free(d.y, NULL);
     devq_kernel_destroy(d.k);

@@ -154,6 +154,9 @@ if BUILD_VULKAN
 TESTS += tests/scripts/vulkan-iface
 endif
 if BUILD_VULKAN
+TESTS += tests/scripts/vulkan-graph
+endif
+if BUILD_VULKAN
 TESTS += tests/scripts/vulkan-copies
 endif
 if BUILD_VULKAN
@@ -165,10 +168,12 @@ if HAVE_CHECK
 # on, failing on any validation message: mk/tests-conformance.mk.
 # A queue whose completion thread cannot start (issue 27, mk/tests.mk).
 TESTS += tests/scripts/exhaust-vulkan
+# The conformance graph suite on vulkan through the native graph ops.
+TESTS += tests/scripts/vulkan-graph-native
 endif
 endif
 dist_noinst_SCRIPTS += tests/scripts/exhaust-vulkan tests/scripts/vulkan-spirv tests/scripts/vulkan-run tests/scripts/saxpy-vulkan tests/scripts/vulkan-plugin \
-	tests/scripts/vulkan-iface tests/scripts/vulkan-copies tests/scripts/vulkan-lost
+	tests/scripts/vulkan-iface tests/scripts/vulkan-graph tests/scripts/vulkan-graph-native tests/scripts/vulkan-copies tests/scripts/vulkan-lost
 # The committed SPIR-V is what glslc makes of the .comp files today:
 # regenerated and compared where glslc is (else skipped).
 TESTS += tests/scripts/vulkan-spirv

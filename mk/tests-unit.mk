@@ -417,6 +417,14 @@ tests_unit_test_vulkan_iface_LDADD = -ldl
 EXTRA_tests_unit_test_vulkan_iface_DEPENDENCIES = plugins/vulkan/devq-vulkan.la
 endif
 if BUILD_VULKAN
+# Native graph runs (graph_* ops) through the plugin's ops table alone:
+# reused, re-recorded and destroyed-while-pending command buffers.
+check_PROGRAMS += tests/unit/test_vulkan_graph
+tests_unit_test_vulkan_graph_SOURCES = tests/unit/test_vulkan_graph.c tests/helpers/host_fns.h
+tests_unit_test_vulkan_graph_LDADD = -ldl
+EXTRA_tests_unit_test_vulkan_graph_DEPENDENCIES = plugins/vulkan/devq-vulkan.la
+endif
+if BUILD_VULKAN
 # Host copies by import, mapping and staging: the same bytes.
 check_PROGRAMS += tests/unit/test_vulkan_copies
 tests_unit_test_vulkan_copies_SOURCES = tests/unit/test_vulkan_copies.c

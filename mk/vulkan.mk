@@ -26,7 +26,7 @@ plugins_vulkan_devq_vulkan_la_SOURCES = \
 	plugins/vulkan/vk_plugin.h plugins/vulkan/plugin.c plugins/vulkan/loader.c \
 	plugins/vulkan/device.c plugins/vulkan/stream.c plugins/vulkan/completion.c \
 	plugins/vulkan/event.c plugins/vulkan/mem.c plugins/vulkan/kernel.c \
-	plugins/vulkan/spirv.c plugins/vulkan/spirv_local.c plugins/vulkan/features.c \
+	plugins/vulkan/spirv.c plugins/vulkan/spirv_local.c plugins/vulkan/features.c plugins/vulkan/graph.c \
 	plugins/gpu_common/gpu_common.h plugins/gpu_common/plugin.c
 
 # The SAXPY example on vulkan:0, checked against C (skips without a device).

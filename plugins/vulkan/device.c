@@ -300,6 +300,10 @@ int vk_device_info(struct devq_pl_device *d, devq_device_info *info)
      * checked against the kernel's declared interface (kernel_iface). */
     if (d->push_descriptors)
         info->caps |= DEVQ_CAP_KERNELS | DEVQ_CAP_KERNEL_CHECK;
+    /* A run of launches recorded once into a reusable command buffer
+     * (graph.c): the graph_* ops. */
+    if (d->push_descriptors)
+        info->caps |= DEVQ_CAP_GRAPH_NATIVE;
     if (d->props.limits.timestampComputeAndGraphics)
         info->caps |= DEVQ_CAP_TIMING;
     if (d->host_visible)

@@ -306,76 +306,96 @@ static void dispatch(VkCommandBuffer cb, const uint32_t groups[3], const uint32_
             }
 }
 
+/* Resolve buffer argument i into x->bufs[x->nbuf]; under mu. */
+static int resolve_buffer(struct devq_pl_device *d, size_t i, const struct devq_pl_arg *a,
+                          struct vk_dispatch *x)
+{
+    const VkPhysicalDeviceLimits *lim = &d->props.limits;
+    uint64_t addr = (uintptr_t)a->device_ptr;
+    struct vk_alloc *al = vk_mem_find(d, addr, 1);
+    if (!al)
+        return vk_host->error(-EINVAL,
+                              "vulkan:%u: launch: argument %zu (%p) is not device memory of this device",
+                              d->ordinal, i, a->device_ptr);
+    if ((addr - al->addr) % lim->minStorageBufferOffsetAlignment)
+        return vk_host->error(-EINVAL,
+                              "vulkan:%u: launch: argument %zu is at offset %llu, not a "
+                              "multiple of minStorageBufferOffsetAlignment (%llu)",
+                              d->ordinal, i, (unsigned long long)(addr - al->addr),
+                              (unsigned long long)lim->minStorageBufferOffsetAlignment);
+    VkDeviceSize off = addr - al->addr, range = al->size - off;
+    if (range > lim->maxStorageBufferRange)
+        range = lim->maxStorageBufferRange & ~(VkDeviceSize)3;
+    x->bufs[x->nbuf++] = (VkDescriptorBufferInfo){ al->buf, off, range };
+    return 0;
+}
+
+int vk_dispatch_prepare(struct devq_pl_kernel *k, const devq_launch *l, const struct devq_pl_arg *args,
+                        size_t nargs, struct vk_dispatch *x)
+{
+    struct devq_pl_device *d = k->dev;
+    const VkPhysicalDeviceLimits *lim = &d->props.limits;
+    uint32_t local[3];
+    x->nbuf = x->pc = 0;
+    int err = check_launch(k, l, local, x->groups);
+    if (!err)
+        err = check_args(k, args, nargs);
+    for (size_t i = 0; i < nargs && !err; i++) {
+        if (args[i].is_buffer) {
+            err = resolve_buffer(d, i, &args[i], x);
+            continue;
+        }
+        uint32_t at = (x->pc + 3) & ~3u;
+        if (at + args[i].size > lim->maxPushConstantsSize || at + args[i].size > VK_PC_MAX)
+            err = vk_host->error(-EINVAL,
+                                 "vulkan:%u: launch: value arguments need %zu bytes of push "
+                                 "constants; the device has %u (pass a buffer instead)",
+                                 d->ordinal, at + args[i].size, lim->maxPushConstantsSize);
+        else {
+            memset(x->pcbuf + x->pc, 0, at - x->pc);
+            memcpy(x->pcbuf + at, args[i].value, args[i].size);
+            x->pc = at + (uint32_t)args[i].size;
+        }
+    }
+    if (err)
+        return err;
+    uint32_t end = (x->pc + 3) & ~3u; /* == the block's size, rounded up (check_args) */
+    memset(x->pcbuf + x->pc, 0, end - x->pc);
+    x->pc = end;
+    return pipeline_for(k, local, x->nbuf, x->pc, &x->p);
+}
+
+void vk_dispatch_record(VkCommandBuffer cb, struct devq_pl_device *d, const struct vk_dispatch *x)
+{
+    VkWriteDescriptorSet writes[VK_MAX_BUFFERS];
+    for (uint32_t i = 0; i < x->nbuf; i++)
+        writes[i] = (VkWriteDescriptorSet){ .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
+                                            .dstBinding = i,
+                                            .descriptorCount = 1,
+                                            .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                            .pBufferInfo = &x->bufs[i] };
+    vk_vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, x->p->pipe);
+    if (x->nbuf)
+        vk_vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, x->p->layout, 0, x->nbuf, writes);
+    if (x->pc)
+        vk_vkCmdPushConstants(cb, x->p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, x->pc, x->pcbuf);
+    dispatch(cb, x->groups, d->props.limits.maxComputeWorkGroupCount);
+}
+
 int vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_launch *l,
               const struct devq_pl_arg *args, size_t nargs)
 {
     struct devq_pl_device *d = s->dev;
-    const VkPhysicalDeviceLimits *lim = &d->props.limits;
-    uint8_t pcbuf[4096] = { 0 };
+    uint8_t pcbuf[VK_PC_MAX];
     VkDescriptorBufferInfo bufs[VK_MAX_BUFFERS];
-    VkWriteDescriptorSet writes[VK_MAX_BUFFERS];
-    uint32_t nbuf = 0, pc = 0, groups[3], local[3];
-    int err = check_launch(k, l, local, groups);
-    if (!err)
-        err = check_args(k, args, nargs);
-    if (err)
-        return err;
+    struct vk_dispatch x = { .bufs = bufs, .pcbuf = pcbuf };
     pthread_mutex_lock(&d->mu);
-    for (size_t i = 0; i < nargs && !err; i++) {
-        if (args[i].is_buffer) {
-            uint64_t addr = (uintptr_t)args[i].device_ptr;
-            struct vk_alloc *a = vk_mem_find(d, addr, 1);
-            if (!a)
-                err = vk_host->error(-EINVAL,
-                                     "vulkan:%u: launch: argument %zu (%p) is not device memory "
-                                     "of this device",
-                                     d->ordinal, i, args[i].device_ptr);
-            else if ((addr - a->addr) % lim->minStorageBufferOffsetAlignment)
-                err = vk_host->error(-EINVAL,
-                                     "vulkan:%u: launch: argument %zu is at offset %llu, not a "
-                                     "multiple of minStorageBufferOffsetAlignment (%llu)",
-                                     d->ordinal, i, (unsigned long long)(addr - a->addr),
-                                     (unsigned long long)lim->minStorageBufferOffsetAlignment);
-            else {
-                VkDeviceSize off = addr - a->addr, range = a->size - off;
-                if (range > lim->maxStorageBufferRange)
-                    range = lim->maxStorageBufferRange & ~(VkDeviceSize)3;
-                bufs[nbuf] = (VkDescriptorBufferInfo){ a->buf, off, range };
-                writes[nbuf] = (VkWriteDescriptorSet){ .sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET,
-                                                       .dstBinding = nbuf,
-                                                       .descriptorCount = 1,
-                                                       .descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
-                                                       .pBufferInfo = &bufs[nbuf] };
-                nbuf++;
-            }
-        } else {
-            uint32_t at = (pc + 3) & ~3u;
-            if (at + args[i].size > lim->maxPushConstantsSize || at + args[i].size > sizeof pcbuf)
-                err = vk_host->error(-EINVAL,
-                                     "vulkan:%u: launch: value arguments need %zu bytes of push "
-                                     "constants; the device has %u (pass a buffer instead)",
-                                     d->ordinal, at + args[i].size, lim->maxPushConstantsSize);
-            else {
-                memcpy(pcbuf + at, args[i].value, args[i].size);
-                pc = at + (uint32_t)args[i].size;
-            }
-        }
-    }
-    pc = (pc + 3) & ~3u; /* == the block's size, rounded up (check_args) */
-    struct vk_pipeline *p = NULL;
+    int err = vk_dispatch_prepare(k, l, args, nargs, &x);
     VkCommandBuffer cb = VK_NULL_HANDLE;
-    if (!err)
-        err = pipeline_for(k, local, nbuf, pc, &p);
     if (!err && !(cb = vk_stream_cmd(s)))
         err = -EIO;
-    if (!err) {
-        vk_vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->pipe);
-        if (nbuf)
-            vk_vkCmdPushDescriptorSetKHR(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p->layout, 0, nbuf, writes);
-        if (pc)
-            vk_vkCmdPushConstants(cb, p->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, pc, pcbuf);
-        dispatch(cb, groups, lim->maxComputeWorkGroupCount);
-    }
+    if (!err)
+        vk_dispatch_record(cb, d, &x);
     pthread_mutex_unlock(&d->mu);
     return err;
 }

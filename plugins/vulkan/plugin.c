@@ -13,6 +13,10 @@ static const struct devq_backend_ops vk_ops_table = {
     .name = "vulkan",
     .kernel_iface = vk_kernel_iface,
     .stream_idle = vk_stream_idle,
+    .graph_create = vk_graph_create,
+    .graph_update = vk_graph_update,
+    .graph_launch = vk_graph_launch,
+    .graph_destroy = vk_graph_destroy,
 };
 
 GPU_PLUGIN_ENTRY("vulkan", vk_ops_table, vk_host)

@@ -77,9 +77,12 @@ void vk_stream_unref(struct devq_pl_stream *s)
     if (!pl_ref_put(&s->refs))
         return;
     struct devq_pl_device *d = s->dev;
-    for (size_t i = 0; i < s->ninflight; i++)
+    for (size_t i = 0; i < s->ninflight; i++) {
         release_waits(s->inflight[i].waits, s->inflight[i].nwaits);
+        vk_graph_uses_release(s->inflight[i].guses, s->inflight[i].nguses);
+    }
     release_waits(s->waits, s->nwaits);
+    vk_graph_uses_release(s->guses, s->nguses);
     /* Freed with the pool: every command buffer of the stream. */
     vk_vkDestroyCommandPool(d->dev, s->pool, NULL);
     vk_vkDestroySemaphore(d->dev, s->sem, NULL);
@@ -108,10 +111,16 @@ void vk_stream_destroy(struct devq_pl_stream *s)
         release_waits(s->inflight[i].waits, s->inflight[i].nwaits);
         s->inflight[i].waits = NULL;
         s->inflight[i].nwaits = 0;
+        vk_graph_uses_release(s->inflight[i].guses, s->inflight[i].nguses);
+        s->inflight[i].guses = NULL;
+        s->inflight[i].nguses = 0;
     }
     release_waits(s->waits, s->nwaits);
     s->waits = NULL;
     s->nwaits = 0;
+    vk_graph_uses_release(s->guses, s->nguses);
+    s->guses = NULL;
+    s->nguses = s->cap_guses = 0;
     /* Nothing is held unless the device was lost. */
     if (s->active) {
         vk_transient_free(d, s->active->release);
@@ -122,6 +131,7 @@ void vk_stream_destroy(struct devq_pl_stream *s)
         struct vk_item *it = s->head;
         s->head = it->next;
         release_waits(it->waits, it->nwaits);
+        vk_graph_uses_release(it->guses, it->nguses);
         vk_transient_free(d, it->release);
         free(it);
     }
@@ -148,7 +158,10 @@ static void retire(struct devq_pl_stream *s)
     while (done < s->ninflight && s->inflight[done].value <= reached) {
         struct vk_inflight *f = &s->inflight[done++];
         release_waits(f->waits, f->nwaits);
-        if (vk_vkResetCommandBuffer(f->cb, 0) != VK_SUCCESS)
+        VkResult r = vk_vkResetCommandBuffer(f->cb, 0);
+        /* After the reset: the graph may re-record or free what it ran. */
+        vk_graph_uses_release(f->guses, f->nguses);
+        if (r != VK_SUCCESS)
             continue; /* leaks one buffer into the pool; freed with it */
         if (s->nspare == s->cap_spare) {
             size_t cap = s->cap_spare ? 2 * s->cap_spare : 8;
@@ -209,6 +222,12 @@ static void barrier(VkCommandBuffer cb, VkPipelineStageFlags2 dst_stage, VkAcces
     vk_vkCmdPipelineBarrier2(cb, &di);
 }
 
+void vk_cmd_op_barrier(VkCommandBuffer cb)
+{
+    barrier(cb, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+            VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
+}
+
 VkCommandBuffer vk_stream_cmd(struct devq_pl_stream *s)
 {
     if (atomic_load(&s->dev->lost)) {
@@ -220,8 +239,7 @@ VkCommandBuffer vk_stream_cmd(struct devq_pl_stream *s)
             return VK_NULL_HANDLE;
         s->open_ops = 0;
     } else if (s->open_ops) {
-        barrier(s->open, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
-                VK_ACCESS_2_MEMORY_READ_BIT | VK_ACCESS_2_MEMORY_WRITE_BIT);
+        vk_cmd_op_barrier(s->open);
     }
     s->open_ops++;
     vk_stream_queued(s);
@@ -280,10 +298,14 @@ uint64_t vk_stream_flush(struct devq_pl_stream *s, int *err)
     it->cb = s->open;
     it->waits = s->waits;
     it->nwaits = s->nwaits;
+    it->guses = s->guses;
+    it->nguses = s->nguses;
     it->signal = ++s->next_value;
     s->open = VK_NULL_HANDLE;
     s->waits = NULL;
     s->nwaits = s->cap_waits = 0;
+    s->guses = NULL;
+    s->nguses = s->cap_guses = 0;
     append(s, it);
     vk_pump(d);
     return s->next_value;
@@ -390,6 +412,8 @@ static void skip(struct devq_pl_stream *s, struct vk_item *it)
         if (s->nspare < s->cap_spare)
             s->spare[s->nspare++] = it->cb;
     }
+    vk_graph_uses_release(it->guses, it->nguses);
+    it->guses = NULL;
     release_waits(it->waits, it->nwaits);
     VkSemaphoreSignalInfo si = { .sType = VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
                                  .semaphore = s->sem,
@@ -456,7 +480,8 @@ static int submit(struct devq_pl_stream *s, struct vk_item *it)
         return vk_fail(d, "vkQueueSubmit2", VK_ERROR_DEVICE_LOST, -ENODEV);
     }
     if (it->cb)
-        s->inflight[s->ninflight++] = (struct vk_inflight){ it->cb, it->signal, it->waits, it->nwaits };
+        s->inflight[s->ninflight++] =
+            (struct vk_inflight){ it->cb, it->signal, it->waits, it->nwaits, it->nguses, it->guses };
     else
         release_waits(it->waits, it->nwaits);
     s->submitted = it->signal;

@@ -50,7 +50,7 @@ extern const struct devq_host *vk_host VK_HIDDEN;
     X(vkGetBufferMemoryRequirements) X(vkCreateShaderModule) X(vkDestroyShaderModule) \
     X(vkCreateDescriptorSetLayout) X(vkDestroyDescriptorSetLayout) \
     X(vkCreatePipelineLayout) X(vkDestroyPipelineLayout) X(vkCreateComputePipelines) \
-    X(vkDestroyPipeline)
+    X(vkDestroyPipeline) X(vkCmdExecuteCommands)
 
 #define VK_DECLARE(f) extern PFN_##f vk_##f VK_HIDDEN;
 VK_GLOBAL_FNS(VK_DECLARE)
@@ -191,6 +191,8 @@ struct vk_inflight {
     uint64_t value;
     struct vk_wait *waits;
     uint32_t nwaits;
+    uint32_t nguses;
+    struct vk_graph_use *guses;   /* graph command buffers cb executes */
 };
 
 enum vk_item_kind { VK_ITEM_SUBMIT, VK_ITEM_HOST, VK_ITEM_MEMCPY, VK_ITEM_RELEASE };
@@ -204,6 +206,8 @@ struct vk_item {
     VkCommandBuffer cb;           /* VK_NULL_HANDLE: only waits and signals */
     struct vk_wait *waits;
     uint32_t nwaits;
+    uint32_t nguses;
+    struct vk_graph_use *guses;   /* graph command buffers cb executes */
     /* VK_ITEM_HOST / VK_ITEM_MEMCPY: run after `after` is reached */
     uint64_t after;
     devq_pl_host_fn fn;
@@ -229,6 +233,8 @@ struct devq_pl_stream {
     uint32_t open_ops;
     struct vk_wait *waits;        /* for the next submission */
     uint32_t nwaits, cap_waits;
+    struct vk_graph_use *guses;   /* graph command buffers `open` executes */
+    uint32_t nguses, cap_guses;
     struct vk_item *head, *tail;  /* held */
     bool busy;                    /* a host item is with the completion thread */
     struct vk_item *active;       /* that item, until the thread takes it */
@@ -279,6 +285,9 @@ int  vk_host_fn(struct devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
 int  vk_stream_idle(struct devq_pl_stream *s);
 /* Under mu: something more was put on s (not idle until it ran). */
 void vk_stream_queued(struct devq_pl_stream *s);
+/* The barrier between two consecutive ops of a stream (each op waits for
+ * every earlier op's memory accesses); graphs put it between launches. */
+void vk_cmd_op_barrier(VkCommandBuffer cb);
 
 /* ---- completion.c ---- */
 /* Under mu: give item (just off the head of s) to s's thread. */
@@ -331,5 +340,35 @@ void vk_kernel_destroy(struct devq_pl_kernel *k);
 int  vk_kernel_iface(struct devq_pl_kernel *k, struct devq_pl_kernel_iface *out);
 int  vk_launch(struct devq_pl_stream *s, struct devq_pl_kernel *k, const devq_launch *l,
                const struct devq_pl_arg *args, size_t nargs);
+/* A launch checked, its buffers resolved and its values packed, ready to
+ * record (vk_launch records it once; a graph keeps it and records it
+ * into each of its command buffers). */
+#define VK_PC_MAX 4096                  /* the most push-constant bytes devq packs */
+struct vk_pipeline;
+struct vk_dispatch {
+    struct vk_pipeline *p;              /* the kernel's, for this local size */
+    uint32_t groups[3];
+    uint32_t nbuf, pc;                  /* pc: the block's bytes, a multiple of 4 */
+    VkDescriptorBufferInfo *bufs;       /* nbuf (room for VK_MAX_BUFFERS when preparing) */
+    uint8_t *pcbuf;                     /* pc (room for VK_PC_MAX when preparing) */
+};
+/* Under mu: check k's launch l with args (as vk_launch does) into x. */
+int  vk_dispatch_prepare(struct devq_pl_kernel *k, const devq_launch *l, const struct devq_pl_arg *args,
+                         size_t nargs, struct vk_dispatch *x);
+/* Bind, push and dispatch x into cb (any level). */
+void vk_dispatch_record(VkCommandBuffer cb, struct devq_pl_device *d, const struct vk_dispatch *x);
+
+/* ---- graph.c: native graph runs (the graph_* ops) ---- */
+/* One launch of a graph's command buffer by a stream's primary: held by
+ * the primary (open, held, in flight) until it completed and was reset
+ * or dropped; then vk_graph_uses_release. */
+struct vk_graph_use { struct devq_pl_graph *g; uint32_t cb; };
+int  vk_graph_create(struct devq_pl_device *d, const struct devq_pl_launch_entry *e, size_t n,
+                     struct devq_pl_graph **out);
+int  vk_graph_update(struct devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e);
+int  vk_graph_launch(struct devq_pl_stream *s, struct devq_pl_graph *g);
+void vk_graph_destroy(struct devq_pl_graph *g);
+/* Under mu: the primary holding u[0..n) is done with them; frees u. */
+void vk_graph_uses_release(struct vk_graph_use *u, uint32_t n);
 
 #endif
