@@ -157,18 +157,27 @@ int cpu_graph_create(devq_pl_device *dev, const struct devq_pl_launch_entry *e, 
 }
 
 /* A copy of b (one reference, its own kernel references), value
- * pointers moved into the copy; NULL when out of memory. */
+ * pointers moved into the copy; NULL when out of memory.  Queued
+ * launches may be running b: its atomics (the reference count, each
+ * record's `positive`) are not copied but set anew. */
 static struct cpu_graph_body *body_copy(struct cpu_graph_body *b)
 {
     struct cpu_graph_body *c = cpu_aligned_alloc(CPU_VALUE_ALIGN, b->bytes);
     if (!c)
         return NULL;
-    memcpy(c, b, b->bytes);
     pl_ref_init(&c->refs, 1);
+    c->n = b->n;
+    c->bytes = b->bytes;
+    memcpy(c->slot, b->slot, b->n * sizeof *b->slot);
     for (size_t i = 0; i < c->n; i++) {
+        size_t end = i + 1 < c->n ? c->slot[i + 1].rec : c->bytes;
+        const struct cpu_launch *from = rec_of(b, i);
         struct cpu_launch *cl = rec_of(c, i);
-        const uint32_t *sizes = sizes_of(c, i);
+        memcpy(cl, from, offsetof(struct cpu_launch, positive));
         atomic_init(&cl->positive, 0);
+        size_t rest = offsetof(struct cpu_launch, nargs);
+        memcpy((char *)cl + rest, (const char *)from + rest, end - c->slot[i].rec - rest);
+        const uint32_t *sizes = sizes_of(c, i);
         for (size_t a = 0; a < cl->nargs; a++)
             if (sizes[a] != CPU_ARG_BUFFER)
                 cl->args[a] = (char *)c + ((char *)cl->args[a] - (char *)b);
