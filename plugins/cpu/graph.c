@@ -26,6 +26,11 @@ struct cpu_graph_slot {
     size_t rec;   /* offset of the launch record in the body */
     size_t sizes; /* offset of its nargs value sizes (CPU_ARG_BUFFER: a buffer) */
     devq_launch l;
+    /* A launch of one group (most of a graph's) is run here by calling
+     * fn with its group prebuilt, not through the pool's job. */
+    int one;
+    devq_cpu_kernel_fn fn;
+    devq_cpu_group g;
 };
 
 struct cpu_graph_body {
@@ -149,6 +154,14 @@ int cpu_graph_create(devq_pl_device *dev, const struct devq_pl_launch_entry *e, 
         }
         cl->k = e[i].k;
         cpu_kernel_ref(cl->k); /* the body runs it, maybe after kernel_destroy */
+        b->slot[i].one = cl->total == 1;
+        b->slot[i].fn = cpu_kernel_fn(cl->k);
+        for (int d = 0; d < 3; d++) { /* group 0, as run_group builds it (kernel.c) */
+            b->slot[i].g.group_id[d] = 0;
+            b->slot[i].g.local_size[d] = cl->local[d];
+            b->slot[i].g.global_size[d] = cl->global[d];
+            b->slot[i].g.num_groups[d] = cl->groups[d];
+        }
         put_args(b, i, &e[i], &at);
     }
     g->body = b;
@@ -248,8 +261,14 @@ void cpu_graph_run(devq_pl_stream *s, struct cpu_op *op)
 {
     struct cpu_graph_body *b = op->u.graph.body;
     for (size_t i = 0; i < b->n && !s->error; i++) {
+        const struct cpu_graph_slot *sl = &b->slot[i];
         struct cpu_launch *cl = rec_of(b, i);
-        int err = cpu_launch_exec(s, cl);
+        int err;
+        if (sl->one) {
+            int r = sl->fn(cl->args, &sl->g);
+            err = r ? cpu_group_failed(cl, &sl->g, r) : 0;
+        } else
+            err = cpu_launch_exec(s, cl);
         if (err) {
             char where[64];
             snprintf(where, sizeof where, " (launch %zu of a graph of %zu)", i, b->n);

@@ -452,19 +452,21 @@ static int run_group(struct cpu_launch *cl, uint64_t index)
         g.num_groups[d] = cl->groups[d];
     }
     int r = cl->k->fn(cl->args, &g);
-    if (r) {
-        if (cpu_host->log_level() >= DEVQ_LOG_BASIC)
-            cpu_host->log(DEVQ_LOG_BASIC, "cpu: kernel '%s' failed in group (%u,%u,%u): %d", cl->k->entry,
-                          g.group_id[0], g.group_id[1], g.group_id[2], r);
-        if (r < 0)
-            return r;
-        /* A positive return is a failure too; keep it for the message,
-         * which would otherwise show only the -EIO it becomes. */
-        int none = 0;
-        atomic_compare_exchange_strong(&cl->positive, &none, r);
-        return -EIO;
-    }
-    return 0;
+    return r ? cpu_group_failed(cl, &g, r) : 0;
+}
+
+int cpu_group_failed(struct cpu_launch *cl, const devq_cpu_group *g, int r)
+{
+    if (cpu_host->log_level() >= DEVQ_LOG_BASIC)
+        cpu_host->log(DEVQ_LOG_BASIC, "cpu: kernel '%s' failed in group (%u,%u,%u): %d", cl->k->entry,
+                      g->group_id[0], g->group_id[1], g->group_id[2], r);
+    if (r < 0)
+        return r;
+    /* A positive return is a failure too; keep it for the message,
+     * which would otherwise show only the -EIO it becomes. */
+    int none = 0;
+    atomic_compare_exchange_strong(&cl->positive, &none, r);
+    return -EIO;
 }
 
 static int cpu_launch_group(struct cpu_job *job, uint64_t index)
@@ -525,6 +527,11 @@ void cpu_kernel_ref(devq_pl_kernel *k)
 const char *cpu_kernel_entry(const devq_pl_kernel *k)
 {
     return k->entry;
+}
+
+devq_cpu_kernel_fn cpu_kernel_fn(const devq_pl_kernel *k)
+{
+    return k->fn;
 }
 
 void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)

@@ -35,5 +35,9 @@ void cpu_launch_latch(devq_pl_stream *s, struct cpu_launch *cl, int err, const c
 void cpu_kernel_ref(devq_pl_kernel *k);
 void cpu_kernel_unref(devq_pl_kernel *k); /* the last frees it */
 const char *cpu_kernel_entry(const devq_pl_kernel *k);
+devq_cpu_kernel_fn cpu_kernel_fn(const devq_pl_kernel *k);
+/* Group g of cl returned r (not 0): logged, and the error it is (a
+ * positive r is kept for the message and becomes -EIO). */
+int cpu_group_failed(struct cpu_launch *cl, const devq_cpu_group *g, int r);
 
 #endif

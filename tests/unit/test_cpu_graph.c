@@ -329,6 +329,52 @@ START_TEST(test_graph_two_streams_with_updates)
 }
 END_TEST
 
+/* out[0] += 1 + group x + 10 * group y (every group once); out[1] =
+ * the geometry the group saw, as digits. */
+static int groups(void *const *args, const devq_cpu_group *g)
+{
+    uint64_t *out = args[0];
+    __atomic_fetch_add(&out[0], 1 + g->group_id[0] + 10 * g->group_id[1], __ATOMIC_RELAXED);
+    out[1] = g->global_size[0] * 1000 + g->local_size[0] * 100 + g->num_groups[0] * 10 + g->num_groups[1];
+    return 0;
+}
+
+/* A launch of many groups (the pool's path) and one of a single group
+ * (called with its prebuilt group) in one graph: every group runs once
+ * and sees its geometry. */
+START_TEST(test_graph_groups)
+{
+    devq_pl_kernel *k;
+    ck_assert_int_eq(ops->kernel_load_fn(dev, groups, NULL, "groups", &k), 0);
+    devq_pl_stream *s = stream_new();
+    uint64_t *a, *b;
+    void *h;
+    ck_assert_int_eq(ops->mem_alloc(dev, 2 * sizeof *a, (void **)&a, &h), 0);
+    ck_assert_int_eq(ops->mem_alloc(dev, 2 * sizeof *b, (void **)&b, &h), 0);
+    a[0] = a[1] = b[0] = b[1] = 0;
+    struct devq_pl_arg aa = { .is_buffer = 1, .device_ptr = a }, ab = { .is_buffer = 1, .device_ptr = b };
+    struct devq_pl_launch_entry e[2] = {
+        { k, &aa, 1, { { 8, 2, 1 }, { 2, 1, 1 }, 0 } }, /* 4 x 2 groups */
+        { k, &ab, 1, { { 5, 1, 1 }, { 5, 1, 1 }, 0 } }, /* one group */
+    };
+    devq_pl_graph *g = NULL;
+    ck_assert_int_eq(ops->graph_create(dev, e, 2, &g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    stream_sync(s);
+    /* per launch: 8 groups, sum of (1 + x + 10 y) over x < 4, y < 2 = 8 + 12 + 40 */
+    ck_assert_uint_eq(a[0], 2 * 60);
+    ck_assert_uint_eq(a[1], 8 * 1000 + 2 * 100 + 4 * 10 + 2);
+    ck_assert_uint_eq(b[0], 2 * 1);
+    ck_assert_uint_eq(b[1], 5 * 1000 + 5 * 100 + 1 * 10 + 1);
+    ops->graph_destroy(g);
+    ops->kernel_destroy(k);
+    ops->mem_free(dev, a);
+    ops->mem_free(dev, b);
+    ops->stream_destroy(s);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("cpu_graph");
@@ -340,6 +386,7 @@ int main(void)
     tcase_add_test(t, test_graph_failure_skips_the_rest_and_latches);
     tcase_add_test(t, test_graph_refusals);
     tcase_add_test(t, test_graph_two_streams_with_updates);
+    tcase_add_test(t, test_graph_groups);
     suite_add_tcase(su, t);
     return check_run(su);
 }
