@@ -255,6 +255,11 @@ struct batch_plan {
     uint32_t nbuf, capbuf;
     uint32_t nnat;
     int nowaits;
+    /* The replay's wait, signal and host fn ops, in order (the exec's
+     * fix list): the end of a batch (completion.c's end_clean,
+     * batch_life.c's reference release) visits these, not every op. */
+    uint32_t *fix;
+    uint32_t nfix, capfix;
 };
 
 /* Deferral (device lock): written only by defer.c (submit, park, resume,
