@@ -9,7 +9,7 @@ libdevq_cpu_la_SOURCES = \
 	plugins/cpu/cpu.h plugins/cpu/plugin.c plugins/cpu/device.c \
 	plugins/cpu/stream.c plugins/cpu/event.c plugins/cpu/hostfn.c \
 	plugins/cpu/memory.c plugins/cpu/kernel.c plugins/cpu/pool.c \
-	plugins/plugin_ref.h
+	plugins/cpu/launch.h plugins/cpu/graph.c plugins/plugin_ref.h
 libdevq_core_la_LIBADD += libdevq_cpu.la
 
 # Man page.

@@ -108,7 +108,8 @@ FUZZ_SRC_cpu_devices = $(top_srcdir)/tests/fuzz/fuzz_cpu_devices.c $(top_srcdir)
 	$(top_srcdir)/plugins/cpu/plugin.c $(top_srcdir)/plugins/cpu/device.c \
 	$(top_srcdir)/plugins/cpu/stream.c $(top_srcdir)/plugins/cpu/event.c \
 	$(top_srcdir)/plugins/cpu/hostfn.c $(top_srcdir)/plugins/cpu/memory.c \
-	$(top_srcdir)/plugins/cpu/kernel.c $(top_srcdir)/plugins/cpu/pool.c
+	$(top_srcdir)/plugins/cpu/kernel.c $(top_srcdir)/plugins/cpu/pool.c \
+	$(top_srcdir)/plugins/cpu/graph.c
 # The signal area alone (and the base it sits on).
 FUZZ_SRC_signal_page = $(top_srcdir)/tests/fuzz/fuzz_signal_page.c $(top_srcdir)/lib/signal/signal.c \
 	$(top_srcdir)/lib/signal/signal_wait.c $(top_srcdir)/lib/signal/signal_many.c \

@@ -17,6 +17,13 @@ tests_unit_test_cpu_plugin_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 # -export-dynamic: kernels defined in the test are found with dlopen(NULL).
 tests_unit_test_cpu_plugin_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_unit_test_cpu_plugin_LDADD = libdevq_cpu.la $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
+# The cpu backend's native graphs, through its ops table (issue 30).
+check_PROGRAMS += tests/unit/test_cpu_graph
+TESTS += tests/unit/test_cpu_graph
+tests_unit_test_cpu_graph_SOURCES = tests/unit/test_cpu_graph.c \
+	tests/helpers/cpu_test_host.c tests/helpers/cpu_test_host.h
+tests_unit_test_cpu_graph_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_cpu_graph_LDADD = libdevq_cpu.la $(CHECK_LIBS) $(PTHREAD_LIBS) $(LIBS)
 # A kernel module built by the test suite for kernel_load from a file.
 check_LTLIBRARIES += tests/helpers/cpu_kernels.la
 tests_helpers_cpu_kernels_la_SOURCES = tests/helpers/cpu_kernels.c

@@ -97,6 +97,12 @@ struct buffer_use {
     devq_buffer *buf;
     uint8_t access;  /* enum devq_access */
     uint8_t counted; /* this use holds the batch's unissued count */
+    /* 0: gen is the generation itself.  In a replay's planned run
+     * (graph_plan.c), n + 1: gen is an offset (the run's writes of the
+     * buffer before this use) from the base of the batch's plan.buf[n],
+     * set when the run is bound -- no per-use numbering at issue;
+     * devq__use_gen reads either. */
+    uint16_t run_buf;
     /* Set when the use is bound (issue.c, device lock): the buffer's
      * write generation it reads -- the writes ordered before it; a use
      * that writes is generation gen + 1 (buffer_fail.c). */
@@ -226,12 +232,15 @@ struct batch_lists {
 struct graph_native;
 struct run_plan {
     uint32_t from, end, first_buf, nbuf;
+    uint32_t lazy; /* its uses carry offsets (buffer_use.run_buf) */
     struct graph_native *nat;
 };
 struct run_buf {
     devq_buffer *buf;
     uint8_t acc;
     uint8_t counted;
+    uint32_t nw;   /* the run's writes of buf */
+    uint32_t base; /* a replay's copy: buf's write generation when the run was bound */
 };
 
 /* A replay's copy of its exec's plan (graph_submit.c writes it with the
@@ -246,6 +255,11 @@ struct batch_plan {
     uint32_t nbuf, capbuf;
     uint32_t nnat;
     int nowaits;
+    /* The replay's wait, signal and host fn ops, in order (the exec's
+     * fix list): the end of a batch (completion.c's end_clean,
+     * batch_life.c's reference release) visits these, not every op. */
+    uint32_t *fix;
+    uint32_t nfix, capfix;
 };
 
 /* Deferral (device lock): written only by defer.c (submit, park, resume,
@@ -348,6 +362,14 @@ static inline int devq__op_list_joins(const struct op *o)
     return o->kind == OP_EXEC && o->u.exec.nargs <= DEVQ_PL_LIST_ARGS_MAX;
 }
 
+
+/* The write generation use u of b reads (struct buffer_use). */
+static inline uint32_t devq__use_gen(const struct batch *b, const struct buffer_use *u)
+{
+    if (__builtin_expect(!u->run_buf, 1) || !b->replay || u->run_buf > b->plan.nbuf)
+        return u->gen;
+    return b->plan.buf[u->run_buf - 1].base + u->gen;
+}
 
 /* The buffers op o of b uses (o->nuses of them). */
 static inline const struct buffer_use *devq__op_uses(const struct batch *b, const struct op *o)

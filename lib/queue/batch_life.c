@@ -84,6 +84,7 @@ void devq__batch_free(struct batch *b)
     free(b->lists.list);
     free(b->plan.run);
     free(b->plan.buf);
+    free(b->plan.fix);
     free(b);
 }
 
@@ -91,7 +92,13 @@ void devq__batch_free(struct batch *b)
  * op, from `from_op` on) and its buffers and kernels (held once each). */
 void devq__batch_release_refs(struct batch *b, uint32_t from_op)
 {
-    for (uint32_t i = from_op; i < b->rec.nops; i++) {
+    /* A replay lists the ops that hold references (batch.h's plan.fix;
+     * a graph has no timestamp op): not a visit of every op. */
+    uint32_t n = b->replay ? b->plan.nfix : b->rec.nops;
+    for (uint32_t j = 0; j < n; j++) {
+        uint32_t i = b->replay ? b->plan.fix[j] : j;
+        if (i < from_op)
+            continue;
         struct op *o = &b->rec.ops[i];
         switch (o->kind) {
         case OP_WAIT:

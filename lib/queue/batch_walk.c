@@ -170,9 +170,9 @@ int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)
             walk_fail(b, i, b->fail.error, b->fail.cause);
         const struct buffer_use *u = devq__op_uses(b, o);
         for (uint32_t k = 0; k < o->nuses; k++)
-            check_read(b, i, u[k].buf, u[k].access, u[k].gen);
+            check_read(b, i, u[k].buf, u[k].access, devq__use_gen(b, &u[k]));
         for (uint32_t k = 0; k < o->nuses; k++)
-            apply_write(b, o, u[k].buf, u[k].access, u[k].gen);
+            apply_write(b, o, u[k].buf, u[k].access, devq__use_gen(b, &u[k]));
     }
     if (upto > b->walk.walked)
         b->walk.walked = upto;
@@ -204,7 +204,7 @@ void devq__batch_walk_inline(struct batch *b, int err, const char *cause)
     atomic_store_explicit(&b->walk.inline_done, 1, memory_order_release);
     for (uint32_t k = 0; k < b->rec.nuses; k++)
         if (b->rec.uses[k].access & DEVQ_WRITE)
-            devq__buffer_fail(b->rec.uses[k].buf, err, cause, b->rec.uses[k].gen + 1);
+            devq__buffer_fail(b->rec.uses[k].buf, err, cause, devq__use_gen(b, &b->rec.uses[k]) + 1);
 }
 
 /* A batch handed out by the pool starts with nothing walked (batch_life.c

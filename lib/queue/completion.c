@@ -281,9 +281,11 @@ static void batch_done(struct batch *b, int err, const char *cause)
 static void end_clean(struct batch *b)
 {
     /* by index: an empty batch has no op array (ops NULL), and NULL + 0
-     * is undefined behaviour (UBSan) */
-    for (uint32_t i = 0; i < b->rec.nops; i++) {
-        const struct op *o = &b->rec.ops[i];
+     * is undefined behaviour (UBSan); a replay lists its signal ops
+     * (batch.h's plan.fix) */
+    uint32_t n = b->replay ? b->plan.nfix : b->rec.nops;
+    for (uint32_t j = 0; j < n; j++) {
+        const struct op *o = &b->rec.ops[b->replay ? b->plan.fix[j] : j];
         if (o->kind == OP_SIGNAL && o->at_end) /* b holds it until the unref */
             devq__signal_advance_held(o->u.sig.s, o->u.sig.v);
     }

@@ -28,7 +28,7 @@ static uint32_t run_buffers(const struct batch_record *rec, uint32_t from, uint3
             if (at == DEVQ_RUN_BUFS)
                 return DEVQ_RUN_BUFS + 1;
             if (at == n)
-                out[n++] = (struct run_buf){ u->buf, 0, 0 };
+                out[n++] = (struct run_buf){ u->buf, 0, 0, 0, 0 };
             out[at].acc |= u->access;
             out[at].counted |= u->counted;
         }
@@ -60,7 +60,7 @@ static int plan_runs(const struct graph_rec *r, struct run_plan **runs, struct r
             *bufs = nb;
         if (!nr || !nb)
             return -ENOMEM;
-        nr[nrun++] = (struct run_plan){ i, end, nbuf, n <= DEVQ_RUN_BUFS ? n : DEVQ_RUN_UNPLANNED, NULL };
+        nr[nrun++] = (struct run_plan){ i, end, nbuf, n <= DEVQ_RUN_BUFS ? n : DEVQ_RUN_UNPLANNED, 0, NULL };
         for (uint32_t k = 0; k < nb_add; k++)
             nb[nbuf++] = tmp[k];
         i = end - 1;
@@ -68,6 +68,35 @@ static int plan_runs(const struct graph_rec *r, struct run_plan **runs, struct r
     *out_nrun = nrun;
     *out_nbuf = nbuf;
     return 0;
+}
+
+/* Every use of a planned run carries its generation as an offset from
+ * its buffer's base at bind (buffer_use.run_buf): the run's writes of
+ * that buffer before it.  The other uses are numbered at issue. */
+static void number_uses(struct graph_rec *r, struct run_plan *runs, uint32_t nrun, struct run_buf *bufs)
+{
+    struct batch_record *rec = &r->rec;
+    for (uint32_t i = 0; i < rec->nuses; i++)
+        rec->uses[i].run_buf = 0;
+    for (uint32_t k = 0; k < nrun; k++) {
+        struct run_plan *run = &runs[k];
+        if (run->nbuf == DEVQ_RUN_UNPLANNED || run->first_buf + run->nbuf > UINT16_MAX)
+            continue;
+        struct run_buf *rb = &bufs[run->first_buf];
+        for (uint32_t i = run->from; i < run->end; i++) {
+            const struct op *o = &rec->ops[i];
+            for (uint32_t n = 0; n < o->nuses; n++) {
+                struct buffer_use *u = &rec->uses[o->first_use + n];
+                uint32_t at = 0;
+                while (rb[at].buf != u->buf) /* the run's buffers hold every one of its uses */
+                    at++;
+                u->gen = rb[at].nw;
+                u->run_buf = (uint16_t)(run->first_buf + at + 1);
+                rb[at].nw += !!(u->access & DEVQ_WRITE);
+            }
+        }
+        run->lazy = 1;
+    }
 }
 
 int devq__graph_rec_plan(struct graph_rec *r)
@@ -80,6 +109,7 @@ int devq__graph_rec_plan(struct graph_rec *r)
         free(bufs);
         return -ENOMEM;
     }
+    number_uses(r, runs, nrun, bufs);
     /* The runs follow from the op kinds alone, which no rebinding
      * changes: each keeps its native handle. */
     for (uint32_t k = 0; k < r->nrun && k < nrun; k++)

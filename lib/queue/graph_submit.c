@@ -52,7 +52,8 @@ static int reserve(struct batch *b, const struct graph_rec *g)
         d->capbytes = s->nbytes;
     }
     if (room((void **)&b->plan.run, &b->plan.caprun, g->nrun, sizeof *g->run) < 0 ||
-        room((void **)&b->plan.buf, &b->plan.capbuf, g->nrunbuf, sizeof *g->runbuf) < 0)
+        room((void **)&b->plan.buf, &b->plan.capbuf, g->nrunbuf, sizeof *g->runbuf) < 0 ||
+        room((void **)&b->plan.fix, &b->plan.capfix, g->nfix, sizeof *g->fix) < 0)
         return -ENOMEM;
     return devq__ref_set_reserve(&b->held, g->nheld + g->nrun);
 }
@@ -79,6 +80,9 @@ static void replay(struct batch *b, struct graph_rec *g)
         memcpy(b->plan.run, g->run, g->nrun * sizeof *g->run);
     if (g->nrunbuf)
         memcpy(b->plan.buf, g->runbuf, g->nrunbuf * sizeof *g->runbuf);
+    if (g->nfix)
+        memcpy(b->plan.fix, g->fix, g->nfix * sizeof *g->fix);
+    b->plan.nfix = g->nfix;
     b->plan.nrun = g->nrun;
     b->plan.nbuf = g->nrunbuf;
     b->plan.next = 0;

@@ -76,8 +76,10 @@ static int bind_op(struct batch *b, const struct op *o, const struct devq_use *h
     struct devq_device *dev = b->q->dev;
     uint32_t sid = b->q->stream.id;
     struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
-    for (uint32_t k = 0; k < o->nuses; k++) /* numbered in the order they run (buffer.h) */
+    for (uint32_t k = 0; k < o->nuses; k++) { /* numbered in the order they run (buffer.h) */
         u[k].gen = devq__buffer_bind_gen(u[k].buf, u[k].access);
+        u[k].run_buf = 0;
+    }
     for (uint32_t k = 0; k < o->nuses; k++) {
         if (__builtin_expect(level < DEVQ_LOG_BASIC, 1) &&
             devq__tracker_bind_local(&u[k].buf->track, here, u[k].access))
@@ -115,6 +117,7 @@ static void bind_skipped(struct batch *b, const struct op *o, int *began)
     for (uint32_t k = 0; k < o->nuses; k++)
         if (u[k].access & DEVQ_WRITE) { /* best effort: the batch failed already */
             u[k].gen = devq__buffer_bind_gen(u[k].buf, DEVQ_WRITE);
+            u[k].run_buf = 0;
             bind(b->q->dev, b->q->stream.id, u[k].buf, DEVQ_WRITE);
         }
     work_skipped(b, o);
@@ -589,6 +592,7 @@ static int bind_run(struct batch *b, uint32_t from, uint32_t to, const struct de
         struct buffer_use *u = o->nuses ? &b->rec.uses[o->first_use] : NULL;
         for (uint32_t k = 0; k < o->nuses; k++) {
             u[k].gen = devq__buffer_bind_gen(u[k].buf, u[k].access);
+            u[k].run_buf = 0;
             if (u[k].counted && ncounted++ < 8)
                 counted[ncounted - 1] = u[k].buf;
             uint32_t at = 0;
@@ -640,23 +644,30 @@ static const struct run_plan *planned_run(struct batch *b, uint32_t i, uint32_t 
 }
 
 /* bind_run for a planned run: the same generations and binds, the
- * distinct buffers and their accesses read from the plan. */
+ * distinct buffers and their accesses read from the plan.  A lazy run's
+ * uses carry offsets (graph_plan.c): each buffer's base is taken and its
+ * generation advanced past the run's writes once, not use by use. */
 static int bind_planned(struct batch *b, const struct run_plan *run, const struct devq_use *here, int level,
                         int *settled)
 {
     struct devq_device *dev = b->q->dev;
     uint32_t sid = b->q->stream.id;
-    for (uint32_t i = run->from; i < run->end; i++) { /* numbered in the order they run */
+    for (uint32_t i = run->from; !run->lazy && i < run->end; i++) { /* numbered in the order they run */
         const struct op *o = &b->rec.ops[i];
         for (uint32_t k = 0; k < o->nuses; k++) { /* by index: no uses may mean no array (NULL + 0) */
             struct buffer_use *u = &b->rec.uses[o->first_use + k];
             u->gen = devq__buffer_bind_gen(u->buf, u->access);
+            u->run_buf = 0;
         }
     }
     *settled = !b->parked_uses;
     if (!run->nbuf) /* launches of values only: the plan may have no buffer array */
         return 0;
-    const struct run_buf *rb = &b->plan.buf[run->first_buf];
+    struct run_buf *rb = &b->plan.buf[run->first_buf];
+    for (uint32_t k = 0; run->lazy && k < run->nbuf; k++) {
+        rb[k].base = rb[k].buf->wgen;
+        rb[k].buf->wgen += rb[k].nw;
+    }
     for (uint32_t k = 0; k < run->nbuf; k++) {
         int r = bind_use(dev, sid, rb[k].buf, rb[k].acc, here, level);
         if (r < 0)

@@ -62,9 +62,11 @@ enum cpu_op_kind {
     CPU_OP_WAIT,        /* wait until another stream completes a sequence */
     CPU_OP_TIMESTAMP,   /* stamp a timing event */
     CPU_OP_LAUNCH_LIST, /* launches in order, one op (launch_list) */
+    CPU_OP_GRAPH,       /* a native graph's launches, one op (graph.c) */
 };
 
 struct cpu_launch;
+struct cpu_graph_body;
 
 struct cpu_op {
     uint32_t kind;
@@ -91,6 +93,9 @@ struct cpu_op {
             size_t n;
             const struct devq_pl_launch_entry **failed; /* lib's: the launch that failed */
         } list;
+        struct {
+            struct cpu_graph_body *body; /* a reference, dropped once it ran */
+        } graph;
         struct {
             struct devq_pl_stream *other;
             uint64_t seq;
@@ -269,6 +274,15 @@ void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op);
 int cpu_launch_list(devq_pl_stream *s, const struct devq_pl_launch_entry *e, size_t n,
                     const struct devq_pl_launch_entry **failed);
 void cpu_launch_list_run(devq_pl_stream *s, struct cpu_op *op);
+
+/* ---- native graphs (graph.c): prebuilt launch records ---- */
+
+int cpu_graph_create(devq_pl_device *dev, const struct devq_pl_launch_entry *e, size_t n,
+                     devq_pl_graph **out);
+int cpu_graph_update(devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e);
+int cpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g);
+void cpu_graph_destroy(devq_pl_graph *g);
+void cpu_graph_run(devq_pl_stream *s, struct cpu_op *op);
 
 /* ---- shared work-group pool (pool.c) ---- */
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <devq/devq_cpu.h>
 #include "cpu.h"
+#include "launch.h"
 
 struct devq_pl_kernel {
     struct cpu_link link;
@@ -26,21 +27,6 @@ struct devq_pl_kernel {
     struct devq_pl_param *params; /* from the signature, for kernel_iface */
 };
 
-/* A launch as queued: dimensions and a private copy of the arguments. */
-struct cpu_launch {
-    struct cpu_launch *next; /* in a stream's recycle stack */
-    uint32_t small;          /* CPU_LAUNCH_SMALL bytes: recyclable */
-    _Atomic uint32_t depth;  /* records from here to the bottom of the stack */
-    devq_pl_kernel *k;
-    devq_pl_kernel *drop; /* the stream's previous kernel: unref it here */
-    uint32_t global[3], local[3], groups[3];
-    uint64_t total;       /* groups[0] * groups[1] * groups[2] */
-    _Atomic int positive; /* a positive return of some group, for the message */
-    size_t nargs;
-    void *args[]; /* then the copied value bytes */
-};
-
-#define CPU_VALUE_ALIGN 16u
 /* Launch records up to this size (most: a few pointers and scalars) are
  * recycled per stream instead of going through malloc, whose free would
  * run on the worker thread; at most CPU_LAUNCH_CACHE are kept (1.1 MiB):
@@ -109,8 +95,6 @@ static void launch_release_here(devq_pl_stream *s, struct cpu_launch *cl)
     } else
         free(cl);
 }
-
-static void cpu_kernel_unref(devq_pl_kernel *k);
 
 void cpu_launch_cache_free(devq_pl_stream *s)
 {
@@ -336,7 +320,7 @@ int cpu_kernel_load_fn(devq_pl_device *dev, devq_cpu_kernel_fn fn, const struct 
     return 0;
 }
 
-static void cpu_kernel_unref(devq_pl_kernel *k)
+void cpu_kernel_unref(devq_pl_kernel *k)
 {
     if (!pl_ref_put(&k->refs))
         return;
@@ -364,7 +348,7 @@ void cpu_kernel_free_all(devq_pl_device *dev)
     }
 }
 
-static int cpu_launch_dims(struct cpu_launch *cl, const devq_launch *l, const char *entry)
+int cpu_launch_dims(struct cpu_launch *cl, const devq_launch *l, const char *entry)
 {
     if (!l->global[0] || !l->global[1] || !l->global[2])
         return cpu_host->error(-EINVAL,
@@ -468,19 +452,21 @@ static int run_group(struct cpu_launch *cl, uint64_t index)
         g.num_groups[d] = cl->groups[d];
     }
     int r = cl->k->fn(cl->args, &g);
-    if (r) {
-        if (cpu_host->log_level() >= DEVQ_LOG_BASIC)
-            cpu_host->log(DEVQ_LOG_BASIC, "cpu: kernel '%s' failed in group (%u,%u,%u): %d", cl->k->entry,
-                          g.group_id[0], g.group_id[1], g.group_id[2], r);
-        if (r < 0)
-            return r;
-        /* A positive return is a failure too; keep it for the message,
-         * which would otherwise show only the -EIO it becomes. */
-        int none = 0;
-        atomic_compare_exchange_strong(&cl->positive, &none, r);
-        return -EIO;
-    }
-    return 0;
+    return r ? cpu_group_failed(cl, &g, r) : 0;
+}
+
+int cpu_group_failed(struct cpu_launch *cl, const devq_cpu_group *g, int r)
+{
+    if (cpu_host->log_level() >= DEVQ_LOG_BASIC)
+        cpu_host->log(DEVQ_LOG_BASIC, "cpu: kernel '%s' failed in group (%u,%u,%u): %d", cl->k->entry,
+                      g->group_id[0], g->group_id[1], g->group_id[2], r);
+    if (r < 0)
+        return r;
+    /* A positive return is a failure too; keep it for the message,
+     * which would otherwise show only the -EIO it becomes. */
+    int none = 0;
+    atomic_compare_exchange_strong(&cl->positive, &none, r);
+    return -EIO;
 }
 
 static int cpu_launch_group(struct cpu_job *job, uint64_t index)
@@ -521,6 +507,31 @@ static int run_launch(devq_pl_stream *s, struct cpu_launch *cl)
     /* One group runs right here: the pool's job bookkeeping (two
      * locked adds) would only hand index 0 back to this thread. */
     return cl->total == 1 ? run_group(cl, 0) : run_pool(s, cl);
+}
+
+int cpu_launch_exec(devq_pl_stream *s, struct cpu_launch *cl)
+{
+    return run_launch(s, cl);
+}
+
+void cpu_launch_latch(devq_pl_stream *s, struct cpu_launch *cl, int err, const char *where)
+{
+    latch_failure(s, cl, err, where);
+}
+
+void cpu_kernel_ref(devq_pl_kernel *k)
+{
+    pl_ref_get(&k->refs);
+}
+
+const char *cpu_kernel_entry(const devq_pl_kernel *k)
+{
+    return k->entry;
+}
+
+devq_cpu_kernel_fn cpu_kernel_fn(const devq_pl_kernel *k)
+{
+    return k->fn;
 }
 
 void cpu_launch_run(devq_pl_stream *s, struct cpu_op *op)

@@ -60,6 +60,10 @@ static const struct devq_backend_ops cpu_ops = {
     .kernel_iface = cpu_kernel_iface,
     .kernel_load_fn = cpu_kernel_load_fn,
     .launch_list = cpu_launch_list,
+    .graph_create = cpu_graph_create,
+    .graph_update = cpu_graph_update,
+    .graph_launch = cpu_graph_launch,
+    .graph_destroy = cpu_graph_destroy,
 };
 
 int devq__cpu_plugin_init(const struct devq_host *host, uint32_t host_abi,

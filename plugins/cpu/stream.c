@@ -120,6 +120,9 @@ static void cpu_op_run(devq_pl_stream *s, struct cpu_op *op)
     case CPU_OP_LAUNCH_LIST:
         cpu_launch_list_run(s, op);
         break;
+    case CPU_OP_GRAPH:
+        cpu_graph_run(s, op);
+        break;
     case CPU_OP_WAIT:
         cpu_event_run_wait(s, op);
         break;

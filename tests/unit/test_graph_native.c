@@ -44,7 +44,7 @@ struct devq_pl_graph {
 static const struct devq_backend_ops *real;
 static struct devq_backend_ops spy;
 static _Atomic int n_create_calls, n_creates, n_updates, n_launches, n_destroys, n_lib_lists, n_lib_launches;
-static int fail_create, fail_launch;
+static int fail_create, fail_launch, fail_update;
 static pthread_mutex_t keep_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct devq_pl_graph *kept;
 
@@ -96,6 +96,8 @@ static int spy_create(devq_pl_device *d, const struct devq_pl_launch_entry *e, s
 
 static int spy_update(devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e)
 {
+    if (fail_update)
+        return devq__err(-ENOTSUP, "spy: graph_update refused (fault injected)");
     ck_assert_uint_lt(i, g->n);
     ck_assert_ptr_eq(e->k, g->e[i].k);
     ck_assert_uint_eq(e->nargs, g->e[i].nargs);
@@ -192,6 +194,22 @@ static int step(void *const *args, const devq_cpu_group *g)
     return 0;
 }
 
+/* x = v (declares all of x new) */
+static int set(void *const *args, const devq_cpu_group *g)
+{
+    (void)g;
+    *(uint32_t *)args[0] = *(const uint32_t *)args[1];
+    return 0;
+}
+
+/* y += x */
+static int accumulate(void *const *args, const devq_cpu_group *g)
+{
+    (void)g;
+    *(uint32_t *)args[0] += *(const uint32_t *)args[1];
+    return 0;
+}
+
 static void setup(void)
 {
     ck_assert_int_eq(devq_device_open("cpu", &dev), 0);
@@ -206,7 +224,7 @@ static void setup(void)
     spy.launch = spy_lib_launch;
     dev->ops = &spy;
     n_create_calls = n_creates = n_updates = n_launches = n_destroys = n_lib_lists = n_lib_launches = 0;
-    fail_create = fail_launch = 0;
+    fail_create = fail_launch = fail_update = 0;
     ck_assert_int_eq(devq_queue_create(dev, NULL, &q), 0);
     ck_assert_int_eq(devq_kernel_load_fn(dev, add, NULL, "add", &k_add), 0);
     ck_assert_int_eq(devq_kernel_load_fn(dev, mad, NULL, "mad", &k_mad), 0);
@@ -406,6 +424,38 @@ START_TEST(set_buffer_updates_or_copies)
 }
 END_TEST
 
+/* graph_update -ENOTSUP with nothing pending: the handle is destroyed
+ * and made again from the exec, and the next submission runs the new
+ * value; set_arg itself succeeds and leaves devq_errmsg as it was. */
+START_TEST(update_refused_recreates)
+{
+    devq_buffer *x = buffer_of(0);
+    ck_assert_int_eq(devq_queue_begin_capture(q), 0);
+    exec_val(k_mad, x, 1);
+    devq_graph_exec *ge = end_capture();
+    ck_assert_int_eq(devq_graph_submit(q, ge), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    fail_update = 1;
+    ck_assert_int_eq(devq_graph_exec_set_value(NULL, 0, 0, 0), -EINVAL); /* a message to keep */
+    char before[512];
+    snprintf(before, sizeof before, "%s", devq_errmsg());
+    uint32_t two = 2;
+    devq_arg a = DEVQ_ARG_VAL(&two);
+    ck_assert_int_eq(devq_graph_exec_set_arg(ge, 0, 1, &a), 0);
+    ck_assert_str_eq(devq_errmsg(), before);
+    ck_assert_int_eq(got(&n_updates), 0);
+    ck_assert_int_eq(got(&n_creates), 2);
+    ck_assert_int_eq(got(&n_destroys), 1); /* nothing held the old one */
+    ck_assert_int_eq(devq_graph_submit(q, ge), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    ck_assert_uint_eq(read_u32(x), 12);
+    ck_assert_int_eq(got(&n_launches), 2);
+    devq_graph_exec_destroy(ge);
+    await_destroys(2);
+    devq_buffer_free(x, NULL);
+}
+END_TEST
+
 /* graph_create -ENOTSUP: instantiation succeeds, devq_errmsg is as it
  * was, and the run goes out as one launch_list per submission. */
 START_TEST(create_refused_falls_back_to_launch_list)
@@ -496,6 +546,57 @@ START_TEST(failed_native_launch_fails_what_the_run_writes)
 }
 END_TEST
 
+/* The write generations of a run's uses are taken per buffer when the
+ * run is bound (offsets planned at instantiation, graph_plan.c): x,
+ * failed before the graph, is rewritten whole by the run's first launch
+ * and read by its second, which must see the new generation and run;
+ * a third launch after another write of x reads past it too. */
+START_TEST(generations_inside_a_run_follow_its_writes)
+{
+    devq_kernel *k_set, *k_acc;
+    ck_assert_int_eq(devq_kernel_load_fn(dev, set, NULL, "set", &k_set), 0);
+    ck_assert_int_eq(devq_kernel_load_fn(dev, accumulate, NULL, "accumulate", &k_acc), 0);
+    devq_buffer *x = buffer_of(0), *y = buffer_of(0);
+    devq_signal *gate, *done;
+    ck_assert_int_eq(devq_signal_create(0, &gate), 0);
+    ck_assert_int_eq(devq_signal_create(0, &done), 0);
+    /* x fails: a write of it behind a wait that fails. */
+    ck_assert_int_eq(devq_queue_wait(q, gate, 1), 0);
+    ck_assert_int_eq(devq_queue_fill(q, x, 0, 4, 0), 0);
+    ck_assert_int_eq(devq_queue_submit(q), 0);
+    ck_assert_int_eq(devq_signal_fail(gate, -EIO), 0);
+    ck_assert_int_lt(devq_queue_finish(q, 10 * SEC), 0);
+    ck_assert_int_eq(devq_buffer_status(x), -EIO);
+    uint32_t five = 5, seven = 7;
+    devq_arg s1[2] = { DEVQ_ARG_BUF(x, DEVQ_WRITE), DEVQ_ARG_VAL(&five) };
+    devq_arg s2[2] = { DEVQ_ARG_BUF(x, DEVQ_WRITE), DEVQ_ARG_VAL(&seven) };
+    devq_arg acc[2] = { DEVQ_ARG_BUF(y, DEVQ_READ_WRITE), DEVQ_ARG_BUF(x, DEVQ_READ) };
+    ck_assert_int_eq(devq_queue_begin_capture(q), 0);
+    ck_assert_int_eq(devq_queue_exec(q, k_set, s1, 2, &one), 0);  /* x = 5: clears it */
+    ck_assert_int_eq(devq_queue_exec(q, k_acc, acc, 2, &one), 0); /* y += x */
+    ck_assert_int_eq(devq_queue_exec(q, k_set, s2, 2, &one), 0);  /* x = 7 */
+    ck_assert_int_eq(devq_queue_exec(q, k_acc, acc, 2, &one), 0); /* y += x */
+    ck_assert_int_eq(devq_queue_signal(q, done, 1), 0);
+    devq_graph_exec *ge = end_capture();
+    ck_assert_int_eq(devq_graph_exec_set_value(ge, 4, 1, 1), 0);
+    ck_assert_int_eq(devq_graph_submit(q, ge), 0);
+    ck_assert_int_eq(devq_graph_submit(q, ge), 0);
+    ck_assert_int_eq(devq_signal_wait(done, 2, 10 * SEC), 0);
+    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), 0);
+    ck_assert_int_eq(devq_buffer_status(x), 0);
+    ck_assert_int_eq(devq_buffer_status(y), 0);
+    ck_assert_uint_eq(read_u32(y), 24);
+    ck_assert_int_eq(got(&n_launches), 2);
+    devq_graph_exec_destroy(ge);
+    devq_kernel_destroy(k_set);
+    devq_kernel_destroy(k_acc);
+    devq_signal_destroy(gate);
+    devq_signal_destroy(done);
+    devq_buffer_free(x, NULL);
+    devq_buffer_free(y, NULL);
+}
+END_TEST
+
 /* graph_launch refuses at issue: the batch fails from the run on, its
  * signal and the run's buffers with the backend's message. */
 START_TEST(refused_native_launch_fails_the_batch)
@@ -531,8 +632,10 @@ int main(void)
     tcase_add_test(tc, update_in_place_or_copy_on_write);
     tcase_add_test(tc, set_buffer_updates_or_copies);
     tcase_add_test(tc, create_refused_falls_back_to_launch_list);
+    tcase_add_test(tc, update_refused_recreates);
     tcase_add_test(tc, failed_native_launch_fails_what_the_run_writes);
     tcase_add_test(tc, refused_native_launch_fails_the_batch);
+    tcase_add_test(tc, generations_inside_a_run_follow_its_writes);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
