@@ -318,16 +318,21 @@ struct devq_backend_ops {
      * -ENOTSUP: libdevq destroys g and creates it again.
      * graph_launch: queue g on s as ONE stream op that runs its launches
      * in order, as launch_list would.  A launch that fails latches its
-     * error as launch does and the rest are skipped; the backend need
-     * not say which one failed (libdevq then fails everything the run
-     * writes).  g stays valid while it is queued (below).
+     * error as launch does and the rest are skipped.  failed (may be
+     * NULL) is libdevq's slot, UINT32_MAX when the call is made: a
+     * backend that knows which launch failed stores its index in e[]
+     * there before the error reaches the next host callback, as
+     * launch_list does with its entry, so libdevq fails only what it
+     * and the skipped launches write; one that does not know (a driver
+     * graph) leaves it, and libdevq fails everything the run writes.
+     * g stays valid while it is queued (below).
      * graph_destroy: from any thread, also while launches of g are still
      * queued or running: the backend frees g after they have run
      * (cuGraphExecDestroy's rule).  Never with a call on g in progress. */
     int  (*graph_create)(devq_pl_device *dev, const struct devq_pl_launch_entry *e, size_t n,
                          devq_pl_graph **out);
     int  (*graph_update)(devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e);
-    int  (*graph_launch)(devq_pl_stream *s, devq_pl_graph *g);
+    int  (*graph_launch)(devq_pl_stream *s, devq_pl_graph *g, uint32_t *failed);
     void (*graph_destroy)(devq_pl_graph *g);
 };
 

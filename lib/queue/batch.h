@@ -234,6 +234,10 @@ struct run_plan {
     uint32_t from, end, first_buf, nbuf;
     uint32_t lazy; /* its uses carry offsets (buffer_use.run_buf) */
     struct graph_native *nat;
+    /* A replay's copy: graph_launch's failed slot, the index in the run
+     * of the launch that failed when the backend names it (UINT32_MAX
+     * until then; the stream writes it before the error's callback). */
+    uint32_t failed_at;
 };
 struct run_buf {
     devq_buffer *buf;

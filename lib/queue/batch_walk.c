@@ -107,13 +107,18 @@ static void apply_write(struct batch *b, const struct op *o, devq_buffer *buf, u
         devq__buffer_clear(buf, gen + 1); /* new contents, declared by a writer that ran */
 }
 
-/* The op whose launch failed in a launch list of this batch (graph
- * replays on a backend with launch_list), or UINT32_MAX. */
+/* The op whose launch failed in a launch list or a native run of this
+ * batch (graph replays whose backend named it), or UINT32_MAX. */
 static uint32_t failed_launch(const struct batch *b)
 {
-    if (!b->replay || !b->lists.failed || !b->lists.list)
+    if (!b->replay)
         return UINT32_MAX;
-    return (uint32_t)(b->lists.failed - b->lists.list);
+    if (b->lists.failed && b->lists.list)
+        return (uint32_t)(b->lists.failed - b->lists.list);
+    for (uint32_t k = 0; k < b->plan.nrun; k++)
+        if (b->plan.run[k].failed_at != UINT32_MAX)
+            return b->plan.run[k].from + b->plan.run[k].failed_at;
+    return UINT32_MAX;
 }
 
 int devq__batch_walk(struct batch *b, uint32_t upto, int status, int final)

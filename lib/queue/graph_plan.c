@@ -60,7 +60,8 @@ static int plan_runs(const struct graph_rec *r, struct run_plan **runs, struct r
             *bufs = nb;
         if (!nr || !nb)
             return -ENOMEM;
-        nr[nrun++] = (struct run_plan){ i, end, nbuf, n <= DEVQ_RUN_BUFS ? n : DEVQ_RUN_UNPLANNED, 0, NULL };
+        nr[nrun++] = (struct run_plan){ i, end,  nbuf,      n <= DEVQ_RUN_BUFS ? n : DEVQ_RUN_UNPLANNED,
+                                        0, NULL, UINT32_MAX };
         for (uint32_t k = 0; k < nb_add; k++)
             nb[nbuf++] = tmp[k];
         i = end - 1;

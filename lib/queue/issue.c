@@ -712,10 +712,12 @@ static int list_take(struct devq_stream *st, struct batch *b, struct pending_lis
 /* The run starting at op i has a native handle (graph_native.h): bound
  * as list_take binds a run, then queued by ONE graph_launch.  1 when the
  * run has no handle or the portion does not hold all of it (list_take or
- * the per-op path then issue it); else as list_take.  A launch the
- * stream fails is not named (the backend need not say which one), so
- * the walk fails the batch from the first op it has not walked
- * (batch_walk.c): everything the run writes and what follows. */
+ * the per-op path then issue it); else as list_take.  A backend that
+ * names the launch that failed stores it in run->failed_at and the walk
+ * takes the launches before it as run; one that does not (a driver's
+ * graph) leaves it, and the walk fails the batch from the first op it
+ * has not walked (batch_walk.c): everything the run writes and what
+ * follows. */
 static int native_take(struct devq_stream *st, struct batch *b, uint32_t i, uint32_t stop,
                        const struct devq_use *here, int level, int *sync_err, uint32_t *last)
 {
@@ -737,7 +739,8 @@ static int native_take(struct devq_stream *st, struct batch *b, uint32_t i, uint
     struct graph_native *n = run->nat;
     run->nat = NULL;
     b->plan.nnat--;
-    r = dev->ops->graph_launch(st->pl, n->g);
+    run->failed_at = UINT32_MAX;
+    r = dev->ops->graph_launch(st->pl, n->g, &run->failed_at);
     devq__graph_native_issued(n);
     if (r < 0) {
         if (r == -ENODEV)

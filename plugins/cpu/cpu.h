@@ -95,6 +95,7 @@ struct cpu_op {
         } list;
         struct {
             struct cpu_graph_body *body; /* a reference, dropped once it ran */
+            uint32_t *failed;            /* lib's: the index of the launch that failed */
         } graph;
         struct {
             struct devq_pl_stream *other;
@@ -280,7 +281,7 @@ void cpu_launch_list_run(devq_pl_stream *s, struct cpu_op *op);
 int cpu_graph_create(devq_pl_device *dev, const struct devq_pl_launch_entry *e, size_t n,
                      devq_pl_graph **out);
 int cpu_graph_update(devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e);
-int cpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g);
+int cpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g, uint32_t *failed);
 void cpu_graph_destroy(devq_pl_graph *g);
 void cpu_graph_run(devq_pl_stream *s, struct cpu_op *op);
 

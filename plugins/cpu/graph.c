@@ -238,7 +238,7 @@ int cpu_graph_update(devq_pl_graph *g, size_t i, const struct devq_pl_launch_ent
 
 #define CPU_GRAPH_PAUSE_NS 100000000ull /* as the ring's pause (stream.c) */
 
-int cpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g)
+int cpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g, uint32_t *failed)
 {
     struct cpu_graph_body *b = g->body;
     /* A launch of the graph is b->n launches in one op: the producer
@@ -251,6 +251,7 @@ int cpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g)
         return -ENOMEM;
     pl_ref_get(&b->refs);
     op->u.graph.body = b;
+    op->u.graph.failed = failed;
     cpu_stream_publish(s);
     return 0;
 }
@@ -272,6 +273,8 @@ void cpu_graph_run(devq_pl_stream *s, struct cpu_op *op)
         if (err) {
             char where[64];
             snprintf(where, sizeof where, " (launch %zu of a graph of %zu)", i, b->n);
+            if (op->u.graph.failed) /* before the callback that reports it: this thread runs that too */
+                *op->u.graph.failed = (uint32_t)i;
             cpu_launch_latch(s, cl, err, where);
             atomic_store_explicit(&cl->positive, 0, memory_order_relaxed); /* read by the latch only */
         }

@@ -284,7 +284,7 @@ int  gpu_kernel_launch(devq_pl_stream *s, devq_pl_kernel *k, const devq_launch *
 int  gpu_graph_create(devq_pl_device *dev, const struct devq_pl_launch_entry *e, size_t n,
                       devq_pl_graph **out);
 int  gpu_graph_update(devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e);
-int  gpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g);
+int  gpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g, uint32_t *failed);
 void gpu_graph_destroy(devq_pl_graph *g);
 
 #endif

@@ -123,8 +123,11 @@ int gpu_graph_update(devq_pl_graph *g, size_t i, const struct devq_pl_launch_ent
     return err ? err : put_node(g, i, e, true);
 }
 
-int gpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g)
+/* failed is left alone: a faulting node of a driver graph is the
+ * context's sticky error, which names no node (the whole run fails). */
+int gpu_graph_launch(devq_pl_stream *s, devq_pl_graph *g, uint32_t *failed)
 {
+    (void)failed;
     int err = gpu_enter(s->dev);
     if (err)
         return err;

@@ -248,8 +248,11 @@ int vk_graph_update(struct devq_pl_graph *g, size_t i, const struct devq_pl_laun
     return err;
 }
 
-int vk_graph_launch(struct devq_pl_stream *s, struct devq_pl_graph *g)
+/* failed is left alone: a dispatch that faults inside the command
+ * buffer is not attributed by the driver (the whole run fails). */
+int vk_graph_launch(struct devq_pl_stream *s, struct devq_pl_graph *g, uint32_t *failed)
 {
+    (void)failed;
     struct devq_pl_device *d = s->dev;
     int err = 0;
     pthread_mutex_lock(&d->mu);

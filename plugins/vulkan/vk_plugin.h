@@ -366,7 +366,7 @@ struct vk_graph_use { struct devq_pl_graph *g; uint32_t cb; };
 int  vk_graph_create(struct devq_pl_device *d, const struct devq_pl_launch_entry *e, size_t n,
                      struct devq_pl_graph **out);
 int  vk_graph_update(struct devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e);
-int  vk_graph_launch(struct devq_pl_stream *s, struct devq_pl_graph *g);
+int  vk_graph_launch(struct devq_pl_stream *s, struct devq_pl_graph *g, uint32_t *failed);
 void vk_graph_destroy(struct devq_pl_graph *g);
 /* Under mu: the primary holding u[0..n) is done with them; frees u. */
 void vk_graph_uses_release(struct vk_graph_use *u, uint32_t n);

@@ -366,10 +366,14 @@ START_TEST(failure_inside_a_run_of_launches_skips_the_rest)
     ck_assert_int_eq(devq_buffer_status(b), -EILSEQ);
     ck_assert_int_eq(devq_buffer_status(v), -EILSEQ);
     /* The launch before the failing one ran.  Where the backend names
-     * the launch that failed (launch_list), what it wrote is good; a
-     * native run's graph_launch need not name it (devq_plugin.h), and
-     * then everything the run writes fails, with the same root cause. */
+     * the launch that failed (launch_list, and cpu's graph_launch), what
+     * it wrote is good; a driver's graph (cuda, hip, vulkan) does not
+     * name it (devq_plugin.h), and then everything the run writes fails,
+     * with the same root cause. */
     int status_a = devq_buffer_status(a);
+    if (!strncmp(conf_backend(), "cpu", 3))
+        ck_assert_msg(status_a == 0, "cpu names the failed launch: a, written before it, is good (%d)",
+                      status_a);
     if (status_a == 0)
         assert_all_u32(a, 1, "a after the failed submission");
     else {

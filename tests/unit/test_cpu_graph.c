@@ -154,8 +154,8 @@ START_TEST(test_graph_runs_in_order_and_outlives_destroy)
     vals[0] = 9; /* read during create only */
     struct gate gt = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
     ck_assert_int_eq(ops->host_fn(s, cb_gate, &gt), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     ops->graph_destroy(g);
     ops->kernel_destroy(k_mad);
     k_mad = NULL;
@@ -180,15 +180,15 @@ START_TEST(test_graph_update_reaches_only_later_launches)
     devq_pl_graph *g = mad_graph(x, vals, 1, a, e);
     struct gate gt = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
     ck_assert_int_eq(ops->host_fn(s, cb_gate, &gt), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0); /* runs 1 */
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0); /* runs 1 */
     uint32_t two = 2;
     a[1].value = &two;
     ck_assert_int_eq(ops->graph_update(g, 0, &e[0]), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0); /* runs 2 */
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0); /* runs 2 */
     uint32_t three = 3;
     a[1].value = &three;
     ck_assert_int_eq(ops->graph_update(g, 0, &e[0]), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0); /* runs 3 */
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0); /* runs 3 */
     gate_open(&gt);
     stream_sync(s);
     ck_assert_uint_eq(*x, 123);
@@ -197,7 +197,7 @@ START_TEST(test_graph_update_reaches_only_later_launches)
     a[0].device_ptr = y;
     a[1].value = &four;
     ck_assert_int_eq(ops->graph_update(g, 0, &e[0]), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     stream_sync(s);
     ck_assert_uint_eq(*x, 123);
     ck_assert_uint_eq(*y, 4);
@@ -210,8 +210,8 @@ END_TEST
 
 /* A failing kernel in the middle: the launches before it ran, the rest
  * are skipped, the error latches for the next host callback with the
- * kernel's message, and the one after that sees none; the graph runs
- * again later. */
+ * kernel's message, the failed slot names it, and the one after that
+ * sees none; the graph runs again later. */
 START_TEST(test_graph_failure_skips_the_rest_and_latches)
 {
     devq_pl_stream *s = stream_new();
@@ -231,17 +231,19 @@ START_TEST(test_graph_failure_skips_the_rest_and_latches)
     devq_pl_graph *g = NULL;
     ck_assert_int_eq(ops->graph_create(dev, e, 3, &g), 0);
     struct status_log log = { 0 };
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    uint32_t failed = UINT32_MAX;
+    ck_assert_int_eq(ops->graph_launch(s, g, &failed), 0);
     ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);
     ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);
     stream_sync(s);
+    ck_assert_uint_eq(failed, 1); /* named, for lib to fail only launch 1 on */
     ck_assert_int_eq(log.n, 2);
     ck_assert_int_eq(log.status[0], -EDOM);
     ck_assert_msg(strstr(log.msg[0], "'fails'") && strstr(log.msg[0], "launch 1 of a graph of 3"),
                   "message: %s", log.msg[0]);
     ck_assert_int_eq(log.status[1], 0);
     ck_assert_uint_eq(*x, 1); /* the third launch was skipped */
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     ck_assert_int_eq(ops->host_fn(s, cb_status, &log), 0);
     stream_sync(s);
     ck_assert_int_eq(log.status[2], -EDOM);
@@ -311,7 +313,7 @@ START_TEST(test_graph_two_streams_with_updates)
     ck_assert_int_eq(ops->graph_create(dev, &e, 1, &g), 0);
     uint64_t expect = 0;
     for (uint32_t r = 0; r < ROUNDS; r++) {
-        ck_assert_int_eq(ops->graph_launch(s[r % 2], g), 0);
+        ck_assert_int_eq(ops->graph_launch(s[r % 2], g, NULL), 0);
         expect += v;
         if (r % 7 == 0) {
             v = r % 5 + 1;
@@ -359,8 +361,8 @@ START_TEST(test_graph_groups)
     };
     devq_pl_graph *g = NULL;
     ck_assert_int_eq(ops->graph_create(dev, e, 2, &g), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     stream_sync(s);
     /* per launch: 8 groups, sum of (1 + x + 10 y) over x < 4, y < 2 = 8 + 12 + 40 */
     ck_assert_uint_eq(a[0], 2 * 60);

@@ -151,9 +151,9 @@ START_TEST(test_graph_runs_in_order_in_stream_order)
     for (size_t i = 0; i < 4; i++)
         r.tags[i] = 99; /* read during graph_create only */
     struct status_rec rec = { 0 };
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     ck_assert_int_eq(ops->host_fn(s, record_cb, &rec), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     ck_assert_int_eq(ops->host_fn(s, record_cb, &rec), 0);
     wait_calls(&rec, 2);
     ck_assert_int_eq(rec.status[0], 0);
@@ -179,16 +179,16 @@ START_TEST(test_graph_update_reaches_only_later_launches)
     devq_pl_graph *g = graph_of(&r);
     struct gate gate = { 0 };
     ck_assert_int_eq(ops->host_fn(s, gate_wait_cb, &gate), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0); /* 1, 2 */
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0); /* 1, 2 */
     run_set(&r, 1, 20, false);
     ck_assert_msg(ops->graph_update(g, 1, &r.e[1]) == 0, "graph_update: %s", test_errmsg());
-    ck_assert_int_eq(ops->graph_launch(s, g), 0); /* 1, 20 */
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0); /* 1, 20 */
     run_set(&r, 0, 10, false);
     ck_assert_int_eq(ops->graph_update(g, 0, &r.e[0]), 0);
     run_set(&r, 1, 30, false);
     ck_assert_int_eq(ops->graph_update(g, 1, &r.e[1]), 0);
-    r.tags[0] = r.tags[1] = 77;                   /* read during graph_update only */
-    ck_assert_int_eq(ops->graph_launch(s, g), 0); /* 10, 30 */
+    r.tags[0] = r.tags[1] = 77;                         /* read during graph_update only */
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0); /* 10, 30 */
     gate_open(&gate);
     ck_assert_int_eq(sync_stream(s, 5 * SEC), 0);
     const uint32_t want[] = { 1, 2, 1, 20, 10, 30 };
@@ -199,7 +199,7 @@ START_TEST(test_graph_update_reaches_only_later_launches)
     struct devq_pl_launch_entry bad = r.e[0];
     bad.k = NULL;
     ck_assert_int_eq(ops->graph_update(g, 0, &bad), -EINVAL);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     ck_assert_int_eq(sync_stream(s, 5 * SEC), 0);
     const uint32_t want2[] = { 1, 2, 1, 20, 10, 30, 10, 30 };
     assert_log(want2, 8);
@@ -221,7 +221,7 @@ START_TEST(test_graph_destroy_with_launches_queued)
     struct gate gate = { 0 };
     ck_assert_int_eq(ops->host_fn(s, gate_wait_cb, &gate), 0);
     for (int i = 0; i < 3; i++)
-        ck_assert_int_eq(ops->graph_launch(s, g), 0);
+        ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     run_set(&r, 2, 9, false);
     ck_assert_int_eq(ops->graph_update(g, 2, &r.e[2]), 0); /* the last launch queued had 7 */
     ops->graph_destroy(g);
@@ -249,7 +249,7 @@ START_TEST(test_graph_kernel_fault_is_the_launch_error)
      * then surfaces in the callback, not in a later enqueue call */
     struct gate gate = { 0 };
     ck_assert_int_eq(ops->host_fn(s, gate_wait_cb, &gate), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     ck_assert_int_eq(ops->host_fn(s, record_cb, &rec), 0);
     gate_open(&gate);
     wait_calls(&rec, 1);
@@ -258,7 +258,7 @@ START_TEST(test_graph_kernel_fault_is_the_launch_error)
     const uint32_t want[] = { 1 };
     assert_log(want, 1);
     /* the device is lost, as after any sticky fault */
-    ck_assert_int_eq(ops->graph_launch(s, g), -ENODEV);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), -ENODEV);
     ck_assert_msg(strstr(test_errmsg(), "device lost"), "%s", test_errmsg());
     ops->graph_destroy(g);
     teardown_all(s);
@@ -279,9 +279,9 @@ START_TEST(test_graph_injected_kernel_fault_in_nth_launch)
     struct status_rec rec = { 0 };
     struct gate gate = { 0 };
     ck_assert_int_eq(ops->host_fn(s, gate_wait_cb, &gate), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     ck_assert_int_eq(ops->host_fn(s, record_cb, &rec), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     ck_assert_int_eq(ops->host_fn(s, record_cb, &rec), 0);
     gate_open(&gate);
     wait_calls(&rec, 2);
@@ -314,7 +314,7 @@ START_TEST(test_graph_instantiate_failure)
             strstr(test_errmsg(), face->err_out_of_memory),
         "%s", test_errmsg());
     g = graph_of(&r);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0);
     ck_assert_int_eq(sync_stream(s, 5 * SEC), 0);
     const uint32_t want[] = { 1, 2 };
     assert_log(want, 2);
@@ -342,15 +342,15 @@ START_TEST(test_graph_launch_failure)
     struct run r;
     run_make(&r, 2, 1, 0);
     devq_pl_graph *g = graph_of(&r);
-    ck_assert_int_eq(ops->graph_launch(s, g), -EINVAL);
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), -EINVAL);
     ck_assert_msg(strstr(test_errmsg(), fn) && strstr(test_errmsg(), face->err_invalid_handle), "%s",
                   test_errmsg());
     struct status_rec rec = { 0 };
     struct gate gate = { 0 };
     ck_assert_int_eq(ops->host_fn(s, gate_wait_cb, &gate), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0); /* runs */
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0); /* runs */
     ck_assert_int_eq(ops->host_fn(s, record_cb, &rec), 0);
-    ck_assert_int_eq(ops->graph_launch(s, g), 0); /* faults when it runs */
+    ck_assert_int_eq(ops->graph_launch(s, g, NULL), 0); /* faults when it runs */
     ck_assert_int_eq(ops->host_fn(s, record_cb, &rec), 0);
     gate_open(&gate);
     wait_calls(&rec, 2);

@@ -124,8 +124,9 @@ static uint32_t value_of(const devq_pl_graph *g, size_t i)
 
 static uint32_t launched_values[16];
 
-static int spy_launch(devq_pl_stream *s, devq_pl_graph *g)
+static int spy_launch(devq_pl_stream *s, devq_pl_graph *g, uint32_t *failed)
 {
+    (void)failed; /* like a driver's graph: names no launch */
     if (fail_launch)
         return devq__err(-EIO, "spy: graph_launch refused (fault injected)");
     int k = atomic_fetch_add(&n_launches, 1);

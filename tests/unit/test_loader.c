@@ -207,9 +207,9 @@ static int fake_graph_update(devq_pl_graph *g, size_t i, const struct devq_pl_la
     return -ENOTSUP;
 }
 
-static int fake_graph_launch(devq_pl_stream *s, devq_pl_graph *g)
+static int fake_graph_launch(devq_pl_stream *s, devq_pl_graph *g, uint32_t *failed)
 {
-    (void)s, (void)g;
+    (void)s, (void)g, (void)failed;
     return -ENOTSUP;
 }
 

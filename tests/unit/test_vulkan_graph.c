@@ -188,7 +188,7 @@ static void launch_many_times(devq_pl_device *d)
     devq_pl_graph *pg;
     CHECK(ops->graph_create(d, g.e, 5, &pg));
     for (int r = 0; r < ROUNDS; r++) {
-        CHECK(ops->graph_launch(s, pg));
+        CHECK(ops->graph_launch(s, pg, NULL));
         for (int i = 0; i < 5; i++)
             CHECK(ops->launch(s, one.e[i].k, &one.e[i].l, one.e[i].args, one.e[i].nargs));
     }
@@ -223,13 +223,13 @@ static void update_affects_later_launches(devq_pl_device *d)
     atomic_store(&gate, 0);
     CHECK(ops->host_fn(s, hold, NULL));
     for (int i = 0; i < 3; i++) /* held: they must run with add(a, 7) */
-        CHECK(ops->graph_launch(s, pg));
+        CHECK(ops->graph_launch(s, pg, NULL));
     CHECK(ops->graph_update(pg, 4, &g.e[4])); /* the same arguments */
-    CHECK(ops->graph_launch(s, pg));          /* 4 launches of add(a, 7) */
+    CHECK(ops->graph_launch(s, pg, NULL));    /* 4 launches of add(a, 7) */
     g.c[4].value = 100;
     CHECK(ops->graph_update(pg, 4, &g.e[4]));
-    CHECK(ops->graph_launch(s, pg));
-    CHECK(ops->graph_launch(s, pg)); /* 2 of add(a, 100) */
+    CHECK(ops->graph_launch(s, pg, NULL));
+    CHECK(ops->graph_launch(s, pg, NULL)); /* 2 of add(a, 100) */
     /* Refused: memory of no device.  The graph keeps add(a, 100). */
     int bogus;
     struct call bad;
@@ -243,11 +243,11 @@ static void update_affects_later_launches(devq_pl_device *d)
     r = ops->graph_update(pg, 5, &g.e[4]);
     EXPECT(r == -EINVAL && strstr(host_errbuf, "launch 5 of a graph of 5"), "update past the end: %d %s", r,
            host_errbuf);
-    CHECK(ops->graph_launch(s, pg)); /* 3 of add(a, 100) */
+    CHECK(ops->graph_launch(s, pg, NULL)); /* 3 of add(a, 100) */
     /* Rebinding a buffer: add(b, 100) from here on. */
     g.c[4].a[0].device_ptr = b;
     CHECK(ops->graph_update(pg, 4, &g.e[4]));
-    CHECK(ops->graph_launch(s, pg));
+    CHECK(ops->graph_launch(s, pg, NULL));
     atomic_store(&gate, 1);
     uint32_t hv[N], ha[N], hb[N];
     read_back(d, s, v, hv);
@@ -277,7 +277,7 @@ static void destroy_while_queued(devq_pl_device *d)
     atomic_store(&gate, 0);
     CHECK(ops->host_fn(s, hold, NULL));
     for (int i = 0; i < 6; i++) {
-        CHECK(ops->graph_launch(s, pg));
+        CHECK(ops->graph_launch(s, pg, NULL));
         if (i == 2) { /* a second recording, also queued */
             g.c[4].value = 1;
             CHECK(ops->graph_update(pg, 4, &g.e[4]));
@@ -293,7 +293,7 @@ static void destroy_while_queued(devq_pl_device *d)
     /* Destroyed with one in flight (not held): nothing waits for it. */
     g5_init(&g, v, a, 1);
     CHECK(ops->graph_create(d, g.e, 5, &pg));
-    CHECK(ops->graph_launch(s, pg));
+    CHECK(ops->graph_launch(s, pg, NULL));
     devq_pl_event *e;
     CHECK(ops->event_create(d, 0, &e));
     CHECK(ops->event_record(e, s));
@@ -334,7 +334,7 @@ static void many_in_flight(devq_pl_device *d)
             CHECK(ops->graph_update(pg, 4, &g.e[4]));
         }
         want += g.c[4].value;
-        CHECK(ops->graph_launch(on, pg));
+        CHECK(ops->graph_launch(on, pg, NULL));
         CHECK(ops->event_create(d, 0, &ev[i]));
         CHECK(ops->event_record(ev[i], on));
     }
@@ -379,10 +379,10 @@ static void skipped_after_error(devq_pl_device *d)
     CHECK(ops->graph_create(d, g.e, 5, &pg));
     int status = 1;
     CHECK(ops->host_fn(s, fail_cb, NULL));
-    CHECK(ops->graph_launch(s, pg));
-    CHECK(ops->graph_launch(s, pg));
+    CHECK(ops->graph_launch(s, pg, NULL));
+    CHECK(ops->graph_launch(s, pg, NULL));
     CHECK(ops->host_fn(s, seen_status, &status));
-    CHECK(ops->graph_launch(s, pg)); /* runs */
+    CHECK(ops->graph_launch(s, pg, NULL)); /* runs */
     uint32_t hv[N], ha[N];
     read_back(d, s, v, hv);
     read_back(d, s, a, ha);
@@ -439,14 +439,14 @@ static void device_lost(void)
     struct devq_pl_launch_entry e = entry(k, &c);
     devq_pl_graph *pg, *pg2 = NULL;
     CHECK(ops->graph_create(d, &e, 1, &pg));
-    CHECK(ops->graph_launch(s, pg));
+    CHECK(ops->graph_launch(s, pg, NULL));
     devq_pl_event *ev;
     CHECK(ops->event_create(d, 0, &ev));
     CHECK(ops->event_record(ev, s)); /* the submission, refused: lost */
     int r = ops->event_wait(ev, 60 * SEC);
     EXPECT(r == -ENODEV, "event after the lost submission: %d %s", r, host_errbuf);
     host_errbuf[0] = 0;
-    r = ops->graph_launch(s, pg);
+    r = ops->graph_launch(s, pg, NULL);
     EXPECT(r == -ENODEV && strstr(host_errbuf, "lost"), "launch on a lost device: %d %s", r, host_errbuf);
     host_errbuf[0] = 0;
     r = ops->graph_create(d, &e, 1, &pg2);
