@@ -14,6 +14,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,6 +62,10 @@ struct devq_eng_comm {
      * DEVQ_MPI_TEST_FAIL_OP when the comm was made; 0 none. */
     unsigned long fail_op, ops_started;
     devq_eng_req *blk_head, *blk_tail;
+    /* One finished request kept for the next start (new_req/req_free):
+     * a run of small ops allocates none.  Atomic, so that any thread may
+     * finish a request of this comm while another starts one. */
+    _Atomic(devq_eng_req *) spare;
 };
 
 #define NOTICE_TAG 7001
@@ -557,6 +563,7 @@ static void comm_destroy(devq_eng_comm *c)
     }
     pthread_mutex_destroy(&c->blk_lock);
     pthread_cond_destroy(&c->blk_cond);
+    free(atomic_exchange(&c->spare, NULL));
     if (!pending)
         free(c->notice);
     free(c->notice_reqs);
@@ -944,6 +951,18 @@ static int start_blocking(devq_eng_comm *c, const struct devq_eng_op *op, devq_e
     return 0;
 }
 
+/* A zeroed request of c: the comm's spare when it has one. */
+static devq_eng_req *new_req(devq_eng_comm *c)
+{
+    devq_eng_req *q = atomic_exchange_explicit(&c->spare, NULL, memory_order_acquire);
+    if (q) /* (tmp_here, last, is scratch: written before it is read) */
+        memset(q, 0, offsetof(devq_eng_req, tmp_here));
+    else if (!(q = calloc(1, sizeof *q)))
+        return NULL;
+    q->owner = c;
+    return q;
+}
+
 static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **out)
 {
     if (op->count > INT_MAX)
@@ -951,10 +970,9 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
                            INT_MAX);
     if (++c->ops_started == c->fail_op)
         return host->error(-EIO, "mpi: DEVQ_MPI_TEST_FAIL_OP failed op %lu at start (a test)", c->fail_op);
-    devq_eng_req *q = calloc(1, sizeof *q);
+    devq_eng_req *q = new_req(c);
     if (!q)
         return host->error(-ENOMEM, "mpi: out of memory");
-    q->owner = c;
     int n = (int)op->count, rc;
     MPI_Datatype t = mpi_type(op->type);
     const char *what;
@@ -1038,11 +1056,17 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
     return 0;
 }
 
+/* A finished request (nothing of it left inside MPI): kept as its
+ * comm's spare when the comm has none, else freed.  Only test() and
+ * abandon() call this, from lib while the comm is alive. */
 static void req_free(devq_eng_req *q)
 {
     if (q->tmp != q->tmp_here)
         free(q->tmp);
-    free(q);
+    devq_eng_req *none = NULL;
+    if (!q->owner || !atomic_compare_exchange_strong_explicit(&q->owner->spare, &none, q,
+                                                              memory_order_release, memory_order_relaxed))
+        free(q);
 }
 
 static int test(devq_eng_req *q, int *done)
