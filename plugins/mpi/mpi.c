@@ -80,10 +80,9 @@ struct devq_eng_req {
     int size;
     /* A blocking collective, run by the comm's helper (under blk_lock). */
     devq_eng_comm *blk_comm; /* NULL: a non-blocking request */
-    struct devq_eng_op op;
-    int blk_state;     /* 0 queued or running, 1 finished */
-    int blk_rc;        /* its MPI return code */
-    int blk_abandoned; /* lib gave up: the helper frees it */
+    int blk_state;           /* 0 queued or running, 1 finished */
+    int blk_rc;              /* its MPI return code */
+    int blk_abandoned;       /* lib gave up: the helper frees it */
     devq_eng_req *blk_next;
     devq_eng_comm *owner; /* the comm it was started on */
     /* A small all_reduce by recursive doubling (start_small_all_reduce):
@@ -93,6 +92,9 @@ struct devq_eng_req {
     MPI_Datatype t;
     MPI_Op mop;
     void *dst, *tmp; /* tmp: tmp_here up to its size, else malloc'd */
+    /* Last: a reused request is reset up to here (new_req), these two
+     * are written before they are read (start_blocking, small_post). */
+    struct devq_eng_op op; /* the blocking collective's */
     unsigned char tmp_here[64];
 };
 
@@ -955,8 +957,8 @@ static int start_blocking(devq_eng_comm *c, const struct devq_eng_op *op, devq_e
 static devq_eng_req *new_req(devq_eng_comm *c)
 {
     devq_eng_req *q = atomic_exchange_explicit(&c->spare, NULL, memory_order_acquire);
-    if (q) /* (tmp_here, last, is scratch: written before it is read) */
-        memset(q, 0, offsetof(devq_eng_req, tmp_here));
+    if (q)
+        memset(q, 0, offsetof(devq_eng_req, op));
     else if (!(q = calloc(1, sizeof *q)))
         return NULL;
     q->owner = c;
