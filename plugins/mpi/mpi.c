@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,8 +60,10 @@ struct devq_eng_comm {
     int orphans;        /* a collective on comm was abandoned */
     unsigned small_seq; /* small all_reduces started: their tags */
     /* Tests: the op (counted from 1) that fails at start, from
-     * DEVQ_MPI_TEST_FAIL_OP when the comm was made; 0 none. */
-    unsigned long fail_op, ops_started;
+     * DEVQ_MPI_TEST_FAIL_OP when the comm was made; 0 none.  The op
+     * at whose start this process kills itself (SIGKILL: no notice, as
+     * a crashed host), from DEVQ_MPI_TEST_KILL_OP; 0 none. */
+    unsigned long fail_op, kill_op, ops_started;
     devq_eng_req *blk_head, *blk_tail;
     /* One finished request kept for the next start (new_req/req_free):
      * a run of small ops allocates none.  Atomic, so that any thread may
@@ -317,6 +320,8 @@ static int wrap(MPI_Comm c, devq_eng_comm **out)
     ec->comm = c;
     const char *fail = getenv("DEVQ_MPI_TEST_FAIL_OP");
     ec->fail_op = fail ? strtoul(fail, NULL, 10) : 0;
+    const char *kill_at = getenv("DEVQ_MPI_TEST_KILL_OP");
+    ec->kill_op = kill_at ? strtoul(kill_at, NULL, 10) : 0;
     MPI_Comm_rank(c, &ec->rank);
     MPI_Comm_size(c, &ec->size);
     MPI_Request dup;
@@ -970,7 +975,9 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
     if (op->count > INT_MAX)
         return host->error(-EINVAL, "mpi: count %zu is above MPI's int counts (%d); split the op", op->count,
                            INT_MAX);
-    if (++c->ops_started == c->fail_op)
+    if (++c->ops_started == c->kill_op)
+        raise(SIGKILL);
+    if (c->ops_started == c->fail_op)
         return host->error(-EIO, "mpi: DEVQ_MPI_TEST_FAIL_OP failed op %lu at start (a test)", c->fail_op);
     devq_eng_req *q = new_req(c);
     if (!q)
