@@ -94,6 +94,8 @@ struct devq_eng_req {
     MPI_Request xfer[2];
     MPI_Datatype t;
     MPI_Op mop;
+    enum devq_dtype rtype; /* what t and mop are, for host_reduce */
+    enum devq_reduce rop;
     void *dst, *tmp; /* tmp: tmp_here up to its size, else malloc'd */
     /* Last: a reused request is reset up to here (new_req), these two
      * are written before they are read (start_blocking, small_post). */
@@ -742,6 +744,8 @@ static int start_small_all_reduce(devq_eng_comm *c, const struct devq_eng_op *op
     q->n = (int)op->count;
     q->t = mpi_type(op->type);
     q->mop = mpi_op(op->type, op->op);
+    q->rtype = op->type;
+    q->rop = op->op;
     q->tag = 1 + (int)(c->small_seq++ % 2000u) * 16;
     for (int s = c->size; s > 1; s >>= 1)
         q->steps++;
@@ -773,6 +777,52 @@ static void small_abandon(devq_eng_req *q)
         free(q); /* else q is the receive's buffer: it stays too */
 }
 
+/* The peer's part (in) reduced into this rank's (inout) here for the
+ * 8 integer and float types, element by element with Open MPI's own
+ * formulas (ompi/mca/op/base: inout = inout + in, inout < in ? inout :
+ * in, ...; signed sums and products wrap, computed unsigned), skipping
+ * MPI_Reduce_local's argument checks and dispatch on the path from one
+ * op's end to the next's start.  The same values as that call, except
+ * where MIN/MAX meet a NaN or zeros of both signs (no order: there the
+ * ranks may differ, as they may with MPI's vectorised ops).  0: not one
+ * of these types (F16, BF16): MPI's op does it. */
+#define HOST_REDUCE(T, U)                                                     \
+    do {                                                                      \
+        const T *a = in;                                                      \
+        T *b = inout;                                                         \
+        for (int i = 0; i < n; i++)                                           \
+            b[i] = rop == DEVQ_PROD  ? (T)((U)b[i] * (U)a[i])                 \
+                   : rop == DEVQ_MIN ? (b[i] < a[i] ? b[i] : a[i])            \
+                   : rop == DEVQ_MAX ? (b[i] > a[i] ? b[i] : a[i])            \
+                                     : (T)((U)b[i] + (U)a[i]); /* SUM, AVG */ \
+        return 1;                                                             \
+    } while (0)
+
+static int host_reduce(const void *in, void *inout, int n, enum devq_dtype t, enum devq_reduce rop)
+{
+    switch (t) {
+    case DEVQ_I8:
+        HOST_REDUCE(int8_t, uint32_t);
+    case DEVQ_U8:
+        HOST_REDUCE(uint8_t, uint32_t);
+    case DEVQ_I32:
+        HOST_REDUCE(int32_t, uint32_t);
+    case DEVQ_U32:
+        HOST_REDUCE(uint32_t, uint32_t);
+    case DEVQ_I64:
+        HOST_REDUCE(int64_t, uint64_t);
+    case DEVQ_U64:
+        HOST_REDUCE(uint64_t, uint64_t);
+    case DEVQ_F32:
+        HOST_REDUCE(float, float);
+    case DEVQ_F64:
+        HOST_REDUCE(double, double);
+    default:
+        return 0;
+    }
+}
+#undef HOST_REDUCE
+
 /* Progress: 1 when the last step is reduced, 0 not yet, or the failure. */
 static int small_test(devq_eng_req *q)
 {
@@ -782,8 +832,8 @@ static int small_test(devq_eng_req *q)
         return mpi_error(rc, "MPI_Testall (small all_reduce)");
     if (!flag)
         return 0;
-    rc = MPI_Reduce_local(q->tmp, q->dst, q->n, q->t, q->mop);
-    if (rc != MPI_SUCCESS)
+    if (!host_reduce(q->tmp, q->dst, q->n, q->rtype, q->rop) &&
+        (rc = MPI_Reduce_local(q->tmp, q->dst, q->n, q->t, q->mop)) != MPI_SUCCESS)
         return mpi_error(rc, "MPI_Reduce_local (small all_reduce)");
     if (++q->step < q->steps) {
         int r = small_post(q);
