@@ -314,10 +314,12 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
 
 int devq__channel_wait_group_for(devq_channel *ch, const char *what, uint64_t op_no, uint64_t budget_ns)
 {
-    /* The clock, the limits and the message are set up only once a
-     * first round of tests left an op running: in a run of dependent
-     * small ops the one waited for is often done by then, and this is
-     * on the path from its end to the next op's start. */
+    /* The clock, the limits and the message are set up only once
+     * SPIN_CLOCK_EVERY rounds of tests left an op running: in a run of
+     * dependent small ops the one waited for is usually done by then,
+     * and a clock read stands between its end and the next op's start.
+     * (The spin and the timeout then start that many rounds late, well
+     * under a millisecond.) */
     uint64_t timeout = 0, start = 0, deadline = 0, yield_ns = 0, nap = 1000;
     int err = 0, first_round = 1, spinning = 1;
     unsigned rounds = 0;
@@ -349,7 +351,7 @@ int devq__channel_wait_group_for(devq_channel *ch, const char *what, uint64_t op
         /* While spinning, the clock every SPIN_CLOCK_EVERY rounds: a read
          * costs about what a round of tests does, and it stands between a
          * peer's message arriving and this rank seeing it. */
-        if (!first_round && spinning && ++rounds % SPIN_CLOCK_EVERY)
+        if (spinning && ++rounds % SPIN_CLOCK_EVERY)
             continue;
         uint64_t t = devq__now_ns();
         if (first_round) {
