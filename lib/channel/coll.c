@@ -307,6 +307,30 @@ static int end_group(devq_channel *ch, int err, const char *msg, int from_peer)
     return 0;
 }
 
+/* One round of tests over the group's running ops: a done or failed
+ * one is cleared from reqs (the engine freed it).  Returns how many of
+ * left still run; *err and msg (DEVQ_CHANNEL_MSG_MAX): the failure. */
+static size_t test_round(devq_channel *ch, size_t left, int *err, char *msg)
+{
+    for (size_t i = 0; i < ch->nreqs && !*err; i++) {
+        if (!ch->reqs[i])
+            continue;
+        int done = 0;
+        int r = ch->eng->test(ch->reqs[i], &done);
+        if (r < 0) {
+            ch->reqs[i] = NULL;
+            left--;
+            *err = r;
+            snprintf(msg, DEVQ_CHANNEL_MSG_MAX, "channel #%u (rank %d of %d): %s failed: %s", ch->number,
+                     ch->rank, ch->size, ch->req_names[i], devq__errmsg_peek());
+        } else if (done) {
+            ch->reqs[i] = NULL;
+            left--;
+        }
+    }
+    return left;
+}
+
 int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
 {
     return devq__channel_wait_group_for(ch, what, op_no, 0);
@@ -330,22 +354,7 @@ int devq__channel_wait_group_for(devq_channel *ch, const char *what, uint64_t op
     for (size_t i = 0; i < ch->nreqs; i++)
         left += ch->reqs[i] != NULL;
     while (left && !err) {
-        for (size_t i = 0; i < ch->nreqs && !err; i++) {
-            if (!ch->reqs[i])
-                continue;
-            int done = 0;
-            int r = ch->eng->test(ch->reqs[i], &done);
-            if (r < 0) {
-                ch->reqs[i] = NULL;
-                left--;
-                err = r;
-                snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s failed: %s", ch->number, ch->rank,
-                         ch->size, ch->req_names[i], devq__errmsg_peek());
-            } else if (done) {
-                ch->reqs[i] = NULL;
-                left--;
-            }
-        }
+        left = test_round(ch, left, &err, msg);
         if (!left || err)
             break;
         /* While spinning, the clock every SPIN_CLOCK_EVERY rounds: a read
