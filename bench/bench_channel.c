@@ -6,6 +6,13 @@
  *
  *   latency: 8 bytes (2 x F32), one op per batch, submit + finish each
  *            time (the round trip a program waits for); median per op.
+ *   batched: 100 dependent 8-byte all_reduces in one batch (record,
+ *            submit, finish), per op, against 100 MPI_Allreduce calls
+ *            back to back: each sample of either starts at a barrier, so
+ *            both include the ranks' skew leaving it once per 100 ops;
+ *            samples alternate (devq, MPI), after 5 warm-up pairs;
+ *            median of 50 per op.  Beside it the old baseline: one
+ *            MPI_Allreduce timed alone (the latency row's median).
  *            Beside it: the engine's old floor (MPI_Iallreduce tested in
  *            a loop) and a one-host-fn batch, the stream hand-off that a
  *            channel op on an idle queue no longer pays (it runs at
@@ -17,7 +24,9 @@
  *            out of place, against MPI_Allgather / MPI_Reduce_scatter_block.
  *
  * The two are measured in alternating blocks so that noise from the
- * shared machine hits both.  Targets (issue #31): latency <= 3x MPI,
+ * shared machine hits both.  Times print with 2 decimals (us): the
+ * ratios are computed from the unrounded medians.  A second argument of
+ * 0 leaves the 64 MiB rows out (quick latency runs).  Targets (issue #31): latency <= 3x MPI,
  * 100 ops per batch <= 1.5x per op, 64 MiB >= 0.95x the blocking MPI
  * call.  Over TCP between simulated hosts: bench/bench_channel_tcp.  The program initialises MPI itself
  * (MPI_THREAD_MULTIPLE), so devq's engine uses the program's MPI. */
@@ -58,6 +67,21 @@ static double devq_allreduce_batched_ns(devq_buffer *b, size_t count, int n)
     CHECK(devq_queue_submit(q));
     CHECK(devq_queue_finish(q, DEVQ_TIMEOUT_INFINITE));
     return (double)(bench_now() - t0) / n;
+}
+
+/* The same dependence chain on plain MPI: 100 in-place all_reduces. */
+static double mpi_allreduce_batched_ns(float *p, size_t count, int n)
+{
+    uint64_t t0 = bench_now();
+    for (int i = 0; i < n; i++)
+        MPI_Allreduce(MPI_IN_PLACE, p, (int)count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    return (double)(bench_now() - t0) / n;
+}
+
+/* A latency row: 2 decimals, the ratio from the unrounded values. */
+static void row_us(const char *name, double devq, double base, const char *target)
+{
+    printf("%-44s %12.2f %12.2f %-8s %6.2fx  %s\n", name, devq, base, "us", base ? devq / base : 0.0, target);
 }
 
 static void nop(void *arg)
@@ -131,6 +155,15 @@ static double mpi_iallreduce_ns(float *p, size_t count)
     return (double)(bench_now() - t0);
 }
 
+static void print_latency(double dlat, double mlat, double blat, double bmlat, double ilat, double elat)
+{
+    row_us("all_reduce 8 B latency, us (lower is better)", dlat, mlat, "<= 3x");
+    row_us("all_reduce 8 B, 100 per batch, per op, us", blat, bmlat, "<= 1.5x (vs 100 MPI calls)");
+    row_us("  the same vs one MPI_Allreduce timed alone", blat, mlat, "(the old baseline)");
+    row_us("  MPI_Iallreduce + MPI_Test loop 8 B, us", ilat, mlat, "(the engine's floor)");
+    row_us("  a one-host-fn batch (stream hand-off), us", elat, mlat, "(what inline avoids)");
+}
+
 int main(int argc, char **argv)
 {
     int provided = 0, rank = 0, size = 0;
@@ -176,14 +209,37 @@ int main(int argc, char **argv)
     }
     double elat = bench_median(el, (size_t)(per * blocks)) / 1000;
     double ilat = bench_median(il, (size_t)(per * blocks)) / 1000;
-    double bl[50];
-    for (int i = 0; i < 50; i++) {
+    double bl[50], bm[50];
+    for (int i = -5; i < 50; i++) { /* 5 warm-up pairs, then 50 samples of each */
         MPI_Barrier(MPI_COMM_WORLD);
-        bl[i] = devq_allreduce_batched_ns(small, 2, 100);
+        double d = devq_allreduce_batched_ns(small, 2, 100);
+        MPI_Barrier(MPI_COMM_WORLD);
+        double m = mpi_allreduce_batched_ns(sp, 2, 100);
+        if (i >= 0) {
+            bl[i] = d;
+            bm[i] = m;
+        }
     }
-    double blat = bench_median(bl, 50) / 1000;
+    double blat = bench_median(bl, 50) / 1000, bmlat = bench_median(bm, 50) / 1000;
     double dlat = bench_median(dl, (size_t)(per * blocks)) / 1000,
            mlat = bench_median(ml, (size_t)(per * blocks)) / 1000;
+
+    if (bw_iters <= 0) { /* latency rows only */
+        if (rank == 0) {
+            bench_header("channels: devq all_reduce (cpu, devq-mpi) vs MPI_Allreduce, 2 ranks, medians");
+            print_latency(dlat, mlat, blat, bmlat, ilat, elat);
+        }
+        CHECK(devq_buffer_free(small, NULL));
+        free(dl);
+        free(el);
+        free(il);
+        free(ml);
+        devq_queue_destroy(q);
+        devq_channel_destroy(ch);
+        devq_device_close(dev);
+        MPI_Finalize();
+        return 0;
+    }
 
     /* bandwidth, 64 MiB */
     const size_t bytes = 64u << 20, count = bytes / 4;
@@ -240,10 +296,7 @@ int main(int argc, char **argv)
 
     if (rank == 0) {
         bench_header("channels: devq all_reduce (cpu, devq-mpi) vs MPI_Allreduce, 2 ranks, medians");
-        bench_row("all_reduce 8 B latency, us (lower is better)", dlat, mlat, "us", "<= 3x");
-        bench_row("all_reduce 8 B, 100 per batch, per op, us", blat, mlat, "us", "<= 1.5x");
-        bench_row("  MPI_Iallreduce + MPI_Test loop 8 B, us", ilat, mlat, "us", "(the engine's floor)");
-        bench_row("  a one-host-fn batch (stream hand-off), us", elat, mlat, "us", "(what inline avoids)");
+        print_latency(dlat, mlat, blat, bmlat, ilat, elat);
         printf("%-44s %12.3f %12.3f %-8s %6.2fx  %s\n", "all_reduce 64 MiB bandwidth, GB/s (higher)", dbw,
                mbw, "GB/s", mbw ? dbw / mbw : 0.0, ">= 0.95x");
         printf("%-44s %12.3f %12.3f %-8s %6.2fx  %s\n", "  the same vs MPI_Iallreduce + MPI_Test loop", dbw,

@@ -42,10 +42,16 @@ struct devq_channel {
     _Atomic uint64_t timeout_ns; /* one op (group) waiting for its peers */
     pthread_mutex_t lock;
     pthread_cond_t idle;
-    int busy;           /* a group holds the channel */
-    const void *holder; /* which (its gid, devq_work_fn) */
-    uint64_t ops_run;   /* ops started, for messages */
-    int broken;         /* ranks out of step / engine failed: later ops fail */
+    int busy; /* a group holds the channel */
+    /* Which (its gid, devq_work_fn): written under lock with busy, read
+     * without it by the group's own members (holds(), coll.c), which
+     * ask once per op. */
+    _Atomic(const void *) holder;
+    uint64_t ops_run; /* ops started, for messages */
+    /* Ranks out of step / engine failed: later ops fail.  Set under lock
+     * with broken_msg; every op reads it without the lock first (0 is
+     * the answer almost always), the message under it. */
+    _Atomic int broken;
     char broken_msg[DEVQ_CHANNEL_MSG_MAX];
     devq_eng_req **reqs; /* the running group's started ops */
     const char **req_names;

@@ -45,6 +45,7 @@
 #define SPIN_NS 50000ull       /* test in a loop this long, */
 #define YIELD_NS 1000000ull    /* then yield between tests up to this, then sleep */
 #define SLEEP_MAX_NS 100000ull /* back-off ceiling */
+#define SPIN_CLOCK_EVERY 8u    /* rounds of tests per clock read while spinning */
 
 static int overlap(uintptr_t a0, uintptr_t a1, uintptr_t b0, uintptr_t b1)
 {
@@ -127,6 +128,11 @@ void devq__channel_set_broken(devq_channel *ch, const char *msg)
 
 int devq__channel_broken_err(devq_channel *ch)
 {
+    /* Every op asks; the lock only once it is broken.  A break racing
+     * this read (another queue that gave up waiting for the channel) is
+     * seen or not, as it was with the lock taken first. */
+    if (!atomic_load_explicit(&ch->broken, memory_order_acquire))
+        return 0;
     char msg[DEVQ_CHANNEL_MSG_MAX];
     pthread_mutex_lock(&ch->lock);
     int b = ch->broken;
@@ -157,7 +163,7 @@ static int acquire(devq_channel *ch, uint64_t deadline, const void *gid)
         }
     }
     ch->busy = 1;
-    ch->holder = gid;
+    atomic_store_explicit(&ch->holder, gid, memory_order_release);
     pthread_mutex_unlock(&ch->lock);
     return 0;
 }
@@ -166,17 +172,16 @@ static int acquire(devq_channel *ch, uint64_t deadline, const void *gid)
  * could not take it must neither run nor let go of another's hold. */
 static int holds(devq_channel *ch, const void *gid)
 {
-    pthread_mutex_lock(&ch->lock);
-    int h = ch->busy && ch->holder == gid;
-    pthread_mutex_unlock(&ch->lock);
-    return h;
+    /* holder is gid only from gid's own take to its release (both under
+     * the lock, busy set with it), and only gid's members ask: no lock. */
+    return atomic_load_explicit(&ch->holder, memory_order_acquire) == gid;
 }
 
 static void release(devq_channel *ch)
 {
     pthread_mutex_lock(&ch->lock);
     ch->busy = 0;
-    ch->holder = NULL;
+    atomic_store_explicit(&ch->holder, NULL, memory_order_release);
     pthread_cond_broadcast(&ch->idle);
     pthread_mutex_unlock(&ch->lock);
 }
@@ -302,6 +307,30 @@ static int end_group(devq_channel *ch, int err, const char *msg, int from_peer)
     return 0;
 }
 
+/* One round of tests over the group's running ops: a done or failed
+ * one is cleared from reqs (the engine freed it).  Returns how many of
+ * left still run; *err and msg (DEVQ_CHANNEL_MSG_MAX): the failure. */
+static size_t test_round(devq_channel *ch, size_t left, int *err, char *msg)
+{
+    for (size_t i = 0; i < ch->nreqs && !*err; i++) {
+        if (!ch->reqs[i])
+            continue;
+        int done = 0;
+        int r = ch->eng->test(ch->reqs[i], &done);
+        if (r < 0) {
+            ch->reqs[i] = NULL;
+            left--;
+            *err = r;
+            snprintf(msg, DEVQ_CHANNEL_MSG_MAX, "channel #%u (rank %d of %d): %s failed: %s", ch->number,
+                     ch->rank, ch->size, ch->req_names[i], devq__errmsg_peek());
+        } else if (done) {
+            ch->reqs[i] = NULL;
+            left--;
+        }
+    }
+    return left;
+}
+
 int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
 {
     return devq__channel_wait_group_for(ch, what, op_no, 0);
@@ -309,42 +338,46 @@ int devq__channel_wait_group(devq_channel *ch, const char *what, uint64_t op_no)
 
 int devq__channel_wait_group_for(devq_channel *ch, const char *what, uint64_t op_no, uint64_t budget_ns)
 {
-    uint64_t timeout = atomic_load(&ch->timeout_ns);
-    uint64_t start = devq__now_ns();
-    uint64_t deadline = timeout == UINT64_MAX || start + timeout < start ? UINT64_MAX : start + timeout;
-    uint64_t nap = 1000;
-    int err = 0;
-    /* Shared-memory MPI moves bytes only inside MPI calls (the receiver
-     * copies fragments when it progresses), so a big op must keep being
-     * tested: yield, not sleep, for as long as its bytes take at 1 GB/s. */
-    uint64_t yield_ns = YIELD_NS;
-    for (size_t i = 0; i < ch->nreqs; i++)
-        yield_ns += (ch->spans[i].rd_hi - ch->spans[i].rd_lo) + (ch->spans[i].wr_hi - ch->spans[i].wr_lo);
-    char msg[DEVQ_CHANNEL_MSG_MAX] = "";
-    int from_peer = 0, notices = has_notices(ch);
+    /* The clock, the limits and the message are set up only once
+     * SPIN_CLOCK_EVERY rounds of tests left an op running: in a run of
+     * dependent small ops the one waited for is usually done by then,
+     * and a clock read stands between its end and the next op's start.
+     * (The spin and the timeout then start that many rounds late, well
+     * under a millisecond.) */
+    uint64_t timeout = 0, start = 0, deadline = 0, yield_ns = 0, nap = 1000;
+    int err = 0, first_round = 1, spinning = 1;
+    unsigned rounds = 0;
+    char msg[DEVQ_CHANNEL_MSG_MAX];
+    msg[0] = '\0';
+    int from_peer = 0, notices = 0;
     size_t left = 0; /* a wait given up at submit leaves done ops NULL */
     for (size_t i = 0; i < ch->nreqs; i++)
         left += ch->reqs[i] != NULL;
     while (left && !err) {
-        for (size_t i = 0; i < ch->nreqs && !err; i++) {
-            if (!ch->reqs[i])
-                continue;
-            int done = 0;
-            int r = ch->eng->test(ch->reqs[i], &done);
-            if (r < 0) {
-                ch->reqs[i] = NULL;
-                left--;
-                err = r;
-                snprintf(msg, sizeof msg, "channel #%u (rank %d of %d): %s failed: %s", ch->number, ch->rank,
-                         ch->size, ch->req_names[i], devq__errmsg_peek());
-            } else if (done) {
-                ch->reqs[i] = NULL;
-                left--;
-            }
-        }
+        left = test_round(ch, left, &err, msg);
         if (!left || err)
             break;
+        /* While spinning, the clock every SPIN_CLOCK_EVERY rounds: a read
+         * costs about what a round of tests does, and it stands between a
+         * peer's message arriving and this rank seeing it. */
+        if (spinning && ++rounds % SPIN_CLOCK_EVERY)
+            continue;
         uint64_t t = devq__now_ns();
+        if (first_round) {
+            first_round = 0;
+            timeout = atomic_load(&ch->timeout_ns);
+            start = t;
+            deadline = timeout == UINT64_MAX || start + timeout < start ? UINT64_MAX : start + timeout;
+            /* Shared-memory MPI moves bytes only inside MPI calls (the
+             * receiver copies fragments when it progresses), so a big op
+             * must keep being tested: yield, not sleep, for as long as
+             * its bytes take at 1 GB/s. */
+            yield_ns = YIELD_NS;
+            for (size_t i = 0; i < ch->nreqs; i++)
+                yield_ns +=
+                    (ch->spans[i].rd_hi - ch->spans[i].rd_lo) + (ch->spans[i].wr_hi - ch->spans[i].wr_lo);
+            notices = has_notices(ch);
+        }
         if (budget_ns && t - start >= budget_ns)
             return DEVQ_WORK_PENDING; /* the caller hands the rest to the stream */
         if (t >= deadline) {
@@ -361,6 +394,7 @@ int devq__channel_wait_group_for(devq_channel *ch, const char *what, uint64_t op
         }
         if (t - start < SPIN_NS)
             continue;
+        spinning = 0;
         /* Past the spin, a peer that dropped out says so (its notice). */
         char why[DEVQ_CHANNEL_MSG_MAX];
         int peer = -1;
@@ -406,7 +440,7 @@ static int try_acquire(devq_channel *ch, const void *gid)
     int free_now = !ch->busy;
     if (free_now) {
         ch->busy = 1;
-        ch->holder = gid;
+        atomic_store_explicit(&ch->holder, gid, memory_order_release);
     }
     pthread_mutex_unlock(&ch->lock);
     return free_now;
@@ -621,7 +655,10 @@ static int record(devq_queue *q, devq_channel *ch, const char *fn, const char *w
                                                 fn, op->peer));
     if (dst && (r = check_range(q, ch, dst, dst_off, op->count, dst_mult, op->type, fn, "dst")) < 0)
         return devq__record_commit(q, r);
-    if (src && (r = check_range(q, ch, src, src_off, op->count, src_mult, op->type, fn, "src")) < 0)
+    /* In place (the common all_reduce): the range just checked. */
+    int same_range = src == dst && src_off == dst_off && src_mult == dst_mult;
+    if (src && !same_range &&
+        (r = check_range(q, ch, src, src_off, op->count, src_mult, op->type, fn, "src")) < 0)
         return devq__record_commit(q, r);
     size_t esz = dtype_size(op->type);
     if (dst && src && dst == src && dst_off != src_off) {

@@ -14,6 +14,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,9 +60,15 @@ struct devq_eng_comm {
     int orphans;        /* a collective on comm was abandoned */
     unsigned small_seq; /* small all_reduces started: their tags */
     /* Tests: the op (counted from 1) that fails at start, from
-     * DEVQ_MPI_TEST_FAIL_OP when the comm was made; 0 none. */
-    unsigned long fail_op, ops_started;
+     * DEVQ_MPI_TEST_FAIL_OP when the comm was made; 0 none.  The op
+     * at whose start this process kills itself (SIGKILL: no notice, as
+     * a crashed host), from DEVQ_MPI_TEST_KILL_OP; 0 none. */
+    unsigned long fail_op, kill_op, ops_started;
     devq_eng_req *blk_head, *blk_tail;
+    /* One finished request kept for the next start (new_req/req_free):
+     * a run of small ops allocates none.  Atomic, so that any thread may
+     * finish a request of this comm while another starts one. */
+    _Atomic(devq_eng_req *) spare;
 };
 
 #define NOTICE_TAG 7001
@@ -74,10 +83,9 @@ struct devq_eng_req {
     int size;
     /* A blocking collective, run by the comm's helper (under blk_lock). */
     devq_eng_comm *blk_comm; /* NULL: a non-blocking request */
-    struct devq_eng_op op;
-    int blk_state;     /* 0 queued or running, 1 finished */
-    int blk_rc;        /* its MPI return code */
-    int blk_abandoned; /* lib gave up: the helper frees it */
+    int blk_state;           /* 0 queued or running, 1 finished */
+    int blk_rc;              /* its MPI return code */
+    int blk_abandoned;       /* lib gave up: the helper frees it */
     devq_eng_req *blk_next;
     devq_eng_comm *owner; /* the comm it was started on */
     /* A small all_reduce by recursive doubling (start_small_all_reduce):
@@ -86,7 +94,12 @@ struct devq_eng_req {
     MPI_Request xfer[2];
     MPI_Datatype t;
     MPI_Op mop;
+    enum devq_dtype rtype; /* what t and mop are, for host_reduce */
+    enum devq_reduce rop;
     void *dst, *tmp; /* tmp: tmp_here up to its size, else malloc'd */
+    /* Last: a reused request is reset up to here (new_req), these two
+     * are written before they are read (start_blocking, small_post). */
+    struct devq_eng_op op; /* the blocking collective's */
     unsigned char tmp_here[64];
 };
 
@@ -309,6 +322,8 @@ static int wrap(MPI_Comm c, devq_eng_comm **out)
     ec->comm = c;
     const char *fail = getenv("DEVQ_MPI_TEST_FAIL_OP");
     ec->fail_op = fail ? strtoul(fail, NULL, 10) : 0;
+    const char *kill_at = getenv("DEVQ_MPI_TEST_KILL_OP");
+    ec->kill_op = kill_at ? strtoul(kill_at, NULL, 10) : 0;
     MPI_Comm_rank(c, &ec->rank);
     MPI_Comm_size(c, &ec->size);
     MPI_Request dup;
@@ -557,6 +572,7 @@ static void comm_destroy(devq_eng_comm *c)
     }
     pthread_mutex_destroy(&c->blk_lock);
     pthread_cond_destroy(&c->blk_cond);
+    free(atomic_exchange(&c->spare, NULL));
     if (!pending)
         free(c->notice);
     free(c->notice_reqs);
@@ -728,6 +744,8 @@ static int start_small_all_reduce(devq_eng_comm *c, const struct devq_eng_op *op
     q->n = (int)op->count;
     q->t = mpi_type(op->type);
     q->mop = mpi_op(op->type, op->op);
+    q->rtype = op->type;
+    q->rop = op->op;
     q->tag = 1 + (int)(c->small_seq++ % 2000u) * 16;
     for (int s = c->size; s > 1; s >>= 1)
         q->steps++;
@@ -759,6 +777,52 @@ static void small_abandon(devq_eng_req *q)
         free(q); /* else q is the receive's buffer: it stays too */
 }
 
+/* The peer's part (in) reduced into this rank's (inout) here for the
+ * 8 integer and float types, element by element with Open MPI's own
+ * formulas (ompi/mca/op/base: inout = inout + in, inout < in ? inout :
+ * in, ...; signed sums and products wrap, computed unsigned), skipping
+ * MPI_Reduce_local's argument checks and dispatch on the path from one
+ * op's end to the next's start.  The same values as that call, except
+ * where MIN/MAX meet a NaN or zeros of both signs (no order: there the
+ * ranks may differ, as they may with MPI's vectorised ops).  0: not one
+ * of these types (F16, BF16): MPI's op does it. */
+#define HOST_REDUCE(T, U)                                                     \
+    do {                                                                      \
+        const T *a = in;                                                      \
+        T *b = inout;                                                         \
+        for (int i = 0; i < n; i++)                                           \
+            b[i] = rop == DEVQ_PROD  ? (T)((U)b[i] * (U)a[i])                 \
+                   : rop == DEVQ_MIN ? (b[i] < a[i] ? b[i] : a[i])            \
+                   : rop == DEVQ_MAX ? (b[i] > a[i] ? b[i] : a[i])            \
+                                     : (T)((U)b[i] + (U)a[i]); /* SUM, AVG */ \
+        return 1;                                                             \
+    } while (0)
+
+static int host_reduce(const void *in, void *inout, int n, enum devq_dtype t, enum devq_reduce rop)
+{
+    switch (t) {
+    case DEVQ_I8:
+        HOST_REDUCE(int8_t, uint32_t);
+    case DEVQ_U8:
+        HOST_REDUCE(uint8_t, uint32_t);
+    case DEVQ_I32:
+        HOST_REDUCE(int32_t, uint32_t);
+    case DEVQ_U32:
+        HOST_REDUCE(uint32_t, uint32_t);
+    case DEVQ_I64:
+        HOST_REDUCE(int64_t, uint64_t);
+    case DEVQ_U64:
+        HOST_REDUCE(uint64_t, uint64_t);
+    case DEVQ_F32:
+        HOST_REDUCE(float, float);
+    case DEVQ_F64:
+        HOST_REDUCE(double, double);
+    default:
+        return 0;
+    }
+}
+#undef HOST_REDUCE
+
 /* Progress: 1 when the last step is reduced, 0 not yet, or the failure. */
 static int small_test(devq_eng_req *q)
 {
@@ -768,8 +832,8 @@ static int small_test(devq_eng_req *q)
         return mpi_error(rc, "MPI_Testall (small all_reduce)");
     if (!flag)
         return 0;
-    rc = MPI_Reduce_local(q->tmp, q->dst, q->n, q->t, q->mop);
-    if (rc != MPI_SUCCESS)
+    if (!host_reduce(q->tmp, q->dst, q->n, q->rtype, q->rop) &&
+        (rc = MPI_Reduce_local(q->tmp, q->dst, q->n, q->t, q->mop)) != MPI_SUCCESS)
         return mpi_error(rc, "MPI_Reduce_local (small all_reduce)");
     if (++q->step < q->steps) {
         int r = small_post(q);
@@ -944,17 +1008,30 @@ static int start_blocking(devq_eng_comm *c, const struct devq_eng_op *op, devq_e
     return 0;
 }
 
+/* A zeroed request of c: the comm's spare when it has one. */
+static devq_eng_req *new_req(devq_eng_comm *c)
+{
+    devq_eng_req *q = atomic_exchange_explicit(&c->spare, NULL, memory_order_acquire);
+    if (q)
+        memset(q, 0, offsetof(devq_eng_req, op));
+    else if (!(q = calloc(1, sizeof *q)))
+        return NULL;
+    q->owner = c;
+    return q;
+}
+
 static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **out)
 {
     if (op->count > INT_MAX)
         return host->error(-EINVAL, "mpi: count %zu is above MPI's int counts (%d); split the op", op->count,
                            INT_MAX);
-    if (++c->ops_started == c->fail_op)
+    if (++c->ops_started == c->kill_op)
+        raise(SIGKILL);
+    if (c->ops_started == c->fail_op)
         return host->error(-EIO, "mpi: DEVQ_MPI_TEST_FAIL_OP failed op %lu at start (a test)", c->fail_op);
-    devq_eng_req *q = calloc(1, sizeof *q);
+    devq_eng_req *q = new_req(c);
     if (!q)
         return host->error(-ENOMEM, "mpi: out of memory");
-    q->owner = c;
     int n = (int)op->count, rc;
     MPI_Datatype t = mpi_type(op->type);
     const char *what;
@@ -1038,11 +1115,17 @@ static int start(devq_eng_comm *c, const struct devq_eng_op *op, devq_eng_req **
     return 0;
 }
 
+/* A finished request (nothing of it left inside MPI): kept as its
+ * comm's spare when the comm has none, else freed.  Only test() and
+ * abandon() call this, from lib while the comm is alive. */
 static void req_free(devq_eng_req *q)
 {
     if (q->tmp != q->tmp_here)
         free(q->tmp);
-    free(q);
+    devq_eng_req *none = NULL;
+    if (!q->owner || !atomic_compare_exchange_strong_explicit(&q->owner->spare, &none, q,
+                                                              memory_order_release, memory_order_relaxed))
+        free(q);
 }
 
 static int test(devq_eng_req *q, int *done)

@@ -7,7 +7,15 @@
  * lost rank, and the op's output buffer must be failed.  Each survivor
  * prints "chan_kill: rank R: ok" (the harness counts them); exit 1 on a
  * wrong result.  Needs mpirun's --enable-recovery (Open MPI), so that the
- * launcher leaves the survivors running when a rank dies. */
+ * launcher leaves the survivors running when a rank dies.
+ *
+ * "chan_kill batch": a rank dies between two dependent ops of a batch
+ * instead: every rank submits 100 dependent 8-byte all_reduces in one
+ * batch (progressed back to back, lib/channel/coll.c) and the last rank
+ * kills itself at the start of the 37th (DEVQ_MPI_TEST_KILL_OP, its
+ * channel's op 38 after one warm-up op), after its 36th completed.  The
+ * survivors must fail the same way, and on 2 ranks the survivor's buffer
+ * must hold what 36 ops made (none after ran). */
 #include "config.h"
 #include <errno.h>
 #include <signal.h>
@@ -36,7 +44,51 @@ static uint64_t now_ms(void)
         }                                                              \
     } while (0)
 
-int main(void)
+#define BATCH_OPS 100
+#define BATCH_KILL_AT 37
+
+static int check_failed(int r, uint64_t took, int rank, int victim, devq_buffer *b);
+
+/* Warm-up op, then the batch; the victim dies at the batch's 37th op. */
+static int batch_mode(devq_device *dev, int rank, int size, int victim)
+{
+    devq_channel *ch;
+    devq_queue *q;
+    devq_buffer *b;
+    if (rank == victim)
+        setenv("DEVQ_MPI_TEST_KILL_OP", "38", 1); /* read when the channel is made */
+    OK(devq_channel_create(dev, NULL, &ch));
+    unsetenv("DEVQ_MPI_TEST_KILL_OP");
+    OK(devq_channel_set_timeout(ch, TIMEOUT_S * 1000000000ull));
+    OK(devq_queue_create(dev, NULL, &q));
+    OK(devq_buffer_alloc(dev, 8, NULL, 0, &b));
+    uint64_t *p = devq_buffer_host_ptr(b);
+    p[0] = 1;
+    OK(devq_queue_all_reduce(q, ch, b, 0, b, 0, 1, DEVQ_U64, DEVQ_SUM));
+    OK(devq_queue_submit(q));
+    OK(devq_queue_finish(q, 60ull * 1000000000ull));
+    uint64_t want = 1; /* size^37: the warm-up and 36 of the batch */
+    for (int i = 0; i < BATCH_KILL_AT; i++)
+        want *= (uint64_t)size;
+    uint64_t t0 = now_ms();
+    for (int i = 0; i < BATCH_OPS; i++)
+        OK(devq_queue_all_reduce(q, ch, b, 0, b, 0, 1, DEVQ_U64, DEVQ_SUM));
+    OK(devq_queue_submit(q)); /* the victim dies in here */
+    int r = devq_queue_finish(q, 60ull * 1000000000ull);
+    int bad = check_failed(r, now_ms() - t0, rank, victim, b);
+    if (!bad && size == 2 && p[0] != want) {
+        fprintf(stderr, "chan_kill: rank %d: the buffer holds %llu, want %llu (36 ops of the batch ran)\n",
+                rank, (unsigned long long)p[0], (unsigned long long)want);
+        bad = 1;
+    }
+    printf("chan_kill: rank %d: %s after %llu ms (batch, killed at op %d of %d): %d: %s\n", rank,
+           bad ? "FAILED" : "ok", (unsigned long long)(now_ms() - t0), BATCH_KILL_AT, BATCH_OPS, r,
+           devq_errmsg());
+    fflush(stdout);
+    _exit(bad); /* as below: no teardown with a dead rank */
+}
+
+int main(int argc, char **argv)
 {
     devq_device *dev;
     devq_channel *ch;
@@ -50,6 +102,8 @@ int main(void)
                 "chan_kill: skipped: run on 2 or more ranks (tests/scripts/channels-mpi-netns), not alone\n");
         return 77;
     }
+    if (argc > 1 && !strcmp(argv[1], "batch"))
+        return batch_mode(dev, rank, size, victim);
     OK(devq_channel_set_timeout(ch, TIMEOUT_S * 1000000000ull));
     OK(devq_queue_create(dev, NULL, &q));
     OK(devq_buffer_alloc(dev, COUNT * sizeof(float), NULL, 0, &b));
@@ -74,6 +128,19 @@ int main(void)
     uint64_t t0 = now_ms();
     int r = devq_queue_finish(q, 60ull * 1000000000ull);
     uint64_t took = now_ms() - t0;
+    int bad = check_failed(r, took, rank, victim, b);
+    printf("chan_kill: rank %d: %s after %llu ms: %d: %s\n", rank, bad ? "FAILED" : "ok",
+           (unsigned long long)took, r, devq_errmsg());
+    fflush(stdout);
+    /* The dead rank's collective cannot be withdrawn from MPI: leave
+     * without tearing down (MPI_Finalize would wait for the dead rank). */
+    _exit(bad);
+}
+
+/* A survivor's verdict: failed, naming the victim, within the timeout
+ * plus slack, the output failed.  1 (and why on stderr) when not. */
+static int check_failed(int r, uint64_t took, int rank, int victim, devq_buffer *b)
+{
     char want[32];
     snprintf(want, sizeof want, "rank %d", victim);
     int bad = 0;
@@ -91,10 +158,5 @@ int main(void)
         fprintf(stderr, "chan_kill: rank %d: the all_reduce's buffer is not failed\n", rank);
         bad = 1;
     }
-    printf("chan_kill: rank %d: %s after %llu ms: %d: %s\n", rank, bad ? "FAILED" : "ok",
-           (unsigned long long)took, r, devq_errmsg());
-    fflush(stdout);
-    /* The dead rank's collective cannot be withdrawn from MPI: leave
-     * without tearing down (MPI_Finalize would wait for the dead rank). */
-    _exit(bad);
+    return bad;
 }

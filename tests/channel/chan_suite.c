@@ -838,6 +838,72 @@ static void test_at_submit_error(void)
     OK(devq_buffer_free(c, NULL));
 }
 
+/* 100 dependent all_reduces in one batch, progressed back to back (at
+ * submit on an idle queue, or on the stream if a peer ran late); the
+ * engine fails rank 0's 37th at start (DEVQ_MPI_TEST_FAIL_OP=37).  Every
+ * rank's finish fails with that cause (the peers by rank 0's notice,
+ * well within the channel's timeout), the signal and the buffer fail;
+ * ops 1-36 ran and nothing after the 37th did: rank 0's buffer holds
+ * size^36.  On 2 ranks rank 1's holds size^36 too (its 37th never got
+ * rank 0's half), or size^35: rank 0's notice, sent after its 36th
+ * completed, can overtake that op's data (over TCP, where the data may
+ * be later than the wait's 50-us spin), and then rank 1 fails its 36th
+ * with the same cause.  The broken channel fails a later batch at once
+ * with the same cause. */
+#define BATCH_OPS 100
+#define BATCH_FAIL_AT 37
+static void test_at_submit_batch_fail(void)
+{
+    if (rank == 0)
+        setenv("DEVQ_MPI_TEST_FAIL_OP", "37", 1);
+    devq_channel *fc = NULL;
+    OK(devq_channel_create(dev, NULL, &fc));
+    unsetenv("DEVQ_MPI_TEST_FAIL_OP");
+    OK(devq_channel_set_timeout(fc, 20ull * 1000000000ull));
+    devq_buffer *b = alloc(8);
+    uint64_t *p = devq_buffer_host_ptr(b);
+    p[0] = 1;
+    uint64_t want = 1; /* size^36, wrapping as MPI's U64 sum does */
+    for (int i = 1; i < BATCH_FAIL_AT; i++)
+        want *= (uint64_t)size;
+    devq_signal *s = NULL;
+    OK(devq_signal_create(0, &s));
+    settle();
+    for (int i = 0; i < BATCH_OPS; i++)
+        OK(devq_queue_all_reduce(qa, fc, b, 0, b, 0, 1, DEVQ_U64, DEVQ_SUM));
+    OK(devq_queue_signal(qa, s, 1));
+    uint64_t t0 = now_ms();
+    OK(devq_queue_submit(qa));
+    int r = devq_queue_finish(qa, 60ull * 1000000000ull);
+    uint64_t took = now_ms() - t0;
+    CHECK(r == -EIO && strstr(devq_errmsg(), "DEVQ_MPI_TEST_FAIL_OP failed op 37") &&
+              (rank == 0 || strstr(devq_errmsg(), "rank 0 dropped out")),
+          "finish after the 37th of 100 failed: %d: %s", r, devq_errmsg());
+    CHECK(took < 10000, "the failure took %llu ms to reach rank %d (timeout 20 s: a notice should end it)",
+          (unsigned long long)took, rank);
+    CHECK(devq_signal_status(s) < 0, "the batch's signal did not fail");
+    CHECK(devq_signal_wait(s, 1, 1000000000ull) < 0 && strstr(devq_errmsg(), "DEVQ_MPI_TEST_FAIL_OP"),
+          "the signal's failure does not name the cause: %s", devq_errmsg());
+    CHECK(devq_buffer_status(b) < 0, "the collectives' buffer is not failed");
+    if (rank == 0)
+        CHECK(p[0] == want, "rank 0: the buffer holds %llu, want %llu (ops 1-36 ran, none after the 37th)",
+              (unsigned long long)p[0], (unsigned long long)want);
+    else if (size == 2)
+        CHECK(p[0] == want || p[0] * (uint64_t)size == want,
+              "rank 1: the buffer holds %llu, want %llu or %llu (ops 1-35 or 1-36 ran, none after the 37th)",
+              (unsigned long long)p[0], (unsigned long long)want,
+              (unsigned long long)(want / (uint64_t)size));
+    /* The channel stays broken: a later op fails at once, same cause. */
+    OK(devq_queue_all_reduce(qa, fc, b, 0, b, 0, 1, DEVQ_U64, DEVQ_SUM));
+    OK(devq_queue_submit(qa));
+    r = devq_queue_finish(qa, 60ull * 1000000000ull);
+    CHECK(r == -EIO && strstr(devq_errmsg(), "DEVQ_MPI_TEST_FAIL_OP"), "an op on the broken channel: %d: %s",
+          r, devq_errmsg());
+    devq_channel_destroy(fc);
+    devq_signal_destroy(s);
+    OK(devq_buffer_free(b, NULL));
+}
+
 /* A bounded race: one thread multiplies x by the size with in-place
  * all_reduces (a sum of equal values) on qa, mostly at submit, while another
  * copies x to y on qb and reads y.  A copy submitted while an
@@ -1040,6 +1106,7 @@ int main(void)
         { "at_submit_order", test_at_submit_order },
         { "at_submit_error", test_at_submit_error },
         { "at_submit_race", test_at_submit_race },
+        { "at_submit_batch_fail", test_at_submit_batch_fail },
     };
     for (size_t i = 0; i < sizeof tests / sizeof *tests; i++) {
         if (only && !strstr(only, tests[i].name))
