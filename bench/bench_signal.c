@@ -23,7 +23,10 @@
  * wait fails.  DEVQ_BENCH_ONLY=pingpong, =fast or =fill runs just that
  * devq loop, DEVQ_BENCH_ROUNDS times (for callgrind: instructions per
  * round trip are the difference of two counts over the difference of
- * rounds); =rows prints the two rows and their limit on one line. */
+ * rounds); =rows prints the two rows and their limit on one line;
+ * =lines prints the limit and the limit with a setter that reads the
+ * value's line before its store (what one extra cache-line transfer per
+ * hand-off costs). */
 #include "config.h"
 #include <errno.h>
 #include <limits.h>
@@ -275,8 +278,16 @@ static void relax(void)
 #endif
 }
 
+/* The limit's setter stores blindly.  sf_read_first makes it read the
+ * line first, as devq's set did before 2026-11-28 (DEVQ_BENCH_ONLY=lines):
+ * the line is then fetched from the spinning waiter's core and taken
+ * again for the store, two transfers per hand-off instead of one. */
+static int sf_read_first;
+
 static void sf_set(struct sfx *w, uint32_t v)
 {
+    if (sf_read_first && atomic_load_explicit(&w->v, memory_order_relaxed) >= v)
+        die("spin-then-futex: values only rise");
     atomic_store(&w->v, v);
     if (atomic_load(&w->sleepers))
         syscall(SYS_futex, &w->v, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
@@ -393,13 +404,22 @@ static int only(const char *what, uint64_t *t)
         p10[2] = (double)t[rounds / 10];
         printf("pingpong %.0f spin_futex %.0f fill %.0f p10: %.0f %.0f %.0f\n", m[0], m[1], m[2], p10[0],
                p10[1], p10[2]);
+    } else if (!strcmp(what, "lines")) { /* the limit, and the limit reading its line first */
+        double m[2], p10[2];
+        m[0] = bench_spin_futex(t);
+        p10[0] = (double)t[rounds / 10];
+        sf_read_first = 1;
+        m[1] = bench_spin_futex(t);
+        p10[1] = (double)t[rounds / 10];
+        sf_read_first = 0;
+        printf("spin_futex %.0f read_first %.0f p10: %.0f %.0f\n", m[0], m[1], p10[0], p10[1]);
     } else if (!strcmp(what, "fast"))
         printf("fast %ld x 1000 pairs: %.1f ns per pair\n", rounds / 1000 + 1,
                bench_fast(t, rounds / 1000 + 1, 0));
     else if (!strcmp(what, "fill"))
         printf("fill %ld rounds: median %.0f ns\n", rounds, bench_fill(t, rounds));
     else
-        fprintf(stderr, "bench_signal: DEVQ_BENCH_ONLY=%s: want pingpong, fast, fill or rows\n", what);
+        fprintf(stderr, "bench_signal: DEVQ_BENCH_ONLY=%s: want pingpong, fast, fill, rows or lines\n", what);
     return 0;
 }
 

@@ -2,10 +2,11 @@
 /* Timeline signals: lifetime, value, failure, and the pending heap.
  *
  * The hot path is `set` (called on every batch completion from backend
- * callback threads): one CAS on the value, one load of the waiter count
- * (with nobody asleep: no bump of the futex word, no syscall) and one
- * load of the smallest pending registration value.  Everything else
- * (waits, notifies, fds) is arranged so that `set` never scans. */
+ * callback threads): one CAS on the value, the first touch of its line
+ * (raise_value), one load of the waiter count (with nobody asleep: no
+ * bump of the futex word, no syscall) and one load of the smallest
+ * pending registration value.  Everything else (waits, notifies, fds)
+ * is arranged so that `set` never scans. */
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
