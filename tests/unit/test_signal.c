@@ -297,13 +297,13 @@ END_TEST
 /* set reads the failure from a copy stored before the status
  * (signal_impl.h status_copy): a thread that saw the failure in a wait
  * and then sets is refused, and the value stays. */
-struct failer {
+struct late_failure {
     devq_signal *s;
 };
 
-static void *fail_later(void *p)
+static void *fail_late(void *p)
 {
-    struct failer *f = p;
+    struct late_failure *f = p;
     check_nap_ms(5);
     devq__signal_fail_cause(f->s, -ENOLINK, "link to cpu:1 lost");
     return NULL;
@@ -312,10 +312,10 @@ static void *fail_later(void *p)
 START_TEST(set_after_a_seen_failure)
 {
     for (int round = 0; round < 20; round++) {
-        struct failer f;
+        struct late_failure f;
         ck_assert_int_eq(devq_signal_create(4, &f.s), 0);
         pthread_t t;
-        pthread_create(&t, NULL, fail_later, &f);
+        pthread_create(&t, NULL, fail_late, &f);
         ck_assert_int_eq(devq_signal_wait(f.s, 5, 10000 * MS), -ENOLINK);
         ck_assert_int_eq(devq_signal_set(f.s, 5), -ENOLINK);
         ck_assert_str_eq(devq_errmsg(), "link to cpu:1 lost");
