@@ -528,6 +528,69 @@ START_TEST(waiter_destroys_while_setter_wakes)
 }
 END_TEST
 
+/* The same race where it is widest, with several pairs at once: every
+ * waiter sleeps (spin budget 0) before its setter sets, so each set
+ * bumps the futex word and wakes after the value is out, and the woken
+ * waiter destroys the signal at once.  Only s->setting keeps it alive
+ * until the setter's last touch (ASan, TSan and valgrind watch). */
+enum { PAIRS = 4, PER_PAIR = 32 };
+
+struct sleeper_pair {
+    devq_signal *s[PER_PAIR];
+    int errors;
+};
+
+static void *sleep_then_destroy(void *p)
+{
+    struct sleeper_pair *h = p;
+    for (int i = 0; i < PER_PAIR; i++) {
+        if (devq_signal_wait(h->s[i], 1, 10000 * MS))
+            h->errors++;
+        devq_signal_destroy(h->s[i]);
+    }
+    return NULL;
+}
+
+static void *set_each_sleeper(void *p)
+{
+    struct sleeper_pair *h = p;
+    devq_signal *mine[PER_PAIR];
+    memcpy(mine, h->s, sizeof mine);
+    for (int i = 0; i < PER_PAIR; i++) {
+        struct devq_signal *s = mine[i];
+        /* Until its waiter counted itself a sleeper (bounded: 10 s). */
+        for (int tries = 0; !atomic_load(&s->tl->waiters) && tries < 1000000; tries++)
+            usleep(10);
+        if (devq_signal_set(s, 1)) /* s may be gone once it returns */
+            h->errors++;
+    }
+    return NULL;
+}
+
+START_TEST(destroy_races_sleepers_wakes)
+{
+    for (int round = 0; round < 40 / SCALE + 1; round++) {
+        struct sleeper_pair h[PAIRS];
+        pthread_t t[2 * PAIRS];
+        for (int k = 0; k < PAIRS; k++) {
+            h[k].errors = 0;
+            for (int i = 0; i < PER_PAIR; i++) {
+                ck_assert_int_eq(devq_signal_create(0, &h[k].s[i]), 0);
+                atomic_store(&h[k].s[i]->spin_budget, 0); /* sleep at once */
+            }
+        }
+        for (int k = 0; k < PAIRS; k++) {
+            pthread_create(&t[2 * k], NULL, sleep_then_destroy, &h[k]);
+            pthread_create(&t[2 * k + 1], NULL, set_each_sleeper, &h[k]);
+        }
+        for (int i = 0; i < 2 * PAIRS; i++)
+            pthread_join(t[i], NULL);
+        for (int k = 0; k < PAIRS; k++)
+            ck_assert_int_eq(h[k].errors, 0);
+    }
+}
+END_TEST
+
 /* A set with nobody asleep makes no futex call and leaves the word
  * alone (a spinning waiter reads that line); one with a sleeper bumps
  * it and wakes it. */
@@ -587,6 +650,7 @@ static Suite *suite(void)
     tcase_add_test(tc, slow_signal_stops_spinning);
     tcase_add_test(tc, destroy_waits_for_a_setter);
     tcase_add_test(tc, waiter_destroys_while_setter_wakes);
+    tcase_add_test(tc, destroy_races_sleepers_wakes);
     tcase_add_test(tc, set_wakes_only_sleepers);
     suite_add_tcase(s, tc);
     return s;
