@@ -23,7 +23,10 @@
  * wait fails.  DEVQ_BENCH_ONLY=pingpong, =fast or =fill runs just that
  * devq loop, DEVQ_BENCH_ROUNDS times (for callgrind: instructions per
  * round trip are the difference of two counts over the difference of
- * rounds); =rows prints the two rows and their limit on one line. */
+ * rounds); =rows prints the two rows and their limit on one line;
+ * =lines prints the limit with its store, with a CAS that guesses the
+ * old value, and with a load of the word before the CAS (what devq's set
+ * did before 2026-11-28). */
 #include "config.h"
 #include <errno.h>
 #include <limits.h>
@@ -88,13 +91,18 @@ struct devq_pp {
     devq_signal *ping, *pong;
 };
 
+/* The handles are copied out of *pp, which lives in bench_devq's frame
+ * beside the timespec its clock reads write every round: read from
+ * there, they cost the ponger a cache-line transfer per round trip that
+ * the limit (its words at fixed addresses) does not pay. */
 static void *devq_ponger(void *p)
 {
     struct devq_pp *pp = p;
+    devq_signal *ping = pp->ping, *pong = pp->pong;
     for (long i = 1; i <= rounds; i++) {
-        if (devq_signal_wait(pp->ping, (uint64_t)i, DEVQ_TIMEOUT_INFINITE))
+        if (devq_signal_wait(ping, (uint64_t)i, DEVQ_TIMEOUT_INFINITE))
             die("pong wait");
-        devq_signal_set(pp->pong, (uint64_t)i);
+        devq_signal_set(pong, (uint64_t)i);
     }
     return NULL;
 }
@@ -275,9 +283,22 @@ static void relax(void)
 #endif
 }
 
+/* The limit's setter stores blindly.  DEVQ_BENCH_ONLY=lines runs it
+ * also with a setter that raises the word by CAS as devq_signal_set
+ * does, guessing the old value (sf_setter 1, devq's since 2026-11-28),
+ * or loading it first (2, devq's before): the load fetches the line the
+ * waiter spins on, and the CAS then takes it again. */
+static int sf_setter;
+
 static void sf_set(struct sfx *w, uint32_t v)
 {
-    atomic_store(&w->v, v);
+    if (__builtin_expect(sf_setter != 0, 0)) {
+        uint32_t old = sf_setter == 1 ? v - 1 : atomic_load_explicit(&w->v, memory_order_relaxed);
+        while (!atomic_compare_exchange_weak(&w->v, &old, v))
+            if (old >= v)
+                die("spin-then-futex: values only rise");
+    } else
+        atomic_store(&w->v, v);
     if (atomic_load(&w->sleepers))
         syscall(SYS_futex, &w->v, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
@@ -393,13 +414,26 @@ static int only(const char *what, uint64_t *t)
         p10[2] = (double)t[rounds / 10];
         printf("pingpong %.0f spin_futex %.0f fill %.0f p10: %.0f %.0f %.0f\n", m[0], m[1], m[2], p10[0],
                p10[1], p10[2]);
+    } else if (!strcmp(what, "lines")) { /* the limit's setter: store, CAS, load + CAS */
+        /* Alternating, three each: the first ping-pong of a process often
+         * finds the partner's CPU asleep and settles into futex hand-offs. */
+        double m[3][3], p10[3][3];
+        for (int rep = 0; rep < 3; rep++)
+            for (int k = 0; k < 3; k++) {
+                sf_setter = k;
+                m[k][rep] = bench_spin_futex(t);
+                p10[k][rep] = (double)t[rounds / 10];
+            }
+        sf_setter = 0;
+        printf("store %.0f cas %.0f load_cas %.0f p10: %.0f %.0f %.0f (medians of 3 alternating runs)\n",
+               mid3(m[0]), mid3(m[1]), mid3(m[2]), mid3(p10[0]), mid3(p10[1]), mid3(p10[2]));
     } else if (!strcmp(what, "fast"))
         printf("fast %ld x 1000 pairs: %.1f ns per pair\n", rounds / 1000 + 1,
                bench_fast(t, rounds / 1000 + 1, 0));
     else if (!strcmp(what, "fill"))
         printf("fill %ld rounds: median %.0f ns\n", rounds, bench_fill(t, rounds));
     else
-        fprintf(stderr, "bench_signal: DEVQ_BENCH_ONLY=%s: want pingpong, fast, fill or rows\n", what);
+        fprintf(stderr, "bench_signal: DEVQ_BENCH_ONLY=%s: want pingpong, fast, fill, rows or lines\n", what);
     return 0;
 }
 

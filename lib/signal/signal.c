@@ -2,10 +2,11 @@
 /* Timeline signals: lifetime, value, failure, and the pending heap.
  *
  * The hot path is `set` (called on every batch completion from backend
- * callback threads): one CAS on the value, one load of the waiter count
- * (with nobody asleep: no bump of the futex word, no syscall) and one
- * load of the smallest pending registration value.  Everything else
- * (waits, notifies, fds) is arranged so that `set` never scans. */
+ * callback threads): one CAS on the value, the first touch of its line
+ * (raise_value), one load of the waiter count (with nobody asleep: no
+ * bump of the futex word, no syscall) and one load of the smallest
+ * pending registration value.  Everything else (waits, notifies, fds)
+ * is arranged so that `set` never scans. */
 #include "config.h"
 #include <errno.h>
 #include <inttypes.h>
@@ -356,17 +357,27 @@ static inline __attribute__((always_inline)) void publish(struct devq_signal *s,
  * looks at s after it), so s stays.  Otherwise s->setting keeps it: the
  * last release waits for it (signal_destroy), and counting there writes
  * a line only setters touch, where a reference would write the header
- * line every waiter reads (signal_impl.h). */
+ * line every waiter reads (signal_impl.h).
+ *
+ * The value's line is written by one CAS and read by nothing before it.
+ * A waiter spins on that line, so this core holds it shared at best, or
+ * not at all (AMD hands a line written and then read to the reader
+ * outright): a load first would fetch it from the waiter's core and the
+ * CAS would then take it again, two transfers on the hand-off where the
+ * plain spin-then-futex pays one (bench/RESULTS.md, 2026-11-28 11:00).
+ * So the CAS guesses the value it replaces, v - 1 (a timeline's next
+ * step); a wrong guess costs a second CAS on the line it already owns. */
 static inline int raise_value(struct devq_signal *s, uint64_t v, uint64_t *cur, int held)
 {
     struct devq_timeline *tl = s->tl;
-    *cur = atomic_load_explicit(&tl->value, memory_order_relaxed);
-    if (v <= *cur)
+    if (__builtin_expect(v == 0, 0)) { /* never above anything (nor is v - 1 its predecessor) */
+        *cur = atomic_load_explicit(&tl->value, memory_order_relaxed);
         return 0;
+    }
     /* Before the value is out: whoever sees the value sees the count. */
     if (!held)
         atomic_fetch_add_explicit(&s->setting, 1, memory_order_relaxed);
-    uint64_t old = *cur;
+    uint64_t old = v - 1;
     while (!atomic_compare_exchange_weak(&tl->value, &old, v)) {
         if (v <= old) {
             *cur = old;
@@ -388,7 +399,7 @@ static inline int advance(devq_signal *s, uint64_t v, int held)
 {
     if (__builtin_expect(s->shared, 0))
         return advance_shared(s, v);
-    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
+    int st = atomic_load_explicit(&s->status_copy, memory_order_acquire); /* not tl's line: raise_value */
     if (st)
         return st;
     uint64_t cur;
@@ -462,6 +473,10 @@ void devq__signal_fail_cause(devq_signal *s, int err, const char *cause)
     if (err >= 0 || err < -4095) /* not an errno: every reader must get one */
         err = -EIO;
     devq__cause_compact(tl->cause, sizeof tl->cause, cause && *cause ? cause : "signal failed");
+    /* After the cause, the copy before the status: whoever sees the
+     * status sees the copy, so a set ordered after a waiter's failure
+     * refuses to raise (signal_impl.h). */
+    atomic_store(&s->status_copy, err);
     atomic_store(&tl->status, err); /* after the cause: readers see both */
     atomic_store(&tl->fail_state, FAIL_DONE);
     atomic_fetch_add(&tl->seq, 1);
@@ -599,7 +614,7 @@ DEVQ_API int devq_signal_set(devq_signal *s, uint64_t value)
         return r;
     if (__builtin_expect(s->shared, 0))
         return set_shared(s, value);
-    int st = atomic_load_explicit(&s->tl->status, memory_order_acquire);
+    int st = atomic_load_explicit(&s->status_copy, memory_order_acquire); /* not tl's line: raise_value */
     if (st)
         return devq__signal_fail_err(s, st);
     uint64_t cur;

@@ -103,6 +103,14 @@ struct devq_signal {
     /* Smallest pending value, UINT64_MAX when the heap is empty: the one
      * load `set` pays for registrations. */
     _Atomic uint64_t pending_min;
+    /* Private signals: tl->status, stored before it (signal.c
+     * devq__signal_fail_cause), so that whoever sees the status sees it
+     * too.  `set` checks it here instead of on the timeline's line: a
+     * load of that line before the raise would fetch it from the
+     * spinning waiter's core and then take it again to write it, two
+     * cache-line transfers where one RMW takes one (signal.c
+     * raise_value). */
+    _Atomic int status_copy;
 
     /* magic: DEVQ_MAGIC_SIGNAL while alive; refs: user's + queues' +
      * notify handles'.  On its own line, as refs always was. */

@@ -159,6 +159,42 @@ START_TEST(near_uint64_max)
 }
 END_TEST
 
+/* set's CAS guesses the value it replaces (v - 1, a timeline's next
+ * step) instead of reading the line first (signal.c raise_value): a
+ * wrong guess, a jump, a value below, 0, and 0 on a signal at
+ * UINT64_MAX, where v - 1 wraps to the very value found. */
+START_TEST(set_from_any_value)
+{
+    devq_signal *s;
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    ck_assert_int_eq(devq_signal_set(s, 0), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "value 0 is not above the current value 0"));
+    ck_assert_int_eq(devq_signal_set(s, 10), 0); /* guessed 9: found 0 */
+    ck_assert_uint_eq(devq_signal_value(s), 10);
+    ck_assert_int_eq(devq_signal_set(s, 11), 0); /* guessed right */
+    ck_assert_uint_eq(devq_signal_value(s), 11);
+    ck_assert_int_eq(devq_signal_set(s, 11), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "value 11 is not above the current value 11"));
+    ck_assert_int_eq(devq_signal_set(s, 3), -EINVAL);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "value 3 is not above the current value 11"));
+    ck_assert_int_eq(devq__signal_advance(s, 0), 0);
+    ck_assert_int_eq(devq__signal_advance(s, 12), 0);
+    ck_assert_int_eq(devq__signal_advance(s, 1000), 0);
+    ck_assert_uint_eq(devq_signal_value(s), 1000);
+    ck_assert_int_eq(devq_signal_wait(s, 1000, 0), 0);
+    devq_signal_destroy(s);
+
+    ck_assert_int_eq(devq_signal_create(UINT64_MAX, &s), 0);
+    ck_assert_int_eq(devq_signal_set(s, 0), -EINVAL);
+    ck_assert_uint_eq(devq_signal_value(s), UINT64_MAX);
+    ck_assert_int_eq(devq__signal_advance(s, 0), 0);
+    ck_assert_uint_eq(devq_signal_value(s), UINT64_MAX);
+    ck_assert_int_eq(devq_signal_set(s, UINT64_MAX), -EINVAL);
+    ck_assert_uint_eq(devq_signal_value(s), UINT64_MAX);
+    devq_signal_destroy(s);
+}
+END_TEST
+
 /* ---- threads ---- */
 
 struct waiter_arg {
@@ -255,6 +291,39 @@ START_TEST(fail_wakes_sleepers)
         ck_assert_str_eq(a[i].msg, "device lost: cpu:0 fell off the bus");
     }
     devq_signal_destroy(s);
+}
+END_TEST
+
+/* set reads the failure from a copy stored before the status
+ * (signal_impl.h status_copy): a thread that saw the failure in a wait
+ * and then sets is refused, and the value stays. */
+struct late_failure {
+    devq_signal *s;
+};
+
+static void *fail_late(void *p)
+{
+    struct late_failure *f = p;
+    check_nap_ms(5);
+    devq__signal_fail_cause(f->s, -ENOLINK, "link to cpu:1 lost");
+    return NULL;
+}
+
+START_TEST(set_after_a_seen_failure)
+{
+    for (int round = 0; round < 20; round++) {
+        struct late_failure f;
+        ck_assert_int_eq(devq_signal_create(4, &f.s), 0);
+        pthread_t t;
+        pthread_create(&t, NULL, fail_late, &f);
+        ck_assert_int_eq(devq_signal_wait(f.s, 5, 10000 * MS), -ENOLINK);
+        ck_assert_int_eq(devq_signal_set(f.s, 5), -ENOLINK);
+        ck_assert_str_eq(devq_errmsg(), "link to cpu:1 lost");
+        ck_assert_int_eq(devq__signal_advance(f.s, 6), -ENOLINK);
+        ck_assert_uint_eq(devq_signal_value(f.s), 4);
+        pthread_join(t, NULL);
+        devq_signal_destroy(f.s);
+    }
 }
 END_TEST
 
@@ -459,6 +528,69 @@ START_TEST(waiter_destroys_while_setter_wakes)
 }
 END_TEST
 
+/* The same race where it is widest, with several pairs at once: every
+ * waiter sleeps (spin budget 0) before its setter sets, so each set
+ * bumps the futex word and wakes after the value is out, and the woken
+ * waiter destroys the signal at once.  Only s->setting keeps it alive
+ * until the setter's last touch (ASan, TSan and valgrind watch). */
+enum { PAIRS = 4, PER_PAIR = 32 };
+
+struct sleeper_pair {
+    devq_signal *s[PER_PAIR];
+    int errors;
+};
+
+static void *sleep_then_destroy(void *p)
+{
+    struct sleeper_pair *h = p;
+    for (int i = 0; i < PER_PAIR; i++) {
+        if (devq_signal_wait(h->s[i], 1, 10000 * MS))
+            h->errors++;
+        devq_signal_destroy(h->s[i]);
+    }
+    return NULL;
+}
+
+static void *set_each_sleeper(void *p)
+{
+    struct sleeper_pair *h = p;
+    devq_signal *mine[PER_PAIR];
+    memcpy(mine, h->s, sizeof mine);
+    for (int i = 0; i < PER_PAIR; i++) {
+        struct devq_signal *s = mine[i];
+        /* Until its waiter counted itself a sleeper (bounded: 10 s). */
+        for (int tries = 0; !atomic_load(&s->tl->waiters) && tries < 1000000; tries++)
+            usleep(10);
+        if (devq_signal_set(s, 1)) /* s may be gone once it returns */
+            h->errors++;
+    }
+    return NULL;
+}
+
+START_TEST(destroy_races_sleepers_wakes)
+{
+    for (int round = 0; round < 40 / SCALE + 1; round++) {
+        struct sleeper_pair h[PAIRS];
+        pthread_t t[2 * PAIRS];
+        for (int k = 0; k < PAIRS; k++) {
+            h[k].errors = 0;
+            for (int i = 0; i < PER_PAIR; i++) {
+                ck_assert_int_eq(devq_signal_create(0, &h[k].s[i]), 0);
+                atomic_store(&h[k].s[i]->spin_budget, 0); /* sleep at once */
+            }
+        }
+        for (int k = 0; k < PAIRS; k++) {
+            pthread_create(&t[2 * k], NULL, sleep_then_destroy, &h[k]);
+            pthread_create(&t[2 * k + 1], NULL, set_each_sleeper, &h[k]);
+        }
+        for (int i = 0; i < 2 * PAIRS; i++)
+            pthread_join(t[i], NULL);
+        for (int k = 0; k < PAIRS; k++)
+            ck_assert_int_eq(h[k].errors, 0);
+    }
+}
+END_TEST
+
 /* A set with nobody asleep makes no futex call and leaves the word
  * alone (a spinning waiter reads that line); one with a sleeper bumps
  * it and wakes it. */
@@ -506,16 +638,19 @@ static Suite *suite(void)
     tcase_add_test(tc, fail_rules);
     tcase_add_test(tc, timeouts);
     tcase_add_test(tc, near_uint64_max);
+    tcase_add_test(tc, set_from_any_value);
     suite_add_tcase(s, tc);
     tc = tcase_create("threads");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, distinct_values_no_early_wake);
     tcase_add_test(tc, fail_wakes_sleepers);
+    tcase_add_test(tc, set_after_a_seen_failure);
     tcase_add_test(tc, ping_pong);
     tcase_add_test(tc, producers_consumers);
     tcase_add_test(tc, slow_signal_stops_spinning);
     tcase_add_test(tc, destroy_waits_for_a_setter);
     tcase_add_test(tc, waiter_destroys_while_setter_wakes);
+    tcase_add_test(tc, destroy_races_sleepers_wakes);
     tcase_add_test(tc, set_wakes_only_sleepers);
     suite_add_tcase(s, tc);
     return s;
