@@ -186,7 +186,8 @@ struct batch_record {
 
 /* Issue state (device lock): written only by issue.c (devq__issue, and
  * devq__issue_reset / devq__issue_trace_done for batch_life.c's pool and
- * completion.c's end callback).  Read by defer.c, hazard.c, cycle.c and
+ * completion.c's end callback) and by straight.c, which issues the common
+ * one-shot batch in one pass (next_op).  Read by defer.c, hazard.c, cycle.c and
  * batch_life.c (next_op: how far the batch went out); completion.c reads
  * marks, whose entries the trace-mark callbacks fill in. */
 struct batch_issue {
