@@ -417,3 +417,11 @@ check_PROGRAMS += tests/unit/test_vulkan_lost
 tests_unit_test_vulkan_lost_SOURCES = tests/unit/test_vulkan_lost.c
 tests_unit_test_vulkan_lost_LDADD = libdevq.la
 endif
+
+# The straight line for one-shot batches (lib/queue/straight.c): taken
+# only when its conditions hold (reads the device's internal count).
+check_PROGRAMS += tests/unit/test_straight
+TESTS += tests/unit/test_straight
+tests_unit_test_straight_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_unit_test_straight_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_straight_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)

@@ -104,7 +104,8 @@ struct buffer_use {
 };
 
 /* Recording: the batch's latest use of a few recent buffers (direct
- * mapped by address; emptied at the batch's first buffer use, record.c).
+ * mapped by address; an entry counts only when the use it names is one
+ * of this batch's and of its buffer, so nothing empties it, record.c).
  * The use an entry names holds its buffer's unissued count. */
 #define DEVQ_USE_MEMO 8u
 struct use_memo {
@@ -341,6 +342,15 @@ static inline int devq__op_list_joins(const struct op *o)
     return o->kind == OP_EXEC && o->u.exec.nargs <= DEVQ_PL_LIST_ARGS_MAX;
 }
 
+
+/* An op the stream runs with no host callback: a fill, copy, transfer
+ * or launch (straight.c; record.c: such a batch never completes at
+ * submit, inline.c).  One test of a mask. */
+static inline int devq__op_stream_work(uint8_t kind)
+{
+    return kind < 32 && ((1u << kind) & ((1u << OP_FILL) | (1u << OP_COPY) | (1u << OP_WRITE) |
+                                         (1u << OP_READ) | (1u << OP_EXEC)));
+}
 
 /* The buffers op o of b uses (o->nuses of them). */
 static inline const struct buffer_use *devq__op_uses(const struct batch *b, const struct op *o)

@@ -47,19 +47,14 @@
 #include "trace.h"
 #include "value_wait.h"
 
-static inline int stream_work(uint8_t k)
-{
-    return k == OP_FILL || k == OP_COPY || k == OP_WRITE || k == OP_READ || k == OP_EXEC;
-}
-
 /* Work first (at least one op), then only signals: every signal is at
  * the end, and no op waits, aligns or calls back into the host. */
 static int straight_shape(const struct batch *b)
 {
     uint32_t n = b->rec.nops, i = 0;
-    if (b->replay || !n || !stream_work(b->rec.ops[0].kind))
+    if (b->replay || !n || !devq__op_stream_work(b->rec.ops[0].kind))
         return 0;
-    while (i < n && stream_work(b->rec.ops[i].kind))
+    while (i < n && devq__op_stream_work(b->rec.ops[i].kind))
         i++;
     while (i < n && b->rec.ops[i].kind == OP_SIGNAL)
         i++;
@@ -187,6 +182,7 @@ int devq__issue_straight(struct devq_queue *q, struct batch *b)
             sync_err = r;
         devq__complete_inline(b, r);
     }
+    dev->qs->straight++; /* after the hand-off: off the stream's path */
     if (sync_err == -ENODEV)
         devq__device_set_lost(dev, devq__errmsg_peek());
     return sync_err;
