@@ -234,7 +234,8 @@ static inline __attribute__((always_inline)) void use_buffer(struct batch *batch
 /* A signal recorded after the batch went bad (a sticky error, a lost
  * device) is still kept, so the discard at submit or destroy fails it:
  * its waiters learn why instead of timing out.  Returns err. */
-static int keep_for_discard(devq_queue *q, devq_signal *s, uint64_t v, int err)
+static __attribute__((noinline, cold)) int keep_for_discard(devq_queue *q, devq_signal *s, uint64_t v,
+                                                            int err)
 {
     int expected = 0;
     if (!atomic_compare_exchange_strong_explicit(&q->recording, &expected, 1, memory_order_acquire,

@@ -117,8 +117,9 @@ static int bind_all(struct devq_queue *q, struct batch *b)
 
 /* The backend refused op `at` (ordering: the tracker could not bind
  * the batch, at op 0): the batch fails from there with the message
- * devq__issue gives; the ops after it are not sent. */
-static void refused(struct batch *b, uint32_t at, int r, int ordering)
+ * devq__issue gives; the ops after it are not sent.  Out of line: its
+ * message buffer would give the straight line a large frame. */
+static __attribute__((noinline, cold)) void refused(struct batch *b, uint32_t at, int r, int ordering)
 {
     struct devq_device *dev = b->q->dev;
     if (r == -ENODEV)
