@@ -47,8 +47,10 @@ static inline int lost_check(struct devq_device *dev)
     return __builtin_expect(atomic_load(&dev->lost) != 0, 0) ? devq__device_lost_check(dev) : 0;
 }
 
-/* Enter/leave the recorder role. */
-static int enter(devq_queue *q, const char *fn)
+/* Enter/leave the recorder role.  enter_inline is enter in the line of
+ * the two calls of every one-shot batch (fill, signal): a call less,
+ * and its frame merged with theirs. */
+static inline __attribute__((always_inline)) int enter_inline(devq_queue *q, const char *fn)
 {
     int r = devq__queue_check(q, fn);
     if (r < 0)
@@ -73,6 +75,11 @@ static int enter(devq_queue *q, const char *fn)
         return devq__err(-ENOMEM, "%s: out of memory for a batch", fn);
     }
     return 0;
+}
+
+static int enter(devq_queue *q, const char *fn)
+{
+    return enter_inline(q, fn);
 }
 
 static int leave(devq_queue *q, int r)
@@ -257,7 +264,8 @@ static __attribute__((noinline, cold)) int keep_for_discard(devq_queue *q, devq_
 }
 
 /* Append a wait or signal op; the caller holds the recorder role. */
-int devq__record_signal(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
+static inline __attribute__((always_inline)) int record_signal(devq_queue *q, devq_signal *s, uint64_t v,
+                                                               enum op_kind kind, const char *fn)
 {
     int r = devq__signal_check(s, fn);
     if (r < 0)
@@ -273,14 +281,19 @@ int devq__record_signal(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind 
     return 0;
 }
 
+int devq__record_signal(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
+{
+    return record_signal(q, s, v, kind, fn);
+}
+
 static int record_signal_op(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
 {
-    int r = enter(q, fn);
+    int r = enter_inline(q, fn);
     if (r < 0)
         return kind == OP_SIGNAL && r != -EBUSY && devq__queue_check(q, fn) == 0
                    ? keep_for_discard(q, s, v, r)
                    : r;
-    return leave(q, devq__record_signal(q, s, v, kind, fn));
+    return leave(q, record_signal(q, s, v, kind, fn));
 }
 
 DEVQ_API int devq_queue_wait(devq_queue *q, devq_signal *s, uint64_t value)
@@ -441,7 +454,7 @@ DEVQ_API int devq_queue_copy(devq_queue *q, devq_buffer *dst, size_t dst_off, de
 DEVQ_API int devq_queue_fill(devq_queue *q, devq_buffer *dst, size_t off, size_t n, uint8_t byte)
 {
     const char *fn = "devq_queue_fill";
-    int r = enter(q, fn);
+    int r = enter_inline(q, fn);
     if (r < 0)
         return r;
     if ((r = check_buffer(q, dst, fn, "destination")) < 0 || (r = check_range(fn, "fill", dst, off, n)) < 0)
@@ -557,6 +570,29 @@ int devq__record_work(devq_queue *q, devq_work_fn run, devq_work_issue_fn issue,
     return 0;
 }
 
+/* The two ways submit drops a batch, out of line: their message
+ * buffers would give every submit a large frame. */
+static __attribute__((noinline, cold)) int discard_sticky(devq_queue *q, struct batch *b, int sticky)
+{
+    char msg[DEVQ_CAUSE_MAX + DEVQ_LABEL_MAX + 32];
+    snprintf(msg, sizeof msg, "%s: batch discarded at submit: %s", devq__queue_label(q).s, q->sticky_msg);
+    if (b)
+        devq__batch_discard(b, sticky, msg);
+    atomic_store(&q->recording, 0);
+    devq__queue_record_failure(q, sticky, msg); /* finish reports it once */
+    return devq__err(sticky, "devq_queue_submit: %s", msg);
+}
+
+static __attribute__((noinline, cold)) int discard_lost(devq_queue *q, struct batch *b, int r)
+{
+    atomic_store(&q->recording, 0);
+    char msg[DEVQ_CAUSE_MAX + 48];
+    snprintf(msg, sizeof msg, "%s: batch discarded at submit: %s", devq__queue_label(q).s, devq_errmsg());
+    devq__batch_discard(b, r, msg);
+    devq__queue_record_failure(q, r, msg);
+    return devq__err(r, "devq_queue_submit: %s", msg);
+}
+
 /* Take the open batch out for submission; a sticky error discards it. */
 DEVQ_API int devq_queue_submit(devq_queue *q)
 {
@@ -577,15 +613,8 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
     q->open = NULL;
     int sticky = q->sticky;
     q->sticky = 0;
-    if (sticky) {
-        char msg[DEVQ_CAUSE_MAX + DEVQ_LABEL_MAX + 32];
-        snprintf(msg, sizeof msg, "%s: batch discarded at submit: %s", devq__queue_label(q).s, q->sticky_msg);
-        if (b)
-            devq__batch_discard(b, sticky, msg);
-        atomic_store(&q->recording, 0);
-        devq__queue_record_failure(q, sticky, msg); /* finish reports it once */
-        return devq__err(sticky, "devq_queue_submit: %s", msg);
-    }
+    if (sticky)
+        return discard_sticky(q, b, sticky);
     if (!b) {
         /* An empty submit still gets a batch: its completion orders
          * everything before it, which finish and barriers rely on. */
@@ -600,14 +629,8 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
 int devq__record_submit(devq_queue *q, struct batch *b)
 {
     int r;
-    if ((r = lost_check(q->dev)) < 0) {
-        atomic_store(&q->recording, 0);
-        char msg[DEVQ_CAUSE_MAX + 48];
-        snprintf(msg, sizeof msg, "%s: batch discarded at submit: %s", devq__queue_label(q).s, devq_errmsg());
-        devq__batch_discard(b, r, msg);
-        devq__queue_record_failure(q, r, msg);
-        return devq__err(r, "devq_queue_submit: %s", msg);
-    }
+    if ((r = lost_check(q->dev)) < 0)
+        return discard_lost(q, b, r);
     /* Signals only, or host work then signals, nothing before it pending;
      * a batch that starts with stream work is neither (one test). */
     if (!(b->rec.nops && devq__op_stream_work(b->rec.ops[0].kind)) && devq__submit_inline(q, b))
