@@ -378,6 +378,13 @@ tests_unit_test_completion_order_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_completion_order_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_unit_test_completion_order_LDADD = libdevq.la $(CHECK_LIBS)
 EXTRA_tests_unit_test_completion_order_DEPENDENCIES = tests/emu/libcuda-emu.la
+# A backend refusing an op of a one-shot batch: the straight line
+# (lib/queue/straight.c) fails it as the general path does.
+check_PROGRAMS += tests/unit/test_straight_refused
+TESTS += tests/unit/test_straight_refused
+tests_unit_test_straight_refused_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_straight_refused_LDADD = libdevq.la $(CHECK_LIBS)
+EXTRA_tests_unit_test_straight_refused_DEPENDENCIES = tests/emu/libcuda-emu.la
 endif
 endif
 # Resource exhaustion (issue 27, devq(7) THREADS): tests/helpers/fail_shim.c is an
@@ -444,3 +451,11 @@ check_PROGRAMS += tests/unit/test_vulkan_lost
 tests_unit_test_vulkan_lost_SOURCES = tests/unit/test_vulkan_lost.c
 tests_unit_test_vulkan_lost_LDADD = libdevq.la
 endif
+
+# The straight line for one-shot batches (lib/queue/straight.c): taken
+# only when its conditions hold (reads the device's internal count).
+check_PROGRAMS += tests/unit/test_straight
+TESTS += tests/unit/test_straight
+tests_unit_test_straight_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_unit_test_straight_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_straight_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)

@@ -281,8 +281,10 @@ void devq__tracker_buffer_fini(struct devq_buffer_track *b)
 }
 
 /* Drop producers whose value was reached (or whose signal failed, or
- * whose stream is gone): nobody needs to align with them any more. */
-static void prune(struct devq_tracker *t)
+ * whose stream is gone): nobody needs to align with them any more.  Out
+ * of line: inlined, its loops gave every producer_add (once per batch
+ * that signals) a frame of saved registers. */
+static __attribute__((noinline)) void prune(struct devq_tracker *t)
 {
     size_t j = 0;
     for (size_t i = 0; i < t->nprod; i++) {

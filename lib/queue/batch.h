@@ -110,7 +110,8 @@ struct buffer_use {
 };
 
 /* Recording: the batch's latest use of a few recent buffers (direct
- * mapped by address; emptied at the batch's first buffer use, record.c).
+ * mapped by address; an entry counts only when the use it names is one
+ * of this batch's and of its buffer, so nothing empties it, record.c).
  * The use an entry names holds its buffer's unissued count. */
 #define DEVQ_USE_MEMO 8u
 struct use_memo {
@@ -192,7 +193,8 @@ struct batch_record {
 
 /* Issue state (device lock): written only by issue.c (devq__issue, and
  * devq__issue_reset / devq__issue_trace_done for batch_life.c's pool and
- * completion.c's end callback).  Read by defer.c, hazard.c, cycle.c and
+ * completion.c's end callback) and by straight.c, which issues the common
+ * one-shot batch in one pass (next_op).  Read by defer.c, hazard.c, cycle.c and
  * batch_life.c (next_op: how far the batch went out); completion.c reads
  * marks, whose entries the trace-mark callbacks fill in. */
 struct batch_issue {
@@ -366,6 +368,15 @@ static inline int devq__op_list_joins(const struct op *o)
     return o->kind == OP_EXEC && o->u.exec.nargs <= DEVQ_PL_LIST_ARGS_MAX;
 }
 
+
+/* An op the stream runs with no host callback: a fill, copy, transfer
+ * or launch (straight.c; record.c: such a batch never completes at
+ * submit, inline.c).  One test of a mask. */
+static inline int devq__op_stream_work(uint8_t kind)
+{
+    return kind < 32 && ((1u << kind) & ((1u << OP_FILL) | (1u << OP_COPY) | (1u << OP_WRITE) |
+                                         (1u << OP_READ) | (1u << OP_EXEC)));
+}
 
 /* The write generation use u of b reads (struct buffer_use). */
 static inline uint32_t devq__use_gen(const struct batch *b, const struct buffer_use *u)

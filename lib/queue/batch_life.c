@@ -22,6 +22,23 @@
 #include "timestamp.h"
 #include "value_wait.h"
 
+/* What every batch starts with, but its queue and its references: each
+ * part reset by the file that writes it (batch.h).  Run when a batch
+ * goes back to the pool -- on the completing thread, after its signals
+ * were set -- rather than when the recorder takes it: a recording's
+ * first op then writes none of these lines. */
+static void batch_reset(struct batch *b)
+{
+    b->replay = 0;
+    b->fail.error = 0;
+    b->fail.cause[0] = 0;
+    devq__issue_reset(b);
+    devq__value_wait_batch_reset(b);
+    devq__defer_reset(b);
+    devq__hazard_batch_reset(b);
+    devq__batch_walk_reset(b);
+}
+
 struct batch *devq__batch_get(struct devq_queue *q)
 {
     if (!q->free_private)
@@ -30,7 +47,7 @@ struct batch *devq__batch_get(struct devq_queue *q)
     if (b) {
         q->free_private = b->next;
         /* The next batch's lines were last written on the completing
-         * thread's core: start fetching the ones a get resets now, so the
+         * thread's core: start fetching the ones a get writes now, so the
          * next get does not wait for them. */
         if (b->next) {
             __builtin_prefetch(b->next, 1);
@@ -46,17 +63,11 @@ struct batch *devq__batch_get(struct devq_queue *q)
         if (!b)
             return NULL;
         memset(b, 0, sizeof *b);
+        batch_reset(b);
     }
+    /* A pooled batch was reset when it was put back (devq__batch_put;
+     * inline.c hands back a batch it changed none of these in). */
     b->q = q;
-    b->replay = 0;
-    b->fail.error = 0;
-    b->fail.cause[0] = 0;
-    /* Each part of the batch is reset by the file that writes it (batch.h). */
-    devq__issue_reset(b);
-    devq__value_wait_batch_reset(b);
-    devq__defer_reset(b);
-    devq__hazard_batch_reset(b);
-    devq__batch_walk_reset(b);
     atomic_store_explicit(&b->cb_refs, 1, memory_order_relaxed);
     b->next = NULL;
     return b;
@@ -64,11 +75,22 @@ struct batch *devq__batch_get(struct devq_queue *q)
 
 void devq__batch_put(struct devq_queue *q, struct batch *b)
 {
+    batch_reset(b);
     struct batch *head = atomic_load_explicit(&q->free_shared, memory_order_relaxed);
     do
         b->next = head;
     while (!atomic_compare_exchange_weak_explicit(&q->free_shared, &head, b, memory_order_release,
                                                   memory_order_relaxed));
+}
+
+void devq__batch_put_private(struct devq_queue *q, struct batch *b)
+{
+    /* Handed out reset and, completed at submit, only recorded into:
+     * of the parts batch_reset clears, only a replay's mark can be set
+     * (graph_submit.c), and this path is taken by every empty batch. */
+    b->replay = 0;
+    b->next = q->free_private;
+    q->free_private = b;
 }
 
 void devq__batch_free(struct batch *b)

@@ -13,6 +13,10 @@ struct op;
 
 struct batch *devq__batch_get(struct devq_queue *q);
 void devq__batch_put(struct devq_queue *q, struct batch *b);
+/* Back to the pool by the thread that holds q's recorder role (a batch
+ * of signals completed at submit, inline.c, which wrote nothing but its
+ * record and number): no atomic, as devq__batch_get pops. */
+void devq__batch_put_private(struct devq_queue *q, struct batch *b);
 void devq__batch_free(struct batch *b); /* memory of a recycled batch */
 void devq__batch_release_refs(struct batch *b, uint32_t from_op);
 /* Drop a batch that never ran (takes the device lock); err != 0 fails the

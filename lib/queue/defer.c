@@ -20,6 +20,7 @@
 #include "log.h"
 #include "queue.h"
 #include "signal_int.h"
+#include "straight.h"
 #include "value_wait.h"
 
 #define ISSUE_DEFERRED 1
@@ -193,7 +194,9 @@ int devq__submit_locked(struct devq_queue *q, struct batch *b)
         return r < 0 ? devq__err(r, "devq_queue_submit: %s", why) : 0;
     }
     q->check_cycle = 0;
-    int r = issue_or_park(q, b);
+    int r = devq__issue_straight(q, b); /* the common one-shot batch (straight.c) */
+    if (r == DEVQ_ISSUE_NOT_STRAIGHT)
+        r = issue_or_park(q, b);
     if (r == ISSUE_DEFERRED) {
         q->deferred = q->deferred_tail = b;
         q->check_cycle = 1;

@@ -98,8 +98,7 @@ int devq__submit_inline(struct devq_queue *q, struct batch *b)
     /* No batch of q is in flight, so no callback reads or writes these
      * until the next issue, which this store happens-before. */
     q->done_upto = seq;
-    b->next = q->free_private;
-    q->free_private = b;
+    devq__batch_put_private(q, b);
     atomic_store_explicit(&q->recording, 0, memory_order_release);
     /* Last, as in devq__batch_unref: once the timeline moves, a finishing
      * thread may destroy q (so no reference of ours is assumed held). */

@@ -129,7 +129,7 @@ static int launch(struct devq_device *dev, struct devq_stream *st, struct batch 
 {
     uint32_t n = o->u.exec.nargs;
     const struct devq_pl_arg *args = n ? &b->rec.args[o->u.exec.first_arg] : NULL;
-    if (!o->u.exec.values)
+    if (!o->u.exec.values || !n) /* values <= n: the test tells the compiler pa is filled */
         return dev->ops->launch(st->pl, o->u.exec.k->pl, &o->u.exec.l, args, n);
     struct devq_pl_arg stack_args[16], *pa = stack_args;
     if (n > 16 && !(pa = malloc(n * sizeof *pa)))
@@ -886,4 +886,11 @@ void devq__issue_reset(struct batch *b)
 void devq__issue_trace_done(struct batch *b)
 {
     b->issue.traced = 0;
+}
+
+/* One stream op of a straight batch (straight.c), sent as devq__issue
+ * sends it. */
+int devq__issue_one(struct devq_device *dev, struct batch *b, struct op *o)
+{
+    return issue_op(dev, &b->q->stream, b, o);
 }

@@ -20,5 +20,10 @@ void devq__issue_trace_done(struct batch *b);
  * whose replays then skip it). */
 struct batch_record;
 void devq__issue_mark_end_signals(struct batch_record *rec);
+/* Send one stream op (fill, copy, transfer, launch) of b, bound already,
+ * to its queue's stream: 0 or the backend's error (straight.c). */
+struct devq_device;
+struct op;
+int devq__issue_one(struct devq_device *dev, struct batch *b, struct op *o);
 
 #endif

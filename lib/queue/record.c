@@ -40,8 +40,17 @@ struct batch *devq__record_fresh_batch(struct devq_queue *q)
     return fresh_batch(q);
 }
 
-/* Enter/leave the recorder role. */
-static int enter(devq_queue *q, const char *fn)
+/* The device was lost: one load in the common case, the message (and
+ * the call) only when it was. */
+static inline int lost_check(struct devq_device *dev)
+{
+    return __builtin_expect(atomic_load(&dev->lost) != 0, 0) ? devq__device_lost_check(dev) : 0;
+}
+
+/* Enter/leave the recorder role.  enter_inline is enter in the line of
+ * the two calls of every one-shot batch (fill, signal): a call less,
+ * and its frame merged with theirs. */
+static inline __attribute__((always_inline)) int enter_inline(devq_queue *q, const char *fn)
 {
     int r = devq__queue_check(q, fn);
     if (r < 0)
@@ -57,7 +66,7 @@ static int enter(devq_queue *q, const char *fn)
         atomic_store_explicit(&q->recording, 0, memory_order_release);
         return devq__err_str(q->sticky, q->sticky_msg);
     }
-    if ((r = devq__device_lost_check(q->dev)) < 0) {
+    if ((r = lost_check(q->dev)) < 0) {
         atomic_store_explicit(&q->recording, 0, memory_order_release);
         return r;
     }
@@ -66,6 +75,11 @@ static int enter(devq_queue *q, const char *fn)
         return devq__err(-ENOMEM, "%s: out of memory for a batch", fn);
     }
     return 0;
+}
+
+static int enter(devq_queue *q, const char *fn)
+{
+    return enter_inline(q, fn);
 }
 
 static int leave(devq_queue *q, int r)
@@ -118,8 +132,6 @@ static struct op *push_op_holding(struct batch *b, uint32_t nheld)
         return push_op(b); /* signal ops, barriers, timestamps */
     if (devq__ref_set_reserve(&b->held, nheld) < 0)
         return NULL;
-    if (!b->rec.nuses) /* the batch's first buffer use: forget the last batch's */
-        memset(b->use_memo, 0, sizeof b->use_memo);
     /* And room in the flat list of buffer uses (at most one per held). */
     if (b->rec.nuses + nheld > b->rec.capuses) {
         uint32_t cap = b->rec.capuses ? b->rec.capuses : 16;
@@ -145,18 +157,24 @@ static struct op *push_op(struct batch *b)
         b->rec.capops = cap;
     }
     struct op *o = &b->rec.ops[b->rec.nops++];
-    memset(o, 0, sizeof *o);
-    o->first_use = b->rec.nuses;
+    *o = (struct op){ .first_use = b->rec.nuses }; /* stores, not a memset call */
     return o;
 }
 
-static int check_range(const char *fn, const char *what, const devq_buffer *b, size_t off, size_t n)
+static __attribute__((noinline, cold)) int bad_range(const char *fn, const char *what, const devq_buffer *b,
+                                                     size_t off, size_t n)
 {
     if (n == 0)
         return devq__err(-EINVAL, "%s: %s size is 0", fn, what);
-    if (off > b->size || n > b->size - off)
-        return devq__err(-EINVAL, "%s: %s range [%zu, +%zu) is outside %s, which has %zu bytes", fn, what,
-                         off, n, devq__buffer_label(b).s, b->size);
+    return devq__err(-EINVAL, "%s: %s range [%zu, +%zu) is outside %s, which has %zu bytes", fn, what, off, n,
+                     devq__buffer_label(b).s, b->size);
+}
+
+/* Inline, the message out of line: every recorded transfer checks one. */
+static inline int check_range(const char *fn, const char *what, const devq_buffer *b, size_t off, size_t n)
+{
+    if (__builtin_expect(n == 0 || off > b->size || n > b->size - off, 0))
+        return bad_range(fn, what, b, off, n);
     return 0;
 }
 
@@ -193,7 +211,12 @@ static inline int check_buffer(devq_queue *q, const devq_buffer *b, const char *
  * batch is issued, exactly as one count per use did.  64 launches over
  * the same three buffers take three references and three counts, not
  * 192 locked adds and 192 locked subtracts.  A memo miss (evicted)
- * only costs a second count, held by this use. */
+ * only costs a second count, held by this use.
+ *
+ * The memo is not emptied per batch: an entry counts only when the use
+ * it names is one of this batch's (below nuses) and of its buffer.  Every
+ * use of a batch is recorded here, which rewrites the buffer's entry, so
+ * an entry left by an earlier batch can never pass that test. */
 static __attribute__((noinline)) void first_use(struct batch *batch, devq_buffer *b, struct use_memo *m)
 {
     devq__ref_set_add(&batch->held, &b->obj);
@@ -206,7 +229,7 @@ static inline __attribute__((always_inline)) void use_buffer(struct batch *batch
 {
     uint32_t at = batch->rec.nuses++; /* room was reserved */
     struct use_memo *m = &batch->use_memo[((uintptr_t)b >> 6) % DEVQ_USE_MEMO];
-    if (m->buf == b)
+    if (m->buf == b && m->use < at && batch->rec.uses[m->use].buf == b)
         batch->rec.uses[m->use].counted = 0; /* the count moves to this use */
     else
         first_use(batch, b, m);
@@ -218,7 +241,8 @@ static inline __attribute__((always_inline)) void use_buffer(struct batch *batch
 /* A signal recorded after the batch went bad (a sticky error, a lost
  * device) is still kept, so the discard at submit or destroy fails it:
  * its waiters learn why instead of timing out.  Returns err. */
-static int keep_for_discard(devq_queue *q, devq_signal *s, uint64_t v, int err)
+static __attribute__((noinline, cold)) int keep_for_discard(devq_queue *q, devq_signal *s, uint64_t v,
+                                                            int err)
 {
     int expected = 0;
     if (!atomic_compare_exchange_strong_explicit(&q->recording, &expected, 1, memory_order_acquire,
@@ -240,12 +264,15 @@ static int keep_for_discard(devq_queue *q, devq_signal *s, uint64_t v, int err)
 }
 
 /* Append a wait or signal op; the caller holds the recorder role. */
-int devq__record_signal(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
+static inline __attribute__((always_inline)) int record_signal(devq_queue *q, devq_signal *s, uint64_t v,
+                                                               enum op_kind kind, const char *fn)
 {
     int r = devq__signal_check(s, fn);
-    struct op *o;
-    if (r < 0 || (r = devq__record_append(q, 0, fn, &o)) < 0)
+    if (r < 0)
         return r;
+    struct op *o = push_op(q->open); /* holds no buffer */
+    if (!o)
+        return devq__err(-ENOMEM, "%s: out of memory", fn);
     o->kind = (uint8_t)kind;
     o->u.sig.s = s;
     o->u.sig.v = v;
@@ -254,14 +281,19 @@ int devq__record_signal(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind 
     return 0;
 }
 
+int devq__record_signal(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
+{
+    return record_signal(q, s, v, kind, fn);
+}
+
 static int record_signal_op(devq_queue *q, devq_signal *s, uint64_t v, enum op_kind kind, const char *fn)
 {
-    int r = enter(q, fn);
+    int r = enter_inline(q, fn);
     if (r < 0)
         return kind == OP_SIGNAL && r != -EBUSY && devq__queue_check(q, fn) == 0
                    ? keep_for_discard(q, s, v, r)
                    : r;
-    return leave(q, devq__record_signal(q, s, v, kind, fn));
+    return leave(q, record_signal(q, s, v, kind, fn));
 }
 
 DEVQ_API int devq_queue_wait(devq_queue *q, devq_signal *s, uint64_t value)
@@ -422,7 +454,7 @@ DEVQ_API int devq_queue_copy(devq_queue *q, devq_buffer *dst, size_t dst_off, de
 DEVQ_API int devq_queue_fill(devq_queue *q, devq_buffer *dst, size_t off, size_t n, uint8_t byte)
 {
     const char *fn = "devq_queue_fill";
-    int r = enter(q, fn);
+    int r = enter_inline(q, fn);
     if (r < 0)
         return r;
     if ((r = check_buffer(q, dst, fn, "destination")) < 0 || (r = check_range(fn, "fill", dst, off, n)) < 0)
@@ -538,6 +570,29 @@ int devq__record_work(devq_queue *q, devq_work_fn run, devq_work_issue_fn issue,
     return 0;
 }
 
+/* The two ways submit drops a batch, out of line: their message
+ * buffers would give every submit a large frame. */
+static __attribute__((noinline, cold)) int discard_sticky(devq_queue *q, struct batch *b, int sticky)
+{
+    char msg[DEVQ_CAUSE_MAX + DEVQ_LABEL_MAX + 32];
+    snprintf(msg, sizeof msg, "%s: batch discarded at submit: %s", devq__queue_label(q).s, q->sticky_msg);
+    if (b)
+        devq__batch_discard(b, sticky, msg);
+    atomic_store(&q->recording, 0);
+    devq__queue_record_failure(q, sticky, msg); /* finish reports it once */
+    return devq__err(sticky, "devq_queue_submit: %s", msg);
+}
+
+static __attribute__((noinline, cold)) int discard_lost(devq_queue *q, struct batch *b, int r)
+{
+    atomic_store(&q->recording, 0);
+    char msg[DEVQ_CAUSE_MAX + 48];
+    snprintf(msg, sizeof msg, "%s: batch discarded at submit: %s", devq__queue_label(q).s, devq_errmsg());
+    devq__batch_discard(b, r, msg);
+    devq__queue_record_failure(q, r, msg);
+    return devq__err(r, "devq_queue_submit: %s", msg);
+}
+
 /* Take the open batch out for submission; a sticky error discards it. */
 DEVQ_API int devq_queue_submit(devq_queue *q)
 {
@@ -558,15 +613,8 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
     q->open = NULL;
     int sticky = q->sticky;
     q->sticky = 0;
-    if (sticky) {
-        char msg[DEVQ_CAUSE_MAX + DEVQ_LABEL_MAX + 32];
-        snprintf(msg, sizeof msg, "%s: batch discarded at submit: %s", devq__queue_label(q).s, q->sticky_msg);
-        if (b)
-            devq__batch_discard(b, sticky, msg);
-        atomic_store(&q->recording, 0);
-        devq__queue_record_failure(q, sticky, msg); /* finish reports it once */
-        return devq__err(sticky, "devq_queue_submit: %s", msg);
-    }
+    if (sticky)
+        return discard_sticky(q, b, sticky);
     if (!b) {
         /* An empty submit still gets a batch: its completion orders
          * everything before it, which finish and barriers rely on. */
@@ -581,23 +629,23 @@ DEVQ_API int devq_queue_submit(devq_queue *q)
 int devq__record_submit(devq_queue *q, struct batch *b)
 {
     int r;
-    if ((r = devq__device_lost_check(q->dev)) < 0) {
-        atomic_store(&q->recording, 0);
-        char msg[DEVQ_CAUSE_MAX + 48];
-        snprintf(msg, sizeof msg, "%s: batch discarded at submit: %s", devq__queue_label(q).s, devq_errmsg());
-        devq__batch_discard(b, r, msg);
-        devq__queue_record_failure(q, r, msg);
-        return devq__err(r, "devq_queue_submit: %s", msg);
-    }
-    if (devq__submit_inline(q, b)) /* signals only, nothing before it pending */
+    if ((r = lost_check(q->dev)) < 0)
+        return discard_lost(q, b, r);
+    /* Signals only, or host work then signals, nothing before it pending;
+     * a batch that starts with stream work is neither (one test). */
+    if (!(b->rec.nops && devq__op_stream_work(b->rec.ops[0].kind)) && devq__submit_inline(q, b))
         return 0;
-    b->seq = atomic_fetch_add(&q->submitted, 1) + 1;
-    atomic_fetch_add(&q->dev->stats.batches_submitted, 1);
+    /* The recorder role is held: nobody else numbers batches (as in
+     * inline.c), so a load and a release store, not a locked add. */
+    b->seq = atomic_load_explicit(&q->submitted, memory_order_relaxed) + 1;
+    atomic_store_explicit(&q->submitted, b->seq, memory_order_release);
+    atomic_fetch_add_explicit(&q->dev->stats.batches_submitted, 1, memory_order_relaxed);
     pthread_mutex_lock(&q->dev->lock);
     /* The role is given back only under the device lock: a submit racing
      * in another thread (misuse, but it must not corrupt) takes the next
-     * batch after this one is numbered and cannot issue it first. */
-    atomic_store(&q->recording, 0);
+     * batch after this one is numbered and cannot issue it first.  A
+     * release store, as leave() gives it back. */
+    atomic_store_explicit(&q->recording, 0, memory_order_release);
     r = devq__submit_locked(q, b);
     pthread_mutex_unlock(&q->dev->lock);
     return r;
