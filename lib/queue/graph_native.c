@@ -77,17 +77,19 @@ static struct graph_native *native_new(const struct graph_rec *r, const struct r
         free(nat);
         return NULL;
     }
-    nat->kernels = kernels;
+    uint32_t nk = 0; /* the distinct kernels, each retained once */
     for (uint32_t i = run->from; i < run->end; i++) {
         devq_kernel *k = r->rec.ops[i].u.exec.k;
         uint32_t at = 0;
-        while (at < nat->nkernels && nat->kernels[at] != k)
+        while (at < nk && kernels[at] != k)
             at++;
-        if (at == nat->nkernels) {
+        if (at == nk) {
             devq__object_retain(&k->obj);
-            kernels[nat->nkernels++] = k;
+            kernels[nk++] = k;
         }
     }
+    nat->kernels = kernels;
+    nat->nkernels = nk;
     devq__object_init(&nat->obj, DEVQ_MAGIC_GRAPH_NATIVE, native_destroy);
     devq__device_retain(dev);
     nat->dev = dev;
