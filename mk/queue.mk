@@ -11,7 +11,7 @@ libdevq_core_la_SOURCES += \
 	lib/queue/barrier.c lib/queue/timestamp.c lib/queue/timestamp_record.c lib/queue/value_wait.c lib/queue/value_wait.h \
 	lib/queue/synchronize.c lib/queue/inline.c lib/queue/inline.h lib/queue/straight.c lib/queue/straight.h \
 	lib/queue/graph.c lib/queue/graph.h lib/queue/graph_rec.c lib/queue/graph_exec.c lib/queue/graph_submit.c \
-	lib/queue/graph_plan.c lib/queue/graph_native.c lib/queue/graph_native.h
+	lib/queue/graph_plan.c lib/queue/graph_native.c lib/queue/graph_native.h lib/queue/native_run.h
 
 # The backend-agnostic conformance suites: mk/tests-conformance.mk.
 

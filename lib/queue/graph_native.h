@@ -22,22 +22,9 @@
 #include <stdint.h>
 #include <devq/devq.h>
 #include <devq/devq_plugin.h>
-#include "object.h"
-
-#define DEVQ_MAGIC_GRAPH_NATIVE 0x474e4154u /* "GNAT" */
+#include "native_run.h"
 
 struct graph_rec;
-struct run_plan;
-
-struct graph_native {
-    struct devq_object obj;
-    _Atomic uint32_t unissued; /* replays holding it that have not issued it */
-    struct devq_device *dev;   /* one device reference */
-    devq_pl_graph *g;
-    /* One reference to each launch's kernel: the handle points at them. */
-    devq_kernel **kernels;
-    uint32_t nkernels;
-};
 
 /* At devq_graph_instantiate, on a backend with graph_create: a native
  * handle for each run of r's plan that the backend can make; a run it
@@ -51,16 +38,5 @@ void devq__graph_native_changed(struct graph_rec *r, uint32_t op);
 void devq__graph_native_rebound(struct graph_rec *r, const devq_buffer *buf);
 /* Drop r's references on its runs' handles (the exec goes). */
 void devq__graph_native_fini(struct graph_rec *r);
-
-/* A replay takes n for one submission (graph_submit.c), and issued or
- * skipped its run (issue.c); the replay's held reference keeps n alive. */
-static inline void devq__graph_native_submitted(struct graph_native *n)
-{
-    atomic_fetch_add_explicit(&n->unissued, 1, memory_order_relaxed);
-}
-static inline void devq__graph_native_issued(struct graph_native *n)
-{
-    atomic_fetch_sub_explicit(&n->unissued, 1, memory_order_release);
-}
 
 #endif

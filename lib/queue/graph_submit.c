@@ -18,7 +18,7 @@
 #include "buffer_fail.h"
 #include "error.h"
 #include "graph.h"
-#include "graph_native.h"
+#include "native_run.h"
 #include "queue.h"
 #include "record.h"
 #include "signal_int.h"

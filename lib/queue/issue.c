@@ -19,7 +19,7 @@
 #include "grow.h"
 #include "hazard.h"
 #include "issue.h"
-#include "graph_native.h"
+#include "native_run.h"
 #include "kernel.h"
 #include "log.h"
 #include "queue.h"
