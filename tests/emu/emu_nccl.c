@@ -25,7 +25,8 @@
  * fail their op with ncclRemoteError) and poisons the stream's context
  * like a sticky kernel error.  A peer that does not come within
  * DEVQ_EMU_NCCL_TIMEOUT_MS fails the op with ncclSystemError; a peer
- * process that exited is seen within ~20 ms (ncclRemoteError).
+ * process that exited without destroying the communicator is seen
+ * within ~20 ms (ncclRemoteError); one that destroyed it left cleanly.
  * ncclCommAbort wakes the blocked ops of the communicator (they end
  * without poisoning) and tells the peers.
  *
@@ -1166,6 +1167,11 @@ EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm)
     while (c->pending)
         pthread_cond_wait(&c->cv, &c->mu);
     pthread_mutex_unlock(&c->mu);
+    /* Left cleanly: everything this rank owed its peers was delivered,
+     * so its process ending later is no failure to a peer still busy
+     * with others (waiter_check looks only at pids > 0). */
+    if (c->shm)
+        atomic_store(&c->shm->rank[c->rank].pid, 0);
     c->magic = 0;
     comm_unref(c);
     return ncclSuccess;

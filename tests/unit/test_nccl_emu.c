@@ -643,6 +643,34 @@ static int scenario_die_p2p(struct rank *x)
     return 0;
 }
 
+/* Rank 2 takes part in one all_reduce, destroys its communicator and
+ * its process exits; rank 1 comes to its exchange with rank 0 300 ms
+ * later.  Rank 0 waits on rank 1 all that time: a peer that left
+ * cleanly is no failure of an op it has no part in. */
+static int scenario_bystander_leaves(struct rank *x)
+{
+    int32_t *s = dalloc(16 * 4), *d = dalloc(16 * 4);
+    REQUIRE(x, s && d, "alloc");
+    memset(s, 0, 16 * 4);
+    TRY(x, AllReduce(s, d, 16, ncclInt32, ncclSum, x->comm, x->stream));
+    if (sync_ok(x, "allreduce"))
+        return -1;
+    if (x->rank < 2) {
+        if (x->rank == 1)
+            usleep(300 * 1000);
+        int peer = 1 - x->rank;
+        TRY(x, GroupStart());
+        TRY(x, Send(s, 16, ncclInt32, peer, x->comm, x->stream));
+        TRY(x, Recv(d, 16, ncclInt32, peer, x->comm, x->stream));
+        TRY(x, GroupEnd());
+        if (sync_ok(x, "exchange after rank 2 left"))
+            return -1;
+    }
+    dfree(s);
+    dfree(d);
+    return 0;
+}
+
 /* DEVQ_EMU_NCCL_HANG=1:1, timeout 400 ms: the others time out (or hear
  * of the timeout); rank 1 stays until it aborts, which ends its op. */
 static int scenario_hang(struct rank *x)
@@ -839,6 +867,13 @@ START_TEST(test_die_p2p_procs)
 }
 END_TEST
 
+START_TEST(test_bystander_leaves_procs)
+{
+    env_timeout("30000");
+    run_procs(3, scenario_bystander_leaves, NULL);
+}
+END_TEST
+
 START_TEST(test_hang_timeout_threads)
 {
     env_timeout("400");
@@ -985,6 +1020,7 @@ static Suite *suite(void)
     tcase_add_test(tc, test_fail_procs);
     tcase_add_test(tc, test_die_procs);
     tcase_add_test(tc, test_die_p2p_procs);
+    tcase_add_test(tc, test_bystander_leaves_procs);
     tcase_add_test(tc, test_hang_timeout_threads);
     tcase_add_test(tc, test_abort_wakes);
     tcase_add_test(tc, test_mismatch);
