@@ -18,6 +18,9 @@
 
 #define SEC 1000000000ull
 
+/* plugins/cpu/stream.c: 1 when membarrier fences for the sleeping side. */
+extern int cpu_asym_fence;
+
 static const struct devq_backend_ops *ops;
 static devq_pl_device *dev;
 
@@ -1118,6 +1121,96 @@ START_TEST(test_wakes_at_every_idle_phase)
 }
 END_TEST
 
+/* A host callback that keeps the worker busy for a pseudo-random 0-60
+ * us (the arg is the delay), so a waiter's 20 us spin ends at every point
+ * before and after the worker publishes `completed`. */
+static int cb_busy(void *arg, int status)
+{
+    (void)status;
+    uint64_t until = now_ns() + *(const uint64_t *)arg;
+    while (now_ns() < until)
+        ;
+    return 0;
+}
+
+/* Waiters of a stream's sequence against the worker's publication of
+ * `completed` (stream.c: cpu_stream_complete and cpu_stream_wait_seq, a
+ * Dekker handshake on `completed` and `wake_at`): a host thread sleeping
+ * in event_wait, and a second stream's worker sleeping in a cross-stream
+ * wait, must each be woken whenever they post `wake_at`, before, during
+ * or after the worker's store.  A lost wake-up leaves the wait to its
+ * 5 s timeout (late).  Returns the number of late waits. */
+static int completion_wakes(int rounds)
+{
+    devq_pl_stream *a = stream_new(0), *b = stream_new(0);
+    devq_pl_event *ea, *eb;
+    ck_assert_int_eq(ops->event_create(dev, 0, &ea), 0);
+    ck_assert_int_eq(ops->event_create(dev, 0, &eb), 0);
+    uint32_t seed = 777;
+    uint64_t delay[2];
+    int late = 0;
+    for (int i = 0; i < rounds && !late; i++) { /* the first late wait ends it */
+        uint64_t *d = &delay[i & 1];            /* read by the worker before the wait returns */
+        seed = seed * 1103515245u + 12345u;
+        *d = (seed >> 8) % 60000;
+        late += ops->host_fn(a, cb_busy, d) != 0;
+        late += ops->event_record(ea, a) != 0;
+        if (i & 1) { /* b's worker waits for a, the host for b */
+            late += ops->stream_wait_event(b, ea) != 0;
+            late += ops->event_record(eb, b) != 0;
+            late += ops->event_wait(eb, 5 * SEC) != 0;
+        } else {
+            late += ops->event_wait(ea, 5 * SEC) != 0;
+        }
+    }
+    ops->event_destroy(ea);
+    ops->event_destroy(eb);
+    ops->stream_destroy(a);
+    ops->stream_destroy(b);
+    return late;
+}
+
+/* Runs completion_wakes in a child, so that a lost wake-up of the
+ * cross-stream waiter (which waits without a deadline, like a device
+ * stream) fails the test through the alarm instead of hanging it, and
+ * so that switching membarrier off does not outlive the test. */
+static void completion_wakes_in_child(int rounds, int without_membarrier)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        alarm(30); /* before Check's own timeout, so the message says why */
+        if (without_membarrier) {
+            /* The first stream decides cpu_asym_fence once; switch it
+             * off after that and before the streams under test start. */
+            ops->stream_destroy(stream_new(0));
+            cpu_asym_fence = 0;
+        }
+        _exit(completion_wakes(rounds) == 0 ? 0 : 1);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(
+        WIFEXITED(st) && WEXITSTATUS(st) == 0, "a waiter was not woken (child %s %d): a lost wake-up",
+        WIFEXITED(st) ? "exited" : "killed by signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+}
+
+START_TEST(test_completion_wakes_waiters)
+{
+    completion_wakes_in_child(2000, 0);
+}
+END_TEST
+
+/* The same without membarrier (an old kernel, a sandbox refusing it):
+ * every handshake of the stream falls back to sequentially consistent
+ * accesses on both sides, and must still wake every waiter (the worker
+ * too, which sleeps between rounds). */
+START_TEST(test_completion_wakes_waiters_without_membarrier)
+{
+    completion_wakes_in_child(1000, 1);
+}
+END_TEST
+
 START_TEST(test_million_host_fns)
 {
     devq_pl_stream *s = stream_new(0);
@@ -1266,6 +1359,8 @@ static Suite *cpu_suite(void)
     tcase_add_test(t, test_timing_events);
     tcase_add_test(t, test_million_host_fns);
     tcase_add_test(t, test_wakes_at_every_idle_phase);
+    tcase_add_test(t, test_completion_wakes_waiters);
+    tcase_add_test(t, test_completion_wakes_waiters_without_membarrier);
     tcase_add_test(t, test_memory);
     tcase_add_test(t, test_device);
     tcase_add_test(t, test_device_close_frees_everything);
