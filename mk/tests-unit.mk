@@ -365,7 +365,7 @@ tests_unit_test_strict_notes_LDFLAGS = $(AM_LDFLAGS) -export-dynamic
 tests_unit_test_strict_notes_LDADD = libdevq.la $(CHECK_LIBS)
 EXTRA_tests_unit_test_strict_notes_DEPENDENCIES = tests/emu/libcuda-emu.la
 # The main() of the Check tests of libdevq on the emulated CUDA driver.
-EXTRA_DIST += tests/helpers/cuda_emu_check.h tests/helpers/check_main.h tests/helpers/host_fns.h
+EXTRA_DIST += tests/helpers/cuda_emu_check.h tests/helpers/check_main.h tests/helpers/host_fns.h tests/helpers/plain_expect.h
 endif
 endif
 if BUILD_CUDA

@@ -15,24 +15,8 @@
 #include <devq/devq.h>
 
 #define SEC 1000000000ull
-static int failures;
-#define EXPECT(c, ...)                                           \
-    do {                                                         \
-        if (!(c)) {                                              \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fprintf(stderr, "\n");                               \
-        }                                                        \
-    } while (0)
-#define CHECK(x)                                                        \
-    do {                                                                \
-        int r_ = (x);                                                   \
-        if (r_ < 0) {                                                   \
-            fprintf(stderr, "FAIL %s: %d %s\n", #x, r_, devq_errmsg()); \
-            exit(1);                                                    \
-        }                                                               \
-    } while (0)
+#include "../helpers/plain_expect.h"
+#define CHECK(x) CHECK_MSG(x, devq_errmsg())
 
 static uint8_t byte_at(size_t i, unsigned seed)
 {

@@ -33,24 +33,8 @@ static int host_log_level(void)
 }
 static const struct devq_host host = HOST_FNS_TABLE;
 
-static int failures;
-#define EXPECT(c, ...)                                           \
-    do {                                                         \
-        if (!(c)) {                                              \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fprintf(stderr, "\n");                               \
-        }                                                        \
-    } while (0)
-#define CHECK(x)                                                                                 \
-    do {                                                                                         \
-        int r_ = (x);                                                                            \
-        if (r_ < 0) {                                                                            \
-            fprintf(stderr, "FAIL %s:%d: %s: %d %s\n", __FILE__, __LINE__, #x, r_, host_errbuf); \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
+#include "../helpers/plain_expect.h"
+#define CHECK(x) CHECK_MSG(x, host_errbuf)
 
 #define SEC 1000000000ull
 enum { N = 256 }; /* uint32 elements per buffer */

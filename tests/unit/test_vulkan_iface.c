@@ -23,24 +23,8 @@ static int host_log_level(void)
 }
 static const struct devq_host host = HOST_FNS_TABLE;
 
-static int failures;
-#define EXPECT(c, ...)                                           \
-    do {                                                         \
-        if (!(c)) {                                              \
-            failures++;                                          \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-            fprintf(stderr, __VA_ARGS__);                        \
-            fprintf(stderr, "\n");                               \
-        }                                                        \
-    } while (0)
-#define CHECK(x)                                                      \
-    do {                                                              \
-        int r_ = (x);                                                 \
-        if (r_ < 0) {                                                 \
-            fprintf(stderr, "FAIL %s: %d %s\n", #x, r_, host_errbuf); \
-            exit(1);                                                  \
-        }                                                             \
-    } while (0)
+#include "../helpers/plain_expect.h"
+#define CHECK(x) CHECK_MSG(x, host_errbuf)
 
 static const struct devq_backend_ops *ops;
 
