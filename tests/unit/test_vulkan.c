@@ -57,22 +57,6 @@ static void kernel_load_refusals(devq_device *dev)
     free(spv);
 }
 
-static void *read_file(const char *rel, size_t *size)
-{
-    char path[4096];
-    const char *top = getenv("top_srcdir");
-    snprintf(path, sizeof path, "%s/%s", top && *top ? top : ".", rel);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "FAIL: %s: %s\n", path, strerror(errno));
-        exit(1);
-    }
-    void *p = malloc(1 << 16);
-    *size = fread(p, 1, 1 << 16, f);
-    fclose(f);
-    return p;
-}
-
 /* Corrupt SPIR-V (tests/vulkan-spirv-bad) never reaches the driver: each
  * module is -EINVAL at load with the validator's own words. */
 static void bad_spirv_corpus(devq_device *dev)
@@ -88,7 +72,7 @@ static void bad_spirv_corpus(devq_device *dev)
         char rel[256];
         snprintf(rel, sizeof rel, "tests/vulkan-spirv-bad/%s.spv", bad[i].file);
         size_t size;
-        void *spv = read_file(rel, &size);
+        void *spv = plain_read_src(rel, &size);
         devq_kernel *k = NULL;
         int r = devq_kernel_load(dev, spv, size, "main", &k);
         EXPECT(r == -EINVAL && strstr(devq_errmsg(), "invalid SPIR-V") && strstr(devq_errmsg(), bad[i].says),
@@ -105,7 +89,7 @@ static void double_push_constant(devq_device *dev, devq_queue *q)
 {
     enum { N = 1000 };
     size_t size;
-    void *spv = read_file("tests/vulkan-shaders/f64_i64.spv", &size);
+    void *spv = plain_read_src("tests/vulkan-shaders/f64_i64.spv", &size);
     devq_kernel *k;
     int r = devq_kernel_load(dev, spv, size, "main", &k);
     free(spv);

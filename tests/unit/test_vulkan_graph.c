@@ -42,26 +42,10 @@ enum { N = 256 }; /* uint32 elements per buffer */
 static const struct devq_backend_ops *ops;
 static devq_pl_kernel *k_add, *k_step;
 
-static void *read_file(const char *rel, size_t *size)
-{
-    char path[4096];
-    const char *top = getenv("top_srcdir");
-    snprintf(path, sizeof path, "%s/%s", top && *top ? top : ".", rel);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "FAIL: %s: %s\n", path, strerror(errno));
-        exit(1);
-    }
-    void *p = malloc(1 << 16);
-    *size = fread(p, 1, 1 << 16, f);
-    fclose(f);
-    return p;
-}
-
 static devq_pl_kernel *load(devq_pl_device *d, const char *rel)
 {
     size_t size;
-    void *spv = read_file(rel, &size);
+    void *spv = plain_read_src(rel, &size);
     devq_pl_kernel *k;
     CHECK(ops->kernel_load(d, spv, size, "main", &k));
     free(spv);

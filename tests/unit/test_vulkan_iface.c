@@ -28,26 +28,10 @@ static const struct devq_host host = HOST_FNS_TABLE;
 
 static const struct devq_backend_ops *ops;
 
-static void *read_file(const char *rel, size_t *size)
-{
-    char path[4096];
-    const char *top = getenv("top_srcdir");
-    snprintf(path, sizeof path, "%s/%s", top && *top ? top : ".", rel);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "FAIL: %s: %s\n", path, strerror(errno));
-        exit(1);
-    }
-    void *p = malloc(1 << 16);
-    *size = fread(p, 1, 1 << 16, f);
-    fclose(f);
-    return p;
-}
-
 static int load(devq_pl_device *d, const char *rel, devq_pl_kernel **k)
 {
     size_t size;
-    void *spv = read_file(rel, &size);
+    void *spv = plain_read_src(rel, &size);
     host_errbuf[0] = 0;
     int r = ops->kernel_load(d, spv, size, "main", k);
     free(spv);
