@@ -16,22 +16,6 @@
 #include "../helpers/plain_expect.h"
 #define CHECK(x) CHECK_MSG(x, devq_errmsg())
 
-static void *read_spv(const char *name, size_t *size)
-{
-    char path[4096];
-    const char *top = getenv("top_srcdir");
-    snprintf(path, sizeof path, "%s/tests/conformance/%s.spv", top && *top ? top : ".", name);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "FAIL: %s: %s\n", path, strerror(errno));
-        exit(1);
-    }
-    void *p = malloc(1 << 16);
-    *size = fread(p, 1, 1 << 16, f);
-    fclose(f);
-    return p;
-}
-
 static int host_kernel(void *const *args, const devq_cpu_group *g)
 {
     (void)args;
@@ -50,7 +34,7 @@ static void kernel_load_refusals(devq_device *dev)
     int r = devq_kernel_load(dev, text, sizeof text - 1, "main", &k);
     EXPECT(r == -EINVAL && strstr(devq_errmsg(), "SPIR-V"), "text image: %d %s", r, devq_errmsg());
     size_t size;
-    void *spv = read_spv("add_u32", &size);
+    void *spv = plain_read_src("tests/conformance/add_u32.spv", &size);
     r = devq_kernel_load(dev, spv, size, "nosuch", &k);
     EXPECT(r == -ENOENT && strstr(devq_errmsg(), "nosuch") && strstr(devq_errmsg(), "main"),
            "missing entry: %d %s", r, devq_errmsg());
@@ -166,7 +150,7 @@ static void launch_past_the_group_limit(devq_device *dev, devq_queue *q)
 {
     const uint32_t n = 150001; /* > 2 * 65535, lavapipe's limit; odd */
     size_t size;
-    void *spv = read_spv("add_u32", &size);
+    void *spv = plain_read_src("tests/conformance/add_u32.spv", &size);
     devq_kernel *k;
     CHECK(devq_kernel_load(dev, spv, size, "main", &k));
     free(spv);
