@@ -15,7 +15,11 @@
 # Environment: CUDA_HOME (default /usr/local/cuda) holds include/cuda.h;
 # DEVQ_CUDA_LIBRARY may name the driver (default libcuda.so.1);
 # CONF_KERNEL_MODULE another image with the conf_<name> kernels;
-# JOBS (default: nproc) for make.
+# JOBS (default: nproc) for make; DEVQ_GPU_PREBUILT=1 skips configure and
+# build when BUILD_DIR was configured and built (make check TESTS=) on
+# another machine -- for a GPU machine without autotools or Check: build
+# with --disable-fast-install (libtool's wrappers then never relink) and
+# give every file one timestamp there, so make finds nothing to remake.
 set -eu
 
 srcdir=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,14 +40,19 @@ else
     echo "nvidia-smi not found: is the NVIDIA driver installed?"
 fi
 
-step "configure and build in $build"
-[ -x "$srcdir/configure" ] || (cd "$srcdir" && ./autogen.sh)
-mkdir -p "$build"
-cd "$build"
-"$srcdir/configure" -q --enable-cuda=yes --with-cuda="$cuda_home"
-make -j"$jobs"
-# every check program, without running any yet
-make -j"$jobs" check TESTS=
+if [ "${DEVQ_GPU_PREBUILT:-0}" = 1 ] && [ -f "$build/config.status" ]; then
+    step "prebuilt in $build (DEVQ_GPU_PREBUILT=1)"
+    cd "$build"
+else
+    step "configure and build in $build"
+    [ -x "$srcdir/configure" ] || (cd "$srcdir" && ./autogen.sh)
+    mkdir -p "$build"
+    cd "$build"
+    "$srcdir/configure" -q --enable-cuda=yes --with-cuda="$cuda_home"
+    make -j"$jobs"
+    # every check program, without running any yet
+    make -j"$jobs" check TESTS=
+fi
 
 step "the conformance kernels' PTX"
 # ptx-assemble skips (and make check passes) without ptxas in CUDA_HOME/bin
