@@ -16,7 +16,8 @@ GPU_COMMON_SOURCES = \
 	plugins/gpu_common/nccl.c plugins/gpu_common/nccl_abi.h \
 	plugins/gpu_common/driver.h plugins/gpu_common/calls.h plugins/gpu_common/fail.c plugins/gpu_common/stream.c \
 	plugins/gpu_common/event.c plugins/gpu_common/mem.c plugins/gpu_common/value.c \
-	plugins/gpu_common/kernel.c plugins/gpu_common/open.c plugins/gpu_common/load.c plugins/gpu_common/graph.c
+	plugins/gpu_common/kernel.c plugins/gpu_common/open.c plugins/gpu_common/load.c plugins/gpu_common/graph.c \
+	plugins/gpu_common/stage.c plugins/gpu_common/stage.h
 
 # The front end both emulated drivers share (tests/emu/emu_face.h),
 # compiled into each with EMU_FACE_CUDA or EMU_FACE_HIP (mk/hip.mk).

@@ -11,6 +11,7 @@
 #define DEVQ_GPU_DRIVER_H
 
 #include "gpu_common.h"
+#include "stage.h"
 
 /* The driver's names for its calls, quoted in messages. */
 struct gpu_call_names {
@@ -158,6 +159,7 @@ struct devq_pl_device {
      * when a release retires them). */
     struct gpu_evwait_pool waits;
     struct gpu_loss loss;
+    struct gpu_stage_pool stage;   /* pinned chunks for host copies (stage.c) */
 };
 
 struct devq_pl_stream {
@@ -247,6 +249,16 @@ int  gpu_drv_device_info(devq_pl_device *dev, devq_device_info *info);
 
 /* The helper-stream pool's driver calls (gpu_evwait_init at driver load). */
 extern const struct gpu_evwait_driver gpu_evwait_drv GPU_HIDDEN;
+
+/* ---- stage.c: host copies through pinned chunks ---- */
+
+void gpu_stage_init(struct gpu_stage_pool *p);
+/* Unregister and free every free chunk; dev is current (its last close). */
+void gpu_stage_drain(struct devq_pl_device *dev);
+/* Queue a copy between device memory and the caller's host memory
+ * (dir H2D or D2H) that never blocks the caller, whatever the stream
+ * waits for.  dev is current. */
+int  gpu_stage_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, int dir);
 
 int  gpu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_stream **out);
 void gpu_stream_destroy(devq_pl_stream *s);

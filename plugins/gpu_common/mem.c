@@ -77,12 +77,17 @@ int gpu_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, enum devq_
         r = gpu_drv.copy_d2d(dst, src, n, s->stream);
         break;
     case DEVQ_COPY_H2D:
-        call = gpu_drv.call.copy_h2d;
-        r = gpu_drv.copy_h2d(dst, src, n, s->stream);
-        break;
     case DEVQ_COPY_D2H:
-        call = gpu_drv.call.copy_d2h;
-        r = gpu_drv.copy_d2h(dst, src, n, s->stream);
+        /* Through pinned memory: a copy to or from pageable memory
+         * would block here until the stream reached it (stage.c).  A
+         * driver without host registration has no value waits either:
+         * lib then holds deferred work on the host, and no copy is
+         * queued behind a wait the host has yet to satisfy. */
+        if (!*gpu_missing.memops)
+            return gpu_stage_copy(s, dst, src, n, dir);
+        call = dir == DEVQ_COPY_H2D ? gpu_drv.call.copy_h2d : gpu_drv.call.copy_d2h;
+        r = dir == DEVQ_COPY_H2D ? gpu_drv.copy_h2d(dst, src, n, s->stream)
+                                 : gpu_drv.copy_d2h(dst, src, n, s->stream);
         break;
     default:
         return gpu_host->error(-EINVAL, "%s: copy: unknown direction %d", gpu_backend, (int)dir);

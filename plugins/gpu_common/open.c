@@ -61,8 +61,13 @@ int gpu_device_open(uint32_t ordinal, devq_pl_device **out)
 void gpu_device_close(devq_pl_device *d)
 {
     pthread_mutex_lock(&d->mu);
-    if (d->refs > 0 && --d->refs == 0)
+    if (d->refs > 0 && --d->refs == 0) {
+        /* lib closes a device with its streams idle: every staging
+         * chunk is back, and is unregistered while the context lives */
+        if (!gpu_drv.make_current(d))
+            gpu_stage_drain(d);
         gpu_drv.last_close(d);
+    }
     pthread_mutex_unlock(&d->mu);
 }
 

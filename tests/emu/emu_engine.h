@@ -146,6 +146,8 @@ int emu_mem_alloc(emu_ctx *c, size_t bytes, void **out);
 int emu_mem_free(void *ptr);
 bool emu_mem_known(const void *ptr);
 int emu_host_register(void *p, size_t bytes);
+/* Whether [p, p + bytes) lies in one registered range. */
+bool emu_host_registered(const void *p, size_t bytes);
 int emu_host_unregister(void *p);
 int emu_host_device_pointer(void *p, void **out);
 

@@ -78,16 +78,31 @@ static face_result copy(const char *func, void *dst, const void *src, size_t n, 
 /* HIP's host source is not const. */
 typedef FACE(const void, void) host_src;
 
+/* A copy to or from pageable (unregistered) host memory synchronizes
+ * with the stream, as the real drivers' do: one to pageable memory
+ * returns only once it has run, one from it "may synchronize with the
+ * stream" to stage -- the emulator always does.  So a caller that
+ * queues such a copy behind a wait nobody has satisfied hangs here as
+ * it would on a GPU. */
+static face_result host_copy(const char *func, void *dst, const void *src, size_t n, face_stream h,
+                             const void *host)
+{
+    face_result r = copy(func, dst, src, n, h);
+    if (r == 0 && n && !emu_host_registered(host, n))
+        r = emu_front_status(emu_stream_synchronize(stream_of(h)));
+    return r;
+}
+
 EXPORT face_result FACE(cuMemcpyHtoDAsync, hipMemcpyHtoDAsync)(face_dptr dst, host_src *src, size_t n,
                                                                face_stream h)
 {
-    return copy(FACE_STR(cuMemcpyHtoDAsync, hipMemcpyHtoDAsync), HPTR(dst), src, n, h);
+    return host_copy(FACE_STR(cuMemcpyHtoDAsync, hipMemcpyHtoDAsync), HPTR(dst), src, n, h, src);
 }
 
 EXPORT face_result FACE(cuMemcpyDtoHAsync, hipMemcpyDtoHAsync)(void *dst, face_dptr src, size_t n,
                                                                face_stream h)
 {
-    return copy(FACE_STR(cuMemcpyDtoHAsync, hipMemcpyDtoHAsync), dst, HPTR(src), n, h);
+    return host_copy(FACE_STR(cuMemcpyDtoHAsync, hipMemcpyDtoHAsync), dst, HPTR(src), n, h, dst);
 }
 
 EXPORT face_result FACE(cuMemcpyDtoDAsync, hipMemcpyDtoDAsync)(face_dptr dst, face_dptr src, size_t n,

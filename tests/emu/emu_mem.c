@@ -161,6 +161,15 @@ int emu_host_unregister(void *p)
     return st;
 }
 
+bool emu_host_registered(const void *p, size_t bytes)
+{
+    pthread_mutex_lock(&mem_mu);
+    struct hostreg *r = hostreg_find_locked(p, bytes);
+    bool whole = r && r->p <= (const char *)p && (const char *)p + bytes <= r->p + r->bytes;
+    pthread_mutex_unlock(&mem_mu);
+    return whole;
+}
+
 int emu_host_device_pointer(void *p, void **out)
 {
     pthread_mutex_lock(&mem_mu);

@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* DEVQ_CAP_GRAPH_NATIVE: both emulated drivers have graphs
  * (test_gpu_graph.c covers a driver without them). */
@@ -403,6 +405,80 @@ START_TEST(test_copies_and_fill)
 }
 END_TEST
 
+/* Host copies queued behind a wait nobody has satisfied return at once:
+ * the drivers' copies to and from pageable memory synchronize with the
+ * stream (the emulated ones too), so the plugin stages them through
+ * pinned chunks.  Bytes move in stream order: nothing before the wait
+ * is released, everything after it; a copy past one 4 MiB chunk keeps
+ * every byte at its place. */
+START_TEST(test_host_copies_behind_a_wait_do_not_block)
+{
+    open_device();
+    devq_pl_stream *s = new_stream(0);
+    static uint64_t word __attribute__((aligned(8)));
+    devq_pl_value *v;
+    ck_assert_msg(ops->value_attach(dev, &word, &v) == 0, "%s", test_errmsg());
+    const size_t n = ((size_t)9 << 20) + 3; /* three chunks, the last short */
+    void *d;
+    ck_assert_int_eq(ops->mem_alloc(dev, n, &d, NULL), 0);
+    unsigned char *src = malloc(n), *out = malloc(n), small[100];
+    ck_assert_ptr_nonnull(src);
+    ck_assert_ptr_nonnull(out);
+    for (size_t i = 0; i < n; i++)
+        src[i] = (unsigned char)(i * 13 + i / 4099);
+    memset(out, 0x5a, n);
+    memset(small, 0x5a, sizeof small);
+    ck_assert_int_eq(ops->stream_wait_value(s, v, 1), 0);
+    /* each returns: were it to block, the test would time out */
+    ck_assert_int_eq(ops->copy(s, d, src, n, DEVQ_COPY_H2D), 0);
+    ck_assert_int_eq(ops->copy(s, out, d, n, DEVQ_COPY_D2H), 0);
+    ck_assert_int_eq(ops->copy(s, small, (char *)d + 5, sizeof small, DEVQ_COPY_D2H), 0);
+    sleep_ms(20);
+    for (size_t i = 0; i < n; i += 4093)
+        ck_assert_uint_eq(out[i], 0x5a); /* not yet: the stream waits */
+    __atomic_store_n(&word, 1, __ATOMIC_RELEASE);
+    ck_assert_int_eq(sync_stream(s, 10 * SEC), 0);
+    ck_assert_int_eq(memcmp(out, src, n), 0);
+    ck_assert_int_eq(memcmp(small, src + 5, sizeof small), 0);
+    ops->mem_free(dev, d);
+    free(src);
+    free(out);
+    ops->value_detach(v);
+    ops->stream_destroy(s);
+    ops->device_close(dev);
+}
+END_TEST
+
+/* A process forked after the driver's init is told so at its first
+ * open, as the real drivers fail every call there. */
+START_TEST(test_open_in_a_forked_child_says_why)
+{
+    open_device();
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        devq_pl_device *d = NULL;
+        int r = ops->device_open(0, &d);
+        char msg[512];
+        snprintf(msg, sizeof msg, "%d %s", r, r ? test_errmsg() : "opened");
+        ssize_t w = write(fds[1], msg, strlen(msg));
+        _exit(w > 0 ? 0 : 1);
+    }
+    close(fds[1]);
+    char got[512] = "";
+    ssize_t k = read(fds[0], got, sizeof got - 1);
+    got[k > 0 ? k : 0] = '\0';
+    close(fds[0]);
+    int status = 0;
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(strncmp(got, "-19 ", 4) == 0, "child's open: %s", got);
+    ck_assert_msg(strstr(got, "forked") && strstr(got, "fork()"), "child's open: %s", got);
+    ops->device_close(dev);
+}
+END_TEST
+
 START_TEST(test_async_alloc_free)
 {
     open_device();
@@ -746,6 +822,8 @@ int main(void)
     tcase_add_test(tc, test_cross_stream_wait);
     tcase_add_test(tc, test_wait_captures_the_record_it_saw);
     tcase_add_test(tc, test_copies_and_fill);
+    tcase_add_test(tc, test_host_copies_behind_a_wait_do_not_block);
+    tcase_add_test(tc, test_open_in_a_forked_child_says_why);
     tcase_add_test(tc, test_async_alloc_free);
     tcase_add_test(tc, test_kernel_saxpy);
     tcase_add_test(tc, test_kernel_cpu_style_args);
