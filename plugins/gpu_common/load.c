@@ -10,13 +10,15 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "driver.h"
 
 struct gpu_missing gpu_missing;
 
 static struct {
     pthread_once_t once;
-    int err; /* 0 or negative errno */
+    int err;   /* 0 or negative errno */
+    pid_t pid; /* the process that loaded it */
     char reason[768];
     uint32_t ndevices;
     struct devq_pl_device *devices;
@@ -58,6 +60,7 @@ int gpu_load_devices(int count, const char *path, const char *ver)
         pthread_mutex_init(&d->mu, NULL);
         gpu_evwait_init(&d->waits, &gpu_evwait_drv, d);
         gpu_loss_init(&d->loss);
+        gpu_stage_init(&d->stage);
         int err = gpu_drv.device_handle(&d->dev, i, ver);
         if (err) {
             free(devices);
@@ -75,6 +78,7 @@ int gpu_load_devices(int count, const char *path, const char *ver)
 
 static void load_once(void)
 {
+    loaded.pid = getpid();
     gpu_drv.load();
 }
 
@@ -83,6 +87,16 @@ int gpu_drv_load(void)
     pthread_once(&loaded.once, load_once);
     if (loaded.err)
         return gpu_host->error(loaded.err, "%s", loaded.reason);
+    /* Neither CUDA nor HIP survives fork(): in a child forked after the
+     * driver's init every call fails (CUDA_ERROR_NOT_INITIALIZED), so
+     * say why here rather than at a primary-context call. */
+    pid_t self = getpid();
+    if (self != loaded.pid)
+        return gpu_host->error(-ENODEV,
+                               "%s: the %s was initialized in process %d and this process (%d) was forked "
+                               "from it: it cannot be used across fork(); open devq devices only in the "
+                               "process that uses them (after fork), or exec",
+                               gpu_backend, gpu_drv.driver_word, (int)loaded.pid, (int)self);
     return 0;
 }
 
