@@ -6,7 +6,7 @@
 # driver API is declared in plugins/cuda/cuda_decls.h, which
 # tests/scripts/cuda-decls.sh checks against a toolkit's cuda.h when there is one.
 man7_MANS += man/man7/devq-cuda.7
-EXTRA_DIST += tests/gpu/run.sh tests/emu/tsan.supp tests/emu/README.md examples/cuda-saxpy.c
+EXTRA_DIST += tests/gpu/run.sh tests/gpu/bundle.sh tests/gpu/device.sh tests/emu/tsan.supp tests/emu/README.md examples/cuda-saxpy.c
 
 # What the cuda and hip plugins share, compiled into each (hidden; also
 # listed in mk/hip.mk).
