@@ -29,7 +29,13 @@
  * nothing, whichever path binds.  Anything else takes devq__issue.
  * Failure: a backend that refuses an op fails the batch from that op
  * with the backend's message, as devq__issue does; the end callback
- * then walks it and fails its signals and what it writes (DESIGN §5a). */
+ * then walks it and fails its signals and what it writes (DESIGN §5a).
+ * Signal tails: on a backend with signal_tail, a batch that reads no
+ * buffer and issued with no error has its signals set on the stream
+ * (tail_ok), right after its last op and before its end callback, which
+ * then does the rest (the walk's clean test, references, the queue's
+ * timeline); a failure on the stream is latched, the tail skips, and
+ * the end callback fails the signals with its cause. */
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +49,7 @@
 #include "issue.h"
 #include "log.h"
 #include "queue.h"
+#include "signal_int.h"
 #include "straight.h"
 #include "trace.h"
 #include "value_wait.h"
@@ -155,6 +162,50 @@ static int settle(struct devq_device *dev, struct batch *b, uint32_t first_sig, 
     return err;
 }
 
+/* The signals that end b can be set on the stream (the backend's
+ * signal_tail) when nothing but the stream can fail b once its ops are
+ * out: issued with no error, and no use reads a buffer (a read could
+ * fail by its last writer's failure, which only the end callback's walk
+ * finds).  What the stream itself fails it latches, and the tail then
+ * leaves the signal to the end callback. */
+static int tail_ok(const struct devq_device *dev, const struct batch *b)
+{
+    if (!dev->ops->signal_tail || b->fail.error)
+        return 0;
+    for (uint32_t k = 0; k < b->rec.nuses; k++)
+        if (b->rec.uses[k].access & DEVQ_READ)
+            return 0;
+    return 1;
+}
+
+/* Queue a tail for each signal from first_sig on (after settle: their
+ * producers are recorded); the number queued.  A signal whose tail the
+ * backend refuses stays the end callback's. */
+static uint32_t queue_tails(struct devq_device *dev, struct devq_stream *st, struct batch *b,
+                            uint32_t first_sig)
+{
+    uint32_t n = 0;
+    for (uint32_t i = first_sig; i < b->rec.nops; i++) {
+        struct op *o = &b->rec.ops[i];
+        if (dev->ops->signal_tail(st->pl, devq__tail_set, o->u.sig.s, o->u.sig.v) < 0)
+            break; /* out of memory: this and the rest at the end callback */
+        o->at_end = OP_AT_END_TAIL;
+        n++;
+    }
+    return n;
+}
+
+/* The end callback could not be queued after tails were: a tail may
+ * still run, so each of its signals keeps one reference the batch's end
+ * does not drop (never released: this is out of memory after out of
+ * memory), and the batch fails as it would have. */
+static __attribute__((noinline, cold)) void tails_orphaned(struct batch *b, uint32_t first_sig)
+{
+    for (uint32_t i = first_sig; i < b->rec.nops; i++)
+        if (b->rec.ops[i].at_end == OP_AT_END_TAIL)
+            devq__signal_retain(b->rec.ops[i].u.sig.s);
+}
+
 int devq__issue_straight(struct devq_queue *q, struct batch *b)
 {
     if (!straight_ok(q, b))
@@ -177,13 +228,17 @@ int devq__issue_straight(struct devq_queue *q, struct batch *b)
         sync_err = r;
     b->issue.next_op = b->rec.nops;
     q->issued_seq = b->seq;
+    uint32_t tails = tail_ok(dev, b) ? queue_tails(dev, st, b, i) : 0;
     /* After this call the batch belongs to the end callback. */
     if ((r = dev->ops->host_fn(st->pl, devq__end_cb, b)) < 0) {
         if (!sync_err)
             sync_err = r;
+        if (tails)
+            tails_orphaned(b, i);
         devq__complete_inline(b, r);
     }
     dev->qs->straight++; /* after the hand-off: off the stream's path */
+    dev->qs->tails += tails;
     if (sync_err == -ENODEV)
         devq__device_set_lost(dev, devq__errmsg_peek());
     return sync_err;
