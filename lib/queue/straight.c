@@ -16,7 +16,9 @@
  *  - the signals are marked as delivered by the end callback and their
  *    producers recorded, and the uses settled as issued, between the
  *    last stream op and the end callback: the stream is busy with the
- *    work then, and the end callback reads these only after it;
+ *    work then, and the end callback reads these only after it (with
+ *    signal tails the producers go on record before the work instead,
+ *    so the tails follow the last op at once);
  *  - the end callback goes out last; after it the batch is the
  *    callback's and nothing here touches it.
  * Taken only when devq__issue would do exactly the same (straight_ok):
