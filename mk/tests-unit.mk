@@ -459,3 +459,12 @@ TESTS += tests/unit/test_straight
 tests_unit_test_straight_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
 tests_unit_test_straight_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 tests_unit_test_straight_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)
+
+# Signal tails (the backend's signal_tail, lib/queue/straight.c): taken
+# only when a batch cannot fail but on the stream; failures still reach
+# the signal (reads the device's internal count of tails).
+check_PROGRAMS += tests/unit/test_tail
+TESTS += tests/unit/test_tail
+tests_unit_test_tail_CPPFLAGS = $(DEVQ_INTERNAL_CPPFLAGS)
+tests_unit_test_tail_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
+tests_unit_test_tail_LDADD = $(DEVQ_INTERNAL_LIBS) $(CHECK_LIBS)

@@ -137,6 +137,10 @@ struct devq_pl_kernel_iface {
  * devq_errmsg() there names the root cause (e.g. which kernel failed). */
 typedef int (*devq_pl_host_fn)(void *arg, int status);
 
+/* What a stream calls inline when it reaches a signal_tail op (below):
+ * fn(arg, value), on the stream's own thread, between two ops. */
+typedef void (*devq_pl_tail_fn)(void *arg, uint64_t value);
+
 /* A channel op, as lib checked it (shared with devq_engine.h): counts
  * are in elements, the ranges are in range. */
 enum devq_eng_op_kind {
@@ -334,6 +338,20 @@ struct devq_backend_ops {
     int  (*graph_update)(devq_pl_graph *g, size_t i, const struct devq_pl_launch_entry *e);
     int  (*graph_launch)(devq_pl_stream *s, devq_pl_graph *g, uint32_t *failed);
     void (*graph_destroy)(devq_pl_graph *g);
+    /* Optional (needs stream_idle): queue on s an op that, when s
+     * reaches it with no error latched for the next host callback,
+     * calls fn(arg, value) inline, on the thread that runs s's ops, and
+     * goes on; with an error latched it skips fn and leaves the error to
+     * the next host callback.  It is an op, not a host callback: it
+     * takes no status, clears and latches nothing, and completes like
+     * any op.  fn returns quickly, never blocks and never calls the
+     * backend.  libdevq queues it for the signals that end a batch it
+     * knows cannot fail once its ops ran (fn sets the signal: the host
+     * waiter sees it one hand-off after the stream got there, with no
+     * host callback in between), and queues the batch's end host
+     * callback right after it, which does the rest (devq-plugin(7)).
+     * Without it every signal at a batch's end is set by that callback. */
+    int  (*signal_tail)(devq_pl_stream *s, devq_pl_tail_fn fn, void *arg, uint64_t value);
 };
 
 /* The one symbol a plugin exports.  Return 0 and set *ops, or a negative

@@ -98,6 +98,12 @@ static int check_groups(const struct devq_backend_ops *t, char *why, size_t why_
                       "backend '%s': launch_list is set without the kernel ops (kernel_load, "
                       "kernel_destroy, launch): it runs loaded kernels",
                       t->name);
+    if (t->signal_tail && !t->stream_idle)
+        return refuse(-EINVAL, why, why_len,
+                      "backend '%s': signal_tail is set without stream_idle: a stream that runs "
+                      "signal tails reads its error latch between host callbacks, which stream_idle "
+                      "reports; provide both or neither",
+                      t->name);
     int graph = !!t->graph_create + !!t->graph_update + !!t->graph_launch + !!t->graph_destroy;
     if (graph != 0 && graph != 4)
         return refuse(-EINVAL, why, why_len,

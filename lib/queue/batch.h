@@ -119,9 +119,16 @@ struct use_memo {
     uint32_t use;
 };
 
+/* op.at_end for a signal that ends a batch: 1, set by the end callback;
+ * OP_AT_END_TAIL, set first by the backend's signal_tail (straight.c),
+ * which skips it when an error is latched or a buffer failed, so the end
+ * callback sets (or fails) it only if it is not settled yet. */
+#define OP_AT_END_TAIL 2
+
 struct op {
     uint8_t kind;
-    uint8_t at_end;     /* OP_SIGNAL delivered by the end callback */
+    uint8_t at_end;     /* OP_SIGNAL delivered by the end callback (OP_AT_END_TAIL:
+                         * set on the stream first, straight.c) */
     uint16_t nuses;     /* buffers it uses (exec: at most 4096) */
     uint32_t first_use; /* its slice of batch->uses */
     union {

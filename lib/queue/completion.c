@@ -273,6 +273,18 @@ static void batch_done(struct batch *b, int err, const char *cause)
     devq__batch_unref(b);
 }
 
+/* On the stream, before the end callback (straight.c queues it for a
+ * batch that writes and reads no buffer, so its ops cannot fail but on
+ * the stream, which then skips this).  A buffer failed anywhere means
+ * the end callback walks, and its walk may clear what this batch wrote:
+ * then the signal waits for it, so a waiter never sees the signal with
+ * the buffer still failed. */
+void devq__tail_set(void *arg, uint64_t value)
+{
+    if (__builtin_expect(!devq__buffer_any_failed(), 1))
+        devq__signal_advance_held(arg, value); /* the batch holds it until its end callback */
+}
+
 /* The common case in a straight line: the stream reports no error, the
  * batch is not traced and its final walk has nothing to do.  Its signals
  * are set first, so a host waiter sees them one hand-off after the
@@ -286,8 +298,13 @@ static void end_clean(struct batch *b)
     uint32_t n = b->replay ? b->plan.nfix : b->rec.nops;
     for (uint32_t j = 0; j < n; j++) {
         const struct op *o = &b->rec.ops[b->replay ? b->plan.fix[j] : j];
-        if (o->kind == OP_SIGNAL && o->at_end) /* b holds it until the unref */
-            devq__signal_advance_held(o->u.sig.s, o->u.sig.v);
+        if (o->kind != OP_SIGNAL || !o->at_end)
+            continue;
+        /* A tail set it already (a load, not a CAS on the line the
+         * waiter reads), unless it found a buffer failed then. */
+        if (o->at_end == OP_AT_END_TAIL && devq__signal_settled(o->u.sig.s, o->u.sig.v))
+            continue;
+        devq__signal_advance_held(o->u.sig.s, o->u.sig.v); /* b holds it until the unref */
     }
     devq__mem_reap_soon(b->q->dev);
     devq__batch_unref(b);

@@ -39,6 +39,10 @@ int devq__work_cb(void *arg, int status); /* OP_WORK */
  * reference dropped; the op's verdict.  With DEVQ_WORK_INLINE in group, a
  * DEVQ_WORK_PENDING from run returns at once with nothing consumed. */
 int devq__work_run_here(struct batch *b, struct op *o, int status, unsigned group, const struct op *head);
+/* The backend's signal_tail function (devq_pl_tail_fn): set signal arg
+ * to value on the stream, unless a buffer anywhere has failed (the end
+ * callback's walk may have to clear it before the signal is seen). */
+void devq__tail_set(void *arg, uint64_t value);
 int devq__trace_mark_cb(void *arg, int status);
 void devq__trace_batch(struct batch *b);
 void devq__complete_inline(struct batch *b, int err);

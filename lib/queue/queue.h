@@ -45,6 +45,7 @@ struct devq_queue_state {
     struct devq_buffer *pending_frees; /* frees waiting for their last use to issue */
     uint64_t submit_serial;            /* batches submitted, in order (hazard.c) */
     uint64_t straight;                 /* batches straight.c issued (tests/unit/test_straight) */
+    uint64_t tails;                    /* signals straight.c handed to signal_tail (tests/unit/test_tail) */
     uint32_t parked_uses;              /* buffer uses of deferred batches (hazard.c) */
     int parked_progress;               /* a parked use was issued: retry hazard waits */
     uint64_t last_cycle;               /* identity of the last wait cycle counted (cycle.c) */

@@ -16,7 +16,9 @@
  *  - the signals are marked as delivered by the end callback and their
  *    producers recorded, and the uses settled as issued, between the
  *    last stream op and the end callback: the stream is busy with the
- *    work then, and the end callback reads these only after it;
+ *    work then, and the end callback reads these only after it (with
+ *    signal tails the producers go on record before the work instead,
+ *    so the tails follow the last op at once);
  *  - the end callback goes out last; after it the batch is the
  *    callback's and nothing here touches it.
  * Taken only when devq__issue would do exactly the same (straight_ok):
@@ -29,7 +31,13 @@
  * nothing, whichever path binds.  Anything else takes devq__issue.
  * Failure: a backend that refuses an op fails the batch from that op
  * with the backend's message, as devq__issue does; the end callback
- * then walks it and fails its signals and what it writes (DESIGN §5a). */
+ * then walks it and fails its signals and what it writes (DESIGN §5a).
+ * Signal tails: on a backend with signal_tail, a batch that reads no
+ * buffer and issued with no error has its signals set on the stream
+ * (tail_ok), right after its last op and before its end callback, which
+ * then does the rest (the walk's clean test, references, the queue's
+ * timeline); a failure on the stream is latched, the tail skips, and
+ * the end callback fails the signals with its cause. */
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
@@ -43,6 +51,7 @@
 #include "issue.h"
 #include "log.h"
 #include "queue.h"
+#include "signal_int.h"
 #include "straight.h"
 #include "trace.h"
 #include "value_wait.h"
@@ -135,23 +144,88 @@ static __attribute__((noinline, cold)) void refused(struct batch *b, uint32_t at
                           (unsigned long long)b->seq, dev->info.backend, dev->info.ordinal, msg);
 }
 
-/* Signals at the end, their producers recorded on this unit, and every
- * use settled as issued (frees waiting for it may run after the lock). */
-static int settle(struct devq_device *dev, struct batch *b, uint32_t first_sig, uint32_t sid)
+/* Signals at the end, delivered at the end (the end callback, or a tail
+ * first), their producers recorded on this unit: 0, or the tracker's
+ * error at signal *at (the rest are not recorded). */
+static int producers(struct devq_device *dev, struct batch *b, uint32_t first_sig, uint32_t sid, uint32_t *at)
 {
-    int err = 0;
     for (uint32_t i = first_sig; i < b->rec.nops; i++) {
         struct op *o = &b->rec.ops[i];
         o->at_end = 1;
-        int r = b->fail.error ? 0 : devq__tracker_producer_add(dev->tracker, o->u.sig.s, o->u.sig.v, sid);
+        int r = devq__tracker_producer_add(dev->tracker, o->u.sig.s, o->u.sig.v, sid);
         if (r < 0) {
-            refused(b, i, r, 0);
-            err = r;
+            *at = i;
+            return r;
         }
     }
+    return 0;
+}
+
+/* Every use settled as issued (frees waiting for it may run after the
+ * lock). */
+static void settle_uses(struct batch *b)
+{
     for (uint32_t k = 0; k < b->rec.nuses; k++)
         if (b->rec.uses[k].counted) /* the batch's last use of the buffer (record.c) */
             devq__buffer_issued(b->rec.uses[k].buf);
+}
+
+/* The signals that end b can be set on the stream (the backend's
+ * signal_tail) when nothing but the stream can fail b once its ops are
+ * out: issued with no error, and no use reads a buffer (a read could
+ * fail by its last writer's failure, which only the end callback's walk
+ * finds).  What the stream itself fails it latches, and the tail then
+ * leaves the signal to the end callback. */
+static int tail_ok(const struct devq_device *dev, const struct batch *b)
+{
+    if (!dev->ops->signal_tail || b->fail.error)
+        return 0;
+    for (uint32_t k = 0; k < b->rec.nuses; k++)
+        if (b->rec.uses[k].access & DEVQ_READ)
+            return 0;
+    return 1;
+}
+
+/* Queue a tail for each signal from first_sig on (after settle: their
+ * producers are recorded); the number queued.  A signal whose tail the
+ * backend refuses stays the end callback's. */
+static uint32_t queue_tails(struct devq_device *dev, struct devq_stream *st, struct batch *b,
+                            uint32_t first_sig)
+{
+    uint32_t n = 0;
+    for (uint32_t i = first_sig; i < b->rec.nops; i++) {
+        struct op *o = &b->rec.ops[i];
+        if (dev->ops->signal_tail(st->pl, devq__tail_set, o->u.sig.s, o->u.sig.v) < 0)
+            break; /* out of memory: this and the rest at the end callback */
+        o->at_end = OP_AT_END_TAIL;
+        n++;
+    }
+    return n;
+}
+
+/* The end callback could not be queued after tails were: a tail may
+ * still run, so each of its signals keeps one reference the batch's end
+ * does not drop (never released: this is out of memory after out of
+ * memory), and the batch fails as it would have. */
+static __attribute__((noinline, cold)) void tails_orphaned(struct batch *b, uint32_t first_sig)
+{
+    for (uint32_t i = first_sig; i < b->rec.nops; i++)
+        if (b->rec.ops[i].at_end == OP_AT_END_TAIL)
+            devq__signal_retain(b->rec.ops[i].u.sig.s);
+}
+
+/* The stream ops, back to back; 0 or the first refusal (the batch then
+ * fails from that op, and the rest are not sent). */
+static int issue_work(struct devq_device *dev, struct batch *b, uint32_t first_sig)
+{
+    int err = 0;
+    for (uint32_t i = 0; i < first_sig; i++) {
+        int r = b->fail.error ? 0 : devq__issue_one(dev, b, &b->rec.ops[i]);
+        if (r < 0) {
+            err = r;
+            refused(b, i, r, 0);
+        }
+    }
     return err;
 }
 
@@ -164,26 +238,42 @@ int devq__issue_straight(struct devq_queue *q, struct batch *b)
     int sync_err = bind_all(q, b);
     if (sync_err < 0)
         refused(b, 0, sync_err, 1);
-    uint32_t i = 0;
-    for (; i < b->rec.nops && b->rec.ops[i].kind != OP_SIGNAL; i++) {
-        int r = b->fail.error ? 0 : devq__issue_one(dev, b, &b->rec.ops[i]);
-        if (r < 0) {
-            sync_err = r;
-            refused(b, i, r, 0);
-        }
-    }
-    int r = settle(dev, b, i, st->id);
+    uint32_t first_sig = 0, at = 0;
+    while (first_sig < b->rec.nops && b->rec.ops[first_sig].kind != OP_SIGNAL)
+        first_sig++;
+    /* With tails, the producers go on record before the work goes out,
+     * so the tails follow the last op at once: the stream finishing a
+     * short op does not wait for this thread's bookkeeping.  The order
+     * is unseen (the device lock is held), and a producer that cannot
+     * be recorded takes the end callback's path, as before. */
+    int tail = tail_ok(dev, b), prod_err = tail ? producers(dev, b, first_sig, st->id, &at) : 0;
+    tail = tail && !prod_err;
+    int r = issue_work(dev, b, first_sig);
     if (r < 0 && !sync_err)
         sync_err = r;
+    if (!tail && !prod_err && !b->fail.error)
+        prod_err = producers(dev, b, first_sig, st->id, &at);
+    for (uint32_t i = first_sig; i < b->rec.nops; i++)
+        b->rec.ops[i].at_end = 1; /* also after a refusal: the end callback fails them */
+    if (prod_err) {
+        refused(b, at, prod_err, 0);
+        if (!sync_err)
+            sync_err = prod_err;
+    }
+    uint32_t tails = tail && !b->fail.error ? queue_tails(dev, st, b, first_sig) : 0;
+    settle_uses(b);
     b->issue.next_op = b->rec.nops;
     q->issued_seq = b->seq;
     /* After this call the batch belongs to the end callback. */
     if ((r = dev->ops->host_fn(st->pl, devq__end_cb, b)) < 0) {
         if (!sync_err)
             sync_err = r;
+        if (tails)
+            tails_orphaned(b, first_sig);
         devq__complete_inline(b, r);
     }
     dev->qs->straight++; /* after the hand-off: off the stream's path */
+    dev->qs->tails += tails;
     if (sync_err == -ENODEV)
         devq__device_set_lost(dev, devq__errmsg_peek());
     return sync_err;

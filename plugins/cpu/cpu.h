@@ -63,6 +63,7 @@ enum cpu_op_kind {
     CPU_OP_TIMESTAMP,   /* stamp a timing event */
     CPU_OP_LAUNCH_LIST, /* launches in order, one op (launch_list) */
     CPU_OP_GRAPH,       /* a native graph's launches, one op (graph.c) */
+    CPU_OP_TAIL,        /* lib's tail function, unless an error is latched (hostfn.c) */
 };
 
 struct cpu_launch;
@@ -97,6 +98,11 @@ struct cpu_op {
             struct cpu_graph_body *body; /* a reference, dropped once it ran */
             uint32_t *failed;            /* lib's: the index of the launch that failed */
         } graph;
+        struct {
+            devq_pl_tail_fn fn; /* in the slot itself: the worker reads no other line */
+            void *arg;
+            uint64_t value;
+        } tail;
         struct {
             struct devq_pl_stream *other;
             uint64_t seq;
@@ -246,6 +252,14 @@ void cpu_event_run_wait(devq_pl_stream *s, struct cpu_op *op);
 
 int cpu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg);
 void cpu_host_fn_run(devq_pl_stream *s, struct cpu_op *op);
+/* The signal_tail op: fn(arg, value) on the worker unless an error is
+ * latched (the latch is left for the next host callback). */
+int cpu_signal_tail(devq_pl_stream *s, devq_pl_tail_fn fn, void *arg, uint64_t value);
+static inline void cpu_tail_run(devq_pl_stream *s, struct cpu_op *op)
+{
+    if (__builtin_expect(!s->error, 1))
+        op->u.tail.fn(op->u.tail.arg, op->u.tail.value);
+}
 
 /* ---- memory (memory.c) ---- */
 

@@ -5,7 +5,10 @@
  * its error, ops that would touch data are skipped while it is set, and
  * the next host callback receives it as `status` and clears it.  A
  * callback returning a negative errno latches that instead.  Callbacks
- * run on the worker thread, in stream order. */
+ * run on the worker thread, in stream order.  A signal tail (lib's
+ * function for the signals that end a batch) runs there too, but only
+ * with nothing latched: a failure before it stays for the end callback,
+ * which fails those signals with its cause instead. */
 #include "config.h"
 #include <errno.h>
 #include "cpu.h"
@@ -19,6 +22,20 @@ int cpu_host_fn(devq_pl_stream *s, devq_pl_host_fn fn, void *arg)
         return -ENOMEM;
     op->u.host.fn = fn;
     op->u.host.arg = arg;
+    cpu_stream_publish(s);
+    return 0;
+}
+
+int cpu_signal_tail(devq_pl_stream *s, devq_pl_tail_fn fn, void *arg, uint64_t value)
+{
+    if (!fn)
+        return cpu_host->error(-EINVAL, "cpu: signal_tail: NULL function");
+    struct cpu_op *op = cpu_stream_queue(s, CPU_OP_TAIL, "a signal tail");
+    if (!op)
+        return -ENOMEM;
+    op->u.tail.fn = fn;
+    op->u.tail.arg = arg;
+    op->u.tail.value = value;
     cpu_stream_publish(s);
     return 0;
 }

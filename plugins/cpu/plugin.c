@@ -64,6 +64,7 @@ static const struct devq_backend_ops cpu_ops = {
     .graph_update = cpu_graph_update,
     .graph_launch = cpu_graph_launch,
     .graph_destroy = cpu_graph_destroy,
+    .signal_tail = cpu_signal_tail,
 };
 
 int devq__cpu_plugin_init(const struct devq_host *host, uint32_t host_abi,

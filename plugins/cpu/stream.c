@@ -129,6 +129,9 @@ static void cpu_op_run(devq_pl_stream *s, struct cpu_op *op)
     case CPU_OP_TIMESTAMP:
         cpu_event_run_stamp(s, op);
         break;
+    case CPU_OP_TAIL:
+        cpu_tail_run(s, op);
+        break;
     }
 }
 

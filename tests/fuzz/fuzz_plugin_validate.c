@@ -67,6 +67,8 @@ static int expected(const struct devq_backend_ops *full, uint32_t abi, uint32_t 
         return -EINVAL;
     if (SET(t, launch_list) && !SET(t, launch))
         return -EINVAL;
+    if (SET(t, signal_tail) && !SET(t, stream_idle))
+        return -EINVAL;
     int g = SET(t, graph_create) + SET(t, graph_update) + SET(t, graph_launch) + SET(t, graph_destroy);
     if (g != 0 && g != 4)
         return -EINVAL;

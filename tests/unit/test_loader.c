@@ -239,6 +239,18 @@ static int fake_kernel_load_fn(devq_pl_device *d, devq_cpu_kernel_fn fn, const s
     return -ENOTSUP;
 }
 
+static int fake_signal_tail(devq_pl_stream *s, devq_pl_tail_fn fn, void *arg, uint64_t value)
+{
+    (void)s, (void)fn, (void)arg, (void)value;
+    return -ENOTSUP;
+}
+
+static int fake_stream_idle(devq_pl_stream *s)
+{
+    (void)s;
+    return 0;
+}
+
 static int fake_chan_create(devq_pl_device *d, int rank, int size, const void *id, size_t id_size,
                             devq_pl_chan **out)
 {
@@ -310,6 +322,20 @@ START_TEST(validate_optional_groups_are_whole)
     NEEDS_KERNEL_OPS(kernel_iface, fake_kernel_iface);
     NEEDS_KERNEL_OPS(kernel_load_fn, fake_kernel_load_fn);
     NEEDS_KERNEL_OPS(launch_list, fake_launch_list);
+
+    /* signal_tail: only with stream_idle (both read the stream's error
+     * latch between host callbacks), and none in an older table. */
+    t = good;
+    t.stream_idle = NULL;
+    t.signal_tail = fake_signal_tail;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), -EINVAL);
+    ck_assert_msg(strstr(why, "signal_tail is set without stream_idle"), "reason: %s", why);
+    t.stream_idle = fake_stream_idle;
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
+    ck_assert(out.signal_tail == fake_signal_tail && out.stream_idle == fake_stream_idle);
+    t.size = (uint32_t)offsetof(struct devq_backend_ops, signal_tail);
+    ck_assert_int_eq(devq__plugin_validate(&t, &out, why, sizeof why), 0);
+    ck_assert(out.signal_tail == NULL && out.stream_idle == fake_stream_idle);
 
     /* Native graphs: all four graph_* entries or none, and only with
      * the kernel ops (they run loaded kernels). */
