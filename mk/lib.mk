@@ -26,7 +26,7 @@ libdevq_core_la_SOURCES = \
 	lib/base/host.c lib/base/host.h lib/base/grow.h \
 	lib/base/trace.c lib/base/trace.h \
 	lib/base/name.c lib/base/name.h \
-	lib/base/object.c lib/base/object.h \
+	lib/base/object.c lib/base/object.h lib/base/fork.c lib/base/fork.h \
 	lib/device_state.c
 
 lib_LTLIBRARIES += libdevq.la

@@ -2,7 +2,7 @@
 # The queue layer (lib/queue/): queues, batches, recording, issue and
 # deferral, hazards, cycles, completion, buffers, kernels, timestamps.
 libdevq_core_la_SOURCES += \
-	lib/queue/queue_life.c lib/queue/queue_life.h lib/queue/queue.h lib/queue/cause.h lib/queue/batch_life.c lib/queue/batch_life.h lib/queue/batch.h \
+	lib/queue/queue_life.c lib/queue/queue_life.h lib/queue/queue_fork.c lib/queue/queue.h lib/queue/cause.h lib/queue/batch_life.c lib/queue/batch_life.h lib/queue/batch.h \
 	lib/queue/buffer.h lib/queue/kernel.h lib/queue/timestamp.h lib/queue/completion.h \
 	lib/queue/record.c lib/queue/record.h lib/queue/issue.c lib/queue/issue.h lib/queue/defer.c lib/queue/defer.h lib/queue/align.c lib/queue/align.h \
 	lib/queue/hazard.c lib/queue/hazard.h lib/queue/completion.c lib/queue/cycle.c lib/queue/cycle.h lib/queue/blocker.c lib/queue/blocker.h \

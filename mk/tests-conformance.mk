@@ -18,7 +18,8 @@ tests_conformance_conformance_SOURCES = \
 	tests/conformance/conf_tracker.c tests/conformance/conf_timing.c \
 	tests/conformance/conf_hazards.c tests/conformance/conf_race.c \
 	tests/conformance/conf_names.c tests/conformance/conf_inline.c \
-	tests/conformance/conf_kcheck.c tests/conformance/conf_graph.c
+	tests/conformance/conf_kcheck.c tests/conformance/conf_graph.c \
+	tests/conformance/conf_fork.c
 tests_conformance_conformance_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS)
 # -export-dynamic: kernels are looked up in the running program.
 tests_conformance_conformance_LDFLAGS = $(AM_LDFLAGS) -export-dynamic

@@ -23,10 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #include "device.h"
 #include "device_spec.h"
 #include "env.h"
 #include "error.h"
+#include "fork.h"
 #include "log.h"
 #include "plugin.h"
 #include "stream.h"
@@ -101,6 +103,11 @@ int devq__device_check(const struct devq_device *dev, const char *fn)
     if (dev->obj.magic != DEVQ_MAGIC_DEVICE)
         return devq__err(-EINVAL, "%s: %p is not an open device (closed, or not a devq_device)", fn,
                          (const void *)dev);
+    if (__builtin_expect(dev->fork_gen != devq__fork_gen(), 0)) {
+        char what[64];
+        snprintf(what, sizeof what, "device %s:%u", dev->backend->name, dev->ordinal);
+        return devq__forked_err(fn, what, dev->pid);
+    }
     return 0;
 }
 
@@ -296,7 +303,9 @@ static int open_slot(struct devq_backend *b, uint32_t ordinal, const char *conte
         while (slot_busy(b, ordinal))
             pthread_cond_wait(&registry_changed, &registry_lock);
         struct devq_device *d = *slot;
-        if (!d)
+        /* The parent's device, in a forked child: left to the parent
+         * (its threads are not here), and a new one made for this one. */
+        if (!d || d->fork_gen != devq__fork_gen())
             break;
         devq__object_retain(&d->obj);
         pthread_mutex_unlock(&registry_lock);
@@ -315,6 +324,8 @@ static int open_slot(struct devq_backend *b, uint32_t ordinal, const char *conte
         d->backend = b;
         d->ops = b->ops;
         d->ordinal = ordinal;
+        d->fork_gen = devq__fork_gen();
+        d->pid = (int)getpid();
         r = first_open(d, context);
     } else {
         devq__err(r, "%s: out of memory", context);
@@ -449,8 +460,36 @@ const struct devq_device_hooks *devq__device_hooks(void)
     return atomic_load_explicit(&hooks, memory_order_acquire);
 }
 
+/* A fork while another thread holds registry_lock or has a slot busy
+ * would leave the child waiting for a thread it does not have: the
+ * fork takes the lock first, and the child starts with no busy slot. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&registry_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static void fork_child(void)
+{
+    busy_slots = NULL;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_register(void)
+{
+    devq__fork_track();
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
 int devq__registry_open(const char *spec, devq_device **out)
 {
+    pthread_once(&fork_once, fork_register);
     if (!out)
         return devq__err(-EINVAL, "devq_device_open: out is NULL");
     *out = NULL;

@@ -59,6 +59,10 @@ struct devq_device {
     const struct devq_backend_ops *ops; /* == backend->ops */
     devq_pl_device *pl;
     uint32_t ordinal;
+    /* The fork generation and process it was opened in (fork.h): in a
+     * child the parent's device is refused and the registry opens anew. */
+    unsigned fork_gen;
+    int pid;
     devq_device_info info;
 
     /* Set up by the composition root's attach (device_state.c): the

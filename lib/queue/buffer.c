@@ -60,6 +60,8 @@ int devq__buffer_check(const devq_buffer *b, const char *fn)
         return devq__err(-EINVAL, "%s: %p is not a live buffer", fn, (const void *)b);
     if (b->freed)
         return devq__err(-EINVAL, "%s: %s was freed", fn, devq__buffer_label(b).s);
+    if (__builtin_expect(b->dev->fork_gen != devq__fork_gen(), 0))
+        return devq__forked_err(fn, devq__buffer_label(b).s, b->dev->pid);
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <devq/devq_cpu.h>
 #include "error.h"
+#include "fork.h"
 #include "kernel.h"
 #include "kernel_args.h"
 #include "notifier.h"
@@ -19,6 +20,8 @@ int devq__kernel_check(const devq_kernel *k, const char *fn)
         return devq__err(-EINVAL, "%s: kernel is NULL", fn);
     if (k->obj.magic != DEVQ_MAGIC_KERNEL)
         return devq__err(-EINVAL, "%s: %p is not a live kernel (destroyed?)", fn, (const void *)k);
+    if (__builtin_expect(k->dev->fork_gen != devq__fork_gen(), 0))
+        return devq__forked_err(fn, devq__kernel_label(k).s, k->dev->pid);
     return 0;
 }
 

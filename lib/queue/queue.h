@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <devq/devq_plugin.h>
 #include "error.h"
+#include "fork.h"
 #include "checkpoint.h"
 #include "device.h"
 #include "object.h"
@@ -63,6 +64,7 @@ struct devq_queue_state {
 struct devq_queue {
     /* Read-mostly: both sides read these. */
     uint32_t magic;
+    unsigned fork_gen; /* its device's (fork.h): refused in a forked child */
     struct devq_device *dev;
     devq_queue_desc desc;
     devq_signal *timeline; /* N: every batch up to seq N completed */
@@ -116,13 +118,20 @@ struct devq_queue {
     struct devq_name name;
 };
 
-/* 0, or -EINVAL naming fn when q is NULL or not a live queue. */
+/* -ENODEV: q was made before this process was forked (queue_fork.c:
+ * a leaf, so every caller of the check does not call queue_life). */
+int devq__queue_forked(const devq_queue *q, const char *fn) __attribute__((cold));
+
+/* 0, or -EINVAL naming fn when q is NULL or not a live queue, or
+ * -ENODEV when it is the parent's, in a forked child. */
 static inline int devq__queue_check(const devq_queue *q, const char *fn)
 {
     if (!q)
         return devq__err(-EINVAL, "%s: queue is NULL", fn);
     if (q->magic != DEVQ_MAGIC_QUEUE)
         return devq__err(-EINVAL, "%s: %p is not a live queue (destroyed?)", fn, (const void *)q);
+    if (__builtin_expect(q->fork_gen != devq__fork_gen(), 0))
+        return devq__queue_forked(q, fn);
     return 0;
 }
 

@@ -62,6 +62,7 @@ DEVQ_API int devq_queue_create(devq_device *dev, const devq_queue_desc *desc, de
         return devq__err(-ENOMEM, "devq_queue_create: out of memory");
     memset(q, 0, sizeof *q);
     q->magic = DEVQ_MAGIC_QUEUE;
+    q->fork_gen = dev->fork_gen; /* == devq__fork_gen(): the device check passed */
     q->dev = dev;
     atomic_init(&q->cancel_after, UINT64_MAX);
     q->desc = d;

@@ -76,6 +76,7 @@ Suite *conf_names_suite(void);
 Suite *conf_inline_suite(void);
 Suite *conf_kcheck_suite(void);
 Suite *conf_graph_suite(void);
+Suite *conf_fork_suite(void);
 /* conf_names.c: the scenario run in a fresh process (CONF_NAMES_CHILD). */
 int conf_names_child(void);
 

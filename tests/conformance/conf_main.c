@@ -67,5 +67,6 @@ int main(void)
     srunner_add_suite(sr, conf_inline_suite());
     srunner_add_suite(sr, conf_kcheck_suite());
     srunner_add_suite(sr, conf_graph_suite());
+    srunner_add_suite(sr, conf_fork_suite());
     return check_run_runner(sr);
 }
