@@ -56,8 +56,9 @@ static void release(struct gpu_stage_pool *p, struct gpu_stage_chunk *c)
 }
 
 /* Take a chunk for n bytes (at most GPU_STAGE_BIG), giving back what
- * callbacks returned beyond GPU_STAGE_KEEP.  dev is current. */
-static int acquire(struct devq_pl_device *dev, size_t n, struct gpu_stage_chunk **out)
+ * callbacks returned beyond GPU_STAGE_KEEP; NULL with *err on failure.
+ * dev is current. */
+static struct gpu_stage_chunk *acquire(struct devq_pl_device *dev, size_t n, int *err)
 {
     struct gpu_stage_pool *p = &dev->stage;
     int cls = n > GPU_STAGE_SMALL;
@@ -67,36 +68,35 @@ static int acquire(struct devq_pl_device *dev, size_t n, struct gpu_stage_chunk 
         p->free[cls] = c->next;
         p->nfree[cls]--;
     }
-    if (p->nfree[cls] > GPU_STAGE_KEEP) {
-        extra = p->free[cls];
+    if (p->nfree[cls] > GPU_STAGE_KEEP && (extra = p->free[cls])) {
         p->free[cls] = extra->next;
         p->nfree[cls]--;
     }
     pthread_mutex_unlock(&p->mu);
     if (extra)
         chunk_destroy(extra);
-    if (c) {
-        *out = c;
-        return 0;
-    }
+    if (c)
+        return c;
     size_t cap = cls ? GPU_STAGE_BIG : GPU_STAGE_SMALL;
-    c = gpu_zalloc(sizeof *c, "a staging chunk");
-    if (!c)
-        return -ENOMEM;
+    if (!(c = gpu_zalloc(sizeof *c, "a staging chunk"))) {
+        *err = -ENOMEM;
+        return NULL;
+    }
     c->cap = cap;
     if (!(c->mem = aligned_alloc(4096, cap))) {
         free(c);
-        return gpu_host->error(-ENOMEM, "%s: out of memory for a %zu-byte staging chunk of a host copy",
+        *err = gpu_host->error(-ENOMEM, "%s: out of memory for a %zu-byte staging chunk of a host copy",
                                gpu_backend, cap);
+        return NULL;
     }
     int r = gpu_drv.host_register(c->mem, cap);
     if (r) {
         free(c->mem);
         free(c);
-        return gpu_drv_fail(dev, gpu_drv.call.host_register, r);
+        *err = gpu_drv_fail(dev, gpu_drv.call.host_register, r);
+        return NULL;
     }
-    *out = c;
-    return 0;
+    return c;
 }
 
 void gpu_stage_drain(struct devq_pl_device *dev)
@@ -205,12 +205,13 @@ int gpu_stage_copy(devq_pl_stream *s, void *dst, const void *src, size_t n, int 
 {
     for (size_t off = 0; off < n;) {
         size_t len = n - off < GPU_STAGE_BIG ? n - off : GPU_STAGE_BIG;
-        struct gpu_stage_chunk *c = NULL;
-        int err = acquire(s->dev, len, &c);
-        if (!err)
-            err = dir == DEVQ_COPY_D2H
-                      ? stage_read(s, c, (unsigned char *)dst + off, (const unsigned char *)src + off, len)
-                      : stage_write(s, c, (unsigned char *)dst + off, (const unsigned char *)src + off, len);
+        int err = -ENOMEM;
+        struct gpu_stage_chunk *c = acquire(s->dev, len, &err);
+        if (!c)
+            return err;
+        err = dir == DEVQ_COPY_D2H
+                  ? stage_read(s, c, (unsigned char *)dst + off, (const unsigned char *)src + off, len)
+                  : stage_write(s, c, (unsigned char *)dst + off, (const unsigned char *)src + off, len);
         if (err)
             return err;
         off += len;
