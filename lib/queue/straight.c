@@ -17,8 +17,9 @@
  *    producers recorded, and the uses settled as issued, between the
  *    last stream op and the end callback: the stream is busy with the
  *    work then, and the end callback reads these only after it (with
- *    signal tails the producers go on record before the work instead,
- *    so the tails follow the last op at once);
+ *    signal tails, the tails follow the last op at once and the
+ *    producers go on record after them, into room reserved before the
+ *    work went out);
  *  - the end callback goes out last; after it the batch is the
  *    callback's and nothing here touches it.
  * Taken only when devq__issue would do exactly the same (straight_ok):
@@ -144,14 +145,12 @@ static __attribute__((noinline, cold)) void refused(struct batch *b, uint32_t at
                           (unsigned long long)b->seq, dev->info.backend, dev->info.ordinal, msg);
 }
 
-/* Signals at the end, delivered at the end (the end callback, or a tail
- * first), their producers recorded on this unit: 0, or the tracker's
- * error at signal *at (the rest are not recorded). */
+/* The signals at the end, their producers recorded on this unit: 0, or
+ * the tracker's error at signal *at (the rest are not recorded). */
 static int producers(struct devq_device *dev, struct batch *b, uint32_t first_sig, uint32_t sid, uint32_t *at)
 {
     for (uint32_t i = first_sig; i < b->rec.nops; i++) {
         struct op *o = &b->rec.ops[i];
-        o->at_end = 1;
         int r = devq__tracker_producer_add(dev->tracker, o->u.sig.s, o->u.sig.v, sid);
         if (r < 0) {
             *at = i;
@@ -186,8 +185,9 @@ static int tail_ok(const struct devq_device *dev, const struct batch *b)
     return 1;
 }
 
-/* Queue a tail for each signal from first_sig on (after settle: their
- * producers are recorded); the number queued.  A signal whose tail the
+/* Queue a tail for each signal from first_sig on (their producers are
+ * recorded right after, into room reserved before the work went out:
+ * under the device lock nobody sees the order); the number queued.  A signal whose tail the
  * backend refuses stays the end callback's. */
 static uint32_t queue_tails(struct devq_device *dev, struct devq_stream *st, struct batch *b,
                             uint32_t first_sig)
@@ -241,26 +241,28 @@ int devq__issue_straight(struct devq_queue *q, struct batch *b)
     uint32_t first_sig = 0, at = 0;
     while (first_sig < b->rec.nops && b->rec.ops[first_sig].kind != OP_SIGNAL)
         first_sig++;
-    /* With tails, the producers go on record before the work goes out,
-     * so the tails follow the last op at once: the stream finishing a
-     * short op does not wait for this thread's bookkeeping.  The order
-     * is unseen (the device lock is held), and a producer that cannot
-     * be recorded takes the end callback's path, as before. */
-    int tail = tail_ok(dev, b), prod_err = tail ? producers(dev, b, first_sig, st->id, &at) : 0;
-    tail = tail && !prod_err;
-    int r = issue_work(dev, b, first_sig);
+    /* With tails, the tails follow the last op at once and the
+     * producers go on record after them: the stream finishing a short op
+     * does not wait for this thread's bookkeeping.  Their room is
+     * reserved first, so recording them then cannot fail (a tail already
+     * out could set a signal the batch then fails); without the room,
+     * the end callback's path, as before.  The order is unseen (the
+     * device lock is held; the batch holds the signals until its end
+     * callback, queued after). */
+    int tail = tail_ok(dev, b) && devq__tracker_producer_reserve(dev->tracker, b->rec.nops - first_sig) == 0;
+    int r = issue_work(dev, b, first_sig), prod_err = 0;
     if (r < 0 && !sync_err)
         sync_err = r;
-    if (!tail && !prod_err && !b->fail.error)
-        prod_err = producers(dev, b, first_sig, st->id, &at);
     for (uint32_t i = first_sig; i < b->rec.nops; i++)
         b->rec.ops[i].at_end = 1; /* also after a refusal: the end callback fails them */
+    uint32_t tails = tail && !b->fail.error ? queue_tails(dev, st, b, first_sig) : 0;
+    if (!b->fail.error)
+        prod_err = producers(dev, b, first_sig, st->id, &at); /* with tails: into the room reserved */
     if (prod_err) {
         refused(b, at, prod_err, 0);
         if (!sync_err)
             sync_err = prod_err;
     }
-    uint32_t tails = tail && !b->fail.error ? queue_tails(dev, st, b, first_sig) : 0;
     settle_uses(b);
     b->issue.next_op = b->rec.nops;
     q->issued_seq = b->seq;
