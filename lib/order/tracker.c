@@ -310,6 +310,19 @@ static __attribute__((noinline)) void prune(struct devq_tracker *t)
 
 int devq__tracker_producer_add(struct devq_tracker *t, devq_signal *s, uint64_t v, uint32_t stream)
 {
+    /* The last record names s and s reached (or failed) its value: prune
+     * would drop it and hand its reference to this record of s, so this
+     * one takes its place, holding what it held.  A queue that signals
+     * one timeline batch after batch, each waited for, keeps one record
+     * instead of pruning a run of them every 16 batches.  No caller can
+     * miss the dropped record: a wait for a value it covered is reached
+     * (or failed) and resolved before any producer is looked up. */
+    struct producer *last = t->nprod ? &t->prod[t->nprod - 1] : NULL;
+    if (last && last->s == s && devq__signal_settled(s, last->value)) {
+        *last =
+            (struct producer){ .s = s, .value = v, .use = devq__tracker_here(t, stream), .held = last->held };
+        return 0;
+    }
     if (t->nprod >= t->prune_at)
         prune(t);
     if (t->nprod == t->capprod && DEVQ_GROW(t->prod, t->capprod, 16) < 0)

@@ -321,6 +321,38 @@ START_TEST(producer_reserve)
 }
 END_TEST
 
+/* A queue signalling one timeline batch after batch, each waited for:
+ * the record of a reached value gives way to the next one of the same
+ * signal (holding its reference), a record not reached yet stays, and
+ * the signal outlives its user handle while a record names it (a
+ * sanitizer or valgrind run sees a use after free or a leak if the
+ * reference goes wrong). */
+START_TEST(settled_last_producer_gives_way)
+{
+    devq_signal *s;
+    struct devq_use u;
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    for (uint64_t v = 1; v <= 40; v++) {
+        devq__tracker_begin(t, s2);
+        ck_assert_int_eq(devq__tracker_producer_add(t, s, v, s2), 0);
+        ck_assert_int_eq(devq__tracker_producer_find(t, s, v, &u), 1);
+        ck_assert_uint_eq(u.cursor, devq__tracker_here(t, s2).cursor);
+        ck_assert_int_eq(devq_signal_set(s, v), 0);
+    }
+    devq__tracker_begin(t, s2);
+    ck_assert_int_eq(devq__tracker_producer_add(t, s, 41, s2), 0);
+    uint64_t c41 = devq__tracker_here(t, s2).cursor;
+    devq__tracker_begin(t, s2);
+    ck_assert_int_eq(devq__tracker_producer_add(t, s, 42, s2), 0);
+    ck_assert_int_eq(devq__tracker_producer_find(t, s, 41, &u), 1);
+    ck_assert_uint_eq(u.cursor, c41); /* 41 not reached: its record stayed */
+    ck_assert_int_eq(devq__tracker_producer_find(t, s, 42, &u), 1);
+    ck_assert_uint_eq(u.cursor, c41 + 1);
+    devq_signal_destroy(s); /* the records keep it alive */
+    ck_assert_int_eq(devq__tracker_producer_find(t, s, 42, &u), 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tracker");
@@ -337,6 +369,7 @@ int main(void)
     tcase_add_test(tc, signal_producers);
     tcase_add_test(tc, producers_share_a_reference);
     tcase_add_test(tc, producer_reserve);
+    tcase_add_test(tc, settled_last_producer_gives_way);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
