@@ -259,12 +259,15 @@ int devq__issue_straight(struct devq_queue *q, struct batch *b)
      * callback, queued after). */
     int tail =
         tail_ok(dev, b, &plan) && devq__tracker_producer_reserve(dev->tracker, b->rec.nops - first_sig) == 0;
+    /* Marked first, so nothing stands between the last op and its tails
+     * (they are read only by the end callback; a refusal while issuing
+     * leaves them marked, and the end callback fails them). */
+    for (uint32_t i = first_sig; i < b->rec.nops; i++)
+        b->rec.ops[i].at_end = 1;
     int r = issue_work(dev, b, first_sig), prod_err = 0;
+    uint32_t tails = tail && !b->fail.error ? queue_tails(dev, st, b, first_sig) : 0;
     if (r < 0 && !sync_err)
         sync_err = r;
-    for (uint32_t i = first_sig; i < b->rec.nops; i++)
-        b->rec.ops[i].at_end = 1; /* also after a refusal: the end callback fails them */
-    uint32_t tails = tail && !b->fail.error ? queue_tails(dev, st, b, first_sig) : 0;
     if (!b->fail.error)
         prod_err = producers(dev, b, first_sig, st->id, &at); /* with tails: into the room reserved */
     if (prod_err) {
