@@ -196,8 +196,8 @@ static int tail_ok(const struct devq_device *dev, const struct batch *b, const s
 
 /* Queue a tail for each signal from first_sig on (their producers are
  * recorded right after, into room reserved before the work went out:
- * under the device lock nobody sees the order); the number queued.  A signal whose tail the
- * backend refuses stays the end callback's. */
+ * under the device lock nobody sees the order); the number queued.  A
+ * signal whose tail the backend refuses stays the end callback's. */
 static uint32_t queue_tails(struct devq_device *dev, struct devq_stream *st, struct batch *b,
                             uint32_t first_sig)
 {
