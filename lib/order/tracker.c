@@ -4,6 +4,7 @@
  * streams, and the matrix keeps a hazard check to two loads. */
 #include "config.h"
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "error.h"
@@ -309,6 +310,19 @@ static __attribute__((noinline)) void prune(struct devq_tracker *t)
 
 int devq__tracker_producer_add(struct devq_tracker *t, devq_signal *s, uint64_t v, uint32_t stream)
 {
+    /* The last record names s and s reached (or failed) its value: prune
+     * would drop it and hand its reference to this record of s, so this
+     * one takes its place, holding what it held.  A queue that signals
+     * one timeline batch after batch, each waited for, keeps one record
+     * instead of pruning a run of them every 16 batches.  No caller can
+     * miss the dropped record: a wait for a value it covered is reached
+     * (or failed) and resolved before any producer is looked up. */
+    struct producer *last = t->nprod ? &t->prod[t->nprod - 1] : NULL;
+    if (last && last->s == s && devq__signal_settled(s, last->value)) {
+        *last =
+            (struct producer){ .s = s, .value = v, .use = devq__tracker_here(t, stream), .held = last->held };
+        return 0;
+    }
     if (t->nprod >= t->prune_at)
         prune(t);
     if (t->nprod == t->capprod && DEVQ_GROW(t->prod, t->capprod, 16) < 0)
@@ -319,6 +333,28 @@ int devq__tracker_producer_add(struct devq_tracker *t, devq_signal *s, uint64_t 
     t->prod[t->nprod++] =
         (struct producer){ .s = s, .value = v, .use = devq__tracker_here(t, stream), .held = held };
     return 0;
+}
+
+static __attribute__((noinline, cold)) int producer_grow(struct devq_tracker *t, size_t n)
+{
+    size_t cap = t->capprod ? t->capprod : 16;
+    while (cap - t->nprod < n) {
+        if (cap > SIZE_MAX / 2 / sizeof *t->prod)
+            return devq__err(-ENOMEM, "tracker: out of memory recording %zu signal producers", n);
+        cap *= 2;
+    }
+    struct producer *p = realloc(t->prod, cap * sizeof *p);
+    if (!p)
+        return devq__err(-ENOMEM, "tracker: out of memory recording %zu signal producers", n);
+    t->prod = p;
+    t->capprod = cap;
+    return 0;
+}
+
+int devq__tracker_producer_reserve(struct devq_tracker *t, size_t n)
+{
+    /* prune only shrinks nprod, and add grows only at nprod == capprod */
+    return n <= t->capprod - t->nprod ? 0 : producer_grow(t, n);
 }
 
 int devq__tracker_producer_find(struct devq_tracker *t, devq_signal *s, uint64_t v, struct devq_use *out)

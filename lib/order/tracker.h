@@ -152,6 +152,12 @@ void devq__tracker_buffer_fini(struct devq_buffer_track *b);
  * a value >= v, or 0 when none is known (host, another device, or not yet
  * submitted).  Entries are dropped once the signal reaches their value. */
 int devq__tracker_producer_add(struct devq_tracker *t, devq_signal *s, uint64_t v, uint32_t stream);
+/* Room for n more producer records: after a 0, the next n producer_add
+ * calls cannot fail (they prune, but never allocate), so a caller can
+ * check for memory before it sends work and record the producers after
+ * (straight.c: after the signal tails).  0, or -ENOMEM with the message
+ * and nothing changed. */
+int devq__tracker_producer_reserve(struct devq_tracker *t, size_t n);
 int devq__tracker_producer_find(struct devq_tracker *t, devq_signal *s, uint64_t v, struct devq_use *out);
 
 /* A known producer of a value >= v of s on one stream, at or after

@@ -17,8 +17,9 @@
  *    producers recorded, and the uses settled as issued, between the
  *    last stream op and the end callback: the stream is busy with the
  *    work then, and the end callback reads these only after it (with
- *    signal tails the producers go on record before the work instead,
- *    so the tails follow the last op at once);
+ *    signal tails, the tails follow the last op at once and the
+ *    producers go on record after them, into room reserved before the
+ *    work went out);
  *  - the end callback goes out last; after it the batch is the
  *    callback's and nothing here touches it.
  * Taken only when devq__issue would do exactly the same (straight_ok):
@@ -56,24 +57,36 @@
 #include "trace.h"
 #include "value_wait.h"
 
+/* What the checks learned on the way, so the issue walks the ops and
+ * uses no second time: where the signals start, whether a use reads. */
+struct straight_plan {
+    uint32_t first_sig;
+    int reads;
+};
+
 /* Work first (at least one op), then only signals: every signal is at
- * the end, and no op waits, aligns or calls back into the host. */
-static int straight_shape(const struct batch *b)
+ * the end, and no op waits, aligns or calls back into the host.  The
+ * index of the first signal (nops when none), or 0 (not this shape:
+ * work comes first, so a first signal is never op 0). */
+static uint32_t straight_shape(const struct batch *b)
 {
     uint32_t n = b->rec.nops, i = 0;
     if (b->replay || !n || !devq__op_stream_work(b->rec.ops[0].kind))
         return 0;
     while (i < n && devq__op_stream_work(b->rec.ops[i].kind))
         i++;
+    uint32_t first_sig = i;
     while (i < n && b->rec.ops[i].kind == OP_SIGNAL)
         i++;
-    return i == n;
+    return i == n ? first_sig : 0;
 }
 
 /* Every use binds on stream sid without a wait: its buffer's last write
- * is sid's or none, and for a write so are the reads since. */
-static int uses_local(const struct batch *b, uint32_t sid)
+ * is sid's or none, and for a write so are the reads since.  *reads: a
+ * use reads (tail_ok). */
+static int uses_local(const struct batch *b, uint32_t sid, int *reads)
 {
+    int rd = 0;
     for (uint32_t k = 0; k < b->rec.nuses; k++) {
         const struct devq_buffer_track *t = &b->rec.uses[k].buf->track;
         if (t->write.cursor && t->write.stream != sid)
@@ -82,20 +95,22 @@ static int uses_local(const struct batch *b, uint32_t sid)
             for (uint32_t i = 0; i < t->nreads; i++)
                 if (t->reads[i].cursor && t->reads[i].stream != sid)
                     return 0;
+        rd |= b->rec.uses[k].access & DEVQ_READ;
     }
+    *reads = rd;
     return 1;
 }
 
-static int straight_ok(const struct devq_queue *q, const struct batch *b)
+static int straight_ok(const struct devq_queue *q, const struct batch *b, struct straight_plan *p)
 {
     const struct devq_device *dev = q->dev;
-    if (!straight_shape(b) || b->fail.error || q->deferred || devq__hazard_any(dev))
+    if (!(p->first_sig = straight_shape(b)) || b->fail.error || q->deferred || devq__hazard_any(dev))
         return 0;
     if ((dev->info.caps & DEVQ_CAP_WAIT_VALUE) && devq__value_wait_any(q->dev))
         return 0;
     if (devq__trace_on() || DEVQ_LOG_ON(DEVQ_LOG_BASIC))
         return 0;
-    return uses_local(b, q->stream.id);
+    return uses_local(b, q->stream.id, &p->reads);
 }
 
 /* Begin the unit and bind every use in op order, each numbered (its
@@ -144,14 +159,12 @@ static __attribute__((noinline, cold)) void refused(struct batch *b, uint32_t at
                           (unsigned long long)b->seq, dev->info.backend, dev->info.ordinal, msg);
 }
 
-/* Signals at the end, delivered at the end (the end callback, or a tail
- * first), their producers recorded on this unit: 0, or the tracker's
- * error at signal *at (the rest are not recorded). */
+/* The signals at the end, their producers recorded on this unit: 0, or
+ * the tracker's error at signal *at (the rest are not recorded). */
 static int producers(struct devq_device *dev, struct batch *b, uint32_t first_sig, uint32_t sid, uint32_t *at)
 {
     for (uint32_t i = first_sig; i < b->rec.nops; i++) {
         struct op *o = &b->rec.ops[i];
-        o->at_end = 1;
         int r = devq__tracker_producer_add(dev->tracker, o->u.sig.s, o->u.sig.v, sid);
         if (r < 0) {
             *at = i;
@@ -176,19 +189,15 @@ static void settle_uses(struct batch *b)
  * fail by its last writer's failure, which only the end callback's walk
  * finds).  What the stream itself fails it latches, and the tail then
  * leaves the signal to the end callback. */
-static int tail_ok(const struct devq_device *dev, const struct batch *b)
+static int tail_ok(const struct devq_device *dev, const struct batch *b, const struct straight_plan *p)
 {
-    if (!dev->ops->signal_tail || b->fail.error)
-        return 0;
-    for (uint32_t k = 0; k < b->rec.nuses; k++)
-        if (b->rec.uses[k].access & DEVQ_READ)
-            return 0;
-    return 1;
+    return dev->ops->signal_tail && !b->fail.error && !p->reads;
 }
 
-/* Queue a tail for each signal from first_sig on (after settle: their
- * producers are recorded); the number queued.  A signal whose tail the
- * backend refuses stays the end callback's. */
+/* Queue a tail for each signal from first_sig on (their producers are
+ * recorded right after, into room reserved before the work went out:
+ * under the device lock nobody sees the order); the number queued.  A
+ * signal whose tail the backend refuses stays the end callback's. */
 static uint32_t queue_tails(struct devq_device *dev, struct devq_stream *st, struct batch *b,
                             uint32_t first_sig)
 {
@@ -231,36 +240,41 @@ static int issue_work(struct devq_device *dev, struct batch *b, uint32_t first_s
 
 int devq__issue_straight(struct devq_queue *q, struct batch *b)
 {
-    if (!straight_ok(q, b))
+    struct straight_plan plan;
+    if (!straight_ok(q, b, &plan))
         return DEVQ_ISSUE_NOT_STRAIGHT;
     struct devq_device *dev = q->dev;
     struct devq_stream *st = &q->stream;
     int sync_err = bind_all(q, b);
     if (sync_err < 0)
         refused(b, 0, sync_err, 1);
-    uint32_t first_sig = 0, at = 0;
-    while (first_sig < b->rec.nops && b->rec.ops[first_sig].kind != OP_SIGNAL)
-        first_sig++;
-    /* With tails, the producers go on record before the work goes out,
-     * so the tails follow the last op at once: the stream finishing a
-     * short op does not wait for this thread's bookkeeping.  The order
-     * is unseen (the device lock is held), and a producer that cannot
-     * be recorded takes the end callback's path, as before. */
-    int tail = tail_ok(dev, b), prod_err = tail ? producers(dev, b, first_sig, st->id, &at) : 0;
-    tail = tail && !prod_err;
-    int r = issue_work(dev, b, first_sig);
+    uint32_t first_sig = plan.first_sig, at = 0;
+    /* With tails, the tails follow the last op at once and the
+     * producers go on record after them: the stream finishing a short op
+     * does not wait for this thread's bookkeeping.  Their room is
+     * reserved first, so recording them then cannot fail (a tail already
+     * out could set a signal the batch then fails); without the room,
+     * the end callback's path, as before.  The order is unseen (the
+     * device lock is held; the batch holds the signals until its end
+     * callback, queued after). */
+    int tail =
+        tail_ok(dev, b, &plan) && devq__tracker_producer_reserve(dev->tracker, b->rec.nops - first_sig) == 0;
+    /* Marked first, so nothing stands between the last op and its tails
+     * (they are read only by the end callback; a refusal while issuing
+     * leaves them marked, and the end callback fails them). */
+    for (uint32_t i = first_sig; i < b->rec.nops; i++)
+        b->rec.ops[i].at_end = 1;
+    int r = issue_work(dev, b, first_sig), prod_err = 0;
+    uint32_t tails = tail && !b->fail.error ? queue_tails(dev, st, b, first_sig) : 0;
     if (r < 0 && !sync_err)
         sync_err = r;
-    if (!tail && !prod_err && !b->fail.error)
-        prod_err = producers(dev, b, first_sig, st->id, &at);
-    for (uint32_t i = first_sig; i < b->rec.nops; i++)
-        b->rec.ops[i].at_end = 1; /* also after a refusal: the end callback fails them */
+    if (!b->fail.error)
+        prod_err = producers(dev, b, first_sig, st->id, &at); /* with tails: into the room reserved */
     if (prod_err) {
         refused(b, at, prod_err, 0);
         if (!sync_err)
             sync_err = prod_err;
     }
-    uint32_t tails = tail && !b->fail.error ? queue_tails(dev, st, b, first_sig) : 0;
     settle_uses(b);
     b->issue.next_op = b->rec.nops;
     q->issued_seq = b->seq;

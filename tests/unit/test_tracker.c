@@ -5,7 +5,9 @@
  * last_synced state after a resolve. */
 #include <check.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include "signal_int.h"
 #include "tracker.h"
 #include "../helpers/check_main.h"
@@ -282,6 +284,75 @@ START_TEST(producers_share_a_reference)
 }
 END_TEST
 
+/* Room reserved for producer records: the adds after it succeed (the
+ * straight line records a batch's producers after its signal tails went
+ * out, where a failure could no longer fail the signals), and a reserve
+ * that cannot be met says so and changes nothing. */
+START_TEST(producer_reserve)
+{
+    enum { N = 40 };
+    devq_signal *sig[N];
+    ck_assert_int_eq(devq__tracker_producer_reserve(t, 0), 0);
+    ck_assert_int_eq(devq__tracker_producer_reserve(t, N), 0);
+    devq__tracker_begin(t, s2);
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(devq_signal_create(0, &sig[i]), 0);
+        ck_assert_int_eq(devq__tracker_producer_add(t, sig[i], 1, s2), 0);
+    }
+    ck_assert_int_eq(devq__tracker_producer_reserve(t, SIZE_MAX), -ENOMEM);
+    ck_assert_ptr_nonnull(strstr(devq_errmsg(), "tracker: out of memory recording"));
+    struct devq_use u;
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(devq__tracker_producer_find(t, sig[i], 1, &u), 1);
+        ck_assert_uint_eq(u.stream, s2);
+        ck_assert_int_eq(devq__tracker_producer_find(t, sig[i], 2, &u), 0);
+    }
+    /* Reached values are pruned by later adds into reserved room (past
+     * the prune threshold, 64 records here). */
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(devq_signal_set(sig[i], 1), 0);
+    ck_assert_int_eq(devq__tracker_producer_reserve(t, 30), 0);
+    for (uint64_t v = 2; v <= 31; v++)
+        ck_assert_int_eq(devq__tracker_producer_add(t, sig[0], v, s2), 0);
+    ck_assert_int_eq(devq__tracker_producer_find(t, sig[0], 31, &u), 1);
+    ck_assert_int_eq(devq__tracker_producer_find(t, sig[1], 1, &u), 0);
+    for (int i = 0; i < N; i++)
+        devq_signal_destroy(sig[i]); /* the tracker releases its references at teardown */
+}
+END_TEST
+
+/* A queue signalling one timeline batch after batch, each waited for:
+ * the record of a reached value gives way to the next one of the same
+ * signal (holding its reference), a record not reached yet stays, and
+ * the signal outlives its user handle while a record names it (a
+ * sanitizer or valgrind run sees a use after free or a leak if the
+ * reference goes wrong). */
+START_TEST(settled_last_producer_gives_way)
+{
+    devq_signal *s;
+    struct devq_use u;
+    ck_assert_int_eq(devq_signal_create(0, &s), 0);
+    for (uint64_t v = 1; v <= 40; v++) {
+        devq__tracker_begin(t, s2);
+        ck_assert_int_eq(devq__tracker_producer_add(t, s, v, s2), 0);
+        ck_assert_int_eq(devq__tracker_producer_find(t, s, v, &u), 1);
+        ck_assert_uint_eq(u.cursor, devq__tracker_here(t, s2).cursor);
+        ck_assert_int_eq(devq_signal_set(s, v), 0);
+    }
+    devq__tracker_begin(t, s2);
+    ck_assert_int_eq(devq__tracker_producer_add(t, s, 41, s2), 0);
+    uint64_t c41 = devq__tracker_here(t, s2).cursor;
+    devq__tracker_begin(t, s2);
+    ck_assert_int_eq(devq__tracker_producer_add(t, s, 42, s2), 0);
+    ck_assert_int_eq(devq__tracker_producer_find(t, s, 41, &u), 1);
+    ck_assert_uint_eq(u.cursor, c41); /* 41 not reached: its record stayed */
+    ck_assert_int_eq(devq__tracker_producer_find(t, s, 42, &u), 1);
+    ck_assert_uint_eq(u.cursor, c41 + 1);
+    devq_signal_destroy(s); /* the records keep it alive */
+    ck_assert_int_eq(devq__tracker_producer_find(t, s, 42, &u), 1);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("tracker");
@@ -297,6 +368,8 @@ int main(void)
     tcase_add_test(tc, many_streams_grow);
     tcase_add_test(tc, signal_producers);
     tcase_add_test(tc, producers_share_a_reference);
+    tcase_add_test(tc, producer_reserve);
+    tcase_add_test(tc, settled_last_producer_gives_way);
     suite_add_tcase(s, tc);
     return check_run(s);
 }
