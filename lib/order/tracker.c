@@ -317,6 +317,10 @@ int devq__tracker_producer_add(struct devq_tracker *t, devq_signal *s, uint64_t 
      * instead of pruning a run of them every 16 batches.  No caller can
      * miss the dropped record: a wait for a value it covered is reached
      * (or failed) and resolved before any producer is looked up. */
+#ifdef __clang_analyzer__
+    if (t->nprod && !t->prod) /* never: nprod counts what prod holds */
+        return -EFAULT;
+#endif
     struct producer *last = t->nprod ? &t->prod[t->nprod - 1] : NULL;
     if (last && last->s == s && devq__signal_settled(s, last->value)) {
         *last =
