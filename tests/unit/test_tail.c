@@ -112,50 +112,61 @@ START_TEST(fill_then_signal_takes_the_tail)
 }
 END_TEST
 
+/* A cpu device, a queue, a 64-byte buffer, a signal at 0 and kernel fn
+ * named name: what the kernel tests start from. */
+struct kfx {
+    devq_device *dev;
+    devq_queue *q;
+    devq_buffer *b;
+    devq_signal *s;
+    devq_kernel *k;
+};
+
+static void kfx_open(struct kfx *f, devq_cpu_kernel_fn fn, const char *name)
+{
+    ck_assert_int_eq(devq_device_open("cpu", &f->dev), 0);
+    ck_assert_int_eq(devq_queue_create(f->dev, NULL, &f->q), 0);
+    ck_assert_int_eq(devq_buffer_alloc(f->dev, 64, NULL, 0, &f->b), 0);
+    ck_assert_int_eq(devq_signal_create(0, &f->s), 0);
+    ck_assert_int_eq(devq_kernel_load_fn(f->dev, fn, NULL, name, &f->k), 0);
+}
+
 /* A kernel that writes its buffer and fails on the stream: the tail was
  * queued (nothing could fail before the stream ran it) but skipped, and
  * the signal fails with the kernel's error and name, as does what it
  * writes; the queue reports it.  The next batch takes a tail again. */
 START_TEST(failure_on_the_stream_fails_the_signal)
 {
-    devq_device *dev;
-    devq_queue *q;
-    devq_buffer *b;
-    devq_signal *s;
-    devq_kernel *k;
-    ck_assert_int_eq(devq_device_open("cpu", &dev), 0);
-    ck_assert_int_eq(devq_queue_create(dev, NULL, &q), 0);
-    ck_assert_int_eq(devq_buffer_alloc(dev, 64, NULL, 0, &b), 0);
-    ck_assert_int_eq(devq_signal_create(0, &s), 0);
-    ck_assert_int_eq(devq_kernel_load_fn(dev, fails_eio, NULL, "tail_breaker", &k), 0);
+    struct kfx f;
+    kfx_open(&f, fails_eio, "tail_breaker");
     devq_launch l = { .global = { 1, 1, 1 } };
-    devq_arg a = DEVQ_ARG_BUF(b, DEVQ_WRITE);
-    uint64_t at = tail_count(dev);
-    ck_assert_int_eq(devq_queue_exec(q, k, &a, 1, &l), 0);
-    ck_assert_int_eq(devq_queue_signal(q, s, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(q), 0);
-    ck_assert_uint_eq(tail_count(dev) - at, 1);
-    ck_assert_int_eq(devq_signal_wait(s, 1, 10 * SEC), -EIO);
+    devq_arg a = DEVQ_ARG_BUF(f.b, DEVQ_WRITE);
+    uint64_t at = tail_count(f.dev);
+    ck_assert_int_eq(devq_queue_exec(f.q, f.k, &a, 1, &l), 0);
+    ck_assert_int_eq(devq_queue_signal(f.q, f.s, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q), 0);
+    ck_assert_uint_eq(tail_count(f.dev) - at, 1);
+    ck_assert_int_eq(devq_signal_wait(f.s, 1, 10 * SEC), -EIO);
     ck_assert_msg(strstr(devq_errmsg(), "tail_breaker"), "cause: %s", devq_errmsg());
-    ck_assert_int_eq(devq_signal_status(s), -EIO);
-    ck_assert_uint_eq(devq_signal_value(s), 0); /* never set */
-    ck_assert_int_eq(devq_buffer_status(b), -EIO);
-    ck_assert_int_eq(devq_queue_finish(q, 10 * SEC), -EIO);
+    ck_assert_int_eq(devq_signal_status(f.s), -EIO);
+    ck_assert_uint_eq(devq_signal_value(f.s), 0); /* never set */
+    ck_assert_int_eq(devq_buffer_status(f.b), -EIO);
+    ck_assert_int_eq(devq_queue_finish(f.q, 10 * SEC), -EIO);
     devq_signal *s2;
     ck_assert_int_eq(devq_signal_create(0, &s2), 0);
-    at = tail_count(dev);
-    ck_assert_int_eq(devq_queue_fill(q, b, 0, 64, 3), 0); /* rewrites b whole */
-    ck_assert_int_eq(devq_queue_signal(q, s2, 1), 0);
-    ck_assert_int_eq(devq_queue_submit(q), 0);
+    at = tail_count(f.dev);
+    ck_assert_int_eq(devq_queue_fill(f.q, f.b, 0, 64, 3), 0); /* rewrites b whole */
+    ck_assert_int_eq(devq_queue_signal(f.q, s2, 1), 0);
+    ck_assert_int_eq(devq_queue_submit(f.q), 0);
     ck_assert_int_eq(devq_signal_wait(s2, 1, 10 * SEC), 0);
-    ck_assert_uint_eq(tail_count(dev) - at, 1);
-    ck_assert_int_eq(devq_buffer_status(b), 0); /* cleared before the signal was seen */
-    devq_signal_destroy(s);
+    ck_assert_uint_eq(tail_count(f.dev) - at, 1);
+    ck_assert_int_eq(devq_buffer_status(f.b), 0); /* cleared before the signal was seen */
+    devq_signal_destroy(f.s);
     devq_signal_destroy(s2);
-    devq_kernel_destroy(k);
-    ck_assert_int_eq(devq_buffer_free(b, NULL), 0);
-    devq_queue_destroy(q);
-    devq_device_close(dev);
+    devq_kernel_destroy(f.k);
+    ck_assert_int_eq(devq_buffer_free(f.b, NULL), 0);
+    devq_queue_destroy(f.q);
+    devq_device_close(f.dev);
 }
 END_TEST
 
@@ -324,30 +335,22 @@ static int slow_kernel(void *const *args, const devq_cpu_group *g)
 START_TEST(destroy_with_tails_pending)
 {
     for (int round = 0; round < 5; round++) {
-        devq_device *dev;
-        devq_queue *q;
-        devq_buffer *b;
-        devq_signal *s;
-        devq_kernel *k;
-        ck_assert_int_eq(devq_device_open("cpu", &dev), 0);
-        ck_assert_int_eq(devq_queue_create(dev, NULL, &q), 0);
-        ck_assert_int_eq(devq_buffer_alloc(dev, 64, NULL, 0, &b), 0);
-        ck_assert_int_eq(devq_signal_create(0, &s), 0);
-        ck_assert_int_eq(devq_kernel_load_fn(dev, slow_kernel, NULL, "slow", &k), 0);
+        struct kfx f;
+        kfx_open(&f, slow_kernel, "slow");
         devq_launch l = { .global = { 1, 1, 1 } };
-        devq_arg a = DEVQ_ARG_BUF(b, DEVQ_WRITE);
+        devq_arg a = DEVQ_ARG_BUF(f.b, DEVQ_WRITE);
         for (uint64_t i = 1; i <= 8; i++) {
-            ck_assert_int_eq(devq_queue_exec(q, k, &a, 1, &l), 0);
-            ck_assert_int_eq(devq_queue_signal(q, s, i), 0);
-            ck_assert_int_eq(devq_queue_submit(q), 0);
+            ck_assert_int_eq(devq_queue_exec(f.q, f.k, &a, 1, &l), 0);
+            ck_assert_int_eq(devq_queue_signal(f.q, f.s, i), 0);
+            ck_assert_int_eq(devq_queue_submit(f.q), 0);
         }
-        devq_kernel_destroy(k);
-        ck_assert_int_eq(devq_buffer_free(b, NULL), 0);
-        devq_queue_destroy(q);
-        devq_device_close(dev);
-        ck_assert_int_eq(devq_signal_wait(s, 8, 10 * SEC), 0);
-        ck_assert_int_eq(devq_signal_status(s), 0);
-        devq_signal_destroy(s);
+        devq_kernel_destroy(f.k);
+        ck_assert_int_eq(devq_buffer_free(f.b, NULL), 0);
+        devq_queue_destroy(f.q);
+        devq_device_close(f.dev);
+        ck_assert_int_eq(devq_signal_wait(f.s, 8, 10 * SEC), 0);
+        ck_assert_int_eq(devq_signal_status(f.s), 0);
+        devq_signal_destroy(f.s);
     }
 }
 END_TEST
