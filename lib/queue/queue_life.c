@@ -219,8 +219,14 @@ DEVQ_API int devq_queue_finish(devq_queue *q, uint64_t timeout_ns)
 
 DEVQ_API void devq_queue_destroy(devq_queue *q)
 {
-    if (devq__queue_check(q, "devq_queue_destroy") < 0)
+    if (!q)
         return;
+    /* void: a bad handle, or a queue of the process this one was forked
+     * from (left to it), is logged, as devq_device_close does */
+    if (devq__queue_check(q, "devq_queue_destroy") < 0) {
+        devq__log(DEVQ_LOG_BASIC, "%s", devq__errmsg_peek());
+        return;
+    }
     struct devq_device *dev = q->dev;
     /* An open batch was never submitted: nothing of it runs, and what it
      * would have signalled fails, so no waiter hangs on it. */
