@@ -443,7 +443,12 @@ static int waiter_check(struct waiter *w)
         int self = getpid();
         for (int r = 0; r < c->nranks; r++) {
             int pid = atomic_load(&c->shm->rank[r].pid);
-            if (r != c->rank && pid > 0 && pid != self && !pid_alive(pid))
+            /* Read the slot again after finding the process gone: a peer
+             * that destroyed its communicator (pid 0, everything it owed
+             * delivered) between the two reads and then exited left
+             * cleanly; the data it sent is in the ring. */
+            if (r != c->rank && pid > 0 && pid != self && !pid_alive(pid) &&
+                atomic_load(&c->shm->rank[r].pid) == pid)
                 return comm_fail(c, ncclRemoteError, "%s: rank %d (pid %d) exited", w->what, r, pid);
         }
     }
