@@ -71,6 +71,12 @@ struct cpu_graph_body;
 
 struct cpu_op {
     uint32_t kind;
+    /* 1 once the op is published (cpu_stream_publish), 0 in a chunk the
+     * producer took (cpu_chunk_get).  The worker waits on the slot it
+     * runs next, not on a counter elsewhere: the op and the word that
+     * publishes it come to the worker's core in one cache-line transfer
+     * (a counter on its own line cost a second, dependent one). */
+    _Atomic uint32_t ready;
     union {
         struct {
             devq_pl_host_fn fn;
@@ -141,12 +147,14 @@ struct devq_pl_stream {
     _Alignas(CPU_CACHELINE) struct cpu_chunk *tail_chunk;
     uint64_t enqueued_local;   /* producer's copy of enqueued */
     uint64_t tail_base;        /* sequence before tail_chunk's first op */
-    _Atomic uint64_t enqueued; /* ops published so far (= last sequence) */
-    _Atomic int stop;
+    _Atomic uint64_t enqueued; /* ops published so far (= last sequence); the
+                                  * worker does not read it (ready, above) */
 
-    /* Shared: spare chunk for recycling, sleep word. */
+    /* Shared: spare chunk for recycling, sleep word, stop.  Not on the
+     * producer's line: the idle worker reads stop on every spin. */
     _Alignas(CPU_CACHELINE) _Atomic(struct cpu_chunk *) spare;
     _Atomic uint32_t sleeping; /* futex: 1 while the worker sleeps */
+    _Atomic int stop;
 
     /* Consumer side (worker). */
     _Alignas(CPU_CACHELINE) struct cpu_chunk *head_chunk;
@@ -189,24 +197,29 @@ static inline struct cpu_op *cpu_stream_reserve(devq_pl_stream *s)
 /* cpu_stream_reserve with the op's kind set; NULL reported as "out of
  * memory queueing <what>". */
 struct cpu_op *cpu_stream_queue(devq_pl_stream *s, int kind, const char *what);
-/* Publish the reserved op; returns its sequence number.  The store and
- * the load of `sleeping` are the producer's half of the handshake in
- * stream.c: sequentially consistent, or, when the worker fences for both
- * sides with membarrier (cpu_asym_fence), plain (release, then a load
- * the compiler may not hoist). */
+/* Publish the reserved op (the last cpu_stream_reserve returned);
+ * returns its sequence number.  The slot's ready store and the load of
+ * `sleeping` are the producer's half of the handshake in stream.c:
+ * sequentially consistent, or, when the worker fences for both sides
+ * with membarrier (cpu_asym_fence), plain (release, then a load the
+ * compiler may not hoist).  `enqueued` is for the other readers
+ * (stream_idle, the backlog): stored first, so whoever sees an op run
+ * sees it counted. */
 extern int cpu_asym_fence;
 void cpu_worker_wake_slow(devq_pl_stream *s);
 static inline uint64_t cpu_stream_publish(devq_pl_stream *s)
 {
     uint64_t n = ++s->enqueued_local;
+    struct cpu_op *op = &s->tail_chunk->ops[n - 1 - s->tail_base];
+    atomic_store_explicit(&s->enqueued, n, memory_order_relaxed);
     if (__builtin_expect(cpu_asym_fence, 1)) {
-        atomic_store_explicit(&s->enqueued, n, memory_order_release);
+        atomic_store_explicit(&op->ready, 1, memory_order_release);
         atomic_signal_fence(memory_order_seq_cst);
         if (atomic_load_explicit(&s->sleeping, memory_order_relaxed))
             cpu_worker_wake_slow(s);
         return n;
     }
-    atomic_store_explicit(&s->enqueued, n, memory_order_seq_cst);
+    atomic_store_explicit(&op->ready, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&s->sleeping, memory_order_seq_cst))
         cpu_worker_wake_slow(s);
     return n;

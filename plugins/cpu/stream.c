@@ -3,9 +3,10 @@
  * in order.
  *
  * The ring is single-producer (lib serialises calls on a stream) and
- * single-consumer (the worker).  Publishing an op is a store of
- * `enqueued`; the worker runs ops up to it and stores `completed` after
- * each.  Neither side makes a system call while the other is busy:
+ * single-consumer (the worker).  Publishing an op is a store of its
+ * slot's `ready` word; the worker waits on the slot it runs next, runs
+ * it and stores `completed` after each op.  Neither side makes a system
+ * call while the other is busy:
  *  - the worker spins briefly when the ring is empty, then sets
  *    `sleeping` and sleeps on it; the producer wakes it only when it
  *    sees that flag;
@@ -73,13 +74,19 @@ static void cpu_asym_barrier(void)
     atomic_thread_fence(memory_order_seq_cst);
 }
 
+/* A chunk for the producer: every slot unpublished.  A recycled one
+ * still says ready from its last round; clearing it here, before it is
+ * linked (a release store), is one store per op. */
 static struct cpu_chunk *cpu_chunk_get(devq_pl_stream *s)
 {
     struct cpu_chunk *c = atomic_exchange_explicit(&s->spare, NULL, memory_order_acquire);
     if (!c)
         c = cpu_aligned_alloc(CPU_CACHELINE, sizeof *c);
-    if (c)
+    if (c) {
+        for (unsigned i = 0; i < CPU_CHUNK_OPS; i++)
+            atomic_store_explicit(&c->ops[i].ready, 0, memory_order_relaxed);
         atomic_store_explicit(&c->next, NULL, memory_order_relaxed);
+    }
     return c;
 }
 
@@ -150,16 +157,27 @@ static void cpu_stream_complete(devq_pl_stream *s, uint64_t done)
     cpu_host->futex_wake((const uint32_t *)&s->done_word, INT_MAX);
 }
 
-/* The ring is empty (done == enqueued): spin, then sleep.  Returns 1 when
+/* The op the worker runs next is published: slot `pos` of the head
+ * chunk, or the first of the next one once the head is used up (the
+ * producer links a chunk before it publishes an op in it). */
+static int cpu_next_ready(devq_pl_stream *s, unsigned pos, memory_order mo)
+{
+    if (__builtin_expect(pos < CPU_CHUNK_OPS, 1))
+        return atomic_load_explicit(&s->head_chunk->ops[pos].ready, mo) != 0;
+    struct cpu_chunk *next = atomic_load_explicit(&s->head_chunk->next, memory_order_acquire);
+    return next && atomic_load_explicit(&next->ops[0].ready, mo) != 0;
+}
+
+/* Nothing is published past what ran: spin, then sleep.  Returns 1 when
  * the stream is being destroyed and everything has run. */
-static int cpu_worker_idle(devq_pl_stream *s, uint64_t done)
+static int cpu_worker_idle(devq_pl_stream *s, unsigned pos)
 {
     uint64_t start = 0;
     for (unsigned i = 0;; i++) {
-        if (atomic_load_explicit(&s->enqueued, memory_order_acquire) != done)
+        if (cpu_next_ready(s, pos, memory_order_acquire))
             return 0;
         if (atomic_load_explicit(&s->stop, memory_order_acquire))
-            return atomic_load_explicit(&s->enqueued, memory_order_acquire) == done;
+            return !cpu_next_ready(s, pos, memory_order_acquire);
         if ((i & 63) == 0) {
             uint64_t now = cpu_host->now_ns();
             if (!start)
@@ -171,8 +189,7 @@ static int cpu_worker_idle(devq_pl_stream *s, uint64_t done)
     }
     atomic_store_explicit(&s->sleeping, 1, memory_order_seq_cst);
     cpu_asym_barrier();
-    if (atomic_load_explicit(&s->enqueued, memory_order_seq_cst) == done &&
-        !atomic_load_explicit(&s->stop, memory_order_seq_cst))
+    if (!cpu_next_ready(s, pos, memory_order_seq_cst) && !atomic_load_explicit(&s->stop, memory_order_seq_cst))
         cpu_host->futex_wait((const uint32_t *)&s->sleeping, 1, CPU_NO_DEADLINE);
     atomic_store_explicit(&s->sleeping, 0, memory_order_relaxed);
     return 0;
@@ -184,11 +201,8 @@ static void *cpu_worker(void *arg)
     uint64_t done = 0;
     unsigned pos = 0;
     for (;;) {
-        uint64_t avail = atomic_load_explicit(&s->enqueued, memory_order_acquire);
-        while (done < avail) {
+        while (cpu_next_ready(s, pos, memory_order_acquire)) {
             if (pos == CPU_CHUNK_OPS) {
-                /* The producer linked the next chunk before publishing
-                 * the op that lives in it. */
                 struct cpu_chunk *next = atomic_load_explicit(&s->head_chunk->next, memory_order_acquire);
                 cpu_chunk_put(s, s->head_chunk);
                 s->head_chunk = next;
@@ -197,7 +211,7 @@ static void *cpu_worker(void *arg)
             cpu_op_run(s, &s->head_chunk->ops[pos++]);
             cpu_stream_complete(s, ++done);
         }
-        if (cpu_worker_idle(s, done))
+        if (cpu_worker_idle(s, pos))
             break;
     }
     return NULL;
@@ -303,12 +317,11 @@ int cpu_stream_create(devq_pl_device *dev, const devq_queue_desc *desc, devq_pl_
     s->index = atomic_fetch_add(&cpu_stream_counter, 1);
     pl_ref_init(&s->refs, 1);
     atomic_init(&s->wake_at, UINT64_MAX);
-    s->tail_chunk = s->head_chunk = cpu_aligned_alloc(CPU_CACHELINE, sizeof(struct cpu_chunk));
+    s->tail_chunk = s->head_chunk = cpu_chunk_get(s);
     if (!s->tail_chunk) {
         free(s);
         return cpu_host->error(-ENOMEM, "cpu: out of memory creating a stream");
     }
-    atomic_init(&s->tail_chunk->next, NULL);
 
     /* The worker must not take the application's signals. */
     sigset_t all, old;
