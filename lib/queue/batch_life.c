@@ -73,6 +73,25 @@ struct batch *devq__batch_get(struct devq_queue *q)
     return b;
 }
 
+/* In a ping-pong (submit, wait, record the next batch) the batch the
+ * recorder takes next is the one completion put back during this round,
+ * every line of it last written on the stream's core: fetched here, while
+ * the submitter goes on to wait, the next recording finds them local. */
+void devq__batch_pool_warm(struct devq_queue *q)
+{
+    if (!q->free_private)
+        q->free_private = atomic_exchange_explicit(&q->free_shared, NULL, memory_order_acquire);
+    struct batch *b = q->free_private;
+    if (!b)
+        return;
+    for (size_t off = 0; off < offsetof(struct batch, walk); off += 64)
+        __builtin_prefetch((char *)b + off, 1);
+    if (b->rec.ops)
+        __builtin_prefetch(b->rec.ops, 1);
+    if (b->rec.uses)
+        __builtin_prefetch(b->rec.uses, 1);
+}
+
 void devq__batch_put(struct devq_queue *q, struct batch *b)
 {
     batch_reset(b);

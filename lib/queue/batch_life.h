@@ -13,6 +13,9 @@ struct op;
 
 struct batch *devq__batch_get(struct devq_queue *q);
 void devq__batch_put(struct devq_queue *q, struct batch *b);
+/* The recorder, after a submit: take back the batches completion
+ * returned and start fetching the lines the next recording writes. */
+void devq__batch_pool_warm(struct devq_queue *q);
 /* Back to the pool by the thread that holds q's recorder role (a batch
  * of signals completed at submit, inline.c, which wrote nothing but its
  * record and number): no atomic, as devq__batch_get pops. */

@@ -648,5 +648,6 @@ int devq__record_submit(devq_queue *q, struct batch *b)
     atomic_store_explicit(&q->recording, 0, memory_order_release);
     r = devq__submit_locked(q, b);
     pthread_mutex_unlock(&q->dev->lock);
+    devq__batch_pool_warm(q);
     return r;
 }

@@ -168,6 +168,16 @@ static int cpu_next_ready(devq_pl_stream *s, unsigned pos, memory_order mo)
     return next && atomic_load_explicit(&next->ops[0].ready, mo) != 0;
 }
 
+/* A signal tail is published right after the op that ran: it runs at
+ * once and never blocks (devq-plugin(7)), so the op's completion can
+ * wait for the tail's; the host waiter it sets then sees its signal one
+ * completion sooner. */
+static int cpu_tail_next(devq_pl_stream *s, unsigned pos)
+{
+    return pos < CPU_CHUNK_OPS && atomic_load_explicit(&s->head_chunk->ops[pos].ready, memory_order_acquire) &&
+           s->head_chunk->ops[pos].kind == CPU_OP_TAIL;
+}
+
 /* Nothing is published past what ran: spin, then sleep.  Returns 1 when
  * the stream is being destroyed and everything has run. */
 static int cpu_worker_idle(devq_pl_stream *s, unsigned pos)
@@ -209,7 +219,10 @@ static void *cpu_worker(void *arg)
                 pos = 0;
             }
             cpu_op_run(s, &s->head_chunk->ops[pos++]);
-            cpu_stream_complete(s, ++done);
+            done++;
+            if (cpu_tail_next(s, pos))
+                continue; /* its completion covers this op's */
+            cpu_stream_complete(s, done);
         }
         if (cpu_worker_idle(s, pos))
             break;
