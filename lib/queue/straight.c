@@ -245,27 +245,34 @@ int devq__issue_straight(struct devq_queue *q, struct batch *b)
         return DEVQ_ISSUE_NOT_STRAIGHT;
     struct devq_device *dev = q->dev;
     struct devq_stream *st = &q->stream;
-    int sync_err = bind_all(q, b);
-    if (sync_err < 0)
-        refused(b, 0, sync_err, 1);
     uint32_t first_sig = plan.first_sig, at = 0;
-    /* With tails, the tails follow the last op at once and the
-     * producers go on record after them: the stream finishing a short op
-     * does not wait for this thread's bookkeeping.  Their room is
-     * reserved first, so recording them then cannot fail (a tail already
-     * out could set a signal the batch then fails); without the room,
-     * the end callback's path, as before.  The order is unseen (the
-     * device lock is held; the batch holds the signals until its end
-     * callback, queued after). */
-    int tail =
-        tail_ok(dev, b, &plan) && devq__tracker_producer_reserve(dev->tracker, b->rec.nops - first_sig) == 0;
-    /* Marked first, so nothing stands between the last op and its tails
-     * (they are read only by the end callback; a refusal while issuing
-     * leaves them marked, and the end callback fails them). */
+    /* A batch that can end in tails writes and reads no buffer but its
+     * own stream's (straight_ok): binding its uses inserts no wait and
+     * cannot fail (tracker.h's bind_local for writes), and nothing reads
+     * what it records but this batch's end callback, queued last.  So
+     * its work goes out first and the binds follow: the stream starts
+     * while this thread numbers the writes.  Any other batch binds
+     * first, as devq__issue does (a bind may fail it before any op). */
+    int early = tail_ok(dev, b, &plan), sync_err = 0;
+    if (!early && (sync_err = bind_all(q, b)) < 0)
+        refused(b, 0, sync_err, 1);
+    /* Marked before the work (they are read only by the end callback; a
+     * refusal while issuing leaves them marked, and the end callback
+     * fails them). */
     for (uint32_t i = first_sig; i < b->rec.nops; i++)
         b->rec.ops[i].at_end = 1;
     int r = issue_work(dev, b, first_sig), prod_err = 0;
-    uint32_t tails = tail && !b->fail.error ? queue_tails(dev, st, b, first_sig) : 0;
+    if (early && (sync_err = bind_all(q, b)) < 0)
+        refused(b, 0, sync_err, 1); /* not reached: see above */
+    /* With tails, the tails follow the work and the producers go on
+     * record after them.  Their room is reserved first, so recording
+     * them then cannot fail (a tail already out could set a signal the
+     * batch then fails); without the room, the end callback's path.  The
+     * order is unseen (the device lock is held; the batch holds the
+     * signals until its end callback, queued after). */
+    int tail = early && !b->fail.error &&
+               devq__tracker_producer_reserve(dev->tracker, b->rec.nops - first_sig) == 0;
+    uint32_t tails = tail ? queue_tails(dev, st, b, first_sig) : 0;
     if (r < 0 && !sync_err)
         sync_err = r;
     if (!b->fail.error)
