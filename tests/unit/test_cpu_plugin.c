@@ -1211,6 +1211,92 @@ START_TEST(test_completion_wakes_waiters_without_membarrier)
 }
 END_TEST
 
+/* The worker waits on the slot it runs next (stream.c); at the end of a
+ * chunk that is the next chunk's link, which the producer stores only
+ * when it queues the op after the last one.  A ring that ends exactly at
+ * a chunk's end, then gets its next op while the worker is still running,
+ * spinning or asleep there, must run it, and the recycled chunk it then
+ * moves to must not say ready for ops never published (its slots held
+ * ops of an earlier round).  cpu.h's chunk is 256 ops; several sizes
+ * around it are tried so the test does not depend on the exact number. */
+START_TEST(test_chunk_ends_at_every_idle_phase)
+{
+    static const uint64_t pause_ns[] = { 0, 20000, 300000 }; /* running, spinning, asleep */
+    static const int sizes[] = { 255, 256, 257, 512 };
+    devq_pl_event *e;
+    ck_assert_int_eq(ops->event_create(dev, 0, &e), 0);
+    for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++)
+        for (size_t p = 0; p < sizeof pause_ns / sizeof pause_ns[0]; p++) {
+            devq_pl_stream *s = stream_new(0);
+            uint64_t count = 0;
+            for (int round = 0; round < 4; round++) {
+                int failures = 0;
+                for (int i = 0; i < sizes[z]; i++)
+                    failures += ops->host_fn(s, cb_count, &count) != 0;
+                ck_assert_int_eq(failures, 0);
+                uint64_t until = now_ns() + pause_ns[p];
+                while (now_ns() < until)
+                    ;
+                ck_assert_int_eq(ops->host_fn(s, cb_count, &count), 0);
+                ck_assert_int_eq(ops->event_record(e, s), 0);
+                ck_assert_msg(ops->event_wait(e, 5 * SEC) == 0, "%d ops, pause %llu ns, round %d: not run",
+                              sizes[z] + 1, (unsigned long long)pause_ns[p], round);
+                /* exactly what was queued: no stale slot ran */
+                ck_assert_uint_eq(count, (uint64_t)(round + 1) * (uint64_t)(sizes[z] + 1));
+            }
+            ops->stream_destroy(s);
+        }
+    ops->event_destroy(e);
+}
+END_TEST
+
+/* A tail published right after an op completes both (stream.c): an
+ * event recorded between them is reached once the tail ran, and one
+ * recorded after the tail too; the tail's function ran once, after the
+ * op. */
+struct tail_probe {
+    const uint8_t *mem;
+    uint8_t seen;
+    int calls;
+    uint64_t value;
+};
+
+static void tail_fn(void *arg, uint64_t value)
+{
+    struct tail_probe *t = arg;
+    t->seen = t->mem[0]; /* the fill before it ran */
+    t->calls++;
+    t->value = value;
+}
+
+START_TEST(test_tail_completes_the_op_before_it)
+{
+    devq_pl_stream *s = stream_new(0);
+    devq_pl_event *mid, *end;
+    void *buf, *host;
+    ck_assert_int_eq(ops->mem_alloc(dev, 64, &buf, &host), 0);
+    ck_assert_int_eq(ops->event_create(dev, 0, &mid), 0);
+    ck_assert_int_eq(ops->event_create(dev, 0, &end), 0);
+    for (int i = 1; i <= 300; i++) { /* across a chunk's end, too */
+        struct tail_probe t = { .mem = host };
+        ck_assert_int_eq(ops->fill(s, buf, (uint8_t)i, 4), 0);
+        ck_assert_int_eq(ops->event_record(mid, s), 0);
+        ck_assert_int_eq(ops->signal_tail(s, tail_fn, &t, (uint64_t)i), 0);
+        ck_assert_int_eq(ops->event_record(end, s), 0);
+        ck_assert_int_eq(ops->event_wait(mid, 5 * SEC), 0);
+        ck_assert_int_eq(ops->event_wait(end, 5 * SEC), 0);
+        ck_assert_int_eq(t.calls, 1);
+        ck_assert_uint_eq(t.seen, (uint8_t)i);
+        ck_assert_uint_eq(t.value, (uint64_t)i);
+        ck_assert_int_eq(ops->stream_idle(s), 1);
+    }
+    ops->event_destroy(mid);
+    ops->event_destroy(end);
+    ops->mem_free(dev, buf);
+    ops->stream_destroy(s);
+}
+END_TEST
+
 START_TEST(test_million_host_fns)
 {
     devq_pl_stream *s = stream_new(0);
@@ -1359,6 +1445,8 @@ static Suite *cpu_suite(void)
     tcase_add_test(t, test_timing_events);
     tcase_add_test(t, test_million_host_fns);
     tcase_add_test(t, test_wakes_at_every_idle_phase);
+    tcase_add_test(t, test_chunk_ends_at_every_idle_phase);
+    tcase_add_test(t, test_tail_completes_the_op_before_it);
     tcase_add_test(t, test_completion_wakes_waiters);
     tcase_add_test(t, test_completion_wakes_waiters_without_membarrier);
     tcase_add_test(t, test_memory);
