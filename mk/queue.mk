@@ -9,7 +9,7 @@ libdevq_core_la_SOURCES += \
 	lib/queue/buffer.c lib/queue/buffer_fail.c lib/queue/buffer_fail.h lib/queue/batch_walk.c lib/queue/batch_walk.h \
 	lib/queue/kernel.c lib/queue/kernel_args.c lib/queue/kernel_args.h \
 	lib/queue/barrier.c lib/queue/timestamp.c lib/queue/timestamp_record.c lib/queue/value_wait.c lib/queue/value_wait.h \
-	lib/queue/synchronize.c lib/queue/inline.c lib/queue/inline.h lib/queue/straight.c lib/queue/straight.h \
+	lib/queue/synchronize.c lib/queue/inline.c lib/queue/inline.h lib/queue/straight.c lib/queue/straight.h lib/queue/tail_orphan.c lib/queue/tail_orphan.h \
 	lib/queue/graph.c lib/queue/graph.h lib/queue/graph_rec.c lib/queue/graph_exec.c lib/queue/graph_submit.c \
 	lib/queue/graph_plan.c lib/queue/graph_native.c lib/queue/graph_native.h lib/queue/native_run.h
 

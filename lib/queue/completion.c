@@ -20,6 +20,7 @@
 #include "mem.h"
 #include "queue.h"
 #include "signal_int.h"
+#include "tail_orphan.h"
 #include "trace.h"
 #include "value_wait.h"
 
@@ -313,6 +314,8 @@ static void end_clean(struct batch *b)
 int devq__end_cb(void *arg, int status)
 {
     struct batch *b = arg;
+    if (__builtin_expect(devq__tail_orphans_any(b->q), 0))
+        devq__tail_orphans_release(b->q, b->seq); /* their tails ran: they were queued before b */
     if (__builtin_expect(!status && !b->issue.traced, 1) && devq__batch_walk_clean_end(b)) {
         end_clean(b);
         return 0;

@@ -61,6 +61,10 @@ struct devq_queue_state {
  * invalidates the other's (done_lock and done_upto used to share a line
  * with submitted and issued_seq, free_shared with free_private).
  * Allocated on a cache line (queue.c). */
+/* Tail orphans a queue keeps at once (tail_orphan.c); past that, a
+ * reference stays held for ever (out of memory after out of memory). */
+#define DEVQ_TAIL_ORPHANS 8
+
 struct devq_queue {
     /* Read-mostly: both sides read these. */
     uint32_t magic;
@@ -99,6 +103,13 @@ struct devq_queue {
     struct batch *ahead; /* completed before an earlier batch, by seq */
     _Atomic(struct batch *) free_shared;
     _Atomic int first_error; /* first batch failure since the last finish */
+    /* Signals whose tails may still run after their batch ended early
+     * (tail_orphan.c): under done_lock; the count is read without it. */
+    _Atomic uint32_t norphans;
+    struct devq_tail_orphan {
+        devq_signal *s;
+        uint64_t seq; /* the batch the tail belongs to */
+    } orphans[DEVQ_TAIL_ORPHANS];
 
     /* Written on errors only. */
     char sticky_msg[DEVQ_CAUSE_MAX];

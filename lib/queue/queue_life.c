@@ -21,6 +21,7 @@
 #include "queue.h"
 #include "queue_life.h"
 #include "signal_int.h"
+#include "tail_orphan.h"
 #include "trace.h"
 #include "value_wait.h"
 
@@ -267,6 +268,7 @@ DEVQ_API void devq_queue_destroy(devq_queue *q)
     dev->streams[q->stream.id] = NULL;
     dev->ops->stream_destroy(q->stream.pl);
     pthread_mutex_unlock(&dev->lock);
+    devq__tail_orphans_release(q, UINT64_MAX); /* the stream ran everything */
 
     q->magic = DEVQ_MAGIC_DEAD;
     devq_signal_destroy(q->timeline);

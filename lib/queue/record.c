@@ -641,13 +641,14 @@ int devq__record_submit(devq_queue *q, struct batch *b)
     atomic_store_explicit(&q->submitted, b->seq, memory_order_release);
     atomic_fetch_add_explicit(&q->dev->stats.batches_submitted, 1, memory_order_relaxed);
     pthread_mutex_lock(&q->dev->lock);
-    /* The role is given back only under the device lock: a submit racing
-     * in another thread (misuse, but it must not corrupt) takes the next
-     * batch after this one is numbered and cannot issue it first.  A
-     * release store, as leave() gives it back. */
-    atomic_store_explicit(&q->recording, 0, memory_order_release);
     r = devq__submit_locked(q, b);
     pthread_mutex_unlock(&q->dev->lock);
+    /* The role is given back last (a release store, as leave() gives it
+     * back): a submit racing in another thread (misuse, but it must not
+     * corrupt; devq_queue_submit(3) EBUSY) takes the next batch after
+     * this one is issued, and the pool's private list, which the warm
+     * refills, is the role's. */
     devq__batch_pool_warm(q);
+    atomic_store_explicit(&q->recording, 0, memory_order_release);
     return r;
 }

@@ -54,6 +54,7 @@
 #include "queue.h"
 #include "signal_int.h"
 #include "straight.h"
+#include "tail_orphan.h"
 #include "trace.h"
 #include "value_wait.h"
 
@@ -214,13 +215,13 @@ static uint32_t queue_tails(struct devq_device *dev, struct devq_stream *st, str
 
 /* The end callback could not be queued after tails were: a tail may
  * still run, so each of its signals keeps one reference the batch's end
- * does not drop (never released: this is out of memory after out of
- * memory), and the batch fails as it would have. */
+ * does not drop until a later end callback or the queue's destroy
+ * (tail_orphan.h), and the batch fails as it would have. */
 static __attribute__((noinline, cold)) void tails_orphaned(struct batch *b, uint32_t first_sig)
 {
     for (uint32_t i = first_sig; i < b->rec.nops; i++)
         if (b->rec.ops[i].at_end == OP_AT_END_TAIL)
-            devq__signal_retain(b->rec.ops[i].u.sig.s);
+            devq__tail_orphan_add(b->q, b->rec.ops[i].u.sig.s, b->seq);
 }
 
 /* The stream ops, back to back; 0 or the first refusal (the batch then
