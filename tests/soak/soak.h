@@ -26,6 +26,7 @@
 #define SOAK_QPERDEV 4
 #define SOAK_NQ (SOAK_NDEV * SOAK_QPERDEV)
 #define SOAK_MAX_BATCHES 384
+#define SOAK_TAIL_BATCHES 24 /* after the random ones (soak_round.c tail_batches) */
 #define SOAK_MAX_BUFS 256
 #define SOAK_MAX_READS 1024
 #define SOAK_MAX_STAGING 512

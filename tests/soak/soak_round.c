@@ -1250,6 +1250,70 @@ static void unblock(struct soak_round *r)
         r->batch[b].block = 0;
 }
 
+/* The one queue that touched buffer x, or -1. */
+static int only_queue(const struct soak_round *r, int x)
+{
+    uint32_t m = r->buf[x].qmask;
+    return r->buf[x].live && m && !(m & (m - 1)) ? __builtin_ctz(m) : -1;
+}
+
+/* Signal tails (issue #33, lib/queue/straight.c): a batch of write-only
+ * stream work over buffers its own queue used, then its signal, gets the
+ * signal set on the stream right after the work (the backend's
+ * signal_tail), and its end callback does the rest; a buffer failed
+ * anywhere (the fault rounds) makes the tail leave the signal to that
+ * callback's walk.  After the random batches, SOAK_TAIL_BATCHES such
+ * batches on the cpu queues, over four fresh buffers (each batch on the
+ * queue that touched its buffer, so lib's straight line takes it: every
+ * use local to the queue's stream) and now and then an older one:
+ * fills, host writes and soak_gen launches, whole or partial, one to
+ * three, each checked against the model like any batch.  They draw from
+ * a random stream of their own, so the random batches, and what a seed
+ * replays of them, are as before. */
+static void tail_batches(struct soak_round *r)
+{
+    uint64_t saved = r->rng;
+    r->rng = r->plan->seed ^ 0x7461696c73ull; /* "tails" */
+    /* A batch parked on the device (held up by the host or by the other
+     * device) keeps every queue of it off the straight line: what is
+     * held up runs first, as the random phase may let it (the host
+     * signal of the host-fault round stays unset until its failure). */
+    if (r->plan->fault != FAULT_HOST_SIGNAL && r->host_set < r->host_next)
+        release_host(r);
+    if (!r->aborted)
+        release_xdev(r);
+    int fresh[4], nfresh = 0;
+    for (int k = 0; k < 4 && !r->aborted; k++) {
+        int x = new_buffer(r, 0, -1);
+        if (x >= 0)
+            fresh[nfresh++] = x;
+    }
+    for (int i = 0; i < SOAK_TAIL_BATCHES && r->nbatches < SOAK_MAX_BATCHES - 40 && !r->aborted; i++) {
+        int own = nfresh ? fresh[below(r, (uint32_t)nfresh)] : -1;
+        int qi = own >= 0 ? only_queue(r, own) : -1;
+        if (qi < 0)
+            qi = queue_of(r, 0, chance(r, 50));
+        int b = batch_begin(r, qi);
+        if (b < 0)
+            break;
+        for (int k = 1 + (int)below(r, 3); k > 0; k--) {
+            int x = own >= 0 && r->buf[own].live && !chance(r, 20) ? own : live_buf(r, 0, -1, qi);
+            if (x < 0)
+                break;
+            uint32_t pick = below(r, 3);
+            if (pick == 0 && r->q[qi].kind == DEVQ_QUEUE_COMPUTE)
+                op_exec_gen(r, b, x);
+            else if (pick == 1)
+                op_write(r, b, x, chance(r, 50));
+            else
+                op_fill(r, b, x, chance(r, 50));
+        }
+        r->ntail_shaped++;
+        batch_end(r, b);
+    }
+    r->rng = saved;
+}
+
 static void build(struct soak_round *r)
 {
     const struct soak_plan *p = r->plan;
@@ -1281,6 +1345,9 @@ static void build(struct soak_round *r)
             random_batch(r, i == fail_at);
         }
     }
+    if (r->aborted)
+        return;
+    tail_batches(r);
     if (r->aborted)
         return;
     /* Read every live buffer back, then free it, stream-ordered. */
@@ -1352,12 +1419,13 @@ int soak_run_round(const struct soak_plan *plan)
         graphs += r->batch[b].graph;
     if (failures || getenv("SOAK_VERBOSE"))
         printf(
-            "round %d: seed %llu fault %s%s%s: %d batches (%d failed, %d as graphs), %d reads (%d elements "
+            "round %d: seed %llu fault %s%s%s: %d batches (%d failed, %d as graphs, %d tail-shaped), %d reads "
+            "(%d elements "
             "unknown), "
             "%d buffers, %d probes, %d call errors, %d reads a later failed writer may fail%s\n",
             plan->round, (unsigned long long)plan->seed, soak_fault_names[plan->fault],
             plan->emu_fail[0] ? " DEVQ_EMU_FAIL=" : "", plan->emu_fail, r->nbatches, r->failed_batches,
-            graphs, r->nreads, r->unknown_elements, r->nbufs, r->nprobes, r->call_errors, r->late_failures,
+            graphs, r->ntail_shaped, r->nreads, r->unknown_elements, r->nbufs, r->nprobes, r->call_errors, r->late_failures,
             r->device_lost ? " (cuda device lost)" : "");
     free(r);
     return failures;

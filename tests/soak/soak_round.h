@@ -24,6 +24,7 @@ struct soak_round {
 
     struct soak_batch batch[SOAK_MAX_BATCHES];
     int nbatches;
+    int ntail_shaped; /* of them, built as signal-tail batches (tail_batches) */
     struct soak_buf buf[SOAK_MAX_BUFS];
     int nbufs;
     struct soak_read read[SOAK_MAX_READS];
