@@ -271,8 +271,8 @@ int devq__issue_straight(struct devq_queue *q, struct batch *b)
      * batch then fails); without the room, the end callback's path.  The
      * order is unseen (the device lock is held; the batch holds the
      * signals until its end callback, queued after). */
-    int tail = early && !b->fail.error &&
-               devq__tracker_producer_reserve(dev->tracker, b->rec.nops - first_sig) == 0;
+    int tail =
+        early && !b->fail.error && devq__tracker_producer_reserve(dev->tracker, b->rec.nops - first_sig) == 0;
     uint32_t tails = tail ? queue_tails(dev, st, b, first_sig) : 0;
     if (r < 0 && !sync_err)
         sync_err = r;

@@ -174,7 +174,8 @@ static int cpu_next_ready(devq_pl_stream *s, unsigned pos, memory_order mo)
  * completion sooner. */
 static int cpu_tail_next(devq_pl_stream *s, unsigned pos)
 {
-    return pos < CPU_CHUNK_OPS && atomic_load_explicit(&s->head_chunk->ops[pos].ready, memory_order_acquire) &&
+    return pos < CPU_CHUNK_OPS &&
+           atomic_load_explicit(&s->head_chunk->ops[pos].ready, memory_order_acquire) &&
            s->head_chunk->ops[pos].kind == CPU_OP_TAIL;
 }
 
@@ -199,7 +200,8 @@ static int cpu_worker_idle(devq_pl_stream *s, unsigned pos)
     }
     atomic_store_explicit(&s->sleeping, 1, memory_order_seq_cst);
     cpu_asym_barrier();
-    if (!cpu_next_ready(s, pos, memory_order_seq_cst) && !atomic_load_explicit(&s->stop, memory_order_seq_cst))
+    if (!cpu_next_ready(s, pos, memory_order_seq_cst) &&
+        !atomic_load_explicit(&s->stop, memory_order_seq_cst))
         cpu_host->futex_wait((const uint32_t *)&s->sleeping, 1, CPU_NO_DEADLINE);
     atomic_store_explicit(&s->sleeping, 0, memory_order_relaxed);
     return 0;

@@ -1425,8 +1425,8 @@ int soak_run_round(const struct soak_plan *plan)
             "%d buffers, %d probes, %d call errors, %d reads a later failed writer may fail%s\n",
             plan->round, (unsigned long long)plan->seed, soak_fault_names[plan->fault],
             plan->emu_fail[0] ? " DEVQ_EMU_FAIL=" : "", plan->emu_fail, r->nbatches, r->failed_batches,
-            graphs, r->ntail_shaped, r->nreads, r->unknown_elements, r->nbufs, r->nprobes, r->call_errors, r->late_failures,
-            r->device_lost ? " (cuda device lost)" : "");
+            graphs, r->ntail_shaped, r->nreads, r->unknown_elements, r->nbufs, r->nprobes, r->call_errors,
+            r->late_failures, r->device_lost ? " (cuda device lost)" : "");
     free(r);
     return failures;
 }

@@ -441,7 +441,7 @@ START_TEST(end_callback_refused_after_tails)
     devq_kernel_destroy(f.k);
     ck_assert_int_eq(devq_buffer_free(f.b, NULL), 0);
     devq_queue_destroy(f.q);
-    devq_device_close(f.dev); /* and its tracker's producer records */
+    devq_device_close(f.dev);              /* and its tracker's producer records */
     ck_assert_int_eq(signal_refs(f.s), 1); /* the user's alone: nothing kept */
     devq_signal_destroy(f.s);
     devq_signal_destroy(s2);
