@@ -245,7 +245,8 @@ struct run_plan {
     struct graph_native *nat;
     /* A replay's copy: graph_launch's failed slot, the index in the run
      * of the launch that failed when the backend names it (UINT32_MAX
-     * until then; the stream writes it before the error's callback). */
+     * from the plan on, graph_plan.c; only the stream writes it, before
+     * the error's callback). */
     uint32_t failed_at;
 };
 struct run_buf {

@@ -739,7 +739,10 @@ static int native_take(struct devq_stream *st, struct batch *b, uint32_t i, uint
     struct graph_native *n = run->nat;
     run->nat = NULL;
     b->plan.nnat--;
-    run->failed_at = UINT32_MAX;
+    /* run->failed_at is UINT32_MAX since the plan (graph_plan.c), and
+     * not written here: the stream's walk of an earlier portion reads
+     * every run's slot (batch_walk.c failed_launch) while a deferred
+     * batch goes on being issued on another thread (TSan, soak). */
     r = dev->ops->graph_launch(st->pl, n->g, &run->failed_at);
     devq__graph_native_issued(n);
     if (r < 0) {
