@@ -45,9 +45,14 @@ struct devq_device_stats {
     _Atomic uint64_t batches_run_at_submit;
     /* Counted by completion callbacks on the streams' threads: at least a
      * cache line away from the above, which a submit adds to every batch
-     * (they shared a line, moving it between the two cores twice a batch). */
+     * (they shared a line, moving it between the two cores twice a batch),
+     * and from what follows (the device's `lost` flag, which every
+     * recording call reads, shared their line until 2026-11-28: the first
+     * call of each batch waited for it to come back from the core that
+     * completed the last one). */
     char apart_[64];
     _Atomic uint64_t batches_completed, batches_failed;
+    char apart_after_[64];
 };
 
 struct devq_device {
