@@ -338,9 +338,9 @@ static int groups(void *const *args, const devq_cpu_group *g)
     uint64_t *out = args[0];
     __atomic_fetch_add(&out[0], 1 + g->group_id[0] + 10 * g->group_id[1], __ATOMIC_RELAXED);
     /* every group stores the same value, from several pool threads: atomically */
-    __atomic_store_n(&out[1],
-                     g->global_size[0] * 1000 + g->local_size[0] * 100 + g->num_groups[0] * 10 + g->num_groups[1],
-                     __ATOMIC_RELAXED);
+    __atomic_store_n(
+        &out[1], g->global_size[0] * 1000 + g->local_size[0] * 100 + g->num_groups[0] * 10 + g->num_groups[1],
+        __ATOMIC_RELAXED);
     return 0;
 }
 
