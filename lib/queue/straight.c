@@ -12,14 +12,16 @@
  *  - the unit is begun and every use bound and numbered before the op
  *    that makes it is published (the same rule as devq__issue: a use is
  *    bound before its op goes out; no wait can be inserted, so binding
- *    them all first is the same as binding each just before its op);
+ *    them all first is the same as binding each just before its op),
+ *    except in a batch that can end in tails: its uses are writes local
+ *    to the stream, whose binds cannot fail and only its end callback
+ *    reads, so its work goes out first and the binds follow;
  *  - the signals are marked as delivered by the end callback and their
  *    producers recorded, and the uses settled as issued, between the
  *    last stream op and the end callback: the stream is busy with the
  *    work then, and the end callback reads these only after it (with
- *    signal tails, the tails follow the last op at once and the
- *    producers go on record after them, into room reserved before the
- *    work went out);
+ *    signal tails, the tails follow the work and the producers go on
+ *    record after them, into room reserved before the tails went out);
  *  - the end callback goes out last; after it the batch is the
  *    callback's and nothing here touches it.
  * Taken only when devq__issue would do exactly the same (straight_ok):
@@ -38,7 +40,10 @@
  * (tail_ok), right after its last op and before its end callback, which
  * then does the rest (the walk's clean test, references, the queue's
  * timeline); a failure on the stream is latched, the tail skips, and
- * the end callback fails the signals with its cause. */
+ * the end callback fails the signals with its cause.  A backend that
+ * then refuses the end callback (out of memory) ends the batch at once;
+ * its tails may still run, so their signals stay held until the stream
+ * is past them (tail_orphan.h). */
 #include "config.h"
 #include <errno.h>
 #include <stdio.h>
